@@ -1,0 +1,159 @@
+//! Sizes and durations as people write them: `32KiB`, `4k`, `1G`, `100us`.
+//!
+//! All size suffixes are powers of 1024 (`K`, `KB` and `KiB` alike), as in
+//! fio and in the storage papers we follow; decimal megabytes would silently
+//! misalign IOs.
+
+/// Parses a byte count: a plain number of bytes, or a number with a suffix
+/// `B`, `K`/`KB`/`KiB`, `M`..., `G`..., `T`..., or `s` (512-byte sectors).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let num = num.replace('_', "");
+    if num.is_empty() {
+        return Err(format!("'{text}' is not a size; write e.g. 4096, 32KiB or 1GiB"));
+    }
+    let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "s" => 512,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        other => {
+            return Err(format!(
+                "'{text}' has an unknown size unit '{other}'; use B, KiB, MiB, GiB or TiB"
+            ))
+        }
+    };
+    if num.contains('.') {
+        let v: f64 = num
+            .parse()
+            .map_err(|_| format!("'{text}' is not a size; write e.g. 4096, 32KiB or 1GiB"))?;
+        let bytes = v * mult as f64;
+        if bytes.fract() != 0.0 || !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+            return Err(format!("'{text}' is not a whole number of bytes"));
+        }
+        Ok(bytes as u64)
+    } else {
+        let v: u64 = num
+            .parse()
+            .map_err(|_| format!("'{text}' is not a size; write e.g. 4096, 32KiB or 1GiB"))?;
+        v.checked_mul(mult)
+            .ok_or_else(|| format!("'{text}' is too large"))
+    }
+}
+
+/// Parses a duration with a mandatory unit: `ns`, `us` (or `µs`), `ms`, `s`.
+/// A bare number is refused: "pause 100" is too easy to get wrong by 1000x.
+pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let num = num.replace('_', "");
+    let mult: f64 = match suffix.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "" => {
+            return Err(format!(
+                "'{text}' needs a time unit; write e.g. 100us, 1ms or 2s"
+            ))
+        }
+        other => {
+            return Err(format!(
+                "'{text}' has an unknown time unit '{other}'; use ns, us, ms or s"
+            ))
+        }
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration; write e.g. 100us, 1ms or 2s"))?;
+    let ns = v * mult;
+    if !ns.is_finite() || ns < 0.0 || ns > u64::MAX as f64 {
+        return Err(format!("'{text}' is out of range"));
+    }
+    Ok(ns.round() as u64)
+}
+
+/// Formats bytes with the largest binary unit that divides them exactly.
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (name, unit) in UNITS {
+        if bytes >= unit && bytes % unit == 0 {
+            return format!("{}{}", bytes / unit, name);
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// Formats nanoseconds compactly with three significant digits.
+pub fn format_duration_ns(ns: u64) -> String {
+    let v = ns as f64;
+    if ns < 1_000 {
+        format!("{ns}ns")
+    } else if ns < 1_000_000 {
+        trim(format!("{:.3}", v / 1e3)) + "us"
+    } else if ns < 1_000_000_000 {
+        trim(format!("{:.3}", v / 1e6)) + "ms"
+    } else {
+        trim(format!("{:.3}", v / 1e9)) + "s"
+    }
+}
+
+fn trim(s: String) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size(text: &str, expected: u64) {
+        assert_eq!(parse_size(text), Ok(expected), "{text}");
+    }
+
+    #[test]
+    fn sizes() {
+        size("4096", 4096);
+        size("32K", 32768);
+        size("32KiB", 32768);
+        size("32kb", 32768);
+        size("1G", 1 << 30);
+        size("1.5MiB", 3 << 19);
+        size("8s", 4096);
+        size("1_000", 1000);
+        assert!(parse_size("12 parsecs").unwrap_err().contains("unknown size unit"));
+        assert!(parse_size("KiB").is_err());
+        assert!(parse_size("0.3K").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ns("100us"), Ok(100_000));
+        assert_eq!(parse_duration_ns("0.1ms"), Ok(100_000));
+        assert_eq!(parse_duration_ns("2s"), Ok(2_000_000_000));
+        assert_eq!(parse_duration_ns("5ns"), Ok(5));
+        assert!(parse_duration_ns("100").unwrap_err().contains("needs a time unit"));
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(format_size(32768), "32KiB");
+        assert_eq!(format_size(1 << 30), "1GiB");
+        assert_eq!(format_size(1000), "1000B");
+        assert_eq!(format_duration_ns(1500), "1.5us");
+        assert_eq!(format_duration_ns(2_000_000), "2ms");
+        assert_eq!(format_duration_ns(250), "250ns");
+    }
+}
