@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub type Nanos = u64;
 
 /// What an IO does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     Read,

@@ -1,0 +1,249 @@
+//! The executor: drives one pattern against one [`Device`].
+//!
+//! It is written once for every target. It never reads a clock of its own:
+//! "now" is the device's clock, waiting is the device's `poll`/`idle_until`,
+//! and every timestamp in a record comes from a [`Completion`]. So on the
+//! simulator a pause advances simulated time, and on a real device it is a
+//! spin-then-sleep on CLOCK_MONOTONIC inside the real-device engine.
+//!
+//! Scheduling: each of the ParallelDegree streams keeps up to `queue_depth`
+//! IOs outstanding; after a completion the stream's time function may owe a
+//! pause, during which that stream submits nothing (other streams go on).
+//! Every IO is checked against its stream's target range before submission,
+//! as a second line of defence behind the pattern generator.
+
+use std::fmt;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use flashlab_device::{Completion, Device, DeviceError, IoRequest, Nanos};
+use flashlab_pattern::{PatternSpec, PlannedIo, StreamGen};
+use flashlab_results::{IoRecord, RecordWriter, FLAG_ERROR, FLAG_WARMUP};
+
+/// Where records go as IOs complete.
+pub trait RecordSink {
+    fn record(&mut self, r: &IoRecord) -> io::Result<()>;
+}
+
+impl RecordSink for RecordWriter {
+    fn record(&mut self, r: &IoRecord) -> io::Result<()> {
+        self.append(r)
+    }
+}
+
+impl RecordSink for Vec<IoRecord> {
+    fn record(&mut self, r: &IoRecord) -> io::Result<()> {
+        self.push(*r);
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+pub enum ExecError {
+    Device(DeviceError),
+    /// An IO completed with an error; the run stops after draining.
+    Io { io: PlannedIo, errno: i32 },
+    Records(io::Error),
+    /// The device made no progress with IOs outstanding.
+    Stall { outstanding: usize },
+    /// The generator produced an IO outside its stream's target: a bug, never written.
+    OutOfRange { io: PlannedIo, start: u64, end: u64 },
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExecError::Device(e) => write!(f, "device error: {e}"),
+            ExecError::Io { io, errno } => write!(
+                f,
+                "{} of {} B at offset {} failed: {}",
+                io.mode,
+                io.size_bytes,
+                io.offset_bytes,
+                io::Error::from_raw_os_error(*errno)
+            ),
+            ExecError::Records(e) => write!(f, "cannot write per-IO records: {e}"),
+            ExecError::Stall { outstanding } => {
+                write!(f, "the device made no progress with {outstanding} IOs outstanding")
+            }
+            ExecError::OutOfRange { io, start, end } => write!(
+                f,
+                "internal error: IO at [{}, {}) is outside the target [{start}, {end}); nothing was submitted",
+                io.offset_bytes,
+                io.offset_bytes + io.size_bytes
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ExecError {}
+
+impl From<DeviceError> for ExecError {
+    fn from(e: DeviceError) -> Self {
+        ExecError::Device(e)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Complete,
+    /// The stop flag was raised; outstanding IOs were drained and recorded.
+    Interrupted,
+}
+
+/// Optional hooks of a run.
+#[derive(Default)]
+pub struct Hooks<'a> {
+    /// Checked before every submission; when set, no new IO is submitted.
+    pub stop: Option<&'a AtomicBool>,
+    /// Called with (completed, total) about every 1 % of the run.
+    pub progress: Option<&'a mut dyn FnMut(u64, u64)>,
+}
+
+struct Stream {
+    gen: StreamGen,
+    start: u64,
+    end: u64,
+    outstanding: usize,
+    ready_at: Nanos,
+}
+
+/// How many empty polls without a deadline we tolerate before calling it a stall.
+const STALL_POLLS: u32 = 10_000;
+
+/// Runs `spec` on `dev`, sending one record per completed IO to `sink`.
+pub fn execute(
+    dev: &mut dyn Device,
+    spec: &PatternSpec,
+    sink: &mut dyn RecordSink,
+    mut hooks: Hooks<'_>,
+) -> Result<Outcome, ExecError> {
+    let qd = spec.queue_depth as usize;
+    let max_outstanding = spec.max_outstanding();
+    assert!(
+        dev.max_outstanding() >= max_outstanding,
+        "device opened for {} outstanding IOs, pattern needs {max_outstanding}",
+        dev.max_outstanding()
+    );
+    let t0 = dev.now_ns();
+    let mut streams: Vec<Stream> = (0..spec.parallel_degree)
+        .map(|p| {
+            let gen = StreamGen::new(spec, p);
+            let (start, size) = gen.target();
+            Stream { gen, start, end: start + size, outstanding: 0, ready_at: t0 }
+        })
+        .collect();
+    // In-flight IOs by tag; tags are slot numbers, reused through `free`.
+    let mut slots: Vec<Option<PlannedIo>> = vec![None; max_outstanding];
+    let mut free: Vec<usize> = (0..max_outstanding).rev().collect();
+    let mut completions: Vec<Completion> = Vec::with_capacity(max_outstanding);
+    let total = spec.total_ios();
+    let progress_step = (total / 100).max(1);
+    let mut completed = 0u64;
+    let mut outstanding = 0usize;
+    let mut first_error: Option<ExecError> = None;
+    let mut stopping = false;
+    let mut empty_polls = 0u32;
+
+    loop {
+        if !stopping && hooks.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            stopping = true;
+        }
+        let now = dev.now_ns();
+        let mut next_ready: Option<Nanos> = None;
+        if !stopping {
+            for (p, s) in streams.iter_mut().enumerate() {
+                while s.outstanding < qd && s.gen.remaining() > 0 {
+                    if s.ready_at > now {
+                        next_ready = Some(next_ready.map_or(s.ready_at, |t: Nanos| t.min(s.ready_at)));
+                        break;
+                    }
+                    let io = s.gen.next().expect("remaining > 0");
+                    if io.offset_bytes < s.start || io.offset_bytes + io.size_bytes > s.end {
+                        return Err(ExecError::OutOfRange { io, start: s.start, end: s.end });
+                    }
+                    let slot = free.pop().expect("a free slot per outstanding IO");
+                    slots[slot] = Some(io);
+                    dev.submit(IoRequest {
+                        tag: slot as u64,
+                        offset_bytes: io.offset_bytes,
+                        size_bytes: io.size_bytes as u32,
+                        mode: io.mode,
+                    })?;
+                    debug_assert_eq!(io.stream, p as u64);
+                    s.outstanding += 1;
+                    outstanding += 1;
+                }
+            }
+        }
+        if outstanding == 0 {
+            match next_ready {
+                Some(t) if !stopping => {
+                    dev.idle_until(t)?;
+                    continue;
+                }
+                _ => break,
+            }
+        }
+        completions.clear();
+        dev.poll(next_ready, &mut completions)?;
+        if completions.is_empty() {
+            if next_ready.is_none() {
+                empty_polls += 1;
+                if empty_polls >= STALL_POLLS {
+                    return Err(ExecError::Stall { outstanding });
+                }
+            }
+            continue;
+        }
+        empty_polls = 0;
+        for c in &completions {
+            let slot = c.tag as usize;
+            let io = slots
+                .get_mut(slot)
+                .and_then(Option::take)
+                .ok_or_else(|| ExecError::Device(DeviceError::Invariant(format!("completion for unknown tag {}", c.tag))))?;
+            free.push(slot);
+            outstanding -= 1;
+            let s = &mut streams[io.stream as usize];
+            s.outstanding -= 1;
+            let mut flags = 0;
+            if io.index < spec.io_ignore {
+                flags |= FLAG_WARMUP;
+            }
+            if let Some(errno) = c.errno {
+                flags |= FLAG_ERROR;
+                stopping = true;
+                first_error.get_or_insert(ExecError::Io { io, errno });
+            }
+            let pause = spec.timing.pause_after(io.index);
+            if pause > 0 {
+                s.ready_at = s.ready_at.max(c.complete_ns + pause);
+            }
+            sink.record(&IoRecord {
+                index: io.index,
+                stream: io.stream as u16,
+                mode: io.mode,
+                offset_bytes: io.offset_bytes,
+                size_bytes: io.size_bytes as u32,
+                submit_ns: c.submit_ns,
+                complete_ns: c.complete_ns,
+                flags,
+            })
+            .map_err(ExecError::Records)?;
+            completed += 1;
+            if completed % progress_step == 0 {
+                if let Some(p) = hooks.progress.as_mut() {
+                    p(completed, total);
+                }
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    if let Some(p) = hooks.progress.as_mut() {
+        p(completed, total);
+    }
+    Ok(if completed < total { Outcome::Interrupted } else { Outcome::Complete })
+}

@@ -1,0 +1,202 @@
+//! The executor against a scripted fake device with a virtual clock: queue
+//! depth, streams, pauses, bursts and IOIgnore behave as the algebra says.
+
+use std::collections::VecDeque;
+
+use flashlab_device::{ClockKind, Completion, Device, DeviceError, DeviceInfo, DeviceKind, IoRequest, Mode, Nanos};
+use flashlab_exec::{execute, Hooks, Outcome};
+use flashlab_pattern::{PatternArgs, PatternSpec};
+use flashlab_results::IoRecord;
+
+/// Every IO takes `latency_ns`; IOs run in parallel without limit. Tracks the
+/// most IOs ever outstanding.
+struct FakeDevice {
+    info: DeviceInfo,
+    now: Nanos,
+    latency_ns: Nanos,
+    queued: Vec<IoRequest>,
+    in_flight: VecDeque<(Nanos, Nanos, u64)>,
+    max_seen: usize,
+    max_outstanding: usize,
+    fail_at_offset: Option<u64>,
+}
+
+impl FakeDevice {
+    fn new(max_outstanding: usize) -> FakeDevice {
+        FakeDevice {
+            info: DeviceInfo {
+                name: "fake".into(),
+                kind: DeviceKind::Simulated,
+                clock: ClockKind::Simulated,
+                size_bytes: 1 << 30,
+                logical_block_bytes: 512,
+                identity: Default::default(),
+            },
+            now: 0,
+            latency_ns: 100_000,
+            queued: Vec::new(),
+            in_flight: VecDeque::new(),
+            max_seen: 0,
+            max_outstanding,
+            fail_at_offset: None,
+        }
+    }
+}
+
+impl Device for FakeDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+    fn now_ns(&self) -> Nanos {
+        self.now
+    }
+    fn max_outstanding(&self) -> usize {
+        self.max_outstanding
+    }
+    fn submit(&mut self, req: IoRequest) -> Result<(), DeviceError> {
+        self.queued.push(req);
+        Ok(())
+    }
+    fn poll(&mut self, deadline: Option<Nanos>, out: &mut Vec<Completion>) -> Result<(), DeviceError> {
+        for r in self.queued.drain(..) {
+            let tag = if Some(r.offset_bytes) == self.fail_at_offset { r.tag | 1 << 63 } else { r.tag };
+            self.in_flight.push_back((self.now, self.now + self.latency_ns, tag));
+        }
+        self.max_seen = self.max_seen.max(self.in_flight.len());
+        let Some(&(_, done, _)) = self.in_flight.front() else {
+            if let Some(d) = deadline {
+                self.now = self.now.max(d);
+            }
+            return Ok(());
+        };
+        if deadline.is_some_and(|d| d < done) {
+            self.now = deadline.unwrap();
+            return Ok(());
+        }
+        self.now = done;
+        while self.in_flight.front().is_some_and(|f| f.1 <= self.now) {
+            let (s, c, tag) = self.in_flight.pop_front().unwrap();
+            let failed = tag & 1 << 63 != 0;
+            out.push(Completion { tag: tag & !(1 << 63), submit_ns: s, complete_ns: c, errno: failed.then_some(5) });
+        }
+        Ok(())
+    }
+    fn idle_until(&mut self, deadline: Nanos) -> Result<(), DeviceError> {
+        self.now = self.now.max(deadline);
+        Ok(())
+    }
+}
+
+fn spec(table: &str) -> PatternSpec {
+    toml::from_str::<PatternArgs>(table).unwrap().resolve(1 << 30).unwrap()
+}
+
+fn run(table: &str) -> (Vec<IoRecord>, FakeDevice) {
+    let s = spec(table);
+    let mut dev = FakeDevice::new(s.max_outstanding());
+    let mut recs = Vec::new();
+    let outcome = execute(&mut dev, &s, &mut recs, Hooks::default()).unwrap();
+    assert_eq!(outcome, Outcome::Complete);
+    (recs, dev)
+}
+
+#[test]
+fn consecutive_qd1_runs_back_to_back() {
+    let (recs, dev) = run("pattern='SR'\nio_count=10");
+    assert_eq!(recs.len(), 10);
+    assert_eq!(dev.max_seen, 1);
+    for (i, r) in recs.iter().enumerate() {
+        assert_eq!(r.submit_ns, i as u64 * 100_000);
+        assert_eq!(r.latency_ns(), 100_000);
+    }
+}
+
+#[test]
+fn queue_depth_keeps_that_many_outstanding() {
+    let (recs, dev) = run("pattern='RR'\nio_count=64\nqueue_depth=8");
+    assert_eq!(recs.len(), 64);
+    assert_eq!(dev.max_seen, 8);
+    // 64 IOs, 8 at a time, 100 us each: 800 us.
+    assert_eq!(recs.last().unwrap().complete_ns, 800_000);
+}
+
+#[test]
+fn parallel_streams_each_do_io_count() {
+    let (recs, dev) = run("pattern='SW'\nio_count=10\nparallel=4\ntarget_size='4MiB'");
+    assert_eq!(recs.len(), 40);
+    assert_eq!(dev.max_seen, 4);
+    for p in 0..4u16 {
+        let mine: Vec<_> = recs.iter().filter(|r| r.stream == p).collect();
+        assert_eq!(mine.len(), 10);
+        assert!(mine.iter().all(|r| r.offset_bytes >= p as u64 * (1 << 20) && r.offset_bytes < (p as u64 + 1) * (1 << 20)));
+    }
+}
+
+#[test]
+fn pause_waits_after_each_completion() {
+    let (recs, _) = run("pattern='RW'\nio_count=5\ntime='pause:1ms'");
+    let submits: Vec<u64> = recs.iter().map(|r| r.submit_ns).collect();
+    // Each IO: 100 us service + 1 ms pause.
+    assert_eq!(submits, vec![0, 1_100_000, 2_200_000, 3_300_000, 4_400_000]);
+}
+
+#[test]
+fn burst_pauses_after_every_burst() {
+    let (recs, _) = run("pattern='SW'\nio_count=6\ntime='burst:10ms:3'");
+    let submits: Vec<u64> = recs.iter().map(|r| r.submit_ns).collect();
+    assert_eq!(submits, vec![0, 100_000, 200_000, 10_300_000, 10_400_000, 10_500_000]);
+}
+
+#[test]
+fn io_ignore_flags_warmup_per_stream() {
+    let (recs, _) = run("pattern='SR'\nio_count=10\nio_ignore=3\nparallel=2\ntarget_size='1MiB'");
+    let warm = recs.iter().filter(|r| r.is_warmup()).count();
+    assert_eq!(warm, 6);
+    assert!(recs.iter().all(|r| r.is_warmup() == (r.index < 3)));
+}
+
+#[test]
+fn records_match_the_generator() {
+    let s = spec("pattern='RW'\nio_count=50\nqueue_depth=4\nparallel=2\ntarget_size='8MiB'");
+    let mut dev = FakeDevice::new(s.max_outstanding());
+    let mut recs = Vec::new();
+    execute(&mut dev, &s, &mut recs, Hooks::default()).unwrap();
+    let mut got: Vec<(u16, u64, u64)> = recs.iter().map(|r| (r.stream, r.index, r.offset_bytes)).collect();
+    got.sort_unstable();
+    let mut want: Vec<(u16, u64, u64)> =
+        flashlab_pattern::all_ios(&s).map(|io| (io.stream as u16, io.index, io.offset_bytes)).collect();
+    want.sort_unstable();
+    assert_eq!(got, want);
+    assert!(recs.iter().all(|r| r.mode == Mode::Write));
+}
+
+#[test]
+fn a_failed_io_stops_the_run_and_is_reported() {
+    let s = spec("pattern='SW'\nio_count=100\nio_size='4KiB'");
+    let mut dev = FakeDevice::new(1);
+    dev.fail_at_offset = Some(10 * 4096);
+    let mut recs = Vec::new();
+    let err = execute(&mut dev, &s, &mut recs, Hooks::default()).unwrap_err();
+    assert!(err.to_string().contains("write of 4096 B at offset 40960 failed"), "{err}");
+    assert_eq!(recs.len(), 11);
+    assert!(recs[10].is_error());
+}
+
+#[test]
+fn stop_flag_drains_and_reports_interrupted() {
+    let s = spec("pattern='RR'\nio_count=1000\nqueue_depth=4");
+    let mut dev = FakeDevice::new(4);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut recs = Vec::new();
+    let mut calls = 0;
+    let mut progress = |done: u64, _total: u64| {
+        calls += 1;
+        if done >= 100 {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    let outcome = execute(&mut dev, &s, &mut recs, Hooks { stop: Some(&stop), progress: Some(&mut progress) }).unwrap();
+    assert_eq!(outcome, Outcome::Interrupted);
+    assert!(recs.len() >= 100 && recs.len() < 120, "{}", recs.len());
+    assert!(dev.in_flight.is_empty());
+}

@@ -1,0 +1,240 @@
+//! The results directory: one manifest, one folder per run.
+//!
+//! ```text
+//! RESULTS_DIR/
+//!   manifest.json            tool, commit, host, device, every run's spec and status
+//!   summary.json             every finished run's statistics (written after each run)
+//!   runs/001-RW/records.bin  per-IO records, appended while the run goes
+//!   runs/001-RW/run.json     the run's spec, status, statistics, device accounting
+//! ```
+//!
+//! The manifest is rewritten atomically (write, fsync, rename) whenever a run
+//! starts or ends, so a directory is always readable, and an interrupted run
+//! is marked as such rather than silently missing.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use flashlab_device::DeviceInfo;
+use flashlab_pattern::PatternSpec;
+use serde::{Deserialize, Serialize};
+
+use crate::records::{read_records, IoRecord, RecordWriter};
+use crate::stats::RunStats;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+    /// `git describe`-style commit of the build, or "unknown".
+    pub git_commit: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpus: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Planned,
+    Running,
+    Complete,
+    /// Stopped by the user (Ctrl-C); its records up to the stop are kept.
+    Interrupted,
+    Failed,
+}
+
+/// A run as listed in the manifest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunEntry {
+    pub name: String,
+    /// Relative to the results directory.
+    pub dir: String,
+    pub status: RunStatus,
+    pub spec: PatternSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    /// Wall-clock creation time (seconds since the Unix epoch).
+    pub created_unix_s: u64,
+    pub command_line: Vec<String>,
+    pub host: HostInfo,
+    pub device: DeviceInfo,
+    /// How IOs were issued: "sync", "io_uring", "simulator"...
+    pub engine: String,
+    pub runs: Vec<RunEntry>,
+}
+
+/// What `run.json` and the `--json` summary hold for one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub name: String,
+    pub description: String,
+    pub status: RunStatus,
+    pub spec: PatternSpec,
+    pub stats: RunStats,
+    /// Device-specific accounting (the simulator's flash operations, WAF...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_stats: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// `summary.json`, and what `flashlab run --json` prints.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub schema_version: u32,
+    pub results_dir: String,
+    pub device: DeviceInfo,
+    pub engine: String,
+    pub runs: Vec<RunSummary>,
+}
+
+pub struct ResultsDir {
+    root: PathBuf,
+    manifest: Manifest,
+    summaries: Vec<RunSummary>,
+}
+
+impl ResultsDir {
+    /// Creates `root` (which must not exist or be empty) with its manifest.
+    pub fn create(root: &Path, manifest: Manifest) -> io::Result<ResultsDir> {
+        if root.exists() && fs::read_dir(root)?.next().is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("results directory {} already exists and is not empty; choose another with --results", root.display()),
+            ));
+        }
+        fs::create_dir_all(root.join("runs"))?;
+        let dir = ResultsDir { root: root.to_path_buf(), manifest, summaries: Vec::new() };
+        dir.write_manifest()?;
+        Ok(dir)
+    }
+
+    pub fn open(root: &Path) -> io::Result<ResultsDir> {
+        let manifest: Manifest = read_json(&root.join("manifest.json"))?;
+        let mut summaries = Vec::new();
+        for run in &manifest.runs {
+            let p = root.join(&run.dir).join("run.json");
+            if p.exists() {
+                summaries.push(read_json(&p)?);
+            }
+        }
+        Ok(ResultsDir { root: root.to_path_buf(), manifest, summaries })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    pub fn summaries(&self) -> &[RunSummary] {
+        &self.summaries
+    }
+
+    /// Registers a run as planned (so the manifest lists every run up front) and returns its index.
+    pub fn plan_run(&mut self, spec: &PatternSpec) -> io::Result<usize> {
+        let idx = self.manifest.runs.len();
+        let dir = format!("runs/{:03}-{}", idx + 1, spec.name);
+        self.manifest.runs.push(RunEntry {
+            name: spec.name.clone(),
+            dir,
+            status: RunStatus::Planned,
+            spec: spec.clone(),
+            error: None,
+        });
+        self.write_manifest()?;
+        Ok(idx)
+    }
+
+    /// Marks run `idx` as running and opens its records file.
+    pub fn start_run(&mut self, idx: usize) -> io::Result<RecordWriter> {
+        let dir = self.root.join(&self.manifest.runs[idx].dir);
+        fs::create_dir_all(&dir)?;
+        let w = RecordWriter::create(&dir.join("records.bin"))?;
+        self.manifest.runs[idx].status = RunStatus::Running;
+        self.write_manifest()?;
+        Ok(w)
+    }
+
+    /// Records how run `idx` ended; computes its statistics from the records on disk.
+    pub fn finish_run(
+        &mut self,
+        idx: usize,
+        status: RunStatus,
+        error: Option<String>,
+        device_stats: Option<serde_json::Value>,
+    ) -> io::Result<RunSummary> {
+        let entry = &mut self.manifest.runs[idx];
+        entry.status = status;
+        entry.error = error.clone();
+        let dir = self.root.join(&entry.dir);
+        let records = read_records(&dir.join("records.bin"))?;
+        let summary = RunSummary {
+            name: entry.name.clone(),
+            description: entry.spec.describe(),
+            status,
+            spec: entry.spec.clone(),
+            stats: RunStats::from_records(&records),
+            device_stats,
+            error,
+        };
+        write_json_atomic(&dir.join("run.json"), &summary)?;
+        self.summaries.push(summary.clone());
+        self.write_manifest()?;
+        write_json_atomic(&self.root.join("summary.json"), &self.summary())?;
+        Ok(summary)
+    }
+
+    pub fn summary(&self) -> Summary {
+        Summary {
+            schema_version: SCHEMA_VERSION,
+            results_dir: self.root.display().to_string(),
+            device: self.manifest.device.clone(),
+            engine: self.manifest.engine.clone(),
+            runs: self.summaries.clone(),
+        }
+    }
+
+    /// The records of the run named `name` (or of run number `name`, 1-based).
+    pub fn records_of(&self, idx: usize) -> io::Result<Vec<IoRecord>> {
+        read_records(&self.root.join(&self.manifest.runs[idx].dir).join("records.bin"))
+    }
+
+    fn write_manifest(&self) -> io::Result<()> {
+        write_json_atomic(&self.root.join("manifest.json"), &self.manifest)
+    }
+}
+
+pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> io::Result<T> {
+    let text = fs::read_to_string(path)?;
+    serde_json::from_str(&text)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", path.display())))
+}
+
+/// Writes JSON so that readers see the old or the new file, never half of one.
+pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    {
+        let mut f = fs::File::create(&tmp)?;
+        serde_json::to_writer_pretty(&mut f, value)?;
+        f.write_all(b"\n")?;
+        f.sync_data()?;
+    }
+    fs::rename(&tmp, path)
+}

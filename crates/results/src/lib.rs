@@ -1,0 +1,23 @@
+//! The results directory: what a run leaves behind, and everything that is
+//! computed from it.
+//!
+//! Analysis and reports read only saved results, never a live device: a
+//! results directory (manifest + per-IO records) is enough to recompute every
+//! statistic. The format is versioned ([`SCHEMA_VERSION`]) and documented in
+//! `docs/results-format.md`.
+//!
+//! - [`records`]: the per-IO record file, appended while a run goes;
+//! - [`dir`]: the directory layout, manifest and per-run summaries;
+//! - [`stats`]: per-run statistics (IOIgnore excluded);
+//! - [`export`]: CSV.
+
+pub mod dir;
+pub mod export;
+pub mod records;
+pub mod stats;
+
+pub use dir::{
+    HostInfo, Manifest, ResultsDir, RunEntry, RunStatus, RunSummary, Summary, ToolInfo, SCHEMA_VERSION,
+};
+pub use records::{IoRecord, RecordWriter, FLAG_ERROR, FLAG_WARMUP};
+pub use stats::{LatencyStats, RunStats, Throughput};
