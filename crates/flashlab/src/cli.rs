@@ -1,0 +1,220 @@
+//! The command line: every flag, its help text and its default.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use flashlab_pattern::args::{MixValue, RatioValue, SizeValue};
+use flashlab_pattern::PatternArgs;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "flashlab",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("FLASHLAB_GIT_COMMIT"), ")"),
+    about = "Measure, explain and emulate flash storage",
+    long_about = "flashlab measures flash devices (SSDs, NVMe drives, USB sticks, SD cards) with the \
+                  IO patterns of uFLIP and related papers, and simulates SSDs to explain what it measures."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run IO patterns against a device, a file or a simulated SSD.
+    Run(RunArgs),
+    /// Export the per-IO records of a results directory.
+    Export(ExportArgs),
+    /// Print the statistics saved in a results directory.
+    Show(ShowArgs),
+    /// The SSD simulator: list and print device profiles.
+    Sim(SimArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Target: a block device (/dev/nvme0n1), a file, or sim:PROFILE.
+    #[arg(long, short = 'd', value_name = "DEVICE", default_value = "sim:ssd-m")]
+    pub device: String,
+
+    /// Create the file DEVICE with this size (filled with data) if it does not exist.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+
+    #[command(flatten)]
+    pub pattern: PatternFlags,
+
+    /// Run every [[run]] of a TOML pattern file instead of a pattern given by flags.
+    #[arg(long, short = 'f', value_name = "FILE")]
+    pub pattern_file: Option<PathBuf>,
+
+    /// How IOs are issued on a real device (auto: sync at one outstanding IO, io_uring above).
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    pub engine: EngineArg,
+
+    /// Go through the page cache instead of O_DIRECT (for file systems without O_DIRECT, e.g. tmpfs).
+    #[arg(long)]
+    pub buffered: bool,
+
+    /// Allow writing to this block device even though the safety check refuses it.
+    #[arg(long, value_name = "DEVICE")]
+    pub allow_write_to: Option<PathBuf>,
+
+    /// Results directory to create [default: results/DATE-TIME-NAME].
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub results: Option<PathBuf>,
+
+    /// Print the runs, their first IOs and the byte ranges they would touch; do no IO.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// How many IOs per run a dry run prints.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub show_ios: usize,
+
+    /// Print the JSON summary (docs/results-format.md) on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write every run's per-IO records to this CSV file.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    Auto,
+    Sync,
+    #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
+    IoUring,
+}
+
+/// The pattern algebra's parameters (uFLIP Table 1 names in the help).
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "Pattern")]
+pub struct PatternFlags {
+    /// A uFLIP baseline pattern: SR, RR, SW or RW (sets --location and --mode).
+    #[arg(long, short = 'p', value_name = "SR|RR|SW|RW")]
+    pub pattern: Option<String>,
+    /// Location function: sequential, random, ordered:INCR, partitioned:P, stride:GAP,
+    /// skip-sequential:FRACTION, random-once [default: sequential].
+    #[arg(long, value_name = "FUNCTION", allow_hyphen_values = true)]
+    pub location: Option<String>,
+    /// read, write or trim [default: read].
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+    /// IOSize, a multiple of 512 B [default: 32KiB].
+    #[arg(long, short = 's', value_name = "SIZE")]
+    pub io_size: Option<String>,
+    /// IOShift: offset added to every IO to misalign it [default: 0].
+    #[arg(long, value_name = "SIZE")]
+    pub io_shift: Option<String>,
+    /// TargetOffset: start of the target space [default: 0].
+    #[arg(long, value_name = "SIZE")]
+    pub target_offset: Option<String>,
+    /// TargetSize: size of the target space [default: the rest of the device].
+    #[arg(long, value_name = "SIZE")]
+    pub target_size: Option<String>,
+    /// Time function: consecutive, pause:DURATION or burst:DURATION:COUNT [default: consecutive].
+    #[arg(long, value_name = "FUNCTION")]
+    pub time: Option<String>,
+    /// IOCount: IOs per stream [default: 1024].
+    #[arg(long, short = 'n', value_name = "N")]
+    pub io_count: Option<u64>,
+    /// IOIgnore: leading IOs of each stream left out of the statistics [default: 0].
+    #[arg(long, value_name = "N")]
+    pub io_ignore: Option<u64>,
+    /// ParallelDegree: streams, each on its own slice of the target [default: 1].
+    #[arg(long, value_name = "D")]
+    pub parallel: Option<u64>,
+    /// Outstanding IOs per stream [default: 1].
+    #[arg(long, visible_alias = "qd", value_name = "Q")]
+    pub queue_depth: Option<u64>,
+    /// Seed of every random choice [default: 42].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Mix with a second pattern: SR|RR|SW|RW or LOCATION/MODE[@IOSIZE].
+    #[arg(long, value_name = "PATTERN", allow_hyphen_values = true)]
+    pub mix: Option<String>,
+    /// Mix Ratio #1:#2, e.g. 4 (= 4:1) or 1:4 [default: 1:1].
+    #[arg(long, value_name = "RATIO")]
+    pub ratio: Option<String>,
+    /// Name of the run in results [default: derived from the pattern].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+impl PatternFlags {
+    pub fn to_args(&self) -> PatternArgs {
+        let size = |s: &Option<String>| s.clone().map(SizeValue::Text);
+        PatternArgs {
+            name: self.name.clone(),
+            pattern: self.pattern.clone(),
+            location: self.location.clone(),
+            mode: self.mode.clone(),
+            io_size: size(&self.io_size),
+            io_shift: size(&self.io_shift),
+            target_offset: size(&self.target_offset),
+            target_size: size(&self.target_size),
+            time: self.time.clone(),
+            io_count: self.io_count,
+            io_ignore: self.io_ignore,
+            parallel: self.parallel,
+            queue_depth: self.queue_depth,
+            seed: self.seed,
+            mix: self.mix.clone().map(MixValue::Text),
+            ratio: self.ratio.clone().map(RatioValue::Text),
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// A results directory written by `flashlab run`.
+    pub results_dir: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
+    pub format: ExportFormat,
+    /// Only this run (its name or its 1-based number).
+    #[arg(long, value_name = "RUN")]
+    pub run: Option<String>,
+    /// Output file [default: stdout].
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Csv,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// A results directory written by `flashlab run`.
+    pub results_dir: PathBuf,
+    /// Print the JSON summary instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    #[command(subcommand)]
+    pub command: SimCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SimCommand {
+    /// List the built-in device profiles.
+    Profiles,
+    /// Print a profile as TOML, to copy and edit into your own.
+    Show {
+        /// A profile name from `flashlab sim profiles`.
+        profile: String,
+    },
+}

@@ -1,0 +1,35 @@
+//! Errors as the user sees them: one line, naming the problem and the fix,
+//! and an exit code (2 for a user mistake, 1 for a failure of the device or
+//! the machine).
+
+use std::fmt;
+
+pub const EXIT_USER: u8 = 2;
+pub const EXIT_FAILURE: u8 = 1;
+
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub exit_code: u8,
+}
+
+impl CliError {
+    /// A mistake in what the user asked for.
+    pub fn user(message: impl Into<String>) -> CliError {
+        CliError { message: message.into(), exit_code: EXIT_USER }
+    }
+
+    /// Something failed that the user's input did not cause.
+    pub fn failure(message: impl Into<String>) -> CliError {
+        CliError { message: message.into(), exit_code: EXIT_FAILURE }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Keep it to one line whatever the source said.
+        f.write_str(&self.message.replace('\n', " "))
+    }
+}
+
+pub type CliResult<T> = Result<T, CliError>;

@@ -1,0 +1,107 @@
+//! `flashlab export` and `flashlab show`: read a results directory back.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use flashlab_results::export::{write_csv_header, write_csv_rows};
+use flashlab_results::ResultsDir;
+
+use crate::cli::{ExportArgs, ExportFormat, ShowArgs};
+use crate::error::{CliError, CliResult};
+use crate::output;
+
+pub fn open_results(dir: &Path) -> CliResult<ResultsDir> {
+    if !dir.join("manifest.json").exists() {
+        return Err(CliError::user(format!(
+            "{} is not a flashlab results directory (no manifest.json); pass a directory written by `flashlab run`",
+            dir.display()
+        )));
+    }
+    ResultsDir::open(dir).map_err(|e| CliError::failure(format!("cannot read {}: {e}", dir.display())))
+}
+
+/// Which runs `--run` selects: a name or a 1-based number; all when absent.
+fn select_runs(results: &ResultsDir, run: Option<&str>) -> CliResult<Vec<usize>> {
+    let runs = &results.manifest().runs;
+    match run {
+        None => Ok((0..runs.len()).collect()),
+        Some(r) => {
+            if let Some(i) = runs.iter().position(|e| e.name == r) {
+                return Ok(vec![i]);
+            }
+            match r.parse::<usize>() {
+                Ok(n) if n >= 1 && n <= runs.len() => Ok(vec![n - 1]),
+                _ => Err(CliError::user(format!(
+                    "no run '{r}' in {}; it has {}",
+                    results.root().display(),
+                    runs.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")
+                ))),
+            }
+        }
+    }
+}
+
+pub fn write_csv(results: &ResultsDir, run: Option<&str>, output: Option<&Path>) -> CliResult<()> {
+    let selected = select_runs(results, run)?;
+    let write = |out: &mut dyn Write| -> io::Result<()> {
+        let mut out = BufWriter::new(out);
+        write_csv_header(&mut out)?;
+        for &i in &selected {
+            let records = results.records_of(i)?;
+            write_csv_rows(&mut out, &results.manifest().runs[i].name, &records)?;
+        }
+        out.flush()
+    };
+    let result = match output {
+        Some(p) => {
+            let mut f = File::create(p)
+                .map_err(|e| CliError::user(format!("cannot create {}: {e}; check the path given to -o/--csv", p.display())))?;
+            write(&mut f)
+        }
+        None => write(&mut io::stdout().lock()),
+    };
+    result.map_err(|e| CliError::failure(format!("export failed: {e}")))
+}
+
+pub fn export(args: ExportArgs) -> CliResult<()> {
+    let results = open_results(&args.results_dir)?;
+    match args.format {
+        ExportFormat::Csv => write_csv(&results, args.run.as_deref(), args.output.as_deref()),
+        ExportFormat::Json => {
+            let selected = select_runs(&results, args.run.as_deref())?;
+            let mut summary = results.summary();
+            let names: Vec<String> = selected.iter().map(|&i| results.manifest().runs[i].name.clone()).collect();
+            summary.runs.retain(|r| names.contains(&r.name));
+            let text = serde_json::to_string_pretty(&summary).expect("summary serializes") + "\n";
+            match &args.output {
+                Some(p) => std::fs::write(p, text)
+                    .map_err(|e| CliError::user(format!("cannot write {}: {e}", p.display()))),
+                None => {
+                    print!("{text}");
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+pub fn show(args: ShowArgs) -> CliResult<()> {
+    let results = open_results(&args.results_dir)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&results.summary()).expect("summary serializes"));
+        return Ok(());
+    }
+    let m = results.manifest();
+    println!("device:  {}", output::device_line(&m.device, &m.engine));
+    println!("tool:    {} {} ({})", m.tool.name, m.tool.version, m.tool.git_commit);
+    let mut rows = Vec::new();
+    for entry in &m.runs {
+        match results.summaries().iter().find(|s| s.name == entry.name) {
+            Some(s) => rows.extend(output::rows(s)),
+            None => println!("run {}: {:?}, no statistics", entry.name, entry.status),
+        }
+    }
+    println!("{}", output::table(&rows));
+    Ok(())
+}

@@ -1,0 +1,79 @@
+//! `flashlab`: the command-line tool. Only glue: parsing (cli), the commands
+//! (run, export/show, sim) and their output; everything else is in the
+//! library crates under `crates/`.
+
+mod cli;
+mod error;
+mod export;
+mod output;
+mod run;
+mod signals;
+mod sim;
+mod simdev;
+
+use std::process::ExitCode;
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::Parser;
+
+use cli::{Cli, Command};
+use error::{CliError, EXIT_USER};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(e),
+    };
+    let result = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Export(args) => export::export(args),
+        Command::Show(args) => export::show(args),
+        Command::Sim(args) => sim::sim(args.command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code)
+        }
+    }
+}
+
+/// Clap's errors span several lines (usage, tips); users get one line that
+/// names the problem and the fix. Help and version print as usual.
+fn clap_error(e: clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                ExitCode::from(EXIT_USER)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+        _ => {}
+    }
+    let rendered = e.render().to_string();
+    let first = rendered
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    let suggestion = e.get(ContextKind::SuggestedArg).or_else(|| e.get(ContextKind::SuggestedValue)).and_then(|v| match v {
+        ContextValue::String(s) => Some(s.clone()),
+        ContextValue::Strings(v) => v.first().cloned(),
+        _ => None,
+    });
+    let sub = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    let help = match sub {
+        Some(s) if ["run", "export", "show", "sim"].contains(&s.as_str()) => format!("flashlab {s} --help"),
+        _ => "flashlab --help".to_string(),
+    };
+    let msg = match suggestion {
+        Some(s) => format!("{first}; did you mean '{s}'? (`{help}` lists every option)"),
+        None => format!("{first}; `{help}` lists every option"),
+    };
+    eprintln!("error: {}", CliError::user(msg));
+    ExitCode::from(EXIT_USER)
+}

@@ -1,0 +1,23 @@
+//! `flashlab sim`: the simulator's profiles.
+
+use crate::cli::SimCommand;
+use crate::error::{CliError, CliResult};
+
+pub fn sim(cmd: SimCommand) -> CliResult<()> {
+    match cmd {
+        SimCommand::Profiles => {
+            let profiles = crate::simdev::profiles();
+            let width = profiles.iter().map(|p| p.name.len()).max().unwrap_or(0);
+            for p in profiles {
+                println!("{:<width$}  {}", p.name, p.description);
+            }
+            println!("\nUse one with --device sim:NAME; `flashlab sim show NAME` prints it as TOML to edit into your own.");
+            Ok(())
+        }
+        SimCommand::Show { profile } => {
+            let text = crate::simdev::profile_toml(&profile).map_err(CliError::user)?;
+            print!("{text}");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,506 @@
+//! Opening a target: file creation, O_DIRECT, geometry, identity and the
+//! safety check, shared by both engines.
+//!
+//! Everything that can be refused is refused here, before an engine allocates
+//! buffers or a ring, and every refusal is one line naming the problem and the
+//! fix. The [`Target`] that comes out also carries the request validation both
+//! engines apply (defence in depth: the executor already keeps requests in
+//! range and aligned).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+use flashlab_device::{ClockKind, DeviceError, DeviceInfo, DeviceKind, IoRequest, Mode};
+
+use crate::buffers::{AlignedBuf, SplitMix64};
+use crate::error::{OpenError, OpenErrorKind};
+use crate::identity;
+use crate::safety;
+use crate::sys;
+use crate::OpenOptions;
+
+/// Most slots (streams x queue depth) an engine accepts: far beyond any
+/// device's useful queue depth, and it keeps fixed-buffer indexes in a u16.
+pub const MAX_OUTSTANDING: usize = 4096;
+/// Largest single IO (the buffer of every slot is this big).
+pub const MAX_IO_BYTES: u32 = 64 << 20;
+/// Cap on all slot buffers together, so a typo cannot exhaust memory.
+const MAX_BUFFER_BYTES: u64 = 8 << 30;
+/// Chunk of the sequential fill of a created file.
+const FILL_CHUNK: usize = 4 << 20;
+const PAGE: usize = 4096;
+
+/// An opened file or block device, ready for an engine.
+pub struct Target {
+    pub fd: OwnedFd,
+    pub info: DeviceInfo,
+    /// Offsets and sizes must be multiples of this under O_DIRECT.
+    pub align: u32,
+    /// Buffer address alignment.
+    pub mem_align: usize,
+    pub direct: bool,
+    pub writable: bool,
+    /// What the user named, for messages.
+    pub display: String,
+}
+
+impl Target {
+    pub fn kind(&self) -> DeviceKind {
+        self.info.kind
+    }
+
+    pub fn size(&self) -> u64 {
+        self.info.size_bytes
+    }
+
+    /// Reject requests the executor should never make.
+    #[inline]
+    pub fn check(&self, req: &IoRequest, max_io_bytes: u32) -> Result<(), DeviceError> {
+        let size = req.size_bytes;
+        if size == 0 {
+            return Err(DeviceError::InvalidRequest(format!("IO {} has size 0", req.tag)));
+        }
+        if req.mode != Mode::Trim && size > max_io_bytes {
+            return Err(DeviceError::InvalidRequest(format!(
+                "IO of {size} bytes is larger than the {max_io_bytes} bytes this device was opened for"
+            )));
+        }
+        if req.mode.modifies() && !self.writable {
+            return Err(DeviceError::InvalidRequest(format!(
+                "{} on {}, which was opened read-only (open it with write: true)",
+                req.mode, self.display
+            )));
+        }
+        let end = req.offset_bytes.checked_add(size as u64);
+        if !matches!(end, Some(e) if e <= self.size()) {
+            return Err(DeviceError::InvalidRequest(format!(
+                "{} of {size} bytes at offset {} goes beyond the end of {} ({} bytes)",
+                req.mode,
+                req.offset_bytes,
+                self.display,
+                self.size()
+            )));
+        }
+        let align = self.align as u64;
+        if (self.direct || req.mode == Mode::Trim) && (req.offset_bytes % align != 0 || size as u64 % align != 0) {
+            return Err(DeviceError::InvalidRequest(format!(
+                "{} of {size} bytes at offset {} is not aligned to the {align}-byte blocks of {}",
+                req.mode, req.offset_bytes, self.display
+            )));
+        }
+        Ok(())
+    }
+
+    /// TRIM, synchronously: BLKDISCARD on block devices, a punched hole in files.
+    /// `Ok(Some(errno))` is an IO error to report in the completion.
+    pub fn trim(&self, offset: u64, len: u64) -> Result<Option<i32>, DeviceError> {
+        let r = match self.kind() {
+            DeviceKind::BlockDevice => sys::blk_discard(self.fd.as_fd(), offset, len),
+            _ => sys::punch_hole(self.fd.as_fd(), offset, len),
+        };
+        match r {
+            Ok(()) => Ok(None),
+            Err(e) => match e.raw_os_error() {
+                Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) | Some(libc::ENOSYS) => {
+                    Err(DeviceError::Unsupported(match self.kind() {
+                        DeviceKind::BlockDevice => format!(
+                            "{} does not support discard (TRIM); leave trim out of the pattern for this device",
+                            self.display
+                        ),
+                        _ => format!(
+                            "the file system of {} cannot punch holes, so TRIM cannot be emulated; \
+                             leave trim out of the pattern, or put the file on ext4, xfs or btrfs",
+                            self.display
+                        ),
+                    }))
+                }
+                errno => Ok(Some(errno.unwrap_or(libc::EIO))),
+            },
+        }
+    }
+
+    /// Add the engine's own identity entries.
+    pub fn note_engine(&mut self, engine: &str, extra: &[(&str, String)]) {
+        let id = &mut self.info.identity;
+        id.insert("engine".into(), engine.into());
+        id.insert("o_direct".into(), self.direct.to_string());
+        for (k, v) in extra {
+            id.insert((*k).into(), v.clone());
+        }
+    }
+}
+
+fn no_direct_message(display: &str) -> String {
+    format!(
+        "{display} does not support O_DIRECT: put the file on a disk-backed file system, \
+         or pass --buffered to measure through the page cache"
+    )
+}
+
+fn not_found_message(display: &str) -> String {
+    format!("no such file or device: {display}; check the path, or pass --size SIZE to create a file there")
+}
+
+fn permission_message(display: &str, write: bool) -> String {
+    let access = if write { "read-write" } else { "read" };
+    format!("permission denied opening {display} for {access} access; run as root or as a user who may open it")
+}
+
+pub fn validate_options(opts: &OpenOptions) -> Result<(), OpenError> {
+    if opts.max_outstanding == 0 || opts.max_outstanding > MAX_OUTSTANDING {
+        return Err(OpenError::invalid(format!(
+            "{} outstanding IOs (streams x queue depth) is out of range; use 1 to {MAX_OUTSTANDING}",
+            opts.max_outstanding
+        )));
+    }
+    if opts.max_io_bytes < 512 || opts.max_io_bytes > MAX_IO_BYTES {
+        return Err(OpenError::invalid(format!(
+            "an IO size of {} bytes is out of range; use 512 bytes to {} MiB",
+            opts.max_io_bytes,
+            MAX_IO_BYTES >> 20
+        )));
+    }
+    let total = 2 * opts.max_outstanding as u64 * opts.max_io_bytes as u64;
+    if total > MAX_BUFFER_BYTES {
+        return Err(OpenError::invalid(format!(
+            "{} outstanding IOs of up to {} bytes need {} MiB of buffers, more than the {} MiB limit; \
+             lower the queue depth, the streams or the IO size",
+            opts.max_outstanding,
+            opts.max_io_bytes,
+            total >> 20,
+            MAX_BUFFER_BYTES >> 20
+        )));
+    }
+    Ok(())
+}
+
+/// Open the target for IO. Returns it with the warnings for the CLI to print.
+pub fn open_target(opts: &OpenOptions) -> Result<(Target, Vec<String>), OpenError> {
+    validate_options(opts)?;
+    let path = opts.path.as_path();
+    let display = path.display().to_string();
+    let mut warnings = Vec::new();
+    let mut created = false;
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => match opts.create_size_bytes {
+            Some(size) => {
+                let size = create_file(path, &display, size, opts.direct)?;
+                created = true;
+                warnings.push(format!("created {display}: {size} bytes of pseudo-random data"));
+                fs::metadata(path).map_err(|e| OpenError::io(format!("cannot examine {display}"), &e))?
+            }
+            None => return Err(OpenError::new(OpenErrorKind::NotFound, not_found_message(&display))),
+        },
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(OpenError::invalid(permission_message(&display, opts.write)))
+        }
+        Err(e) => return Err(OpenError::io(format!("cannot examine {display}"), &e)),
+    };
+    let ft = meta.file_type();
+    let target = if ft.is_block_device() {
+        open_block(opts, &display, &meta, &mut warnings)?
+    } else if ft.is_file() {
+        open_file(opts, &display, &meta, created, &mut warnings)?
+    } else {
+        return Err(OpenError::invalid(format!(
+            "{display} is neither a regular file nor a block device; name a file or a block device such as /dev/nvme0n1"
+        )));
+    };
+    Ok((target, warnings))
+}
+
+fn map_open_err(e: io::Error, display: &str, write: bool, direct: bool) -> OpenError {
+    match e.raw_os_error() {
+        Some(libc::EROFS) => {
+            OpenError::invalid(format!("{display} is on a read-only file system or device; choose a writable target"))
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) => OpenError::invalid(permission_message(display, write)),
+        Some(libc::EINVAL) if direct => OpenError::unsupported(no_direct_message(display)),
+        _ => OpenError::io(format!("cannot open {display}"), &e),
+    }
+}
+
+fn open_block(
+    opts: &OpenOptions,
+    display: &str,
+    meta: &fs::Metadata,
+    warnings: &mut Vec<String>,
+) -> Result<Target, OpenError> {
+    let path = opts.path.as_path();
+    let mut flags = if opts.write { libc::O_RDWR } else { libc::O_RDONLY };
+    if opts.direct {
+        flags |= libc::O_DIRECT;
+    }
+    let fd = if opts.write {
+        let exam = safety::examine_block_device(path, meta.rdev())?;
+        let allowed = safety::allow_names(opts.allow_write_to.as_deref(), &exam.canonical, exam.rdev);
+        warnings.extend(safety::verdict(path, &exam, opts.allow_write_to.as_deref())?);
+        // O_EXCL keeps anyone from mounting the device while the run writes to it.
+        match sys::open_raw(path, flags | libc::O_EXCL, 0) {
+            Ok(fd) => fd,
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                if !allowed {
+                    return Err(OpenError::new(
+                        OpenErrorKind::Refused,
+                        safety::refusal_message(display, &safety::Hazard::Busy, opts.allow_write_to.as_deref()),
+                    ));
+                }
+                if !warnings.iter().any(|w| w.contains("exclusively")) {
+                    warnings.push(format!("{display} is in use: opened without exclusive access (allowed by --allow-write-to)"));
+                }
+                sys::open_raw(path, flags, 0).map_err(|e| map_open_err(e, display, true, opts.direct))?
+            }
+            Err(e) => return Err(map_open_err(e, display, true, opts.direct)),
+        }
+    } else {
+        sys::open_raw(path, flags, 0).map_err(|e| map_open_err(e, display, false, opts.direct))?
+    };
+    let info = block_info(fd.as_fd(), display, meta)?;
+    let align = info.logical_block_bytes.max(512);
+    Ok(Target {
+        fd,
+        info,
+        align,
+        mem_align: (align as usize).max(PAGE),
+        direct: opts.direct,
+        writable: opts.write,
+        display: display.to_string(),
+    })
+}
+
+fn block_info(fd: std::os::fd::BorrowedFd<'_>, display: &str, meta: &fs::Metadata) -> Result<DeviceInfo, OpenError> {
+    let size = sys::blk_size_bytes(fd).map_err(|e| OpenError::io(format!("cannot read the size of {display}"), &e))?;
+    let lbs = sys::blk_logical_block_bytes(fd).unwrap_or(512).max(512);
+    if size == 0 {
+        return Err(OpenError::invalid(format!(
+            "{display} has size 0 (an unbound loop device or an empty drive?); name a device with media"
+        )));
+    }
+    let mut identity = BTreeMap::new();
+    let (major, minor) = sys::dev_major_minor(meta.rdev());
+    identity::block_identity(major, minor, &mut identity);
+    if let Ok(pbs) = sys::blk_physical_block_bytes(fd) {
+        identity.insert("physical_block_bytes".into(), pbs.to_string());
+    }
+    identity::common_identity(&mut identity);
+    Ok(DeviceInfo {
+        name: display.to_string(),
+        kind: DeviceKind::BlockDevice,
+        clock: ClockKind::Wall,
+        // A whole number of logical blocks: the executor never sees a tail it cannot address.
+        size_bytes: size - size % lbs as u64,
+        logical_block_bytes: lbs,
+        identity,
+    })
+}
+
+/// The O_DIRECT alignment of a file: statx's DIOALIGN, else the logical block
+/// size of the device under it, else 512. `None` when statx says the file
+/// system has no direct IO for it.
+fn file_dio_align(path: &Path, st_dev: u64) -> Option<(u32, usize)> {
+    match sys::statx_dio_align(path) {
+        Some((0, 0)) => None,
+        Some((mem, off)) if off > 0 => Some((off.max(512), (mem as usize).max(PAGE))),
+        _ => {
+            let (major, minor) = sys::dev_major_minor(st_dev);
+            let lbs = identity::sysfs_block_dir(major, minor)
+                .map(|d| identity::whole_disk_dir(&d).join("queue/logical_block_size"))
+                .and_then(|p| identity::read_trimmed(&p))
+                .and_then(|s| s.parse::<u32>().ok())
+                .unwrap_or(512)
+                .max(512);
+            Some((lbs, (lbs as usize).max(PAGE)))
+        }
+    }
+}
+
+fn file_info(path: &Path, display: &str, meta: &fs::Metadata, fd: Option<std::os::fd::BorrowedFd<'_>>) -> (DeviceInfo, Option<(u32, usize)>) {
+    let dio = file_dio_align(path, meta.dev());
+    let lbs = dio.map(|d| d.0).unwrap_or(512);
+    let mut identity = BTreeMap::new();
+    let canonical = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let magic = match fd {
+        Some(fd) => sys::fs_magic(fd),
+        None => fs::File::open(path).ok().and_then(|f| sys::fs_magic(f.as_fd())),
+    };
+    identity::file_identity(&canonical, meta.dev(), magic, &mut identity);
+    identity.insert("o_direct_supported".into(), dio.is_some().to_string());
+    identity::common_identity(&mut identity);
+    let size = meta.len();
+    let info = DeviceInfo {
+        name: display.to_string(),
+        kind: DeviceKind::File,
+        clock: ClockKind::Wall,
+        size_bytes: size - size % lbs as u64,
+        logical_block_bytes: lbs,
+        identity,
+    };
+    (info, dio)
+}
+
+fn open_file(
+    opts: &OpenOptions,
+    display: &str,
+    meta: &fs::Metadata,
+    created: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Target, OpenError> {
+    let path = opts.path.as_path();
+    if let Some(want) = opts.create_size_bytes {
+        if !created && meta.len() < want {
+            return Err(OpenError::invalid(format!(
+                "{display} exists and is {} bytes, smaller than the requested size of {want} bytes; \
+                 flashlab does not grow existing files: pass a --size of at most {} or delete the file",
+                meta.len(),
+                meta.len()
+            )));
+        }
+    }
+    let mut flags = if opts.write { libc::O_RDWR } else { libc::O_RDONLY };
+    if opts.direct {
+        flags |= libc::O_DIRECT;
+    }
+    let fd = sys::open_raw(path, flags, 0).map_err(|e| map_open_err(e, display, opts.write, opts.direct))?;
+    let (info, dio) = file_info(path, display, meta, Some(fd.as_fd()));
+    if info.size_bytes == 0 {
+        return Err(OpenError::invalid(format!(
+            "{display} is empty; delete it and pass --size SIZE to let flashlab create and fill it"
+        )));
+    }
+    let (align, mem_align) = match (opts.direct, dio) {
+        (true, None) => return Err(OpenError::unsupported(no_direct_message(display))),
+        (true, Some(d)) => d,
+        (false, _) => (info.logical_block_bytes, PAGE),
+    };
+    if opts.direct {
+        // Some file systems accept O_DIRECT at open and refuse it at the first IO.
+        let mut probe = AlignedBuf::new(align as usize, mem_align)
+            .ok_or_else(|| OpenError::new(OpenErrorKind::Io, "cannot allocate a probe buffer"))?;
+        // SAFETY: probe is an aligned, writable buffer of probe.len() >= align bytes.
+        let n = unsafe { libc::pread(std::os::fd::AsRawFd::as_raw_fd(&fd), probe.as_mut_ptr().cast(), align as usize, 0) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return Err(match e.raw_os_error() {
+                Some(libc::EINVAL) => OpenError::unsupported(no_direct_message(display)),
+                _ => OpenError::io(format!("cannot read {display}"), &e),
+            });
+        }
+    }
+    if opts.direct && info.identity.get("fs_type").map(String::as_str) == Some("tmpfs") {
+        warnings.push(format!(
+            "{display} is on tmpfs: O_DIRECT there still reads and writes memory, so the results describe RAM, not a device"
+        ));
+    }
+    if info.size_bytes != meta.len() {
+        warnings.push(format!(
+            "{display} is {} bytes, not a multiple of {}; the last {} bytes are not used",
+            meta.len(),
+            info.logical_block_bytes,
+            meta.len() - info.size_bytes
+        ));
+    }
+    Ok(Target { fd, info, align, mem_align, direct: opts.direct, writable: opts.write, display: display.to_string() })
+}
+
+/// Create `path` and fill it with pseudo-random data, so that reads hit real
+/// data and not holes (which some file systems answer without touching the
+/// device). Returns the size actually created (rounded up to 4 KiB, which
+/// satisfies every O_DIRECT alignment flashlab meets). On failure the partial
+/// file is removed: flashlab created it, and a half-filled target would
+/// silently measure holes.
+fn create_file(path: &Path, display: &str, size: u64, direct: bool) -> Result<u64, OpenError> {
+    if size == 0 {
+        return Err(OpenError::invalid(format!("cannot create {display} with size 0; pass a positive --size")));
+    }
+    let size = size.div_ceil(PAGE as u64) * PAGE as u64;
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            return Err(OpenError::invalid(format!(
+                "cannot create {display}: the directory {} does not exist",
+                parent.display()
+            )));
+        }
+    }
+    let mut flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL;
+    if direct {
+        flags |= libc::O_DIRECT;
+    }
+    let fd = match sys::open_raw(path, flags, 0o644) {
+        Ok(fd) => fd,
+        Err(e) => {
+            // Linux creates the inode before it checks O_DIRECT support.
+            if e.raw_os_error() == Some(libc::EINVAL) {
+                let _ = fs::remove_file(path);
+            }
+            return Err(map_open_err(e, display, true, direct));
+        }
+    };
+    let result = fill_file(fd, display, size);
+    if result.is_err() {
+        let _ = fs::remove_file(path);
+    }
+    result.map(|()| size)
+}
+
+fn fill_file(fd: OwnedFd, display: &str, size: u64) -> Result<(), OpenError> {
+    let space_err = |e: io::Error| {
+        if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EDQUOT) {
+            OpenError::invalid(format!("not enough space to create {display} ({size} bytes); pass a smaller --size"))
+        } else if e.raw_os_error() == Some(libc::EINVAL) {
+            OpenError::unsupported(no_direct_message(display))
+        } else {
+            OpenError::io(format!("cannot fill {display}"), &e)
+        }
+    };
+    // Reserve the space first so a full disk fails now, not after minutes of writing.
+    // SAFETY: fallocate takes plain integers.
+    let rc = unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&fd), 0, 0, size as libc::off_t) };
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        if matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) {
+            return Err(space_err(e));
+        }
+    }
+    let mut buf = AlignedBuf::new(FILL_CHUNK, PAGE).ok_or_else(|| OpenError::new(OpenErrorKind::Io, "cannot allocate a fill buffer"))?;
+    let mut rng = SplitMix64::new(0x666c_6173_686c_6162 ^ size);
+    let mut off = 0u64;
+    while off < size {
+        let n = (size - off).min(FILL_CHUNK as u64) as usize;
+        buf.fill_random(&mut rng);
+        sys::pwrite_full(fd.as_fd(), &buf.as_slice()[..n], off).map_err(space_err)?;
+        off += n as u64;
+    }
+    sys::fsync(fd.as_fd()).map_err(|e| OpenError::io(format!("cannot fsync {display}"), &e))?;
+    Ok(())
+}
+
+/// Size, alignment and identity without opening for IO; never writes.
+pub fn probe(path: &Path) -> Result<DeviceInfo, OpenError> {
+    let display = path.display().to_string();
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(OpenError::new(OpenErrorKind::NotFound, not_found_message(&display)))
+        }
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(OpenError::invalid(permission_message(&display, false)))
+        }
+        Err(e) => return Err(OpenError::io(format!("cannot examine {display}"), &e)),
+    };
+    let ft = meta.file_type();
+    if ft.is_block_device() {
+        let fd = sys::open_raw(path, libc::O_RDONLY, 0).map_err(|e| map_open_err(e, &display, false, false))?;
+        block_info(fd.as_fd(), &display, &meta)
+    } else if ft.is_file() {
+        Ok(file_info(path, &display, &meta, None).0)
+    } else {
+        Err(OpenError::invalid(format!(
+            "{display} is neither a regular file nor a block device; name a file or a block device such as /dev/nvme0n1"
+        )))
+    }
+}

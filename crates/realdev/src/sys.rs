@@ -1,0 +1,185 @@
+//! Thin wrappers over the few Linux calls that std does not offer: block
+//! device ioctls, hole punching, statx's direct-IO alignment, statfs, uname.
+//! Each returns `io::Result` so callers decide what an errno means to the user.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+// From <linux/fs.h>; spelled out because libc does not define them on every target.
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272; // _IOR(0x12, 114, size_t)
+const BLKSSZGET: libc::c_ulong = 0x1268; // _IO(0x12, 104)
+const BLKPBSZGET: libc::c_ulong = 0x127b; // _IO(0x12, 123)
+const BLKDISCARD: libc::c_ulong = 0x1277; // _IO(0x12, 119)
+
+pub fn cstring(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
+}
+
+/// open(2) with raw flags (O_DIRECT, O_EXCL on block devices...), which
+/// `std::fs::OpenOptions` can express only partly.
+pub fn open_raw(path: &Path, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
+    let c = cstring(path)?;
+    loop {
+        // SAFETY: c is a valid NUL-terminated string; open has no other memory effects.
+        let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint) };
+        if fd >= 0 {
+            // SAFETY: fd was just returned by open and is owned by nobody else.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+}
+
+pub fn blk_size_bytes(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which points to a live u64.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), BLKGETSIZE64 as _, &mut size as *mut u64) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+fn blk_int_ioctl(fd: BorrowedFd<'_>, req: libc::c_ulong) -> io::Result<u32> {
+    let mut v: libc::c_int = 0;
+    // SAFETY: BLKSSZGET/BLKPBSZGET write one int through the pointer, which points to a live int.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), req as _, &mut v as *mut libc::c_int) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(v.max(0) as u32)
+}
+
+pub fn blk_logical_block_bytes(fd: BorrowedFd<'_>) -> io::Result<u32> {
+    blk_int_ioctl(fd, BLKSSZGET)
+}
+
+pub fn blk_physical_block_bytes(fd: BorrowedFd<'_>) -> io::Result<u32> {
+    blk_int_ioctl(fd, BLKPBSZGET)
+}
+
+pub fn blk_discard(fd: BorrowedFd<'_>, offset: u64, len: u64) -> io::Result<()> {
+    let range: [u64; 2] = [offset, len];
+    // SAFETY: BLKDISCARD reads two u64 through the pointer, which points to a live [u64; 2].
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), BLKDISCARD as _, range.as_ptr()) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+pub fn punch_hole(fd: BorrowedFd<'_>, offset: u64, len: u64) -> io::Result<()> {
+    let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+    // SAFETY: fallocate takes plain integers.
+    let rc = unsafe { libc::fallocate(fd.as_raw_fd(), mode, offset as libc::off_t, len as libc::off_t) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// pread into `buf` until it is full or end of file; returns the bytes read.
+pub fn pread_full(fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &mut buf[done..];
+        // SAFETY: rest is a valid writable slice of rest.len() bytes.
+        let n = unsafe {
+            libc::pread(fd.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len(), (offset + done as u64) as libc::off_t)
+        };
+        if n < 0 {
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(err);
+        }
+        if n == 0 {
+            break;
+        }
+        done += n as usize;
+    }
+    Ok(done)
+}
+
+/// pwrite all of `buf`.
+pub fn pwrite_full(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &buf[done..];
+        // SAFETY: rest is a valid readable slice of rest.len() bytes.
+        let n = unsafe {
+            libc::pwrite(fd.as_raw_fd(), rest.as_ptr().cast(), rest.len(), (offset + done as u64) as libc::off_t)
+        };
+        if n < 0 {
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(err);
+        }
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::WriteZero, "pwrite wrote nothing"));
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
+/// The direct-IO alignment of a file from statx(STATX_DIOALIGN): (memory, offset).
+/// `None` when the kernel or the file system does not report it; `Some((0, 0))`
+/// means the file system reports that it does not support direct IO for this file.
+pub fn statx_dio_align(path: &Path) -> Option<(u32, u32)> {
+    let c = cstring(path).ok()?;
+    // SAFETY: statx is a plain C struct; all-zero is a valid value.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: c is NUL-terminated and stx is a live, writable statx.
+    let rc = unsafe { libc::statx(libc::AT_FDCWD, c.as_ptr(), 0, libc::STATX_DIOALIGN, &mut stx) };
+    if rc < 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 {
+        return None;
+    }
+    Some((stx.stx_dio_mem_align, stx.stx_dio_offset_align))
+}
+
+/// The file system magic number (statfs f_type) of the file behind `fd`.
+pub fn fs_magic(fd: BorrowedFd<'_>) -> Option<i64> {
+    // SAFETY: statfs is a plain C struct; all-zero is a valid value.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: st is a live, writable statfs.
+    let rc = unsafe { libc::fstatfs(fd.as_raw_fd(), &mut st) };
+    if rc < 0 {
+        return None;
+    }
+    Some(st.f_type as i64)
+}
+
+pub fn kernel_release() -> Option<String> {
+    // SAFETY: utsname is a plain C struct; all-zero is a valid value.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: u is a live, writable utsname.
+    if unsafe { libc::uname(&mut u) } < 0 {
+        return None;
+    }
+    let bytes: Vec<u8> = u.release.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+pub fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
+    // SAFETY: fsync takes a plain fd.
+    if unsafe { libc::fsync(fd.as_raw_fd()) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Split a dev_t into (major, minor).
+pub fn dev_major_minor(dev: u64) -> (u32, u32) {
+    (libc::major(dev as libc::dev_t), libc::minor(dev as libc::dev_t))
+}
