@@ -241,7 +241,7 @@ fn open_block(
         let allowed = safety::allow_names(opts.allow_write_to.as_deref(), &exam.canonical, exam.rdev);
         warnings.extend(safety::verdict(path, &exam, opts.allow_write_to.as_deref())?);
         // O_EXCL keeps anyone from mounting the device while the run writes to it.
-        match sys::open_raw(path, flags | libc::O_EXCL, 0) {
+        match sys::open_excl_patiently(path, flags) {
             Ok(fd) => fd,
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
                 if !allowed {

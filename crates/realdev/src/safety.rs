@@ -400,7 +400,7 @@ pub fn examine_block_device(path: &Path, rdev: u64) -> Result<Examination, OpenE
 
     // O_EXCL on a block device fails with EBUSY while anyone else holds it exclusively
     // (a mount, a holder, another flashlab). Only worth naming when nothing above explains it.
-    let fd = match sys::open_raw(path, libc::O_RDONLY | libc::O_EXCL, 0) {
+    let fd = match sys::open_excl_patiently(path, libc::O_RDONLY) {
         Ok(fd) => Some(fd),
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
             if hazards.is_empty() {

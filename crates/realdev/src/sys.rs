@@ -37,6 +37,24 @@ pub fn open_raw(path: &Path, flags: libc::c_int, mode: libc::mode_t) -> io::Resu
     }
 }
 
+/// open(2) with O_EXCL on a block device, retrying EBUSY for a moment: a
+/// process (often a previous flashlab run) that just closed the device may
+/// still hold the claim while the kernel finishes releasing its files.
+pub fn open_excl_patiently(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
+    let mut delay_ms = 5;
+    let mut waited_ms = 0;
+    loop {
+        match open_raw(path, flags | libc::O_EXCL, 0) {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && waited_ms < 300 => {
+                std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+                waited_ms += delay_ms;
+                delay_ms = (delay_ms * 2).min(100);
+            }
+            r => return r,
+        }
+    }
+}
+
 pub fn blk_size_bytes(fd: BorrowedFd<'_>) -> io::Result<u64> {
     let mut size: u64 = 0;
     // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which points to a live u64.

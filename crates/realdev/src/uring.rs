@@ -93,9 +93,15 @@ impl UringEngine {
             }),
             ("none", |_| {}),
         ];
+        // Diagnostic knob for comparing setups: start the list at the named one.
+        let first = match std::env::var("FLASHLAB_IO_URING_SETUP").as_deref() {
+            Ok("coop") => 1,
+            Ok("plain") => 2,
+            _ => 0,
+        };
         let mut last_err = None;
         let mut built = None;
-        for (name, f) in attempts {
+        for (name, f) in attempts.into_iter().skip(first) {
             let mut b = IoUring::builder();
             f(&mut b);
             match b.build(entries) {
@@ -441,6 +447,16 @@ impl Drop for UringEngine {
                 }
                 sink.clear();
             }
+        }
+        // The registered file holds its own reference, and a closing ring drops it
+        // only later, from a kernel worker: a block device's O_EXCL claim would
+        // outlive us and the next open (ours, or the next run's) would see EBUSY.
+        // Unregistering waits for the references to go.
+        if self.fixed_file {
+            let _ = self.ring.submitter().unregister_files();
+        }
+        if self.in_kernel == 0 && self.fixed_bufs {
+            let _ = self.ring.submitter().unregister_buffers();
         }
         if self.in_kernel > 0 {
             // Still in flight: leak the buffers rather than free memory the

@@ -1,0 +1,572 @@
+//! Simulator configuration: the TOML profile format (serde, `deny_unknown_fields`),
+//! byte sizes ("4GiB"), `key=value` overrides and validation.
+//!
+//! A profile is one TOML document with the sections `[geometry]`, `[nand]`,
+//! `[host]`, `[ftl]`, `[gc]`, `[wear]`, `[cache]`, `[readahead]` and `[check]`.
+//! Every built-in profile is such a file under `crates/sim/profiles/`;
+//! `flashlab sim profiles` lists them and [`crate::profile_toml`] prints one.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::nand::CellKind;
+
+/// A size in bytes that reads and writes as `"4GiB"`, `"512KiB"`, `"8MB"` or a plain integer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ByteSize(pub u64);
+
+impl ByteSize {
+    /// Parse `"4GiB"`, `"4 GiB"`, `"1.5GiB"`, `"512"`, `"8MB"`, `"128k"`.
+    pub fn parse(text: &str) -> Result<ByteSize, String> {
+        let s = text.trim();
+        let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(s.len());
+        let (num, unit) = s.split_at(split);
+        let num = num.replace('_', "");
+        let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "k" | "kib" => 1 << 10,
+            "m" | "mib" => 1 << 20,
+            "g" | "gib" => 1 << 30,
+            "t" | "tib" => 1 << 40,
+            "kb" => 1_000,
+            "mb" => 1_000_000,
+            "gb" => 1_000_000_000,
+            "tb" => 1_000_000_000_000,
+            other => return Err(format!("unknown size unit '{other}' in '{text}'; use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB")),
+        };
+        if num.is_empty() {
+            return Err(format!("size '{text}' has no number; write e.g. 4GiB"));
+        }
+        if let Ok(n) = num.parse::<u64>() {
+            return n
+                .checked_mul(mult)
+                .map(ByteSize)
+                .ok_or_else(|| format!("size '{text}' is too large"));
+        }
+        let f: f64 = num.parse().map_err(|_| format!("size '{text}' is not a number; write e.g. 4GiB"))?;
+        if !(f.is_finite() && f >= 0.0) {
+            return Err(format!("size '{text}' must be a non-negative number"));
+        }
+        Ok(ByteSize((f * mult as f64).round() as u64))
+    }
+}
+
+impl fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        for (unit, m) in [("TiB", 1u64 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+            if b >= m && b % m == 0 {
+                return write!(f, "{}{}", b / m, unit);
+            }
+        }
+        write!(f, "{b}")
+    }
+}
+
+impl Serialize for ByteSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(n) => Ok(ByteSize(n)),
+            Raw::Text(t) => ByteSize::parse(&t).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A whole simulator configuration (one profile).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Profile name (`ssd-m`).
+    pub name: String,
+    /// One line: what the profile models.
+    #[serde(default)]
+    pub description: String,
+    /// Where the numbers come from.
+    #[serde(default)]
+    pub source: String,
+    /// Which published behaviour the profile should show (and which test checks it).
+    #[serde(default)]
+    pub behaviour: String,
+    pub geometry: GeometryConfig,
+    pub nand: NandConfig,
+    pub host: HostConfig,
+    #[serde(default)]
+    pub ftl: FtlConfig,
+    #[serde(default)]
+    pub gc: GcConfig,
+    #[serde(default)]
+    pub wear: WearConfig,
+    #[serde(default)]
+    pub cache: CacheConfig,
+    #[serde(default)]
+    pub readahead: ReadaheadConfig,
+    #[serde(default)]
+    pub check: CheckConfig,
+}
+
+/// Channels x chips x dies x planes x blocks x pages. The number of blocks is
+/// derived from the logical capacity and the over-provisioning.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GeometryConfig {
+    pub channels: u32,
+    pub chips_per_channel: u32,
+    pub dies_per_chip: u32,
+    /// Planes per die: counted in the capacity; dies are the unit of parallelism.
+    pub planes_per_die: u32,
+    pub pages_per_block: u32,
+    /// Flash page size = the mapping unit of the page FTL.
+    pub page_bytes: ByteSize,
+    /// Logical (host-visible) capacity.
+    pub capacity: ByteSize,
+    /// p in physical = logical x (1 + p).
+    pub over_provisioning: f64,
+}
+
+/// NAND timing. `cell` picks a preset (SLC/MLC/TLC); any field given overrides it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NandConfig {
+    pub cell: CellKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erase_ns: Option<u64>,
+    /// Command/address cycles per flash operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_ns: Option<u64>,
+    /// Channel (NAND bus) transfer time per byte.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus_ns_per_byte: Option<f64>,
+    /// GC relocation with the die's copy-back (no channel transfer).
+    #[serde(default = "yes")]
+    pub copyback: bool,
+}
+
+/// The host interface.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// Informational (`sata-3g`, `nvme-pcie3x4`).
+    #[serde(default)]
+    pub interface: String,
+    /// Link transfer rate, decimal MB/s.
+    pub mb_per_s: f64,
+    /// Controller/firmware time per command.
+    pub command_overhead_ns: u64,
+    /// Commands the device works on at once (NCQ depth, NVMe queue).
+    pub queue_depth: u32,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum FtlKind {
+    /// Page-level mapping, log-structured allocation striped over dies.
+    #[default]
+    Page,
+}
+
+impl FtlKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FtlKind::Page => "page",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct FtlConfig {
+    #[serde(default)]
+    pub kind: FtlKind,
+}
+
+/// Victim selection policy of the garbage collector.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    /// Fewest valid pages first.
+    #[default]
+    Greedy,
+    /// Kawaguchi et al.: maximise age x (1 - u) / 2u.
+    CostBenefit,
+    /// Oldest closed block first.
+    Fifo,
+}
+
+impl GcPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            GcPolicy::Greedy => "greedy",
+            GcPolicy::CostBenefit => "cost-benefit",
+            GcPolicy::Fifo => "fifo",
+        }
+    }
+}
+
+/// Garbage collection: policy, watermarks (free blocks per die) and idle-time cleaning.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GcConfig {
+    #[serde(default)]
+    pub policy: GcPolicy,
+    /// Free blocks per die that only the garbage collector may take.
+    #[serde(default = "one")]
+    pub reserve_blocks: u32,
+    /// Foreground GC runs when a die's free blocks fall below this.
+    #[serde(default = "two")]
+    pub fg_low_watermark: u32,
+    /// Idle-time (background) GC on/off.
+    #[serde(default)]
+    pub background: bool,
+    /// Background GC cleans a die until it has this many free blocks.
+    #[serde(default = "eight")]
+    pub bg_high_watermark: u32,
+    /// The device must have been idle this long before background GC starts.
+    #[serde(default = "one_ms")]
+    pub idle_threshold_ns: u64,
+}
+
+impl Default for GcConfig {
+    fn default() -> Self {
+        GcConfig {
+            policy: GcPolicy::Greedy,
+            reserve_blocks: 1,
+            fg_low_watermark: 2,
+            background: false,
+            bg_high_watermark: 8,
+            idle_threshold_ns: 1_000_000,
+        }
+    }
+}
+
+/// Wear levelling: erase-count-aware allocation and static wear levelling.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WearConfig {
+    /// Allocate the free block with the fewest erases (else oldest-freed first).
+    #[serde(default = "yes")]
+    pub aware_allocation: bool,
+    /// Static WL: move the coldest block's data when max - min erase count on a die exceeds this (0 = off).
+    #[serde(default = "wl_threshold")]
+    pub static_threshold: u32,
+    /// Erases on a die between two static-WL checks.
+    #[serde(default = "wl_interval")]
+    pub check_interval: u32,
+}
+
+impl Default for WearConfig {
+    fn default() -> Self {
+        WearConfig { aware_allocation: true, static_threshold: wl_threshold(), check_interval: wl_interval() }
+    }
+}
+
+/// DRAM write-back cache.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    #[serde(default)]
+    pub enabled: bool,
+    #[serde(default = "cache_size")]
+    pub size: ByteSize,
+    /// Reads of a page still dirty in the cache are served from DRAM
+    /// (false: they wait for its write-back, as Chen et al. observed on SSD-M, section 5.5).
+    #[serde(default = "yes")]
+    pub serve_reads: bool,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig { enabled: false, size: cache_size(), serve_reads: true }
+    }
+}
+
+/// Read-ahead after a detected sequential read stream.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReadaheadConfig {
+    #[serde(default)]
+    pub enabled: bool,
+    /// Consecutive sequential read requests before read-ahead starts.
+    #[serde(default = "four")]
+    pub trigger: u32,
+    /// How far ahead of the stream to prefetch.
+    #[serde(default = "ra_window")]
+    pub window: ByteSize,
+}
+
+impl Default for ReadaheadConfig {
+    fn default() -> Self {
+        ReadaheadConfig { enabled: false, trigger: 4, window: ra_window() }
+    }
+}
+
+/// Invariant checking.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CheckConfig {
+    /// Verify the maps after every garbage collection (slow: O(device) per GC).
+    #[serde(default)]
+    pub enabled: bool,
+    /// A request whose latency would exceed this is reported as a stall (DeviceError::Invariant).
+    #[serde(default = "stall_ns")]
+    pub stall_ns: u64,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        CheckConfig { enabled: false, stall_ns: stall_ns() }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+fn one() -> u32 {
+    1
+}
+fn two() -> u32 {
+    2
+}
+fn four() -> u32 {
+    4
+}
+fn eight() -> u32 {
+    8
+}
+fn one_ms() -> u64 {
+    1_000_000
+}
+fn wl_threshold() -> u32 {
+    0
+}
+fn wl_interval() -> u32 {
+    64
+}
+fn cache_size() -> ByteSize {
+    ByteSize(8 << 20)
+}
+fn ra_window() -> ByteSize {
+    ByteSize(128 << 10)
+}
+fn stall_ns() -> u64 {
+    60_000_000_000
+}
+
+/// Short names accepted in overrides, mapped to their dotted TOML path.
+const ALIASES: &[(&str, &str)] = &[
+    ("capacity", "geometry.capacity"),
+    ("op", "geometry.over_provisioning"),
+    ("over_provisioning", "geometry.over_provisioning"),
+    ("channels", "geometry.channels"),
+    ("pages_per_block", "geometry.pages_per_block"),
+    ("page_bytes", "geometry.page_bytes"),
+    ("check", "check.enabled"),
+    ("stall_ns", "check.stall_ns"),
+    ("gc", "gc.policy"),
+    ("bg_gc", "gc.background"),
+    ("readahead", "readahead.enabled"),
+    ("ra", "readahead.enabled"),
+    ("qd", "host.queue_depth"),
+    ("cell", "nand.cell"),
+    ("copyback", "nand.copyback"),
+    ("wl", "wear.static_threshold"),
+];
+
+impl SimConfig {
+    /// Parse a TOML profile.
+    pub fn from_toml(text: &str, origin: &str) -> Result<SimConfig, String> {
+        let cfg: SimConfig = toml::from_str(text).map_err(|e| {
+            let msg = e.message().replace('\n', " ");
+            format!("simulator profile {origin}: {msg}; `flashlab sim profile ssd-m` prints a valid one to start from")
+        })?;
+        Ok(cfg)
+    }
+
+    /// The configuration as TOML (all sections, resolved values where given).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot serialise profile: {e}\n"))
+    }
+
+    /// Apply one `key=value` override. Keys are dotted TOML paths (`gc.policy`)
+    /// or short aliases (`capacity`, `op`, `cache`, `check`, `gc`, `readahead`, `qd`...).
+    /// `cache=on|off|SIZE` turns the cache on/off or sets its size.
+    pub fn apply_override(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let key = key.trim();
+        let value = value.trim();
+        if key == "cache" {
+            match parse_switch(value) {
+                Some(on) => self.cache.enabled = on,
+                None => {
+                    self.cache.size = ByteSize::parse(value).map_err(|e| format!("override cache={value}: {e}; use cache=on, cache=off or cache=SIZE"))?;
+                    self.cache.enabled = true;
+                }
+            }
+            return Ok(());
+        }
+        let path = ALIASES.iter().find(|(a, _)| *a == key).map(|(_, p)| *p).unwrap_or(key);
+        let mut doc = toml::Value::try_from(&*self).map_err(|e| format!("cannot apply override {key}: {e}"))?;
+        let parts: Vec<&str> = path.split('.').collect();
+        set_path(&mut doc, &parts, value).ok_or_else(|| {
+            format!("unknown simulator setting '{key}'; use a dotted path such as gc.policy or an alias such as capacity, op, cache, check")
+        })?;
+        let cfg: SimConfig = doc.try_into().map_err(|e: toml::de::Error| {
+            format!("override {key}={value}: {}; see `flashlab sim profile NAME` for valid settings", e.message().replace('\n', " "))
+        })?;
+        *self = cfg;
+        Ok(())
+    }
+
+    /// Check the configuration; the error is one line naming the problem and the fix.
+    pub fn validate(&self) -> Result<(), String> {
+        let g = &self.geometry;
+        let n = &self.name;
+        if g.channels == 0 || g.chips_per_channel == 0 || g.dies_per_chip == 0 || g.planes_per_die == 0 {
+            return Err(format!("profile '{n}': channels, chips_per_channel, dies_per_chip and planes_per_die must be at least 1"));
+        }
+        if g.pages_per_block < 2 || g.pages_per_block > 65535 {
+            return Err(format!("profile '{n}': pages_per_block must be in 2..=65535 (got {})", g.pages_per_block));
+        }
+        if g.page_bytes.0 < 512 || g.page_bytes.0 % 512 != 0 {
+            return Err(format!("profile '{n}': page_bytes must be a multiple of 512 (got {})", g.page_bytes.0));
+        }
+        if g.capacity.0 == 0 || g.capacity.0 % g.page_bytes.0 != 0 {
+            return Err(format!("profile '{n}': capacity {} must be a positive multiple of the page size {}", g.capacity, g.page_bytes));
+        }
+        if !(g.over_provisioning.is_finite() && g.over_provisioning > 0.0 && g.over_provisioning <= 10.0) {
+            return Err(format!("profile '{n}': over_provisioning must be in (0, 10] (got {}); e.g. op=0.07", g.over_provisioning));
+        }
+        if !(self.host.mb_per_s.is_finite() && self.host.mb_per_s > 0.0) {
+            return Err(format!("profile '{n}': host.mb_per_s must be positive"));
+        }
+        if self.host.queue_depth == 0 {
+            return Err(format!("profile '{n}': host.queue_depth must be at least 1"));
+        }
+        if let Some(b) = self.nand.bus_ns_per_byte {
+            if !(b.is_finite() && b >= 0.0) {
+                return Err(format!("profile '{n}': nand.bus_ns_per_byte must be non-negative"));
+            }
+        }
+        if self.gc.reserve_blocks == 0 {
+            return Err(format!("profile '{n}': gc.reserve_blocks must be at least 1 (GC needs a free block to copy into)"));
+        }
+        if self.gc.fg_low_watermark <= self.gc.reserve_blocks {
+            return Err(format!(
+                "profile '{n}': gc.fg_low_watermark ({}) must exceed gc.reserve_blocks ({})",
+                self.gc.fg_low_watermark, self.gc.reserve_blocks
+            ));
+        }
+        if self.cache.enabled && self.cache.size.0 < g.page_bytes.0 {
+            return Err(format!("profile '{n}': cache.size must hold at least one page ({})", g.page_bytes));
+        }
+        if self.readahead.enabled && (self.readahead.trigger == 0 || self.readahead.window.0 < g.page_bytes.0) {
+            return Err(format!("profile '{n}': readahead.trigger must be >= 1 and readahead.window at least one page"));
+        }
+        if self.wear.check_interval == 0 {
+            return Err(format!("profile '{n}': wear.check_interval must be at least 1"));
+        }
+        let geo = crate::geometry::Geometry::derive(self)?;
+        let spare_blocks = geo.blocks_per_unit as u64 - geo.logical_pages.div_ceil(geo.units as u64).div_ceil(geo.pages_per_block as u64);
+        // two open blocks (host + GC) plus the watermark must fit in the spare space.
+        let need = 2 + self.gc.fg_low_watermark as u64 + 1;
+        if spare_blocks < need {
+            return Err(format!(
+                "profile '{n}': over-provisioning {} leaves {spare_blocks} spare blocks per die, need at least {need}; raise op or capacity, or use fewer dies",
+                g.over_provisioning
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn set_path(node: &mut toml::Value, parts: &[&str], value: &str) -> Option<()> {
+    let table = node.as_table_mut()?;
+    let (first, rest) = parts.split_first()?;
+    if rest.is_empty() {
+        let new = guess_value(value, table.get(*first));
+        table.insert(first.to_string(), new);
+        return Some(());
+    }
+    let child = table.entry(first.to_string()).or_insert_with(|| toml::Value::Table(Default::default()));
+    set_path(child, rest, value)
+}
+
+fn parse_switch(v: &str) -> Option<bool> {
+    match v.to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Some(true),
+        "off" | "false" | "no" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Turn an override's text into a TOML value shaped like the one it replaces.
+fn guess_value(v: &str, old: Option<&toml::Value>) -> toml::Value {
+    match old {
+        Some(toml::Value::Boolean(_)) => {
+            if let Some(b) = parse_switch(v) {
+                return toml::Value::Boolean(b);
+            }
+        }
+        Some(toml::Value::Integer(_)) => {
+            if let Ok(i) = v.replace('_', "").parse::<i64>() {
+                return toml::Value::Integer(i);
+            }
+            if let Ok(f) = v.parse::<f64>() {
+                if f.fract() == 0.0 {
+                    return toml::Value::Integer(f as i64);
+                }
+            }
+        }
+        Some(toml::Value::Float(_)) => {
+            if let Ok(f) = v.parse::<f64>() {
+                return toml::Value::Float(f);
+            }
+        }
+        Some(toml::Value::String(_)) => return toml::Value::String(v.to_string()),
+        _ => {}
+    }
+    if let Some(b) = parse_switch(v) {
+        if !v.chars().all(|c| c.is_ascii_digit()) {
+            return toml::Value::Boolean(b);
+        }
+    }
+    if let Ok(i) = v.parse::<i64>() {
+        return toml::Value::Integer(i);
+    }
+    if let Ok(f) = v.parse::<f64>() {
+        return toml::Value::Float(f);
+    }
+    toml::Value::String(v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_sizes() {
+        assert_eq!(ByteSize::parse("4GiB").unwrap().0, 4 << 30);
+        assert_eq!(ByteSize::parse("4 GiB").unwrap().0, 4 << 30);
+        assert_eq!(ByteSize::parse("512").unwrap().0, 512);
+        assert_eq!(ByteSize::parse("8MB").unwrap().0, 8_000_000);
+        assert_eq!(ByteSize::parse("1.5KiB").unwrap().0, 1536);
+        assert!(ByteSize::parse("4XB").is_err());
+        assert_eq!(ByteSize(4 << 30).to_string(), "4GiB");
+        assert_eq!(ByteSize(1536).to_string(), "1536");
+    }
+}

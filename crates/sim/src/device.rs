@@ -1,0 +1,478 @@
+//! [`SimDevice`]: the simulator behind the [`Device`] interface.
+//!
+//! Requests are queued by `submit` at the current simulated time and issued by
+//! `poll`, in submission order. Issuing a request computes its completion time
+//! analytically:
+//!
+//! 1. it waits for one of the `host.queue_depth` command slots;
+//! 2. `host.command_overhead_ns` of controller time;
+//! 3. read: each page comes from the write cache, the read-ahead buffer, or
+//!    flash (through the FTL, on the die/channel resources); the data then
+//!    crosses the host link (a shared resource at `host.mb_per_s`);
+//!    write: the data crosses the host link, then enters the cache (write-back
+//!    placed at once) or, without a cache, is programmed before completion;
+//!    trim: the FTL invalidates the whole pages covered (partial pages are ignored).
+//!
+//! Completions wait in a heap ordered by (time, issue order); `poll` advances
+//! the clock to the earliest and returns every completion due by then.
+//! `idle_until` and a `poll` with nothing outstanding let time pass; once the
+//! device has been idle for `gc.idle_threshold_ns`, the FTL cleans in the
+//! background until the deadline.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use flashlab_device::{ClockKind, Completion, Device, DeviceError, DeviceInfo, DeviceKind, IoRequest, Mode, Nanos};
+
+use crate::accounting::{Accounting, EraseSummary};
+use crate::cache::WriteCache;
+use crate::config::SimConfig;
+use crate::ftl::{self, Ftl};
+use crate::geometry::Geometry;
+use crate::nand::NandTiming;
+use crate::readahead::ReadAhead;
+use crate::resources::Flash;
+
+/// Sector size the simulator accepts (offsets and sizes are multiples of it).
+pub const SECTOR_BYTES: u32 = 512;
+
+/// The simulated SSD.
+pub struct SimDevice {
+    info: DeviceInfo,
+    cfg: SimConfig,
+    geo: Geometry,
+    seed: u64,
+    now: Nanos,
+    max_outstanding: usize,
+    ftl: Box<dyn Ftl>,
+    flash: Flash,
+    cache: Option<WriteCache>,
+    readahead: Option<ReadAhead>,
+    /// Submitted, not yet issued: (request, submit time).
+    queued: Vec<(IoRequest, Nanos)>,
+    /// Issued: (completion time, issue sequence, tag, submit time).
+    inflight: BinaryHeap<Reverse<(Nanos, u64, u64, Nanos)>>,
+    issue_seq: u64,
+    /// Completion times of the commands occupying the device's queue slots.
+    slots: BinaryHeap<Reverse<Nanos>>,
+    link_free: Nanos,
+    /// When the last issued request completes (the device is busy until then).
+    busy_until: Nanos,
+    host_ps_per_byte: u64,
+    failed: Option<String>,
+}
+
+impl SimDevice {
+    /// Build a device from a validated configuration.
+    pub fn new(cfg: SimConfig, name: String, seed: u64, max_outstanding: usize) -> Result<SimDevice, String> {
+        cfg.validate()?;
+        let geo = Geometry::derive(&cfg)?;
+        let timing = NandTiming::resolve(&cfg.nand, geo.page_bytes);
+        let flash = Flash::new(timing, &geo);
+        let ftl = ftl::make(&cfg, &geo);
+        let cache = cfg
+            .cache
+            .enabled
+            .then(|| WriteCache::new((cfg.cache.size.0 / geo.page_bytes) as usize, cfg.cache.serve_reads));
+        let readahead = cfg
+            .readahead
+            .enabled
+            .then(|| ReadAhead::new(cfg.readahead.trigger, cfg.readahead.window.0.div_ceil(geo.page_bytes)));
+        let host_ps_per_byte = (1_000_000.0 / cfg.host.mb_per_s).round() as u64;
+        let info = DeviceInfo {
+            name,
+            kind: DeviceKind::Simulated,
+            clock: ClockKind::Simulated,
+            size_bytes: geo.capacity_bytes(),
+            logical_block_bytes: SECTOR_BYTES,
+            identity: identity(&cfg, &geo, &timing, seed),
+        };
+        Ok(SimDevice {
+            info,
+            geo,
+            seed,
+            now: 0,
+            max_outstanding: max_outstanding.max(1),
+            ftl,
+            flash,
+            cache,
+            readahead,
+            queued: Vec::with_capacity(max_outstanding.max(1)),
+            inflight: BinaryHeap::with_capacity(max_outstanding.max(1)),
+            issue_seq: 0,
+            slots: BinaryHeap::with_capacity(cfg.host.queue_depth as usize),
+            link_free: 0,
+            busy_until: 0,
+            host_ps_per_byte,
+            failed: None,
+            cfg,
+        })
+    }
+
+    /// The configuration the device runs.
+    pub fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// All counters (read-only).
+    pub fn accounting(&self) -> &Accounting {
+        &self.flash.acct
+    }
+
+    /// Write amplification since the last `reset_stats`.
+    pub fn write_amplification(&self) -> f64 {
+        self.flash.acct.write_amplification(self.geo.page_bytes)
+    }
+
+    /// Erase-count distribution of all blocks (not reset by `reset_stats`).
+    pub fn erase_summary(&self) -> EraseSummary {
+        EraseSummary::from_counts(self.ftl.erase_counts())
+    }
+
+    /// Run the checker now.
+    pub fn check(&self) -> Result<(), String> {
+        self.ftl.check()
+    }
+
+    /// Whether logical page `lpn` (in flash pages) holds data.
+    pub fn is_mapped(&self, lpn: u64) -> bool {
+        self.ftl.is_mapped(lpn)
+    }
+
+    pub fn mapped_pages(&self) -> u64 {
+        self.ftl.mapped_pages()
+    }
+
+    /// When every scheduled piece of work (requests, cache write-backs, GC) has finished.
+    /// `idle_until(dev.quiesce_at() + margin)` drains the device between experiments.
+    pub fn quiesce_at(&self) -> Nanos {
+        self.busy_until.max(self.flash.all_dies_free()).max(self.link_free).max(self.now)
+    }
+
+    /// Bytes of memory held by the simulator's data structures.
+    pub fn memory_bytes(&self) -> usize {
+        self.ftl.memory_bytes()
+            + self.cache.as_ref().map_or(0, |c| c.memory_bytes())
+            + self.inflight.capacity() * 32
+            + self.queued.capacity() * 40
+            + self.slots.capacity() * 8
+    }
+
+    #[inline]
+    fn host_xfer(&self, bytes: u64) -> Nanos {
+        bytes * self.host_ps_per_byte / 1000
+    }
+
+    fn fail<T>(&mut self, msg: String) -> Result<T, DeviceError> {
+        let full = format!("simulator {}: {msg}", self.info.name);
+        self.failed = Some(full.clone());
+        Err(DeviceError::Invariant(full))
+    }
+
+    fn validate(&self, req: &IoRequest) -> Result<(), DeviceError> {
+        let s = SECTOR_BYTES as u64;
+        if req.size_bytes == 0 || req.size_bytes as u64 % s != 0 || req.offset_bytes % s != 0 {
+            return Err(DeviceError::InvalidRequest(format!(
+                "offset {} and size {} must be non-zero multiples of {s} bytes",
+                req.offset_bytes, req.size_bytes
+            )));
+        }
+        if req.offset_bytes.checked_add(req.size_bytes as u64).is_none_or(|end| end > self.info.size_bytes) {
+            return Err(DeviceError::InvalidRequest(format!(
+                "IO at {} of {} bytes goes past the end of the {}-byte simulated device",
+                req.offset_bytes, req.size_bytes, self.info.size_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    /// Compute one request's completion; returns the completion time.
+    fn issue(&mut self, req: IoRequest, arrival: Nanos) -> Result<Nanos, String> {
+        // 1. a command slot
+        while let Some(&Reverse(t)) = self.slots.peek() {
+            if t > arrival {
+                break;
+            }
+            self.slots.pop();
+        }
+        let start = if self.slots.len() < self.cfg.host.queue_depth as usize {
+            arrival
+        } else {
+            self.slots.pop().map_or(arrival, |Reverse(t)| t.max(arrival))
+        };
+        // 2. controller overhead
+        let t_cmd = start + self.cfg.host.command_overhead_ns;
+        let pb = self.geo.page_bytes;
+        let first = req.offset_bytes / pb;
+        let end_byte = req.offset_bytes + req.size_bytes as u64;
+        let last = (end_byte - 1) / pb;
+        let bytes = req.size_bytes as u64;
+        let acct_i;
+        let done = match req.mode {
+            Mode::Read => {
+                acct_i = 0;
+                self.flash.acct.host_reads += 1;
+                self.flash.acct.host_read_bytes += bytes;
+                let mut ready = t_cmd;
+                for lpn in first..=last {
+                    let r = self.read_page(lpn, t_cmd)?;
+                    ready = ready.max(r);
+                }
+                if let Some(ra) = self.readahead.as_mut() {
+                    ra.observe(first, last, t_cmd, self.ftl.as_mut(), &mut self.flash)?;
+                }
+                let xs = ready.max(self.link_free);
+                let xe = xs + self.host_xfer(bytes);
+                self.link_free = xe;
+                xe
+            }
+            Mode::Write => {
+                acct_i = 1;
+                self.flash.acct.host_writes += 1;
+                self.flash.acct.host_write_bytes += bytes;
+                if let Some(ra) = self.readahead.as_mut() {
+                    ra.invalidate(first, last);
+                }
+                let xs = t_cmd.max(self.link_free);
+                let xe = xs + self.host_xfer(bytes);
+                self.link_free = xe;
+                let mut done = xe;
+                for lpn in first..=last {
+                    let page_start = lpn * pb;
+                    let partial = req.offset_bytes > page_start || end_byte < page_start + pb;
+                    let d = match self.cache.as_mut() {
+                        Some(cache) => {
+                            let (entry, waited) = cache.admit(xe);
+                            if waited {
+                                self.flash.acct.cache_full_waits += 1;
+                            }
+                            self.flash.acct.cache_write_pages += 1;
+                            let release = self.ftl.write(lpn, partial, entry, &mut self.flash)?;
+                            cache.insert(lpn, release);
+                            entry
+                        }
+                        None => self.ftl.write(lpn, partial, xe, &mut self.flash)?,
+                    };
+                    done = done.max(d);
+                }
+                done
+            }
+            Mode::Trim => {
+                acct_i = 2;
+                self.flash.acct.host_trims += 1;
+                self.flash.acct.host_trim_bytes += bytes;
+                if let Some(ra) = self.readahead.as_mut() {
+                    ra.invalidate(first, last);
+                }
+                let whole_first = req.offset_bytes.div_ceil(pb);
+                let whole_end = end_byte / pb;
+                for lpn in whole_first..whole_end {
+                    self.ftl.trim(lpn, t_cmd, &mut self.flash)?;
+                }
+                t_cmd
+            }
+        };
+        self.slots.push(Reverse(done));
+        let latency = done - arrival;
+        self.flash.acct.latency[acct_i].add(latency);
+        if latency > self.cfg.check.stall_ns {
+            return Err(format!(
+                "stall: request tag {} ({} {} bytes at {}) would take {:.3} s of simulated time (limit check.stall_ns = {} ns); the device cannot make progress",
+                req.tag,
+                req.mode,
+                req.size_bytes,
+                req.offset_bytes,
+                latency as f64 / 1e9,
+                self.cfg.check.stall_ns
+            ));
+        }
+        Ok(done)
+    }
+
+    #[inline]
+    fn read_page(&mut self, lpn: u64, at: Nanos) -> Result<Nanos, String> {
+        if let Some(cache) = self.cache.as_ref() {
+            if let Some(release) = cache.lookup(lpn, at) {
+                if cache.serve_reads {
+                    self.flash.acct.cache_read_hits += 1;
+                    return Ok(at);
+                }
+                return self.ftl.read(lpn, release, &mut self.flash);
+            }
+        }
+        if let Some(ra) = self.readahead.as_ref() {
+            if let Some(t) = ra.lookup(lpn) {
+                self.flash.acct.readahead_hits += 1;
+                return Ok(t.max(at));
+            }
+        }
+        self.ftl.read(lpn, at, &mut self.flash)
+    }
+
+    fn issue_queued(&mut self) -> Result<(), DeviceError> {
+        if self.queued.is_empty() {
+            return Ok(());
+        }
+        let queued = std::mem::take(&mut self.queued);
+        for (i, &(req, submit)) in queued.iter().enumerate() {
+            match self.issue(req, submit) {
+                Ok(done) => {
+                    self.busy_until = self.busy_until.max(done);
+                    self.inflight.push(Reverse((done, self.issue_seq, req.tag, submit)));
+                    self.issue_seq += 1;
+                }
+                Err(e) => {
+                    self.queued = queued[i + 1..].to_vec();
+                    return self.fail(e);
+                }
+            }
+        }
+        self.queued = queued;
+        self.queued.clear();
+        Ok(())
+    }
+
+    /// Let time pass to `deadline` with no new requests: background work once idle.
+    fn pass_time(&mut self, deadline: Nanos) -> Result<(), DeviceError> {
+        if deadline <= self.now {
+            return Ok(());
+        }
+        let idle_from = self.busy_until.max(self.now) + self.cfg.gc.idle_threshold_ns;
+        if idle_from < deadline {
+            if let Err(e) = self.ftl.idle(idle_from, deadline, &mut self.flash) {
+                return self.fail(e);
+            }
+        }
+        self.now = deadline;
+        Ok(())
+    }
+}
+
+impl Device for SimDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn now_ns(&self) -> Nanos {
+        self.now
+    }
+
+    fn max_outstanding(&self) -> usize {
+        self.max_outstanding
+    }
+
+    fn submit(&mut self, req: IoRequest) -> Result<(), DeviceError> {
+        if let Some(f) = &self.failed {
+            return Err(DeviceError::Invariant(f.clone()));
+        }
+        if self.queued.len() + self.inflight.len() >= self.max_outstanding {
+            return Err(DeviceError::InvalidRequest(format!(
+                "more than {} requests outstanding; poll for completions first",
+                self.max_outstanding
+            )));
+        }
+        self.validate(&req)?;
+        self.queued.push((req, self.now));
+        Ok(())
+    }
+
+    fn poll(&mut self, deadline_ns: Option<Nanos>, out: &mut Vec<Completion>) -> Result<(), DeviceError> {
+        if let Some(f) = &self.failed {
+            return Err(DeviceError::Invariant(f.clone()));
+        }
+        self.issue_queued()?;
+        let Some(&Reverse((first, ..))) = self.inflight.peek() else {
+            if let Some(d) = deadline_ns {
+                self.pass_time(d)?;
+            }
+            return Ok(());
+        };
+        if let Some(d) = deadline_ns {
+            if d < first {
+                self.now = self.now.max(d);
+                return Ok(());
+            }
+        }
+        self.now = self.now.max(first);
+        while let Some(&Reverse((t, _, tag, submit))) = self.inflight.peek() {
+            if t > self.now {
+                break;
+            }
+            self.inflight.pop();
+            out.push(Completion { tag, submit_ns: submit, complete_ns: t, errno: None });
+        }
+        Ok(())
+    }
+
+    fn idle_until(&mut self, deadline_ns: Nanos) -> Result<(), DeviceError> {
+        if let Some(f) = &self.failed {
+            return Err(DeviceError::Invariant(f.clone()));
+        }
+        self.issue_queued()?;
+        self.pass_time(deadline_ns)
+    }
+
+    fn stats_json(&self) -> Option<serde_json::Value> {
+        let mut v = self.flash.acct.to_json(self.geo.page_bytes, &self.erase_summary());
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("ftl".into(), serde_json::json!(self.ftl.name()));
+            obj.insert("gc_policy".into(), serde_json::json!(self.cfg.gc.policy.name()));
+            obj.insert("mapped_pages".into(), serde_json::json!(self.ftl.mapped_pages()));
+            obj.insert("logical_pages".into(), serde_json::json!(self.geo.logical_pages));
+            obj.insert("page_bytes".into(), serde_json::json!(self.geo.page_bytes));
+        }
+        Some(v)
+    }
+
+    fn reset_stats(&mut self) {
+        self.flash.acct = Accounting::default();
+    }
+}
+
+fn identity(cfg: &SimConfig, geo: &Geometry, t: &NandTiming, seed: u64) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    let mut put = |k: &str, v: String| {
+        m.insert(k.to_string(), v);
+    };
+    put("profile", cfg.name.clone());
+    put("description", cfg.description.clone());
+    put("ftl", cfg.ftl.kind.name().to_string());
+    put("gc_policy", cfg.gc.policy.name().to_string());
+    put("gc_background", cfg.gc.background.to_string());
+    put("channels", geo.channels.to_string());
+    put("dies", geo.units.to_string());
+    put("planes_per_die", geo.planes_per_die.to_string());
+    put("blocks_per_die", geo.blocks_per_unit.to_string());
+    put("pages_per_block", geo.pages_per_block.to_string());
+    put("page_bytes", geo.page_bytes.to_string());
+    put("logical_pages", geo.logical_pages.to_string());
+    put("physical_pages", geo.physical_pages.to_string());
+    put("over_provisioning", format!("{}", cfg.geometry.over_provisioning));
+    put("over_provisioning_effective", format!("{:.4}", geo.effective_op()));
+    put("cell", t.cell.name().to_string());
+    put("read_ns", t.read_ns.to_string());
+    put("program_ns", t.program_ns.to_string());
+    put("erase_ns", t.erase_ns.to_string());
+    put("page_transfer_ns", t.page_transfer_ns.to_string());
+    put("copyback", t.copyback.to_string());
+    put("host_mb_per_s", format!("{}", cfg.host.mb_per_s));
+    put("host_command_overhead_ns", cfg.host.command_overhead_ns.to_string());
+    put("host_queue_depth", cfg.host.queue_depth.to_string());
+    put("cache", if cfg.cache.enabled { cfg.cache.size.to_string() } else { "off".into() });
+    put(
+        "readahead",
+        if cfg.readahead.enabled { format!("trigger {} window {}", cfg.readahead.trigger, cfg.readahead.window) } else { "off".into() },
+    );
+    put("wear_static_threshold", cfg.wear.static_threshold.to_string());
+    put("check", cfg.check.enabled.to_string());
+    put("seed", seed.to_string());
+    m
+}

@@ -1,0 +1,377 @@
+//! The page-mapped FTL: every logical page maps to any physical page.
+//!
+//! - Maps: forward `l2p: Vec<u32>` and reverse `p2l: Vec<u32>` (`NONE` = unmapped /
+//!   invalid), plus the [`BlockTable`]: about 8.3 bytes per logical page at 7 %
+//!   over-provisioning. The map lives in DRAM, so there is no mapping traffic
+//!   (`Cause::Mapping` stays zero).
+//! - Allocation: log-structured. Host writes are striped round-robin over the
+//!   dies; each die has one open host block and one open GC block (relocated,
+//!   colder data is kept apart from fresh host data), both filled in page order.
+//!   A free block is taken with the fewest erases first (erase-count-aware
+//!   allocation) or oldest-freed first.
+//! - Garbage collection per die: foreground when the die's free blocks fall
+//!   below `gc.fg_low_watermark` as a host block is opened; background in idle
+//!   time up to `gc.bg_high_watermark`. The victim comes from the configured
+//!   [`VictimPolicy`]; its valid pages are copied inside the die (copy-back)
+//!   and it is erased. `gc.reserve_blocks` free blocks are never given to host writes.
+//! - Static wear levelling: every `wear.check_interval` erases on a die, if the
+//!   die's max - min erase count exceeds `wear.static_threshold`, the closed block
+//!   with the fewest erases (cold data) is relocated and its block freed for hot data.
+//! - TRIM invalidates the page.
+//! - Checker mode (`check.enabled`) runs [`crate::checker`] after every reclaimed block.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::blocks::{BlockState, BlockTable, NONE};
+use super::Ftl;
+use crate::accounting::Cause;
+use crate::config::{GcConfig, SimConfig, WearConfig};
+use crate::gc::{self, VictimPolicy};
+use crate::geometry::Geometry;
+use crate::resources::Flash;
+use crate::Nanos;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Frontier {
+    pub block: u32,
+    pub next: u32,
+}
+
+const NO_FRONTIER: Frontier = Frontier { block: NONE, next: 0 };
+
+pub struct PageFtl {
+    pub(crate) geo: Geometry,
+    ppb: u32,
+    pub(crate) l2p: Vec<u32>,
+    pub(crate) p2l: Vec<u32>,
+    pub(crate) blocks: BlockTable,
+    /// Per die: free blocks keyed by (erase count or free order, block).
+    pub(crate) free: Vec<BinaryHeap<Reverse<(u64, u32)>>>,
+    free_seq: u64,
+    pub(crate) host_open: Vec<Frontier>,
+    pub(crate) gc_open: Vec<Frontier>,
+    rr: u32,
+    policy: Box<dyn VictimPolicy>,
+    gc: GcConfig,
+    wear: WearConfig,
+    /// Pages programmed so far (the GC policies' clock).
+    seq: u64,
+    erases_since_wl: Vec<u32>,
+    check: bool,
+    pub(crate) mapped: u64,
+}
+
+impl PageFtl {
+    pub fn new(cfg: &SimConfig, geo: &Geometry) -> PageFtl {
+        let units = geo.units;
+        let bpu = geo.blocks_per_unit;
+        let mut free = Vec::with_capacity(units as usize);
+        for u in 0..units {
+            let mut h = BinaryHeap::with_capacity(bpu as usize);
+            for b in u * bpu..(u + 1) * bpu {
+                // key 0 for all: ties broken by block number, so a fresh die fills from block 0.
+                h.push(Reverse((0u64, b)));
+            }
+            free.push(h);
+        }
+        PageFtl {
+            geo: *geo,
+            ppb: geo.pages_per_block,
+            l2p: vec![NONE; geo.logical_pages as usize],
+            p2l: vec![NONE; geo.physical_pages as usize],
+            blocks: BlockTable::new(units, bpu, geo.pages_per_block),
+            free,
+            free_seq: 0,
+            host_open: vec![NO_FRONTIER; units as usize],
+            gc_open: vec![NO_FRONTIER; units as usize],
+            rr: 0,
+            policy: gc::make(cfg.gc.policy, units),
+            gc: cfg.gc.clone(),
+            wear: cfg.wear.clone(),
+            seq: 0,
+            erases_since_wl: vec![0; units as usize],
+            check: cfg.check.enabled,
+            mapped: 0,
+        }
+    }
+
+    #[inline]
+    fn unit_of(&self, ppn: u32) -> u32 {
+        self.geo.unit_of_ppn(ppn)
+    }
+
+    fn pop_free(&mut self, unit: u32) -> Option<u32> {
+        self.free[unit as usize].pop().map(|Reverse((_, b))| b)
+    }
+
+    fn push_free(&mut self, unit: u32, b: u32) {
+        let key = if self.wear.aware_allocation {
+            self.blocks.erase_count(b) as u64
+        } else {
+            self.free_seq += 1;
+            self.free_seq
+        };
+        self.free[unit as usize].push(Reverse((key, b)));
+    }
+
+    fn close(&mut self, b: u32) {
+        let unit = self.geo.unit_of_block(b);
+        self.blocks.close(b, self.seq);
+        self.policy.on_close(unit, b, self.seq);
+    }
+
+    /// Invalidate physical page `ppn` (its logical page is rewritten or trimmed).
+    #[inline]
+    fn invalidate(&mut self, ppn: u32) {
+        debug_assert_ne!(self.p2l[ppn as usize], NONE, "invalidating free page {ppn}");
+        self.p2l[ppn as usize] = NONE;
+        self.blocks.dec_valid(ppn / self.ppb);
+    }
+
+    fn alloc_host(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<u32, String> {
+        let f = self.host_open[unit as usize];
+        if f.block != NONE && f.next < self.ppb {
+            self.host_open[unit as usize].next += 1;
+            return Ok(f.block * self.ppb + f.next);
+        }
+        if f.block != NONE {
+            self.close(f.block);
+            self.host_open[unit as usize] = NO_FRONTIER;
+        }
+        self.ensure_free(unit, at, flash)?;
+        let b = self.pop_free(unit).ok_or_else(|| format!("stall: die {unit} has no free block for host writes"))?;
+        self.blocks.open(b, false);
+        self.host_open[unit as usize] = Frontier { block: b, next: 1 };
+        Ok(b * self.ppb)
+    }
+
+    fn alloc_gc(&mut self, unit: u32) -> Result<u32, String> {
+        let f = self.gc_open[unit as usize];
+        if f.block != NONE && f.next < self.ppb {
+            self.gc_open[unit as usize].next += 1;
+            return Ok(f.block * self.ppb + f.next);
+        }
+        if f.block != NONE {
+            self.close(f.block);
+            self.gc_open[unit as usize] = NO_FRONTIER;
+        }
+        let b = self.pop_free(unit).ok_or_else(|| {
+            format!("stall: die {unit} ran out of free blocks during garbage collection (reserve exhausted); raise gc.reserve_blocks or op")
+        })?;
+        self.blocks.open(b, true);
+        self.gc_open[unit as usize] = Frontier { block: b, next: 1 };
+        Ok(b * self.ppb)
+    }
+
+    /// Foreground GC: clean die `unit` until it has enough free blocks.
+    fn ensure_free(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<(), String> {
+        let need = self.gc.fg_low_watermark.max(self.gc.reserve_blocks + 1) as usize;
+        let mut fruitless = 0u32;
+        while self.free[unit as usize].len() < need {
+            debug_assert!(!self.free[unit as usize].is_empty(), "die {unit}: free pool empty outside GC");
+            let before = self.free[unit as usize].len();
+            let victim = self.policy.select(unit, &self.blocks, self.seq).ok_or_else(|| {
+                format!(
+                    "stall: die {unit} needs a free block but has no closed block to clean ({} mapped of {} logical pages)",
+                    self.mapped, self.geo.logical_pages
+                )
+            })?;
+            flash.acct.gc_foreground += 1;
+            self.reclaim(unit, victim, Cause::Gc, at, flash)?;
+            if self.free[unit as usize].len() <= before {
+                fruitless += 1;
+                if fruitless > self.geo.blocks_per_unit {
+                    return Err(format!(
+                        "stall: garbage collection on die {unit} makes no progress (every block full of valid data); raise op or TRIM data"
+                    ));
+                }
+            } else {
+                fruitless = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Relocate the valid pages of `victim`, erase it, return it to the free pool.
+    fn reclaim(&mut self, unit: u32, victim: u32, cause: Cause, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+        debug_assert_eq!(self.geo.unit_of_block(victim), unit);
+        self.blocks.take_victim(victim);
+        let base = victim * self.ppb;
+        let mut moved = 0u64;
+        for i in 0..self.ppb {
+            let src = base + i;
+            let lpn = self.p2l[src as usize];
+            if lpn == NONE {
+                continue;
+            }
+            let dst = self.alloc_gc(unit)?;
+            debug_assert_eq!(self.l2p[lpn as usize], src, "maps disagree for lpn {lpn}");
+            self.p2l[src as usize] = NONE;
+            self.blocks.dec_valid(victim);
+            self.p2l[dst as usize] = lpn;
+            self.l2p[lpn as usize] = dst;
+            self.blocks.inc_valid(dst / self.ppb);
+            moved += 1;
+            self.seq += 1;
+        }
+        let copied = flash.copy_n(unit, cause, at, moved);
+        let end = flash.erase(unit, cause, copied);
+        self.blocks.erased(victim);
+        self.push_free(unit, victim);
+        match cause {
+            Cause::WearLeveling => {
+                flash.acct.wl_moves += 1;
+                flash.acct.wl_relocated_pages += moved;
+            }
+            _ => flash.acct.gc_relocated_pages += moved,
+        }
+        if self.check {
+            self.check().map_err(|e| format!("checker after reclaiming block {victim} on die {unit}: {e}"))?;
+        }
+        self.erases_since_wl[unit as usize] += 1;
+        if cause == Cause::Gc {
+            self.maybe_static_wl(unit, end, flash)?;
+        }
+        Ok(end)
+    }
+
+    fn maybe_static_wl(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<(), String> {
+        if self.wear.static_threshold == 0 || self.erases_since_wl[unit as usize] < self.wear.check_interval {
+            return Ok(());
+        }
+        self.erases_since_wl[unit as usize] = 0;
+        let mut max = 0u32;
+        let mut coldest: Option<(u32, u32)> = None;
+        for b in self.blocks.unit_blocks(unit) {
+            let e = self.blocks.erase_count(b);
+            max = max.max(e);
+            if self.blocks.state(b) == BlockState::Closed && coldest.is_none_or(|(ce, _)| e < ce) {
+                coldest = Some((e, b));
+            }
+        }
+        if let Some((e, b)) = coldest {
+            if max - e > self.wear.static_threshold {
+                self.reclaim(unit, b, Cause::WearLeveling, at, flash)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Ftl for PageFtl {
+    fn name(&self) -> &'static str {
+        "page"
+    }
+
+    fn logical_pages(&self) -> u64 {
+        self.geo.logical_pages
+    }
+
+    #[inline]
+    fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+        let ppn = self.l2p[lpn as usize];
+        if ppn == NONE {
+            flash.acct.unmapped_reads += 1;
+            return Ok(at);
+        }
+        Ok(flash.read(self.unit_of(ppn), Cause::Host, at))
+    }
+
+    fn write(&mut self, lpn: u64, partial: bool, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+        let lpn32 = lpn as u32;
+        debug_assert!((lpn as usize) < self.l2p.len());
+        let old = self.l2p[lpn as usize];
+        let mut ready = at;
+        if old != NONE {
+            if partial {
+                ready = flash.read(self.unit_of(old), Cause::Host, at);
+                flash.acct.rmw_reads += 1;
+            }
+            self.invalidate(old);
+            self.l2p[lpn as usize] = NONE;
+            self.mapped -= 1;
+        }
+        let unit = self.rr;
+        self.rr = if self.rr + 1 == self.geo.units { 0 } else { self.rr + 1 };
+        let ppn = self.alloc_host(unit, at, flash)?;
+        debug_assert_eq!(self.p2l[ppn as usize], NONE);
+        self.p2l[ppn as usize] = lpn32;
+        self.l2p[lpn as usize] = ppn;
+        self.blocks.inc_valid(ppn / self.ppb);
+        self.mapped += 1;
+        self.seq += 1;
+        Ok(flash.program(unit, Cause::Host, ready))
+    }
+
+    fn trim(&mut self, lpn: u64, _at: Nanos, _flash: &mut Flash) -> Result<(), String> {
+        let old = self.l2p[lpn as usize];
+        if old != NONE {
+            self.invalidate(old);
+            self.l2p[lpn as usize] = NONE;
+            self.mapped -= 1;
+        }
+        Ok(())
+    }
+
+    fn idle(&mut self, idle_from: Nanos, deadline: Nanos, flash: &mut Flash) -> Result<(), String> {
+        if !self.gc.background {
+            return Ok(());
+        }
+        let high = self.gc.bg_high_watermark as usize;
+        for unit in 0..self.geo.units {
+            while self.free[unit as usize].len() < high {
+                let start = idle_from.max(flash.die_free(unit));
+                if start >= deadline {
+                    break;
+                }
+                match self.blocks.min_valid_closed(unit) {
+                    Some(b) if self.blocks.valid(b) < self.ppb => {}
+                    _ => break,
+                }
+                let Some(victim) = self.policy.select(unit, &self.blocks, self.seq) else { break };
+                flash.acct.gc_background += 1;
+                self.reclaim(unit, victim, Cause::Gc, start, flash)?;
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn is_mapped(&self, lpn: u64) -> bool {
+        self.l2p[lpn as usize] != NONE
+    }
+
+    fn stripe_contiguous(&self, prev: u64, next: u64) -> bool {
+        let (a, b) = (self.l2p[prev as usize], self.l2p[next as usize]);
+        if a == NONE || b == NONE {
+            return false;
+        }
+        if self.geo.units == 1 {
+            return b == a + 1;
+        }
+        let ua = self.unit_of(a);
+        self.unit_of(b) == if ua + 1 == self.geo.units { 0 } else { ua + 1 }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        crate::checker::check_page_ftl(self)
+    }
+
+    fn erase_counts(&self) -> &[u32] {
+        self.blocks.erase_counts()
+    }
+
+    fn mapped_pages(&self) -> u64 {
+        self.mapped
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.l2p.capacity() * 4
+            + self.p2l.capacity() * 4
+            + self.blocks.memory_bytes()
+            + self.free.iter().map(|h| h.capacity() * 16).sum::<usize>()
+            + self.host_open.len() * 16
+            + self.erases_since_wl.len() * 4
+    }
+}

@@ -1,0 +1,33 @@
+//! Garbage-collection victim selection, one policy per module (like fio's engines).
+//!
+//! A policy picks, on one die, the closed block to reclaim next. The FTL owns
+//! the block table (valid counts, states, erase counts, close times and the
+//! greedy buckets) and tells the policy when a block closes.
+
+use crate::config::GcPolicy;
+use crate::ftl::blocks::BlockTable;
+
+pub mod cost_benefit;
+pub mod fifo;
+pub mod greedy;
+
+/// Victim selection policy.
+pub trait VictimPolicy {
+    fn name(&self) -> &'static str;
+
+    /// Block `block` on die `unit` became full (closed) at write sequence `seq`.
+    fn on_close(&mut self, _unit: u32, _block: u32, _seq: u64) {}
+
+    /// The closed block of die `unit` to reclaim, or `None` when the die has no closed block.
+    /// `now_seq` is the FTL's write sequence number (a clock that advances with every page programmed).
+    fn select(&mut self, unit: u32, blocks: &BlockTable, now_seq: u64) -> Option<u32>;
+}
+
+/// Build the policy named in the configuration.
+pub fn make(policy: GcPolicy, units: u32) -> Box<dyn VictimPolicy> {
+    match policy {
+        GcPolicy::Greedy => Box::new(greedy::Greedy),
+        GcPolicy::CostBenefit => Box::new(cost_benefit::CostBenefit),
+        GcPolicy::Fifo => Box::new(fifo::Fifo::new(units)),
+    }
+}

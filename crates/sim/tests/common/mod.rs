@@ -1,0 +1,86 @@
+//! Shared drivers for the simulator's integration tests: closed-loop IO through the Device API.
+#![allow(dead_code)]
+
+use flashlab_device::{Completion, Device, IoRequest, Mode};
+use flashlab_sim::SimDevice;
+
+pub const KIB: u64 = 1024;
+pub const MIB: u64 = 1024 * 1024;
+
+/// A small deterministic generator (splitmix64).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+}
+
+/// Run `reqs` with at most `qd` outstanding; optional pause after each completion.
+pub fn run_with(dev: &mut SimDevice, reqs: impl IntoIterator<Item = (u64, u32, Mode)>, qd: usize, pause_ns: u64) -> Vec<Completion> {
+    let mut out = Vec::new();
+    let mut outstanding = 0usize;
+    let mut tag = 0u64;
+    let mut buf = Vec::new();
+    for (offset, size, mode) in reqs {
+        while outstanding >= qd {
+            buf.clear();
+            dev.poll(None, &mut buf).expect("poll");
+            outstanding -= buf.len();
+            out.extend_from_slice(&buf);
+            if pause_ns > 0 && !buf.is_empty() {
+                let d = dev.now_ns() + pause_ns;
+                dev.idle_until(d).expect("idle");
+            }
+        }
+        dev.submit(IoRequest { tag, offset_bytes: offset, size_bytes: size, mode }).expect("submit");
+        tag += 1;
+        outstanding += 1;
+    }
+    while outstanding > 0 {
+        buf.clear();
+        dev.poll(None, &mut buf).expect("poll");
+        outstanding -= buf.len();
+        out.extend_from_slice(&buf);
+    }
+    out
+}
+
+pub fn run(dev: &mut SimDevice, reqs: impl IntoIterator<Item = (u64, u32, Mode)>, qd: usize) -> Vec<Completion> {
+    run_with(dev, reqs, qd, 0)
+}
+
+/// Sequential fill of the whole device with `io` byte writes at queue depth 32.
+pub fn seq_fill(dev: &mut SimDevice, io: u64) {
+    let size = dev.info().size_bytes;
+    let reqs = (0..size / io).map(|i| (i * io, io as u32, Mode::Write));
+    run(dev, reqs, 32);
+}
+
+pub fn sequential(start: u64, io: u64, count: u64, mode: Mode) -> impl Iterator<Item = (u64, u32, Mode)> {
+    (0..count).map(move |i| (start + i * io, io as u32, mode))
+}
+
+pub fn random(seed: u64, range: u64, io: u64, count: u64, mode: Mode) -> impl Iterator<Item = (u64, u32, Mode)> {
+    let mut rng = Rng(seed);
+    let slots = range / io;
+    (0..count).map(move |_| (rng.below(slots) * io, io as u32, mode))
+}
+
+pub fn mean_latency_us(c: &[Completion]) -> f64 {
+    c.iter().map(|c| c.latency_ns() as f64).sum::<f64>() / c.len() as f64 / 1000.0
+}
+
+/// Bandwidth in MB/s (decimal) of completions of `io` bytes each.
+pub fn bandwidth_mb_s(c: &[Completion], io: u64) -> f64 {
+    let start = c.iter().map(|c| c.submit_ns).min().unwrap();
+    let end = c.iter().map(|c| c.complete_ns).max().unwrap();
+    (c.len() as u64 * io) as f64 / ((end - start) as f64 / 1e9) / 1e6
+}
