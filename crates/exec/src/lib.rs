@@ -20,6 +20,9 @@ use flashlab_device::{Completion, Device, DeviceError, IoRequest, Nanos};
 use flashlab_pattern::{PatternSpec, PlannedIo, StreamGen};
 use flashlab_results::{IoRecord, RecordWriter, FLAG_ERROR, FLAG_WARMUP};
 
+pub mod replay;
+pub use replay::{replay, ReplayMode, ReplayReport};
+
 /// Where records go as IOs complete.
 pub trait RecordSink {
     fn record(&mut self, r: &IoRecord) -> io::Result<()>;

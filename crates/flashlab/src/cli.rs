@@ -23,6 +23,8 @@ pub struct Cli {
 pub enum Command {
     /// Run IO patterns against a device, a file or a simulated SSD.
     Run(RunArgs),
+    /// Replay a block IO trace against a device, a file or a simulated SSD.
+    Replay(ReplayArgs),
     /// Export the per-IO records of a results directory.
     Export(ExportArgs),
     /// Print the statistics saved in a results directory.
@@ -31,9 +33,11 @@ pub enum Command {
     Sim(SimArgs),
 }
 
+/// Where IOs go, shared by `run` and `replay`.
 #[derive(Args, Debug)]
-pub struct RunArgs {
-    /// Target: a block device (/dev/nvme0n1), a file, or sim:PROFILE.
+#[command(next_help_heading = "Device")]
+pub struct TargetArgs {
+    /// Target: a block device (/dev/nvme0n1), a file, or sim:PROFILE[,key=value...].
     #[arg(long, short = 'd', value_name = "DEVICE", default_value = "sim:ssd-m")]
     pub device: String,
 
@@ -41,24 +45,30 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
 
-    #[command(flatten)]
-    pub pattern: PatternFlags,
-
-    /// Run every [[run]] of a TOML pattern file instead of a pattern given by flags.
-    #[arg(long, short = 'f', value_name = "FILE")]
-    pub pattern_file: Option<PathBuf>,
-
     /// How IOs are issued on a real device (auto: sync at one outstanding IO, io_uring above).
     #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
     pub engine: EngineArg,
 
-    /// Go through the page cache instead of O_DIRECT (for file systems without O_DIRECT, e.g. tmpfs).
+    /// Go through the page cache instead of O_DIRECT (for file systems without O_DIRECT).
     #[arg(long)]
     pub buffered: bool,
 
     /// Allow writing to this block device even though the safety check refuses it.
     #[arg(long, value_name = "DEVICE")]
     pub allow_write_to: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    #[command(flatten)]
+    pub pattern: PatternFlags,
+
+    /// Run every [[run]] of a TOML pattern file instead of a pattern given by flags.
+    #[arg(long, short = 'f', value_name = "FILE")]
+    pub pattern_file: Option<PathBuf>,
 
     /// Results directory to create [default: results/DATE-TIME-NAME].
     #[arg(long, short = 'o', value_name = "DIR")]
@@ -217,4 +227,53 @@ pub enum SimCommand {
         /// A profile name from `flashlab sim profiles`.
         profile: String,
     },
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The trace file.
+    pub trace: PathBuf,
+
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Trace format: flashlab, blkparse, fio, mqsim, disksim or msr [default: detected].
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+
+    /// Issue requests as fast as the device allows, --queue-depth at a time, ignoring recorded times.
+    #[arg(long)]
+    pub closed_loop: bool,
+
+    /// Closed loop: requests in flight. Open loop: the most in flight before requests are late.
+    #[arg(long, visible_alias = "qd", value_name = "Q")]
+    pub queue_depth: Option<usize>,
+
+    /// Open loop: replay this many times faster than recorded.
+    #[arg(long, value_name = "X", default_value_t = 1.0)]
+    pub speed: f64,
+
+    /// Requests past the end of the device: error, wrap (fold modulo the size) or scale.
+    #[arg(long, value_name = "HOW", default_value = "error")]
+    pub fit: String,
+
+    /// Results directory to create [default: results/DATE-TIME-replay].
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub results: Option<PathBuf>,
+
+    /// Name of the run in results.
+    #[arg(long, value_name = "NAME", default_value = "replay")]
+    pub name: String,
+
+    /// Print the JSON summary on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Check the trace and print what would be replayed; do no IO.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
 }

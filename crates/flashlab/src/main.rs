@@ -6,10 +6,12 @@ mod cli;
 mod error;
 mod export;
 mod output;
+mod replay;
 mod run;
 mod signals;
 mod sim;
 mod simdev;
+mod target;
 
 use std::process::ExitCode;
 
@@ -26,6 +28,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Replay(args) => replay::replay_cmd(args),
         Command::Export(args) => export::export(args),
         Command::Show(args) => export::show(args),
         Command::Sim(args) => sim::sim(args.command),
@@ -67,7 +70,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
     });
     let sub = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let help = match sub {
-        Some(s) if ["run", "export", "show", "sim"].contains(&s.as_str()) => format!("flashlab {s} --help"),
+        Some(s) if ["run", "replay", "export", "show", "sim"].contains(&s.as_str()) => format!("flashlab {s} --help"),
         _ => "flashlab --help".to_string(),
     };
     let msg = match suggestion {

@@ -3,34 +3,17 @@
 
 use std::fs;
 use std::io::IsTerminal;
-use std::path::PathBuf;
 
 use flashlab_device::{Device, DeviceInfo, DeviceKind};
-use flashlab_exec::{execute, Hooks, Outcome};
-use flashlab_pattern::units::{format_size, parse_size};
+use flashlab_exec::{execute, ExecError, Hooks, Outcome};
+use flashlab_pattern::units::format_size;
 use flashlab_pattern::{PatternFile, PatternSpec, StreamGen, Touched};
-use flashlab_realdev::{Engine, OpenOptions};
-use flashlab_results::{HostInfo, Manifest, ResultsDir, RunStatus, RunSummary, ToolInfo};
+use flashlab_results::{RecordWriter, ResultsDir, RunStatus, RunSummary, Workload};
 
-use crate::cli::{EngineArg, RunArgs};
+use crate::cli::RunArgs;
+use crate::target::{self, Probed, Target, SIM_MAX_OUTSTANDING};
 use crate::error::{CliError, CliResult};
 use crate::{output, signals};
-
-/// The most outstanding IOs a simulated device is opened for; patterns are
-/// validated against the same bound.
-const SIM_MAX_OUTSTANDING: usize = 4096;
-
-enum Target {
-    Sim(String),
-    Path(PathBuf),
-}
-
-fn parse_target(device: &str) -> Target {
-    match device.strip_prefix("sim:") {
-        Some(spec) => Target::Sim(spec.to_string()),
-        None => Target::Path(PathBuf::from(device)),
-    }
-}
 
 /// The runs a command line asks for, before they are resolved against a device.
 fn pattern_args(args: &RunArgs) -> CliResult<Vec<flashlab_pattern::PatternArgs>> {
@@ -75,145 +58,26 @@ fn resolve_all(list: &[flashlab_pattern::PatternArgs], info: &DeviceInfo, lbs: u
 
 pub fn run(args: RunArgs) -> CliResult<()> {
     let list = pattern_args(&args)?;
-    let target = parse_target(&args.device);
-    let create_size = match &args.size {
-        Some(s) => Some(parse_size(s).map_err(|e| CliError::user(format!("--size: {e}")))?),
-        None => None,
-    };
 
-    // Learn the target's size and alignment without opening it for IO.
-    let (info, lbs, mut sim_device) = match &target {
-        Target::Sim(spec) => {
-            if args.size.is_some() {
-                return Err(CliError::user(format!(
-                    "--size does not apply to a simulated device; set its capacity in the device name, e.g. --device sim:{},capacity=4GiB",
-                    spec.split(',').next().unwrap_or("ssd-m")
-                )));
-            }
-            if args.buffered || args.engine != EngineArg::Auto {
-                return Err(CliError::user(
-                    "--buffered and --engine apply to real devices only; drop them for a sim: device",
-                ));
-            }
-            let seed = list.first().and_then(|a| a.seed).unwrap_or(flashlab_pattern::DEFAULT_SEED);
-            let dev = crate::simdev::open_device(spec, seed, SIM_MAX_OUTSTANDING).map_err(CliError::user)?;
-            let info = dev.info().clone();
-            let lbs = info.logical_block_bytes as u64;
-            (info, lbs, Some(dev))
-        }
-        Target::Path(path) => {
-            let info = match flashlab_realdev::probe(path) {
-                Ok(info) => {
-                    if let Some(size) = create_size {
-                        if info.kind == DeviceKind::BlockDevice {
-                            return Err(CliError::user(format!(
-                                "--size creates files, but {} is a block device; drop --size",
-                                path.display()
-                            )));
-                        }
-                        if info.size_bytes != size {
-                            return Err(CliError::user(format!(
-                                "{} already exists with {} ({} B), not {}; drop --size to use it as it is",
-                                path.display(),
-                                format_size(info.size_bytes),
-                                info.size_bytes,
-                                format_size(size)
-                            )));
-                        }
-                    }
-                    info
-                }
-                Err(e) if !path.exists() && create_size.is_some() => {
-                    let _ = e;
-                    DeviceInfo {
-                        name: path.display().to_string(),
-                        kind: DeviceKind::File,
-                        clock: flashlab_device::ClockKind::Wall,
-                        size_bytes: create_size.unwrap_or(0),
-                        logical_block_bytes: 512,
-                        identity: Default::default(),
-                    }
-                }
-                Err(e) => return Err(CliError { message: e.to_string(), exit_code: e.kind().exit_code() as u8 }),
-            };
-            let lbs = if args.buffered { 512 } else { info.logical_block_bytes as u64 };
-            (info, lbs, None)
-        }
-    };
-
+    let seed = list.first().and_then(|a| a.seed).unwrap_or(flashlab_pattern::DEFAULT_SEED);
+    let probed = target::probe(&args.target, seed)?;
+    let (info, lbs) = (probed.info.clone(), probed.lbs);
     let specs = resolve_all(&list, &info, lbs)?;
     let writes = specs.iter().any(PatternSpec::writes);
 
     if args.dry_run {
-        return dry_run(&args, &target, &info, &specs, writes, create_size);
+        return dry_run(&args, &probed, &specs, writes);
     }
 
     let max_outstanding = specs.iter().map(PatternSpec::max_outstanding).max().unwrap_or(1);
     let max_io = specs.iter().map(PatternSpec::max_io_bytes).max().unwrap_or(512);
-    let (mut device, engine): (Box<dyn Device>, String) = match &target {
-        Target::Sim(_) => (sim_device.take().expect("opened above"), "simulator".to_string()),
-        Target::Path(path) => {
-            let engine = match args.engine {
-                EngineArg::Auto => Engine::Auto,
-                EngineArg::Sync => Engine::Sync,
-                EngineArg::IoUring => Engine::IoUring,
-            };
-            if engine == Engine::Sync && max_outstanding > 1 {
-                return Err(CliError::user(format!(
-                    "--engine sync issues one IO at a time, but the pattern keeps up to {max_outstanding} outstanding; use --engine io_uring or auto"
-                )));
-            }
-            if create_size.is_some() && !path.exists() && !args.quiet {
-                eprintln!("creating {} ({}) and filling it with data...", path.display(), format_size(create_size.unwrap_or(0)));
-            }
-            let opened = flashlab_realdev::open(&OpenOptions {
-                path: path.clone(),
-                write: writes,
-                engine,
-                max_outstanding,
-                max_io_bytes: max_io as u32,
-                direct: !args.buffered,
-                allow_write_to: args.allow_write_to.clone(),
-                create_size_bytes: create_size,
-            })
-            .map_err(|e| CliError { message: e.to_string(), exit_code: e.kind().exit_code() as u8 })?;
-            for w in &opened.warnings {
-                eprintln!("warning: {w}");
-            }
-            let engine = opened
-                .device
-                .info()
-                .identity
-                .get("engine")
-                .cloned()
-                .unwrap_or_else(|| if max_outstanding == 1 { "sync".into() } else { "io_uring".into() });
-            (opened.device, engine)
-        }
-    };
-
-    let results_root = match &args.results {
-        Some(p) => p.clone(),
-        None => default_results_dir(&specs),
-    };
-    let manifest = Manifest {
-        schema_version: flashlab_results::SCHEMA_VERSION,
-        tool: tool_info(),
-        created_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
-        command_line: std::env::args().collect(),
-        host: host_info(),
-        device: device.info().clone(),
-        engine: engine.clone(),
-        runs: Vec::new(),
-    };
-    let mut results = ResultsDir::create(&results_root, manifest).map_err(|e| {
-        CliError::user(format!("cannot create results directory {}: {e}", results_root.display()))
-    })?;
+    let (mut device, engine) = probed.open(&args.target, writes, max_outstanding, max_io, args.quiet)?;
+    let default_name = if specs.len() == 1 { specs[0].name.clone() } else { format!("{}-runs", specs.len()) };
+    let mut results = target::create_results(args.results.as_deref(), &default_name, &*device, &engine)?;
+    let results_root = results.root().to_path_buf();
     let planned: Vec<usize> = specs
         .iter()
-        .map(|s| results.plan_run(s))
+        .map(|s| results.plan_run(&s.name, Workload::Pattern(s.clone())))
         .collect::<Result<_, _>>()
         .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
 
@@ -230,7 +94,9 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         if human {
             println!("run {}/{}: {} — {}, {} IOs/stream, seed {}", idx + 1, specs.len(), spec.name, spec.describe(), spec.io_count, spec.seed);
         }
-        let (status, error) = run_one(&mut *device, spec, &mut results, idx, show_progress)?;
+        let (status, error) = record_run(&mut results, idx, &spec.name, spec.total_ios(), show_progress, |w, hooks| {
+            execute(&mut *device, spec, w, hooks)
+        })?;
         let summary = results
             .finish_run(idx, status, error.clone(), device.stats_json())
             .map_err(|e| CliError::failure(format!("cannot save results of run {}: {e}", spec.name)))?;
@@ -276,24 +142,27 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     }
 }
 
-fn run_one(
-    device: &mut dyn Device,
-    spec: &PatternSpec,
+/// Runs one recorded workload: opens its records file, shows a progress bar,
+/// stops on Ctrl-C, and closes the records. `body` does the IO.
+pub(crate) fn record_run(
     results: &mut ResultsDir,
     idx: usize,
+    name: &str,
+    total_ios: u64,
     show_progress: bool,
+    body: impl FnOnce(&mut RecordWriter, Hooks<'_>) -> Result<Outcome, ExecError>,
 ) -> CliResult<(RunStatus, Option<String>)> {
     let mut writer = results
         .start_run(idx)
-        .map_err(|e| CliError::failure(format!("cannot write records of run {}: {e}", spec.name)))?;
+        .map_err(|e| CliError::failure(format!("cannot write records of run {name}: {e}")))?;
     let bar = show_progress.then(|| {
-        let bar = indicatif::ProgressBar::new(spec.total_ios());
+        let bar = indicatif::ProgressBar::new(total_ios);
         bar.set_style(
             indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} IOs, ETA {eta}")
                 .expect("valid template")
                 .progress_chars("=> "),
         );
-        bar.set_message(spec.name.clone());
+        bar.set_message(name.to_string());
         bar
     });
     let mut progress = |done: u64, _total: u64| {
@@ -301,12 +170,7 @@ fn run_one(
             b.set_position(done);
         }
     };
-    let result = execute(
-        device,
-        spec,
-        &mut writer,
-        Hooks { stop: Some(&signals::STOP), progress: Some(&mut progress) },
-    );
+    let result = body(&mut writer, Hooks { stop: Some(&signals::STOP), progress: Some(&mut progress) });
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -317,12 +181,12 @@ fn run_one(
         Err(e) => (RunStatus::Failed, Some(e.to_string())),
     };
     if let Err(e) = closed {
-        return Err(CliError::failure(format!("cannot write records of run {}: {e}", spec.name)));
+        return Err(CliError::failure(format!("cannot write records of run {name}: {e}")));
     }
     Ok((status, error))
 }
 
-fn print_device_stats(summary: &RunSummary) {
+pub(crate) fn print_device_stats(summary: &RunSummary) {
     let Some(stats) = &summary.device_stats else { return };
     let waf = stats.get("write_amplification").and_then(|v| v.as_f64());
     if let Some(waf) = waf {
@@ -330,14 +194,8 @@ fn print_device_stats(summary: &RunSummary) {
     }
 }
 
-fn dry_run(
-    args: &RunArgs,
-    target: &Target,
-    info: &DeviceInfo,
-    specs: &[PatternSpec],
-    writes: bool,
-    create_size: Option<u64>,
-) -> CliResult<()> {
+fn dry_run(args: &RunArgs, probed: &Probed, specs: &[PatternSpec], writes: bool) -> CliResult<()> {
+    let info = &probed.info;
     println!("dry run: no IO is done and nothing is written.");
     println!(
         "device: {} ({}, logical block {} B)",
@@ -345,11 +203,11 @@ fn dry_run(
         format_size(info.size_bytes),
         info.logical_block_bytes
     );
-    if let Target::Path(path) = target {
+    if let Target::Path(path) = &probed.target {
         if !path.exists() {
-            println!("note: {} does not exist; a real run creates it with {} of data", path.display(), format_size(create_size.unwrap_or(0)));
+            println!("note: {} does not exist; a real run creates it with {} of data", path.display(), format_size(probed.create_size.unwrap_or(0)));
         } else if writes && info.kind == DeviceKind::BlockDevice {
-            match flashlab_realdev::check_write_safety(path, args.allow_write_to.as_deref()) {
+            match flashlab_realdev::check_write_safety(path, args.target.allow_write_to.as_deref()) {
                 Ok(warnings) if warnings.is_empty() => println!("safety: a real run may write to {}", path.display()),
                 Ok(warnings) => {
                     for w in warnings {
@@ -385,62 +243,3 @@ fn dry_run(
     Ok(())
 }
 
-fn default_results_dir(specs: &[PatternSpec]) -> PathBuf {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (y, mo, d, h, mi, s) = civil_from_unix(now);
-    let name = if specs.len() == 1 { specs[0].name.clone() } else { format!("{}-runs", specs.len()) };
-    let base = format!("results/{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{name}");
-    let mut path = PathBuf::from(&base);
-    let mut n = 2;
-    while path.exists() {
-        path = PathBuf::from(format!("{base}-{n}"));
-        n += 1;
-    }
-    path
-}
-
-/// UTC date and time from Unix seconds (Howard Hinnant's civil-from-days).
-fn civil_from_unix(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, (rem / 3600) as u32, (rem % 3600 / 60) as u32, (rem % 60) as u32)
-}
-
-pub fn tool_info() -> ToolInfo {
-    ToolInfo {
-        name: "flashlab".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        git_commit: env!("FLASHLAB_GIT_COMMIT").into(),
-    }
-}
-
-fn host_info() -> HostInfo {
-    let read = |p: &str| fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into());
-    HostInfo {
-        hostname: read("/proc/sys/kernel/hostname"),
-        kernel: read("/proc/sys/kernel/osrelease"),
-        cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-    }
-}
-
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn civil_dates() {
-        assert_eq!(super::civil_from_unix(0), (1970, 1, 1, 0, 0, 0));
-        assert_eq!(super::civil_from_unix(1_795_000_000), (2026, 11, 18, 11, 6, 40));
-    }
-}

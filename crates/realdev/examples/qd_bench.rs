@@ -74,7 +74,13 @@ fn main() {
     loop {
         let stop = d.now_ns() >= end;
         while !stop && outstanding < qd {
-            d.submit(IoRequest { tag, offset_bytes: offset(), size_bytes: bs, mode }).unwrap();
+            d.submit(IoRequest {
+                tag,
+                offset_bytes: offset(),
+                size_bytes: bs,
+                mode,
+            })
+            .unwrap();
             tag += 1;
             outstanding += 1;
         }
@@ -95,7 +101,11 @@ fn main() {
     lat.sort_unstable();
     println!(
         "{} {pat} bs={bs} qd={qd}: {:.0} IOPS, mean {:.1} us, p50 {:.1} us, p99 {:.1} us ({n} IOs)",
-        d.info().identity.get("engine").map(String::as_str).unwrap_or("?"),
+        d.info()
+            .identity
+            .get("engine")
+            .map(String::as_str)
+            .unwrap_or("?"),
         n as f64 / elapsed,
         mean / 1e3,
         lat[n / 2] as f64 / 1e3,

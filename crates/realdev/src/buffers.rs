@@ -68,7 +68,10 @@ impl AlignedBuf {
     }
 
     pub fn iovec(&mut self) -> libc::iovec {
-        libc::iovec { iov_base: self.ptr.as_ptr().cast(), iov_len: self.layout.size() }
+        libc::iovec {
+            iov_base: self.ptr.as_ptr().cast(),
+            iov_len: self.layout.size(),
+        }
     }
 
     /// Overwrite the whole buffer with pseudo-random bytes from `rng`.

@@ -46,7 +46,10 @@ pub(crate) fn tighten_timer_slack() {
 impl Clock {
     /// A clock whose zero is now (the moment the device is opened).
     pub fn start() -> Clock {
-        Clock { origin: Instant::now(), margin_ns: Cell::new(SPIN_NS) }
+        Clock {
+            origin: Instant::now(),
+            margin_ns: Cell::new(SPIN_NS),
+        }
     }
 
     #[inline]
@@ -64,7 +67,8 @@ impl Clock {
     pub fn learn_wake_lateness(&self, late_ns: Nanos) {
         let want = (late_ns + late_ns / 4 + 10_000).clamp(SPIN_NS, MAX_SPIN_NS);
         let m = self.margin_ns.get();
-        self.margin_ns.set(if want >= m { want } else { m - (m - want) / 32 });
+        self.margin_ns
+            .set(if want >= m { want } else { m - (m - want) / 32 });
     }
 
     /// Sleep (not spin) for `ns`, learning how late the wake-up was.

@@ -31,13 +31,18 @@ pub fn whole_disk_dir(dir: &Path) -> PathBuf {
 /// The partitions of a whole disk: (kernel name, major, minor).
 pub fn partitions_of(disk_dir: &Path) -> Vec<(String, u32, u32)> {
     let mut out = Vec::new();
-    let Ok(entries) = fs::read_dir(disk_dir) else { return out };
+    let Ok(entries) = fs::read_dir(disk_dir) else {
+        return out;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if !p.join("partition").exists() {
             continue;
         }
-        if let Some((ma, mi)) = read_trimmed(&p.join("dev")).as_deref().and_then(parse_major_minor) {
+        if let Some((ma, mi)) = read_trimmed(&p.join("dev"))
+            .as_deref()
+            .and_then(parse_major_minor)
+        {
             out.push((e.file_name().to_string_lossy().into_owned(), ma, mi));
         }
     }
@@ -71,7 +76,9 @@ pub fn active_scheduler(s: &str) -> String {
 /// Identity of the block device `major:minor` (a partition reports its disk's model).
 pub fn block_identity(major: u32, minor: u32, map: &mut BTreeMap<String, String>) {
     map.insert("dev".into(), format!("{major}:{minor}"));
-    let Some(dir) = sysfs_block_dir(major, minor) else { return };
+    let Some(dir) = sysfs_block_dir(major, minor) else {
+        return;
+    };
     if let Some(name) = dir.file_name() {
         map.insert("device_name".into(), name.to_string_lossy().into_owned());
     }
@@ -89,8 +96,16 @@ pub fn block_identity(major: u32, minor: u32, map: &mut BTreeMap<String, String>
     }
     put(map, "model", &[dev.join("model")]);
     put(map, "vendor", &[dev.join("vendor")]);
-    put(map, "serial", &[dev.join("serial"), disk.join("wwid"), dev.join("wwid")]);
-    put(map, "firmware", &[dev.join("firmware_rev"), dev.join("rev")]);
+    put(
+        map,
+        "serial",
+        &[dev.join("serial"), disk.join("wwid"), dev.join("wwid")],
+    );
+    put(
+        map,
+        "firmware",
+        &[dev.join("firmware_rev"), dev.join("rev")],
+    );
     let q = disk.join("queue");
     for (key, p) in [
         ("rotational", q.join("rotational")),
@@ -134,16 +149,28 @@ pub fn fs_type_name(magic: i64) -> Option<&'static str> {
 
 /// The mount that holds `canonical_path` on device `major:minor`: the entry
 /// with that device whose mount point is the longest prefix of the path.
-pub fn mount_of(entries: &[MountEntry], canonical_path: &Path, major: u32, minor: u32) -> Option<MountEntry> {
+pub fn mount_of(
+    entries: &[MountEntry],
+    canonical_path: &Path,
+    major: u32,
+    minor: u32,
+) -> Option<MountEntry> {
     entries
         .iter()
-        .filter(|e| e.major == major && e.minor == minor && canonical_path.starts_with(&e.mount_point))
+        .filter(|e| {
+            e.major == major && e.minor == minor && canonical_path.starts_with(&e.mount_point)
+        })
         .max_by_key(|e| e.mount_point.as_os_str().len())
         .cloned()
 }
 
 /// Identity of a regular file: its file system and the device under it.
-pub fn file_identity(canonical_path: &Path, st_dev: u64, fs_magic: Option<i64>, map: &mut BTreeMap<String, String>) {
+pub fn file_identity(
+    canonical_path: &Path,
+    st_dev: u64,
+    fs_magic: Option<i64>,
+    map: &mut BTreeMap<String, String>,
+) {
     let (major, minor) = crate::sys::dev_major_minor(st_dev);
     map.insert("backing_dev".into(), format!("{major}:{minor}"));
     if let Some(m) = fs_magic {
@@ -165,7 +192,15 @@ pub fn file_identity(canonical_path: &Path, st_dev: u64, fs_magic: Option<i64>, 
     if major != 0 {
         let mut dev = BTreeMap::new();
         block_identity(major, minor, &mut dev);
-        for key in ["device_name", "model", "vendor", "serial", "rotational", "scheduler", "loop_backing_file"] {
+        for key in [
+            "device_name",
+            "model",
+            "vendor",
+            "serial",
+            "rotational",
+            "scheduler",
+            "loop_backing_file",
+        ] {
             if let Some(v) = dev.remove(key) {
                 map.insert(format!("backing_{key}"), v);
             }

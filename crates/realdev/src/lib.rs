@@ -32,8 +32,8 @@ mod error;
 pub mod identity;
 mod open;
 pub mod safety;
-mod sys;
 pub mod sync;
+mod sys;
 pub mod uring;
 
 use std::path::{Path, PathBuf};
@@ -137,7 +137,8 @@ pub fn open_sync(opts: &OpenOptions) -> Result<(SyncEngine, Vec<String>), OpenEr
 pub fn open_uring(opts: &OpenOptions) -> Result<(UringEngine, Vec<String>), OpenError> {
     let (t, warnings) = open::open_target(opts)?;
     let display = t.display.clone();
-    let e = UringEngine::new(t, opts.max_outstanding, opts.max_io_bytes).map_err(|e| uring_error(&display, &e.error))?;
+    let e = UringEngine::new(t, opts.max_outstanding, opts.max_io_bytes)
+        .map_err(|e| uring_error(&display, &e.error))?;
     Ok((e, warnings))
 }
 
@@ -172,6 +173,9 @@ pub fn probe(path: &Path) -> Result<DeviceInfo, OpenError> {
 /// The safety check alone (used by dry runs to say whether a real run would be
 /// refused). Files and missing paths (which would become files) pass with no
 /// warnings; block devices are examined as in [`open`] with `write: true`.
-pub fn check_write_safety(path: &Path, allow_write_to: Option<&Path>) -> Result<Vec<String>, OpenError> {
+pub fn check_write_safety(
+    path: &Path,
+    allow_write_to: Option<&Path>,
+) -> Result<Vec<String>, OpenError> {
     safety::check_write_safety(path, allow_write_to)
 }

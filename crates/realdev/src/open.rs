@@ -62,7 +62,10 @@ impl Target {
     pub fn check(&self, req: &IoRequest, max_io_bytes: u32) -> Result<(), DeviceError> {
         let size = req.size_bytes;
         if size == 0 {
-            return Err(DeviceError::InvalidRequest(format!("IO {} has size 0", req.tag)));
+            return Err(DeviceError::InvalidRequest(format!(
+                "IO {} has size 0",
+                req.tag
+            )));
         }
         if req.mode != Mode::Trim && size > max_io_bytes {
             return Err(DeviceError::InvalidRequest(format!(
@@ -86,7 +89,9 @@ impl Target {
             )));
         }
         let align = self.align as u64;
-        if (self.direct || req.mode == Mode::Trim) && (req.offset_bytes % align != 0 || size as u64 % align != 0) {
+        if (self.direct || req.mode == Mode::Trim)
+            && (req.offset_bytes % align != 0 || size as u64 % align != 0)
+        {
             return Err(DeviceError::InvalidRequest(format!(
                 "{} of {size} bytes at offset {} is not aligned to the {align}-byte blocks of {}",
                 req.mode, req.offset_bytes, self.display
@@ -188,6 +193,13 @@ pub fn open_target(opts: &OpenOptions) -> Result<(Target, Vec<String>), OpenErro
     let meta = match fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => match opts.create_size_bytes {
+            // A mistyped device name must not become a file in devtmpfs (RAM).
+            Some(_) if path.starts_with("/dev") && !path.starts_with("/dev/shm") => {
+                return Err(OpenError::new(
+                    OpenErrorKind::NotFound,
+                    format!("no such device: {display}; check the name (flashlab creates files, not devices)"),
+                ))
+            }
             Some(size) => {
                 let size = create_file(path, &display, size, opts.direct)?;
                 created = true;
@@ -216,10 +228,12 @@ pub fn open_target(opts: &OpenOptions) -> Result<(Target, Vec<String>), OpenErro
 
 fn map_open_err(e: io::Error, display: &str, write: bool, direct: bool) -> OpenError {
     match e.raw_os_error() {
-        Some(libc::EROFS) => {
-            OpenError::invalid(format!("{display} is on a read-only file system or device; choose a writable target"))
+        Some(libc::EROFS) => OpenError::invalid(format!(
+            "{display} is on a read-only file system or device; choose a writable target"
+        )),
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            OpenError::invalid(permission_message(display, write))
         }
-        Some(libc::EACCES) | Some(libc::EPERM) => OpenError::invalid(permission_message(display, write)),
         Some(libc::EINVAL) if direct => OpenError::unsupported(no_direct_message(display)),
         _ => OpenError::io(format!("cannot open {display}"), &e),
     }
@@ -232,14 +246,23 @@ fn open_block(
     warnings: &mut Vec<String>,
 ) -> Result<Target, OpenError> {
     let path = opts.path.as_path();
-    let mut flags = if opts.write { libc::O_RDWR } else { libc::O_RDONLY };
+    let mut flags = if opts.write {
+        libc::O_RDWR
+    } else {
+        libc::O_RDONLY
+    };
     if opts.direct {
         flags |= libc::O_DIRECT;
     }
     let fd = if opts.write {
         let exam = safety::examine_block_device(path, meta.rdev())?;
-        let allowed = safety::allow_names(opts.allow_write_to.as_deref(), &exam.canonical, exam.rdev);
-        warnings.extend(safety::verdict(path, &exam, opts.allow_write_to.as_deref())?);
+        let allowed =
+            safety::allow_names(opts.allow_write_to.as_deref(), &exam.canonical, exam.rdev);
+        warnings.extend(safety::verdict(
+            path,
+            &exam,
+            opts.allow_write_to.as_deref(),
+        )?);
         // O_EXCL keeps anyone from mounting the device while the run writes to it.
         match sys::open_excl_patiently(path, flags) {
             Ok(fd) => fd,
@@ -247,13 +270,18 @@ fn open_block(
                 if !allowed {
                     return Err(OpenError::new(
                         OpenErrorKind::Refused,
-                        safety::refusal_message(display, &safety::Hazard::Busy, opts.allow_write_to.as_deref()),
+                        safety::refusal_message(
+                            display,
+                            &safety::Hazard::Busy,
+                            opts.allow_write_to.as_deref(),
+                        ),
                     ));
                 }
                 if !warnings.iter().any(|w| w.contains("exclusively")) {
                     warnings.push(format!("{display} is in use: opened without exclusive access (allowed by --allow-write-to)"));
                 }
-                sys::open_raw(path, flags, 0).map_err(|e| map_open_err(e, display, true, opts.direct))?
+                sys::open_raw(path, flags, 0)
+                    .map_err(|e| map_open_err(e, display, true, opts.direct))?
             }
             Err(e) => return Err(map_open_err(e, display, true, opts.direct)),
         }
@@ -273,8 +301,13 @@ fn open_block(
     })
 }
 
-fn block_info(fd: std::os::fd::BorrowedFd<'_>, display: &str, meta: &fs::Metadata) -> Result<DeviceInfo, OpenError> {
-    let size = sys::blk_size_bytes(fd).map_err(|e| OpenError::io(format!("cannot read the size of {display}"), &e))?;
+fn block_info(
+    fd: std::os::fd::BorrowedFd<'_>,
+    display: &str,
+    meta: &fs::Metadata,
+) -> Result<DeviceInfo, OpenError> {
+    let size = sys::blk_size_bytes(fd)
+        .map_err(|e| OpenError::io(format!("cannot read the size of {display}"), &e))?;
     let lbs = sys::blk_logical_block_bytes(fd).unwrap_or(512).max(512);
     if size == 0 {
         return Err(OpenError::invalid(format!(
@@ -319,14 +352,21 @@ fn file_dio_align(path: &Path, st_dev: u64) -> Option<(u32, usize)> {
     }
 }
 
-fn file_info(path: &Path, display: &str, meta: &fs::Metadata, fd: Option<std::os::fd::BorrowedFd<'_>>) -> (DeviceInfo, Option<(u32, usize)>) {
+fn file_info(
+    path: &Path,
+    display: &str,
+    meta: &fs::Metadata,
+    fd: Option<std::os::fd::BorrowedFd<'_>>,
+) -> (DeviceInfo, Option<(u32, usize)>) {
     let dio = file_dio_align(path, meta.dev());
     let lbs = dio.map(|d| d.0).unwrap_or(512);
     let mut identity = BTreeMap::new();
     let canonical = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let magic = match fd {
         Some(fd) => sys::fs_magic(fd),
-        None => fs::File::open(path).ok().and_then(|f| sys::fs_magic(f.as_fd())),
+        None => fs::File::open(path)
+            .ok()
+            .and_then(|f| sys::fs_magic(f.as_fd())),
     };
     identity::file_identity(&canonical, meta.dev(), magic, &mut identity);
     identity.insert("o_direct_supported".into(), dio.is_some().to_string());
@@ -361,11 +401,16 @@ fn open_file(
             )));
         }
     }
-    let mut flags = if opts.write { libc::O_RDWR } else { libc::O_RDONLY };
+    let mut flags = if opts.write {
+        libc::O_RDWR
+    } else {
+        libc::O_RDONLY
+    };
     if opts.direct {
         flags |= libc::O_DIRECT;
     }
-    let fd = sys::open_raw(path, flags, 0).map_err(|e| map_open_err(e, display, opts.write, opts.direct))?;
+    let fd = sys::open_raw(path, flags, 0)
+        .map_err(|e| map_open_err(e, display, opts.write, opts.direct))?;
     let (info, dio) = file_info(path, display, meta, Some(fd.as_fd()));
     if info.size_bytes == 0 {
         return Err(OpenError::invalid(format!(
@@ -382,7 +427,14 @@ fn open_file(
         let mut probe = AlignedBuf::new(align as usize, mem_align)
             .ok_or_else(|| OpenError::new(OpenErrorKind::Io, "cannot allocate a probe buffer"))?;
         // SAFETY: probe is an aligned, writable buffer of probe.len() >= align bytes.
-        let n = unsafe { libc::pread(std::os::fd::AsRawFd::as_raw_fd(&fd), probe.as_mut_ptr().cast(), align as usize, 0) };
+        let n = unsafe {
+            libc::pread(
+                std::os::fd::AsRawFd::as_raw_fd(&fd),
+                probe.as_mut_ptr().cast(),
+                align as usize,
+                0,
+            )
+        };
         if n < 0 {
             let e = io::Error::last_os_error();
             return Err(match e.raw_os_error() {
@@ -404,7 +456,15 @@ fn open_file(
             meta.len() - info.size_bytes
         ));
     }
-    Ok(Target { fd, info, align, mem_align, direct: opts.direct, writable: opts.write, display: display.to_string() })
+    Ok(Target {
+        fd,
+        info,
+        align,
+        mem_align,
+        direct: opts.direct,
+        writable: opts.write,
+        display: display.to_string(),
+    })
 }
 
 /// Create `path` and fill it with pseudo-random data, so that reads hit real
@@ -415,7 +475,9 @@ fn open_file(
 /// silently measure holes.
 fn create_file(path: &Path, display: &str, size: u64, direct: bool) -> Result<u64, OpenError> {
     if size == 0 {
-        return Err(OpenError::invalid(format!("cannot create {display} with size 0; pass a positive --size")));
+        return Err(OpenError::invalid(format!(
+            "cannot create {display} with size 0; pass a positive --size"
+        )));
     }
     let size = size.div_ceil(PAGE as u64) * PAGE as u64;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -450,7 +512,9 @@ fn create_file(path: &Path, display: &str, size: u64, direct: bool) -> Result<u6
 fn fill_file(fd: OwnedFd, display: &str, size: u64) -> Result<(), OpenError> {
     let space_err = |e: io::Error| {
         if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EDQUOT) {
-            OpenError::invalid(format!("not enough space to create {display} ({size} bytes); pass a smaller --size"))
+            OpenError::invalid(format!(
+                "not enough space to create {display} ({size} bytes); pass a smaller --size"
+            ))
         } else if e.raw_os_error() == Some(libc::EINVAL) {
             OpenError::unsupported(no_direct_message(display))
         } else {
@@ -459,14 +523,22 @@ fn fill_file(fd: OwnedFd, display: &str, size: u64) -> Result<(), OpenError> {
     };
     // Reserve the space first so a full disk fails now, not after minutes of writing.
     // SAFETY: fallocate takes plain integers.
-    let rc = unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&fd), 0, 0, size as libc::off_t) };
+    let rc = unsafe {
+        libc::fallocate(
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+            0,
+            0,
+            size as libc::off_t,
+        )
+    };
     if rc < 0 {
         let e = io::Error::last_os_error();
         if matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) {
             return Err(space_err(e));
         }
     }
-    let mut buf = AlignedBuf::new(FILL_CHUNK, PAGE).ok_or_else(|| OpenError::new(OpenErrorKind::Io, "cannot allocate a fill buffer"))?;
+    let mut buf = AlignedBuf::new(FILL_CHUNK, PAGE)
+        .ok_or_else(|| OpenError::new(OpenErrorKind::Io, "cannot allocate a fill buffer"))?;
     let mut rng = SplitMix64::new(0x666c_6173_686c_6162 ^ size);
     let mut off = 0u64;
     while off < size {
@@ -485,7 +557,10 @@ pub fn probe(path: &Path) -> Result<DeviceInfo, OpenError> {
     let meta = match fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(OpenError::new(OpenErrorKind::NotFound, not_found_message(&display)))
+            return Err(OpenError::new(
+                OpenErrorKind::NotFound,
+                not_found_message(&display),
+            ))
         }
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
             return Err(OpenError::invalid(permission_message(&display, false)))
@@ -494,7 +569,8 @@ pub fn probe(path: &Path) -> Result<DeviceInfo, OpenError> {
     };
     let ft = meta.file_type();
     if ft.is_block_device() {
-        let fd = sys::open_raw(path, libc::O_RDONLY, 0).map_err(|e| map_open_err(e, &display, false, false))?;
+        let fd = sys::open_raw(path, libc::O_RDONLY, 0)
+            .map_err(|e| map_open_err(e, &display, false, false))?;
         block_info(fd.as_fd(), &display, &meta)
     } else if ft.is_file() {
         Ok(file_info(path, &display, &meta, None).0)

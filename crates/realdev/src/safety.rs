@@ -96,8 +96,9 @@ fn u64_either(buf: &[u8], off: usize) -> Option<(u64, u64)> {
     Some((u64::from_le_bytes(b), u64::from_be_bytes(b)))
 }
 
-const BCACHE_MAGIC: [u8; 16] =
-    [0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba, 0x6d, 0x81];
+const BCACHE_MAGIC: [u8; 16] = [
+    0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba, 0x6d, 0x81,
+];
 const MD_MAGIC: u32 = 0xa92b_4efc;
 const ZFS_UBERBLOCK_MAGIC: u64 = 0x00ba_b10c;
 
@@ -123,7 +124,10 @@ pub fn detect_signature(head: &[u8]) -> Option<Signature> {
         } else {
             "ext2"
         };
-        return Some(Signature::new(name, if name == "jbd" { Volume } else { FileSystem }));
+        return Some(Signature::new(
+            name,
+            if name == "jbd" { Volume } else { FileSystem },
+        ));
     }
     if has(head, 0, b"XFSB") {
         return Some(Signature::new("xfs", FileSystem));
@@ -217,8 +221,13 @@ fn unescape_octal(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
-            let v = (b[i + 1] - b'0') as u32 * 64 + (b[i + 2] - b'0') as u32 * 8 + (b[i + 3] - b'0') as u32;
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') as u32 * 64
+                + (b[i + 2] - b'0') as u32 * 8
+                + (b[i + 3] - b'0') as u32;
             out.push(v as u8);
             i += 4;
         } else {
@@ -236,11 +245,15 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
     for line in text.lines() {
         let fields: Vec<&str> = line.split(' ').collect();
         // id parent major:minor root mount_point options [optional...] - fstype source superoptions
-        let Some(sep) = fields.iter().position(|&f| f == "-") else { continue };
+        let Some(sep) = fields.iter().position(|&f| f == "-") else {
+            continue;
+        };
         if sep < 6 || fields.len() < sep + 3 {
             continue;
         }
-        let Some((major, minor)) = crate::identity::parse_major_minor(fields[2]) else { continue };
+        let Some((major, minor)) = crate::identity::parse_major_minor(fields[2]) else {
+            continue;
+        };
         out.push(MountEntry {
             major,
             minor,
@@ -265,11 +278,24 @@ pub fn parse_swaps(text: &str) -> Vec<String> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Hazard {
     /// `node` is the device itself or one of its partitions.
-    Mounted { node: String, is_self: bool, mount_point: PathBuf },
-    Swap { node: String, is_self: bool },
-    Held { node: String, is_self: bool, holders: Vec<String> },
+    Mounted {
+        node: String,
+        is_self: bool,
+        mount_point: PathBuf,
+    },
+    Swap {
+        node: String,
+        is_self: bool,
+    },
+    Held {
+        node: String,
+        is_self: bool,
+        holders: Vec<String>,
+    },
     Busy,
-    Partitions { names: Vec<String> },
+    Partitions {
+        names: Vec<String>,
+    },
     Signature(Signature),
 }
 
@@ -283,16 +309,30 @@ impl Hazard {
             }
         }
         match self {
-            Hazard::Mounted { node, is_self, mount_point } => {
-                format!("{} is mounted on {}", who(node, *is_self), mount_point.display())
+            Hazard::Mounted {
+                node,
+                is_self,
+                mount_point,
+            } => {
+                format!(
+                    "{} is mounted on {}",
+                    who(node, *is_self),
+                    mount_point.display()
+                )
             }
             Hazard::Swap { node, is_self } => format!("{} is in use as swap", who(node, *is_self)),
-            Hazard::Held { node, is_self, holders } => format!(
+            Hazard::Held {
+                node,
+                is_self,
+                holders,
+            } => format!(
                 "{} is in use by {} (device-mapper, LVM, md or similar)",
                 who(node, *is_self),
                 holders.join(", ")
             ),
-            Hazard::Busy => "it is open exclusively by another program (O_EXCL open gives EBUSY)".into(),
+            Hazard::Busy => {
+                "it is open exclusively by another program (O_EXCL open gives EBUSY)".into()
+            }
             Hazard::Partitions { names } => format!("it has partitions ({})", names.join(", ")),
             Hazard::Signature(s) => format!("it holds {}", s.describe()),
         }
@@ -303,25 +343,38 @@ impl Hazard {
         match self {
             Hazard::Mounted { .. } => format!("unmount it, or pass {flag} to write anyway"),
             Hazard::Swap { .. } => format!("swapoff it, or pass {flag} to write anyway"),
-            Hazard::Held { .. } => format!("remove what is stacked on it, or pass {flag} to write anyway"),
+            Hazard::Held { .. } => {
+                format!("remove what is stacked on it, or pass {flag} to write anyway")
+            }
             Hazard::Busy => format!("stop the program using it, or pass {flag} to write anyway"),
-            Hazard::Partitions { .. } | Hazard::Signature(_) => format!("pass {flag} to destroy it"),
+            Hazard::Partitions { .. } | Hazard::Signature(_) => {
+                format!("pass {flag} to destroy it")
+            }
         }
     }
 }
 
 /// Compose the one-line refusal.
 pub fn refusal_message(dev: &str, hazard: &Hazard, other_allowed: Option<&Path>) -> String {
-    let mut msg = format!("refusing to write to {dev}: {}; {}", hazard.reason(), hazard.fix(dev));
+    let mut msg = format!(
+        "refusing to write to {dev}: {}; {}",
+        hazard.reason(),
+        hazard.fix(dev)
+    );
     if let Some(other) = other_allowed {
-        msg.push_str(&format!(" (--allow-write-to {} names another device)", other.display()));
+        msg.push_str(&format!(
+            " (--allow-write-to {} names another device)",
+            other.display()
+        ));
     }
     msg
 }
 
 /// Whether `allow_write_to` names the device at `canonical_dev`.
 pub fn allow_names(allow_write_to: Option<&Path>, canonical_dev: &Path, rdev: u64) -> bool {
-    let Some(a) = allow_write_to else { return false };
+    let Some(a) = allow_write_to else {
+        return false;
+    };
     if let Ok(c) = fs::canonicalize(a) {
         if c == canonical_dev {
             return true;
@@ -343,14 +396,21 @@ pub struct Examination {
 
 /// Gather every hazard of the block device at `path` (which must be one).
 pub fn examine_block_device(path: &Path, rdev: u64) -> Result<Examination, OpenError> {
-    let canonical = fs::canonicalize(path).map_err(|e| OpenError::io(format!("cannot resolve {}", path.display()), &e))?;
+    let canonical = fs::canonicalize(path)
+        .map_err(|e| OpenError::io(format!("cannot resolve {}", path.display()), &e))?;
     let (major, minor) = sys::dev_major_minor(rdev);
     let mut hazards = Vec::new();
 
     // The device itself and its partitions: (node path, is_self, major, minor, sysfs dir).
     let mut nodes: Vec<(String, bool, u32, u32, Option<PathBuf>)> = Vec::new();
     let dir = sysfs_block_dir(major, minor);
-    nodes.push((canonical.display().to_string(), true, major, minor, dir.clone()));
+    nodes.push((
+        canonical.display().to_string(),
+        true,
+        major,
+        minor,
+        dir.clone(),
+    ));
     let mut part_names = Vec::new();
     if let Some(dir) = &dir {
         for (name, ma, mi) in partitions_of(dir) {
@@ -361,13 +421,22 @@ pub fn examine_block_device(path: &Path, rdev: u64) -> Result<Examination, OpenE
 
     if let Ok(text) = fs::read_to_string("/proc/self/mountinfo") {
         for e in parse_mountinfo(&text) {
-            let source_canon = if e.source.starts_with('/') { fs::canonicalize(&e.source).ok() } else { None };
+            let source_canon = if e.source.starts_with('/') {
+                fs::canonicalize(&e.source).ok()
+            } else {
+                None
+            };
             // btrfs reports an anonymous 0:N in mountinfo, so the source path is compared too.
             let hit = nodes.iter().find(|(node, _, ma, mi, _)| {
-                (*ma == e.major && *mi == e.minor) || source_canon.as_deref() == Some(Path::new(node))
+                (*ma == e.major && *mi == e.minor)
+                    || source_canon.as_deref() == Some(Path::new(node))
             });
             if let Some((node, is_self, ..)) = hit {
-                let h = Hazard::Mounted { node: node.clone(), is_self: *is_self, mount_point: e.mount_point.clone() };
+                let h = Hazard::Mounted {
+                    node: node.clone(),
+                    is_self: *is_self,
+                    mount_point: e.mount_point.clone(),
+                };
                 if !hazards.contains(&h) {
                     hazards.push(h);
                 }
@@ -383,24 +452,42 @@ pub fn examine_block_device(path: &Path, rdev: u64) -> Result<Examination, OpenE
             }
             let (ma, mi) = sys::dev_major_minor(m.rdev());
             if let Some((node, is_self, ..)) = nodes.iter().find(|n| n.2 == ma && n.3 == mi) {
-                hazards.push(Hazard::Swap { node: node.clone(), is_self: *is_self });
+                hazards.push(Hazard::Swap {
+                    node: node.clone(),
+                    is_self: *is_self,
+                });
             }
         }
     }
 
     for (node, is_self, _, _, d) in &nodes {
         let Some(d) = d else { continue };
-        let Ok(entries) = fs::read_dir(d.join("holders")) else { continue };
-        let mut holders: Vec<String> = entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        let Ok(entries) = fs::read_dir(d.join("holders")) else {
+            continue;
+        };
+        let mut holders: Vec<String> = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
         if !holders.is_empty() {
             holders.sort();
-            hazards.push(Hazard::Held { node: node.clone(), is_self: *is_self, holders });
+            hazards.push(Hazard::Held {
+                node: node.clone(),
+                is_self: *is_self,
+                holders,
+            });
         }
     }
 
     // O_EXCL on a block device fails with EBUSY while anyone else holds it exclusively
     // (a mount, a holder, another flashlab). Only worth naming when nothing above explains it.
-    let fd = match sys::open_excl_patiently(path, libc::O_RDONLY) {
+    // With a known cause, a busy device is no surprise: do not wait for it to free up.
+    let excl = if hazards.is_empty() {
+        sys::open_excl_patiently(path, libc::O_RDONLY)
+    } else {
+        sys::open_raw(path, libc::O_RDONLY | libc::O_EXCL, 0)
+    };
+    let fd = match excl {
         Ok(fd) => Some(fd),
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
             if hazards.is_empty() {
@@ -408,14 +495,23 @@ pub fn examine_block_device(path: &Path, rdev: u64) -> Result<Examination, OpenE
             }
             sys::open_raw(path, libc::O_RDONLY, 0).ok()
         }
-        Err(e) => return Err(OpenError::io(format!("cannot open {} to check it", path.display()), &e)),
+        Err(e) => {
+            return Err(OpenError::io(
+                format!("cannot open {} to check it", path.display()),
+                &e,
+            ))
+        }
     };
 
     let mut sig_found = false;
     if let Some(fd) = &fd {
         let mut head = vec![0u8; SIGNATURE_PROBE_BYTES];
-        let n = sys::pread_full(fd.as_fd(), &mut head, 0)
-            .map_err(|e| OpenError::io(format!("cannot read the start of {} to check it", path.display()), &e))?;
+        let n = sys::pread_full(fd.as_fd(), &mut head, 0).map_err(|e| {
+            OpenError::io(
+                format!("cannot read the start of {} to check it", path.display()),
+                &e,
+            )
+        })?;
         head.truncate(n);
         if let Some(sig) = detect_signature(&head) {
             hazards.push(Hazard::Signature(sig));
@@ -426,16 +522,28 @@ pub fn examine_block_device(path: &Path, rdev: u64) -> Result<Examination, OpenE
         hazards.push(Hazard::Partitions { names: part_names });
     }
 
-    Ok(Examination { canonical, rdev, hazards })
+    Ok(Examination {
+        canonical,
+        rdev,
+        hazards,
+    })
 }
 
 /// See the crate-level `check_write_safety`.
-pub fn check_write_safety(path: &Path, allow_write_to: Option<&Path>) -> Result<Vec<String>, OpenError> {
+pub fn check_write_safety(
+    path: &Path,
+    allow_write_to: Option<&Path>,
+) -> Result<Vec<String>, OpenError> {
     let meta = match fs::metadata(path) {
         Ok(m) => m,
         // A missing path becomes a file flashlab creates: safe.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(OpenError::io(format!("cannot examine {}", path.display()), &e)),
+        Err(e) => {
+            return Err(OpenError::io(
+                format!("cannot examine {}", path.display()),
+                &e,
+            ))
+        }
     };
     if !meta.file_type().is_block_device() {
         return Ok(Vec::new());
@@ -445,7 +553,11 @@ pub fn check_write_safety(path: &Path, allow_write_to: Option<&Path>) -> Result<
 }
 
 /// Turn an examination into warnings (allowed) or a refusal.
-pub fn verdict(path: &Path, exam: &Examination, allow_write_to: Option<&Path>) -> Result<Vec<String>, OpenError> {
+pub fn verdict(
+    path: &Path,
+    exam: &Examination,
+    allow_write_to: Option<&Path>,
+) -> Result<Vec<String>, OpenError> {
     let dev = path.display().to_string();
     if exam.hazards.is_empty() {
         return Ok(Vec::new());
@@ -454,10 +566,18 @@ pub fn verdict(path: &Path, exam: &Examination, allow_write_to: Option<&Path>) -
         return Ok(exam
             .hazards
             .iter()
-            .map(|h| format!("writing to {dev} although {} (allowed by --allow-write-to)", h.reason()))
+            .map(|h| {
+                format!(
+                    "writing to {dev} although {} (allowed by --allow-write-to)",
+                    h.reason()
+                )
+            })
             .collect());
     }
-    Err(OpenError::new(OpenErrorKind::Refused, refusal_message(&dev, &exam.hazards[0], allow_write_to)))
+    Err(OpenError::new(
+        OpenErrorKind::Refused,
+        refusal_message(&dev, &exam.hazards[0], allow_write_to),
+    ))
 }
 
 #[cfg(test)]
@@ -511,7 +631,10 @@ mod tests {
         let cases: Vec<(&str, Make)> = vec![
             ("xfs", Box::new(|i| put(i, 0, b"XFSB"))),
             ("btrfs", Box::new(|i| put(i, 0x10040, b"_BHRfS_M"))),
-            ("f2fs", Box::new(|i| put(i, 1024, &0xF2F5_2010u32.to_le_bytes()))),
+            (
+                "f2fs",
+                Box::new(|i| put(i, 1024, &0xF2F5_2010u32.to_le_bytes())),
+            ),
             ("squashfs", Box::new(|i| put(i, 0, b"hsqs"))),
             ("iso9660", Box::new(|i| put(i, 0x8001, b"CD001"))),
             ("crypto_LUKS", Box::new(|i| put(i, 0, b"LUKS\xba\xbe"))),
@@ -525,9 +648,24 @@ mod tests {
             ("swap", Box::new(|i| put(i, 4096 - 10, b"SWAPSPACE2"))),
             ("swap", Box::new(|i| put(i, 65536 - 10, b"SWAPSPACE2"))),
             ("bcache", Box::new(|i| put(i, 4096 + 24, &BCACHE_MAGIC))),
-            ("linux_raid_member", Box::new(|i| put(i, 4096, &MD_MAGIC.to_le_bytes()))),
-            ("zfs_member", Box::new(|i| put(i, 128 * 1024 + 5 * 1024, &ZFS_UBERBLOCK_MAGIC.to_le_bytes()))),
-            ("zfs_member", Box::new(|i| put(i, 256 * 1024 + 128 * 1024, &ZFS_UBERBLOCK_MAGIC.to_be_bytes()))),
+            (
+                "linux_raid_member",
+                Box::new(|i| put(i, 4096, &MD_MAGIC.to_le_bytes())),
+            ),
+            (
+                "zfs_member",
+                Box::new(|i| put(i, 128 * 1024 + 5 * 1024, &ZFS_UBERBLOCK_MAGIC.to_le_bytes())),
+            ),
+            (
+                "zfs_member",
+                Box::new(|i| {
+                    put(
+                        i,
+                        256 * 1024 + 128 * 1024,
+                        &ZFS_UBERBLOCK_MAGIC.to_be_bytes(),
+                    )
+                }),
+            ),
             ("gpt", Box::new(|i| put(i, 512, b"EFI PART"))),
             ("gpt", Box::new(|i| put(i, 4096, b"EFI PART"))),
             ("exfat", Box::new(|i| put(i, 3, b"EXFAT   "))),
@@ -582,14 +720,28 @@ mod tests {
         put(&mut img, 446 + 4, &[0xEE]);
         put(&mut img, 512, b"EFI PART");
         assert_eq!(name_of(&img), Some("gpt"));
-        assert_eq!(detect_signature(&img).unwrap().describe(), "a GPT partition table");
+        assert_eq!(
+            detect_signature(&img).unwrap().describe(),
+            "a GPT partition table"
+        );
     }
 
     #[test]
     fn truncated_images_do_not_panic() {
         let mut img = vec![0u8; 2 * MIB];
         put(&mut img, 0x10040, b"_BHRfS_M");
-        for len in [0, 1, 511, 512, 1025, 4096, 0x10040, 0x10047, 0x10048, SIGNATURE_PROBE_BYTES] {
+        for len in [
+            0,
+            1,
+            511,
+            512,
+            1025,
+            4096,
+            0x10040,
+            0x10047,
+            0x10048,
+            SIGNATURE_PROBE_BYTES,
+        ] {
             let _ = detect_signature(&img[..len]);
         }
         assert_eq!(name_of(&img[..0x10048]), Some("btrfs"));
@@ -600,8 +752,10 @@ mod tests {
     #[test]
     fn real_mkfs_images() {
         let dir = tempfile::tempdir().unwrap();
-        let tools: [(&str, &[&str], &str); 2] =
-            [("mkfs.ext4", &["-q", "-F"], "ext4"), ("mkswap", &[], "swap")];
+        let tools: [(&str, &[&str], &str); 2] = [
+            ("mkfs.ext4", &["-q", "-F"], "ext4"),
+            ("mkswap", &[], "swap"),
+        ];
         for (tool, args, want) in tools {
             let img = dir.path().join(format!("{want}.img"));
             fs::write(&img, vec![0u8; 8 * MIB]).unwrap();
@@ -614,7 +768,11 @@ mod tests {
             match status {
                 Ok(s) if s.success() => {
                     let head = fs::read(&img).unwrap();
-                    assert_eq!(name_of(&head[..SIGNATURE_PROBE_BYTES]), Some(want), "{tool}");
+                    assert_eq!(
+                        name_of(&head[..SIGNATURE_PROBE_BYTES]),
+                        Some(want),
+                        "{tool}"
+                    );
                 }
                 _ => eprintln!("skip: {tool} not available"),
             }
@@ -636,7 +794,10 @@ garbage line\n\
         assert_eq!(e[1].mount_point, PathBuf::from("/mnt/with space"));
         assert_eq!(e[1].fstype, "ext4");
         assert_eq!(e[1].source, "/dev/loop3");
-        assert_eq!((e[2].major, e[2].minor, e[2].source.as_str()), (0, 45, "/dev/sdb2"));
+        assert_eq!(
+            (e[2].major, e[2].minor, e[2].source.as_str()),
+            (0, 45, "/dev/sdb2")
+        );
         assert_eq!(e[3].fstype, "tmpfs");
     }
 
@@ -650,7 +811,10 @@ garbage line\n\
     #[test]
     fn swaps_parsing() {
         let text = "Filename\tType\tSize\tUsed\tPriority\n/dev/sda2 partition 100 0 -2\n/swap\\040file file 10 0 -3\n";
-        assert_eq!(parse_swaps(text), vec!["/dev/sda2".to_string(), "/swap file".to_string()]);
+        assert_eq!(
+            parse_swaps(text),
+            vec!["/dev/sda2".to_string(), "/swap file".to_string()]
+        );
         assert!(parse_swaps("Filename\tType\n").is_empty());
     }
 
@@ -670,10 +834,17 @@ garbage line\n\
         );
         let m = refusal_message(
             "/dev/loop3",
-            &Hazard::Mounted { node: "/dev/loop3p1".into(), is_self: false, mount_point: "/mnt/x".into() },
+            &Hazard::Mounted {
+                node: "/dev/loop3p1".into(),
+                is_self: false,
+                mount_point: "/mnt/x".into(),
+            },
             Some(Path::new("/dev/loop4")),
         );
-        assert!(m.contains("its partition /dev/loop3p1 is mounted on /mnt/x"), "{m}");
+        assert!(
+            m.contains("its partition /dev/loop3p1 is mounted on /mnt/x"),
+            "{m}"
+        );
         assert!(m.contains("names another device"), "{m}");
         assert!(!m.contains('\n'));
     }
@@ -684,6 +855,9 @@ garbage line\n\
         let f = dir.path().join("f");
         fs::write(&f, b"x").unwrap();
         assert_eq!(check_write_safety(&f, None).unwrap(), Vec::<String>::new());
-        assert_eq!(check_write_safety(&dir.path().join("missing"), None).unwrap(), Vec::<String>::new());
+        assert_eq!(
+            check_write_safety(&dir.path().join("missing"), None).unwrap(),
+            Vec::<String>::new()
+        );
     }
 }

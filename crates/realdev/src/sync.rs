@@ -79,24 +79,41 @@ impl SyncEngine {
                 let t0 = self.clock.now_ns();
                 let n = match req.mode {
                     // SAFETY: read_buf is aligned and holds max_io_bytes >= size bytes (checked in submit).
-                    Mode::Read => unsafe { libc::pread(fd, self.read_buf.as_mut_ptr().cast(), size, off) },
+                    Mode::Read => unsafe {
+                        libc::pread(fd, self.read_buf.as_mut_ptr().cast(), size, off)
+                    },
                     // SAFETY: write_buf is aligned and holds max_io_bytes >= size bytes (checked in submit).
                     _ => unsafe { libc::pwrite(fd, self.write_buf.as_ptr().cast(), size, off) },
                 };
                 let t1 = self.clock.now_ns();
                 if n < 0 {
-                    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+                    let errno = std::io::Error::last_os_error()
+                        .raw_os_error()
+                        .unwrap_or(libc::EIO);
                     if errno == libc::EINTR {
                         continue;
                     }
                     break (t0, t1, Some(errno));
                 }
                 // A short transfer inside the device cannot be timed as one IO: report it as an error.
-                break (t0, t1, if n as usize == size { None } else { Some(libc::EIO) });
+                break (
+                    t0,
+                    t1,
+                    if n as usize == size {
+                        None
+                    } else {
+                        Some(libc::EIO)
+                    },
+                );
             },
         };
         self.last = Some((req.tag, req.mode, req.size_bytes));
-        Ok(Completion { tag: req.tag, submit_ns, complete_ns, errno })
+        Ok(Completion {
+            tag: req.tag,
+            submit_ns,
+            complete_ns,
+            errno,
+        })
     }
 }
 
@@ -125,7 +142,11 @@ impl Device for SyncEngine {
         Ok(())
     }
 
-    fn poll(&mut self, deadline_ns: Option<Nanos>, out: &mut Vec<Completion>) -> Result<(), DeviceError> {
+    fn poll(
+        &mut self,
+        deadline_ns: Option<Nanos>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), DeviceError> {
         if self.queue.is_empty() {
             if let Some(d) = deadline_ns {
                 self.clock.wait_until(d);

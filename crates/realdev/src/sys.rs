@@ -96,7 +96,14 @@ pub fn blk_discard(fd: BorrowedFd<'_>, offset: u64, len: u64) -> io::Result<()> 
 pub fn punch_hole(fd: BorrowedFd<'_>, offset: u64, len: u64) -> io::Result<()> {
     let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
     // SAFETY: fallocate takes plain integers.
-    let rc = unsafe { libc::fallocate(fd.as_raw_fd(), mode, offset as libc::off_t, len as libc::off_t) };
+    let rc = unsafe {
+        libc::fallocate(
+            fd.as_raw_fd(),
+            mode,
+            offset as libc::off_t,
+            len as libc::off_t,
+        )
+    };
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -110,7 +117,12 @@ pub fn pread_full(fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result
         let rest = &mut buf[done..];
         // SAFETY: rest is a valid writable slice of rest.len() bytes.
         let n = unsafe {
-            libc::pread(fd.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len(), (offset + done as u64) as libc::off_t)
+            libc::pread(
+                fd.as_raw_fd(),
+                rest.as_mut_ptr().cast(),
+                rest.len(),
+                (offset + done as u64) as libc::off_t,
+            )
         };
         if n < 0 {
             let err = io::Error::last_os_error();
@@ -134,7 +146,12 @@ pub fn pwrite_full(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<()
         let rest = &buf[done..];
         // SAFETY: rest is a valid readable slice of rest.len() bytes.
         let n = unsafe {
-            libc::pwrite(fd.as_raw_fd(), rest.as_ptr().cast(), rest.len(), (offset + done as u64) as libc::off_t)
+            libc::pwrite(
+                fd.as_raw_fd(),
+                rest.as_ptr().cast(),
+                rest.len(),
+                (offset + done as u64) as libc::off_t,
+            )
         };
         if n < 0 {
             let err = io::Error::last_os_error();
@@ -144,7 +161,10 @@ pub fn pwrite_full(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<()
             return Err(err);
         }
         if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::WriteZero, "pwrite wrote nothing"));
+            return Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                "pwrite wrote nothing",
+            ));
         }
         done += n as usize;
     }
@@ -159,7 +179,15 @@ pub fn statx_dio_align(path: &Path) -> Option<(u32, u32)> {
     // SAFETY: statx is a plain C struct; all-zero is a valid value.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
     // SAFETY: c is NUL-terminated and stx is a live, writable statx.
-    let rc = unsafe { libc::statx(libc::AT_FDCWD, c.as_ptr(), 0, libc::STATX_DIOALIGN, &mut stx) };
+    let rc = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            0,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        )
+    };
     if rc < 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 {
         return None;
     }
@@ -185,7 +213,12 @@ pub fn kernel_release() -> Option<String> {
     if unsafe { libc::uname(&mut u) } < 0 {
         return None;
     }
-    let bytes: Vec<u8> = u.release.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    let bytes: Vec<u8> = u
+        .release
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -199,5 +232,8 @@ pub fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
 
 /// Split a dev_t into (major, minor).
 pub fn dev_major_minor(dev: u64) -> (u32, u32) {
-    (libc::major(dev as libc::dev_t), libc::minor(dev as libc::dev_t))
+    (
+        libc::major(dev as libc::dev_t),
+        libc::minor(dev as libc::dev_t),
+    )
 }

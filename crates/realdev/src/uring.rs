@@ -19,6 +19,9 @@
 //! the wake-up lateness observed) before a deadline, then a spin that peeks
 //! the CQ (entering the kernel only when it flags pending completion work).
 //!
+//! For comparisons, the environment variable FLASHLAB_IO_URING_SETUP=coop or
+//! =plain starts the fallback list further down.
+//!
 //! Timestamps: every SQE of a batch gets the clock reading taken just before
 //! the `io_uring_enter` that issues it; every CQE reaped in one pass gets the
 //! reading taken as soon as the CQ was seen non-empty.
@@ -69,7 +72,10 @@ pub struct UringEngine {
 }
 
 fn os_err(what: &str, e: &std::io::Error) -> DeviceError {
-    DeviceError::Os { what: what.to_string(), errno: e.raw_os_error().unwrap_or(libc::EIO) }
+    DeviceError::Os {
+        what: what.to_string(),
+        errno: e.raw_os_error().unwrap_or(libc::EIO),
+    }
 }
 
 /// Why the engine could not be built; the target is handed back so the
@@ -80,13 +86,20 @@ pub struct UringSetupError {
 }
 
 impl UringEngine {
-    pub fn new(mut t: Target, max_outstanding: usize, max_io_bytes: u32) -> Result<UringEngine, UringSetupError> {
+    pub fn new(
+        mut t: Target,
+        max_outstanding: usize,
+        max_io_bytes: u32,
+    ) -> Result<UringEngine, UringSetupError> {
         let entries = (max_outstanding.max(1).next_power_of_two() as u32).clamp(1, 32768);
         // Most modern first; each later set is accepted by older kernels.
         type Setup = fn(&mut io_uring::Builder);
         let attempts: [(&str, Setup); 3] = [
             ("single_issuer,defer_taskrun,taskrun_flag,r_disabled", |b| {
-                b.setup_single_issuer().setup_defer_taskrun().setup_taskrun_flag().setup_r_disabled();
+                b.setup_single_issuer()
+                    .setup_defer_taskrun()
+                    .setup_taskrun_flag()
+                    .setup_r_disabled();
             }),
             ("coop_taskrun,taskrun_flag", |b| {
                 b.setup_coop_taskrun().setup_taskrun_flag();
@@ -118,12 +131,24 @@ impl UringEngine {
         };
         let enabled = !setup.contains("r_disabled");
 
-        let Some(mut bufs) = SlotBuffers::new(max_outstanding, max_io_bytes as usize, t.mem_align, 0x5EED_0002) else {
-            return Err(UringSetupError { target: t, error: std::io::Error::from_raw_os_error(libc::ENOMEM) });
+        let Some(mut bufs) = SlotBuffers::new(
+            max_outstanding,
+            max_io_bytes as usize,
+            t.mem_align,
+            0x5EED_0002,
+        ) else {
+            return Err(UringSetupError {
+                target: t,
+                error: std::io::Error::from_raw_os_error(libc::ENOMEM),
+            });
         };
         let fixed_file = ring.submitter().register_files(&[t.fd.as_raw_fd()]).is_ok();
-        let iovecs: Vec<libc::iovec> =
-            bufs.read.iter_mut().chain(bufs.write.iter_mut()).map(|b| b.iovec()).collect();
+        let iovecs: Vec<libc::iovec> = bufs
+            .read
+            .iter_mut()
+            .chain(bufs.write.iter_mut())
+            .map(|b| b.iovec())
+            .collect();
         // SAFETY: every iovec points into a buffer owned by `bufs`, which lives in
         // the engine as long as the ring; buffers are unregistered implicitly when
         // the ring closes, and Drop drains IO before anything is freed.
@@ -137,7 +162,16 @@ impl UringEngine {
                 ("io_uring_fixed_file", fixed_file.to_string()),
             ],
         );
-        let slots = vec![Slot { tag: 0, submit_ns: 0, size: 0, mode: Mode::Read, last_tag: None }; max_outstanding];
+        let slots = vec![
+            Slot {
+                tag: 0,
+                submit_ns: 0,
+                size: 0,
+                mode: Mode::Read,
+                last_tag: None
+            };
+            max_outstanding
+        ];
         Ok(UringEngine {
             ring,
             t,
@@ -175,7 +209,10 @@ impl UringEngine {
     fn ensure_enabled(&mut self) -> Result<(), DeviceError> {
         if !self.enabled {
             // The thread that enables a SINGLE_ISSUER ring becomes its owner.
-            self.ring.submitter().register_enable_rings().map_err(|e| os_err("io_uring enable rings", &e))?;
+            self.ring
+                .submitter()
+                .register_enable_rings()
+                .map_err(|e| os_err("io_uring enable rings", &e))?;
             self.enabled = true;
         }
         Ok(())
@@ -188,7 +225,9 @@ impl UringEngine {
             None => self.ring.submit_and_wait(want),
             Some(ns) => {
                 crate::clock::tighten_timer_slack();
-                let ts = types::Timespec::new().sec(ns / 1_000_000_000).nsec((ns % 1_000_000_000) as u32);
+                let ts = types::Timespec::new()
+                    .sec(ns / 1_000_000_000)
+                    .nsec((ns % 1_000_000_000) as u32);
                 let args = types::SubmitArgs::new().timespec(&ts);
                 self.ring.submitter().submit_with_args(want, &args)
             }
@@ -233,7 +272,12 @@ impl UringEngine {
             let errno = self.t.trim(offset, slot.size as u64)?;
             let t1 = self.clock.now_ns();
             self.slots[s as usize].last_tag = Some(slot.tag);
-            out.push(Completion { tag: slot.tag, submit_ns: t0, complete_ns: t1, errno });
+            out.push(Completion {
+                tag: slot.tag,
+                submit_ns: t0,
+                complete_ns: t1,
+                errno,
+            });
         }
         Ok(())
     }
@@ -248,7 +292,9 @@ impl UringEngine {
         let mut n = 0;
         for cqe in &mut cq {
             let s = cqe.user_data() as usize;
-            let Some(slot) = self.slots.get_mut(s) else { continue };
+            let Some(slot) = self.slots.get_mut(s) else {
+                continue;
+            };
             let res = cqe.result();
             let errno = if res < 0 {
                 Some(-res)
@@ -259,7 +305,12 @@ impl UringEngine {
                 None
             };
             slot.last_tag = Some(slot.tag);
-            out.push(Completion { tag: slot.tag, submit_ns: slot.submit_ns, complete_ns: now, errno });
+            out.push(Completion {
+                tag: slot.tag,
+                submit_ns: slot.submit_ns,
+                complete_ns: now,
+                errno,
+            });
             self.free.push(s as u32);
             n += 1;
         }
@@ -274,7 +325,11 @@ impl UringEngine {
     }
 
     /// Wait for a completion until `deadline_ns` (None: forever); reaped CQEs go to `out`.
-    fn wait(&mut self, deadline_ns: Option<Nanos>, out: &mut Vec<Completion>) -> Result<usize, DeviceError> {
+    fn wait(
+        &mut self,
+        deadline_ns: Option<Nanos>,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, DeviceError> {
         loop {
             let n = self.reap(out);
             if n > 0 || self.in_kernel == 0 {
@@ -295,7 +350,8 @@ impl UringEngine {
                 self.enter(1, Some(remaining - margin))?;
                 if self.ring.completion().is_empty() && !self.kernel_has_work() {
                     // Woken by the timeout: learn how late, as the clock does for sleeps.
-                    self.clock.learn_wake_lateness(self.clock.now_ns().saturating_sub(target));
+                    self.clock
+                        .learn_wake_lateness(self.clock.now_ns().saturating_sub(target));
                 }
             } else if self.kernel_has_work() {
                 // Completion work is pending (under DEFER_TASKRUN it runs only
@@ -330,7 +386,13 @@ impl Device for UringEngine {
             )));
         };
         let i = s as usize;
-        self.slots[i] = Slot { tag: req.tag, submit_ns: 0, size: req.size_bytes, mode: req.mode, last_tag: None };
+        self.slots[i] = Slot {
+            tag: req.tag,
+            submit_ns: 0,
+            size: req.size_bytes,
+            mode: req.mode,
+            last_tag: None,
+        };
         let len = req.size_bytes;
         let off = req.offset_bytes;
         let entry = match req.mode {
@@ -342,12 +404,20 @@ impl Device for UringEngine {
             Mode::Read => {
                 let buf = self.bufs.read[i].as_mut_ptr();
                 match (self.fixed_file, self.fixed_bufs) {
-                    (true, true) => opcode::ReadFixed::new(types::Fixed(0), buf, len, s as u16).offset(off).build(),
+                    (true, true) => opcode::ReadFixed::new(types::Fixed(0), buf, len, s as u16)
+                        .offset(off)
+                        .build(),
                     (false, true) => {
-                        opcode::ReadFixed::new(types::Fd(self.t.fd.as_raw_fd()), buf, len, s as u16).offset(off).build()
+                        opcode::ReadFixed::new(types::Fd(self.t.fd.as_raw_fd()), buf, len, s as u16)
+                            .offset(off)
+                            .build()
                     }
-                    (true, false) => opcode::Read::new(types::Fixed(0), buf, len).offset(off).build(),
-                    (false, false) => opcode::Read::new(types::Fd(self.t.fd.as_raw_fd()), buf, len).offset(off).build(),
+                    (true, false) => opcode::Read::new(types::Fixed(0), buf, len)
+                        .offset(off)
+                        .build(),
+                    (false, false) => opcode::Read::new(types::Fd(self.t.fd.as_raw_fd()), buf, len)
+                        .offset(off)
+                        .build(),
                 }
             }
             Mode::Write => {
@@ -357,12 +427,22 @@ impl Device for UringEngine {
                 let buf = wb.as_ptr();
                 let idx = (self.max_outstanding + i) as u16;
                 match (self.fixed_file, self.fixed_bufs) {
-                    (true, true) => opcode::WriteFixed::new(types::Fixed(0), buf, len, idx).offset(off).build(),
+                    (true, true) => opcode::WriteFixed::new(types::Fixed(0), buf, len, idx)
+                        .offset(off)
+                        .build(),
                     (false, true) => {
-                        opcode::WriteFixed::new(types::Fd(self.t.fd.as_raw_fd()), buf, len, idx).offset(off).build()
+                        opcode::WriteFixed::new(types::Fd(self.t.fd.as_raw_fd()), buf, len, idx)
+                            .offset(off)
+                            .build()
                     }
-                    (true, false) => opcode::Write::new(types::Fixed(0), buf, len).offset(off).build(),
-                    (false, false) => opcode::Write::new(types::Fd(self.t.fd.as_raw_fd()), buf, len).offset(off).build(),
+                    (true, false) => opcode::Write::new(types::Fixed(0), buf, len)
+                        .offset(off)
+                        .build(),
+                    (false, false) => {
+                        opcode::Write::new(types::Fd(self.t.fd.as_raw_fd()), buf, len)
+                            .offset(off)
+                            .build()
+                    }
                 }
             }
         };
@@ -373,20 +453,31 @@ impl Device for UringEngine {
         if pushed.is_err() {
             // Cannot happen: the SQ has at least max_outstanding entries.
             self.free.push(s);
-            return Err(DeviceError::Invariant("io_uring submission queue full".into()));
+            return Err(DeviceError::Invariant(
+                "io_uring submission queue full".into(),
+            ));
         }
         self.unissued.push(s);
         Ok(())
     }
 
-    fn poll(&mut self, deadline_ns: Option<Nanos>, out: &mut Vec<Completion>) -> Result<(), DeviceError> {
+    fn poll(
+        &mut self,
+        deadline_ns: Option<Nanos>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), DeviceError> {
         let start = out.len();
         out.append(&mut self.ready);
         if !self.unissued.is_empty() {
             self.ensure_enabled()?;
             // With nothing else to hand back, issue and wait in one syscall.
-            let nothing_ready = out.len() == start && self.trims.is_empty() && deadline_ns.is_none();
-            let want = if nothing_ready && self.ring.completion().is_empty() { 1 } else { 0 };
+            let nothing_ready =
+                out.len() == start && self.trims.is_empty() && deadline_ns.is_none();
+            let want = if nothing_ready && self.ring.completion().is_empty() {
+                1
+            } else {
+                0
+            };
             self.issue(want)?;
         }
         self.run_trims(out)?;
@@ -461,7 +552,13 @@ impl Drop for UringEngine {
         if self.in_kernel > 0 {
             // Still in flight: leak the buffers rather than free memory the
             // kernel may write to.
-            let bufs = std::mem::replace(&mut self.bufs, SlotBuffers { read: Vec::new(), write: Vec::new() });
+            let bufs = std::mem::replace(
+                &mut self.bufs,
+                SlotBuffers {
+                    read: Vec::new(),
+                    write: Vec::new(),
+                },
+            );
             std::mem::forget(bufs);
         }
     }

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use flashlab_device::{Completion, Device, DeviceError, DeviceKind, IoRequest, Mode};
 use flashlab_realdev::{
-    buffers::read_stamp, open, open_sync, open_uring, probe, Engine, OpenErrorKind, OpenOptions, SyncEngine,
-    UringEngine,
+    buffers::read_stamp, open, open_sync, open_uring, probe, Engine, OpenErrorKind, OpenOptions,
+    SyncEngine, UringEngine,
 };
 
 const MIB: u64 = 1 << 20;
@@ -44,7 +44,11 @@ impl Eng {
 
 /// Run `reqs` keeping the queue full; `check` sees each completion before the
 /// next submission can reuse its buffer.
-fn drive(e: &mut Eng, reqs: &[IoRequest], mut check: impl FnMut(&Eng, &Completion)) -> Vec<Completion> {
+fn drive(
+    e: &mut Eng,
+    reqs: &[IoRequest],
+    mut check: impl FnMut(&Eng, &Completion),
+) -> Vec<Completion> {
     let qd = e.dev().max_outstanding();
     let (mut next, mut outstanding) = (0, 0);
     let mut all = Vec::new();
@@ -57,7 +61,10 @@ fn drive(e: &mut Eng, reqs: &[IoRequest], mut check: impl FnMut(&Eng, &Completio
         }
         out.clear();
         e.dev().poll(None, &mut out).unwrap();
-        assert!(!out.is_empty(), "poll(None) with IO outstanding returned nothing");
+        assert!(
+            !out.is_empty(),
+            "poll(None) with IO outstanding returned nothing"
+        );
         for c in &out {
             check(e, c);
         }
@@ -68,7 +75,12 @@ fn drive(e: &mut Eng, reqs: &[IoRequest], mut check: impl FnMut(&Eng, &Completio
 }
 
 fn opts(path: &Path, write: bool, qd: usize, max_io: u32) -> OpenOptions {
-    OpenOptions { write, max_outstanding: qd, max_io_bytes: max_io, ..OpenOptions::new(path) }
+    OpenOptions {
+        write,
+        max_outstanding: qd,
+        max_io_bytes: max_io,
+        ..OpenOptions::new(path)
+    }
 }
 
 /// A pseudo-random permutation of 0..n (no rand dependency needed).
@@ -86,9 +98,16 @@ fn shuffled(n: u64, seed: u64) -> Vec<u64> {
 
 fn create(dir: &Path, name: &str, size: u64) -> std::path::PathBuf {
     let p = dir.join(name);
-    let o = OpenOptions { create_size_bytes: Some(size), ..opts(&p, true, 1, 65536) };
+    let o = OpenOptions {
+        create_size_bytes: Some(size),
+        ..opts(&p, true, 1, 65536)
+    };
     let opened = open(&o).unwrap();
-    assert!(opened.warnings.iter().any(|w| w.contains("created")), "{:?}", opened.warnings);
+    assert!(
+        opened.warnings.iter().any(|w| w.contains("created")),
+        "{:?}",
+        opened.warnings
+    );
     p
 }
 
@@ -101,7 +120,12 @@ fn roundtrip(path: &Path, writer: Engine, reader: Engine, size: u64) {
     let reqs: Vec<IoRequest> = shuffled(size / wsize, 7)
         .into_iter()
         .enumerate()
-        .map(|(i, b)| IoRequest { tag: 10_000 + i as u64, offset_bytes: b * wsize, size_bytes: wsize as u32, mode: Mode::Write })
+        .map(|(i, b)| IoRequest {
+            tag: 10_000 + i as u64,
+            offset_bytes: b * wsize,
+            size_bytes: wsize as u32,
+            mode: Mode::Write,
+        })
         .collect();
     let by_tag: HashMap<u64, IoRequest> = reqs.iter().map(|r| (r.tag, *r)).collect();
     let done = drive(&mut w, &reqs, |e, c| {
@@ -118,7 +142,11 @@ fn roundtrip(path: &Path, writer: Engine, reader: Engine, size: u64) {
     let content = fs::read(path).unwrap();
     for (i, block) in content[..size as usize].chunks(4096).enumerate() {
         let (off, seq) = read_stamp(block).unwrap();
-        assert_eq!(off, i as u64 * 4096, "block {i} holds data meant for offset {off}");
+        assert_eq!(
+            off,
+            i as u64 * 4096,
+            "block {i} holds data meant for offset {off}"
+        );
         assert!(seq > 0);
     }
 
@@ -127,7 +155,12 @@ fn roundtrip(path: &Path, writer: Engine, reader: Engine, size: u64) {
     let reqs: Vec<IoRequest> = shuffled(size / rsize, 11)
         .into_iter()
         .enumerate()
-        .map(|(i, b)| IoRequest { tag: 500 + i as u64, offset_bytes: b * rsize, size_bytes: rsize as u32, mode: Mode::Read })
+        .map(|(i, b)| IoRequest {
+            tag: 500 + i as u64,
+            offset_bytes: b * rsize,
+            size_bytes: rsize as u32,
+            mode: Mode::Read,
+        })
         .collect();
     let by_tag: HashMap<u64, IoRequest> = reqs.iter().map(|r| (r.tag, *r)).collect();
     let mut checked = 0;
@@ -136,7 +169,12 @@ fn roundtrip(path: &Path, writer: Engine, reader: Engine, size: u64) {
         let got = e.data(c.tag).expect("read buffer of a just-completed IO");
         let q = by_tag[&c.tag];
         let want = &content[q.offset_bytes as usize..(q.offset_bytes + rsize) as usize];
-        assert!(got == want, "read of tag {} at {} differs from the file", c.tag, q.offset_bytes);
+        assert!(
+            got == want,
+            "read of tag {} at {} differs from the file",
+            c.tag,
+            q.offset_bytes
+        );
         checked += 1;
     });
     assert_eq!(checked, reqs.len());
@@ -148,8 +186,15 @@ fn file_roundtrip_across_engines() {
     let p = create(dir.path(), "rt.img", 4 * MIB);
     let content = fs::read(&p).unwrap();
     assert_eq!(content.len() as u64, 4 * MIB);
-    assert!(content.iter().filter(|&&b| b == 0).count() < content.len() / 64, "created file must not be zeros");
-    for (w, r) in [(Engine::Sync, Engine::IoUring), (Engine::IoUring, Engine::Sync), (Engine::IoUring, Engine::IoUring)] {
+    assert!(
+        content.iter().filter(|&&b| b == 0).count() < content.len() / 64,
+        "created file must not be zeros"
+    );
+    for (w, r) in [
+        (Engine::Sync, Engine::IoUring),
+        (Engine::IoUring, Engine::Sync),
+        (Engine::IoUring, Engine::IoUring),
+    ] {
         roundtrip(&p, w, r, 4 * MIB);
     }
 }
@@ -193,14 +238,20 @@ fn poll_with_nothing_outstanding() {
         let t0 = d.now_ns();
         d.poll(None, &mut out).unwrap();
         assert!(out.is_empty());
-        assert!(d.now_ns() - t0 < 50_000_000, "poll(None) with nothing outstanding must return at once");
+        assert!(
+            d.now_ns() - t0 < 50_000_000,
+            "poll(None) with nothing outstanding must return at once"
+        );
         for wait in [20_000u64, 300_000, 2_000_000] {
             let deadline = d.now_ns() + wait;
             d.poll(Some(deadline), &mut out).unwrap();
             let now = d.now_ns();
             assert!(out.is_empty());
             assert!(now >= deadline);
-            eprintln!("{which:?} poll deadline {wait} ns: overshoot {} ns", now - deadline);
+            eprintln!(
+                "{which:?} poll deadline {wait} ns: overshoot {} ns",
+                now - deadline
+            );
         }
     }
 }
@@ -212,7 +263,13 @@ fn poll_returns_at_first_completion_before_deadline() {
     for which in [Engine::Sync, Engine::IoUring] {
         let mut e = Eng::open(&opts(&p, false, 4, 4096), which);
         let d = e.dev();
-        d.submit(IoRequest { tag: 1, offset_bytes: 0, size_bytes: 4096, mode: Mode::Read }).unwrap();
+        d.submit(IoRequest {
+            tag: 1,
+            offset_bytes: 0,
+            size_bytes: 4096,
+            mode: Mode::Read,
+        })
+        .unwrap();
         let mut out = Vec::new();
         let deadline = d.now_ns() + 10_000_000_000;
         d.poll(Some(deadline), &mut out).unwrap();
@@ -244,7 +301,13 @@ fn uring_reaps_while_idle() {
     let p = create(dir.path(), "idlereap.img", MIB);
     let mut e = Eng::open(&opts(&p, false, 4, 4096), Engine::IoUring);
     let d = e.dev();
-    d.submit(IoRequest { tag: 9, offset_bytes: 4096, size_bytes: 4096, mode: Mode::Read }).unwrap();
+    d.submit(IoRequest {
+        tag: 9,
+        offset_bytes: 4096,
+        size_bytes: 4096,
+        mode: Mode::Read,
+    })
+    .unwrap();
     // Issue it, without waiting: a deadline in the past.
     let mut out = Vec::new();
     d.poll(Some(0), &mut out).unwrap();
@@ -255,7 +318,10 @@ fn uring_reaps_while_idle() {
     }
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].tag, 9);
-    assert!(out[0].complete_ns < t_idle, "a completion during a pause keeps its own time");
+    assert!(
+        out[0].complete_ns < t_idle,
+        "a completion during a pause keeps its own time"
+    );
 }
 
 #[test]
@@ -277,13 +343,29 @@ fn invalid_requests_are_rejected() {
             (100, 4096, Mode::Trim),
         ];
         for (off, sz, mode) in bad {
-            let r = d.submit(IoRequest { tag: 1, offset_bytes: off, size_bytes: sz, mode });
-            assert!(matches!(r, Err(DeviceError::InvalidRequest(_))), "{which:?} {mode} {sz}@{off}: {r:?}");
+            let r = d.submit(IoRequest {
+                tag: 1,
+                offset_bytes: off,
+                size_bytes: sz,
+                mode,
+            });
+            assert!(
+                matches!(r, Err(DeviceError::InvalidRequest(_))),
+                "{which:?} {mode} {sz}@{off}: {r:?}"
+            );
         }
-        let ok = IoRequest { tag: 1, offset_bytes: 0, size_bytes: 4096, mode: Mode::Read };
+        let ok = IoRequest {
+            tag: 1,
+            offset_bytes: 0,
+            size_bytes: 4096,
+            mode: Mode::Read,
+        };
         d.submit(ok).unwrap();
         d.submit(ok).unwrap();
-        assert!(matches!(d.submit(ok), Err(DeviceError::InvalidRequest(_))), "more than max_outstanding");
+        assert!(
+            matches!(d.submit(ok), Err(DeviceError::InvalidRequest(_))),
+            "more than max_outstanding"
+        );
         let mut out = Vec::new();
         while out.len() < 2 {
             d.poll(None, &mut out).unwrap();
@@ -291,7 +373,12 @@ fn invalid_requests_are_rejected() {
     }
     // Writes on a device opened read-only.
     let (mut ro, _) = open_sync(&opts(&p, false, 1, 4096)).unwrap();
-    let r = ro.submit(IoRequest { tag: 1, offset_bytes: 0, size_bytes: 4096, mode: Mode::Write });
+    let r = ro.submit(IoRequest {
+        tag: 1,
+        offset_bytes: 0,
+        size_bytes: 4096,
+        mode: Mode::Write,
+    });
     assert!(matches!(r, Err(DeviceError::InvalidRequest(_))));
 }
 
@@ -302,14 +389,28 @@ fn trim_punches_a_hole_in_a_file() {
     for (i, which) in [Engine::Sync, Engine::IoUring].into_iter().enumerate() {
         let mut e = Eng::open(&opts(&p, true, 2, 65536), which);
         let off = i as u64 * 65536;
-        let done = drive(&mut e, &[IoRequest { tag: 3, offset_bytes: off, size_bytes: 65536, mode: Mode::Trim }], |_, c| {
-            assert_eq!(c.errno, None);
-            assert!(c.submit_ns <= c.complete_ns);
-        });
+        let done = drive(
+            &mut e,
+            &[IoRequest {
+                tag: 3,
+                offset_bytes: off,
+                size_bytes: 65536,
+                mode: Mode::Trim,
+            }],
+            |_, c| {
+                assert_eq!(c.errno, None);
+                assert!(c.submit_ns <= c.complete_ns);
+            },
+        );
         assert_eq!(done.len(), 1);
         drop(e);
         let content = fs::read(&p).unwrap();
-        assert!(content[off as usize..(off + 65536) as usize].iter().all(|&b| b == 0), "{which:?}");
+        assert!(
+            content[off as usize..(off + 65536) as usize]
+                .iter()
+                .all(|&b| b == 0),
+            "{which:?}"
+        );
         assert!(content[(off + 65536) as usize..].iter().any(|&b| b != 0));
     }
 }
@@ -322,15 +423,33 @@ fn user_errors_are_one_line_with_a_fix() {
     assert_eq!(e.kind(), OpenErrorKind::NotFound);
     assert_eq!(e.kind().exit_code(), 2);
     assert!(e.to_string().contains("--size"), "{e}");
-    assert_eq!(probe(&missing).err().unwrap().kind(), OpenErrorKind::NotFound);
+    assert_eq!(
+        probe(&missing).err().unwrap().kind(),
+        OpenErrorKind::NotFound
+    );
+
+    let o = OpenOptions {
+        create_size_bytes: Some(MIB),
+        ..opts(Path::new("/dev/flashlab-no-such-disk"), true, 1, 4096)
+    };
+    let e = open(&o).err().unwrap();
+    assert_eq!(e.kind(), OpenErrorKind::NotFound);
+    assert!(!Path::new("/dev/flashlab-no-such-disk").exists());
 
     let small = dir.path().join("small.img");
     fs::write(&small, vec![1u8; 8192]).unwrap();
-    let o = OpenOptions { create_size_bytes: Some(MIB), ..opts(&small, true, 1, 4096) };
+    let o = OpenOptions {
+        create_size_bytes: Some(MIB),
+        ..opts(&small, true, 1, 4096)
+    };
     let e = open(&o).err().unwrap();
     assert_eq!(e.kind(), OpenErrorKind::InvalidInput);
     assert!(e.to_string().contains("smaller than"), "{e}");
-    assert_eq!(fs::metadata(&small).unwrap().len(), 8192, "an existing file is never grown");
+    assert_eq!(
+        fs::metadata(&small).unwrap().len(),
+        8192,
+        "an existing file is never grown"
+    );
 
     let e = open(&opts(dir.path(), false, 1, 4096)).err().unwrap();
     assert_eq!(e.kind(), OpenErrorKind::InvalidInput);
@@ -341,7 +460,10 @@ fn user_errors_are_one_line_with_a_fix() {
     assert_eq!(e.kind(), OpenErrorKind::InvalidInput);
 
     let nodir = dir.path().join("no/such/dir/x.img");
-    let o = OpenOptions { create_size_bytes: Some(MIB), ..opts(&nodir, true, 1, 4096) };
+    let o = OpenOptions {
+        create_size_bytes: Some(MIB),
+        ..opts(&nodir, true, 1, 4096)
+    };
     assert_eq!(open(&o).err().unwrap().kind(), OpenErrorKind::InvalidInput);
 
     let e = open(&opts(&missing, false, 1, 4096)).err().unwrap();
@@ -358,19 +480,48 @@ fn buffered_mode_works_on_tmpfs() {
         }
     }
     let _rm = Rm(&p);
-    let o = OpenOptions { direct: false, create_size_bytes: Some(MIB), ..opts(&p, true, 1, 4096) };
+    let o = OpenOptions {
+        direct: false,
+        create_size_bytes: Some(MIB),
+        ..opts(&p, true, 1, 4096)
+    };
     let opened = open(&o).unwrap();
-    assert_eq!(opened.device.info().identity.get("o_direct").map(String::as_str), Some("false"));
+    assert_eq!(
+        opened
+            .device
+            .info()
+            .identity
+            .get("o_direct")
+            .map(String::as_str),
+        Some("false")
+    );
     drop(opened);
-    let mut e = Eng::open(&OpenOptions { direct: false, ..opts(&p, true, 1, 4096) }, Engine::Sync);
-    let done = drive(&mut e, &[IoRequest { tag: 1, offset_bytes: 8192, size_bytes: 4096, mode: Mode::Write }], |_, c| {
-        assert_eq!(c.errno, None)
-    });
+    let mut e = Eng::open(
+        &OpenOptions {
+            direct: false,
+            ..opts(&p, true, 1, 4096)
+        },
+        Engine::Sync,
+    );
+    let done = drive(
+        &mut e,
+        &[IoRequest {
+            tag: 1,
+            offset_bytes: 8192,
+            size_bytes: 4096,
+            mode: Mode::Write,
+        }],
+        |_, c| assert_eq!(c.errno, None),
+    );
     assert_eq!(done.len(), 1);
     // O_DIRECT on tmpfs: older kernels refuse it (with the message naming --buffered),
     // newer ones accept it and we warn that it measures memory.
     match open(&opts(&p, false, 1, 4096)) {
-        Ok(o) => assert!(o.warnings.iter().any(|w| w.contains("tmpfs")), "{:?}", o.warnings),
+        Ok(o) => assert!(
+            o.warnings.iter().any(|w| w.contains("tmpfs")),
+            "{:?}",
+            o.warnings
+        ),
         Err(e) => {
             assert_eq!(e.kind(), OpenErrorKind::Unsupported);
             assert!(e.to_string().contains("--buffered"), "{e}");
@@ -387,7 +538,11 @@ fn probe_and_identity_of_a_file() {
     assert_eq!(info.size_bytes, MIB);
     assert!(info.logical_block_bytes >= 512 && info.logical_block_bytes.is_power_of_two());
     for key in ["fs_type", "kernel", "backing_dev", "o_direct_supported"] {
-        assert!(info.identity.contains_key(key), "missing {key}: {:?}", info.identity);
+        assert!(
+            info.identity.contains_key(key),
+            "missing {key}: {:?}",
+            info.identity
+        );
     }
     eprintln!("file identity: {:?}", info.identity);
     for (qd, want) in [(1, "sync"), (8, "io_uring")] {
@@ -396,8 +551,20 @@ fn probe_and_identity_of_a_file() {
         assert_eq!(id.get("engine").map(String::as_str), Some(want));
         assert_eq!(id.get("o_direct").map(String::as_str), Some("true"));
     }
-    let forced = open(&OpenOptions { engine: Engine::IoUring, ..opts(&p, false, 1, 4096) }).unwrap();
-    assert_eq!(forced.device.info().identity.get("engine").map(String::as_str), Some("io_uring"));
+    let forced = open(&OpenOptions {
+        engine: Engine::IoUring,
+        ..opts(&p, false, 1, 4096)
+    })
+    .unwrap();
+    assert_eq!(
+        forced
+            .device
+            .info()
+            .identity
+            .get("engine")
+            .map(String::as_str),
+        Some("io_uring")
+    );
 }
 
 #[test]
@@ -411,21 +578,55 @@ fn loop_device_roundtrip_and_discard() {
     assert_eq!(info.size_bytes, 16 * MIB);
     eprintln!("loop identity: {:?}", info.identity);
     assert!(info.identity.contains_key("loop_backing_file"));
-    for (w, r) in [(Engine::IoUring, Engine::Sync), (Engine::Sync, Engine::IoUring)] {
+    for (w, r) in [
+        (Engine::IoUring, Engine::Sync),
+        (Engine::Sync, Engine::IoUring),
+    ] {
         roundtrip_dev(lo.path(), w, r);
+    }
+    // Dropping an engine releases the exclusive claim at once (a ring's registered
+    // file would otherwise keep it until a kernel worker closes the ring).
+    for which in [Engine::IoUring, Engine::Sync] {
+        let e = Eng::open(&opts(lo.path(), true, 8, 4096), which);
+        drop(e);
+        use std::os::unix::fs::OpenOptionsExt;
+        let f = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(lo.path());
+        assert!(f.is_ok(), "{which:?}: claim still held after drop: {f:?}");
     }
     for which in [Engine::Sync, Engine::IoUring] {
         let mut e = Eng::open(&opts(lo.path(), true, 2, 65536), which);
-        let done = drive(&mut e, &[IoRequest { tag: 4, offset_bytes: MIB, size_bytes: MIB as u32, mode: Mode::Trim }], |_, c| {
-            assert_eq!(c.errno, None)
-        });
+        let done = drive(
+            &mut e,
+            &[IoRequest {
+                tag: 4,
+                offset_bytes: MIB,
+                size_bytes: MIB as u32,
+                mode: Mode::Trim,
+            }],
+            |_, c| assert_eq!(c.errno, None),
+        );
         assert_eq!(done.len(), 1);
         drop(e);
         let mut e = Eng::open(&opts(lo.path(), false, 1, 65536), Engine::Sync);
-        drive(&mut e, &[IoRequest { tag: 5, offset_bytes: MIB, size_bytes: 65536, mode: Mode::Read }], |e, c| {
-            assert_eq!(c.errno, None);
-            assert!(e.data(5).unwrap().iter().all(|&b| b == 0), "discarded range of a loop over tmpfs reads zeros");
-        });
+        drive(
+            &mut e,
+            &[IoRequest {
+                tag: 5,
+                offset_bytes: MIB,
+                size_bytes: 65536,
+                mode: Mode::Read,
+            }],
+            |e, c| {
+                assert_eq!(c.errno, None);
+                assert!(
+                    e.data(5).unwrap().iter().all(|&b| b == 0),
+                    "discarded range of a loop over tmpfs reads zeros"
+                );
+            },
+        );
     }
 }
 
@@ -435,7 +636,12 @@ fn roundtrip_dev(dev: &Path, writer: Engine, reader: Engine) {
     let mut w = Eng::open(&opts(dev, true, wqd, 131072), writer);
     let reqs: Vec<IoRequest> = shuffled(size / 131072, 3)
         .into_iter()
-        .map(|b| IoRequest { tag: b, offset_bytes: b * 131072, size_bytes: 131072, mode: Mode::Write })
+        .map(|b| IoRequest {
+            tag: b,
+            offset_bytes: b * 131072,
+            size_bytes: 131072,
+            mode: Mode::Write,
+        })
         .collect();
     drive(&mut w, &reqs, |_, c| assert_eq!(c.errno, None));
     w.dev().flush().unwrap();
@@ -444,11 +650,21 @@ fn roundtrip_dev(dev: &Path, writer: Engine, reader: Engine) {
     let mut r = Eng::open(&opts(dev, false, rqd, 4096), reader);
     let reqs: Vec<IoRequest> = shuffled(size / 4096, 5)
         .into_iter()
-        .map(|b| IoRequest { tag: b, offset_bytes: b * 4096, size_bytes: 4096, mode: Mode::Read })
+        .map(|b| IoRequest {
+            tag: b,
+            offset_bytes: b * 4096,
+            size_bytes: 4096,
+            mode: Mode::Read,
+        })
         .collect();
     drive(&mut r, &reqs, |e, c| {
         assert_eq!(c.errno, None);
         let got = e.data(c.tag).unwrap();
-        assert_eq!(read_stamp(&got).unwrap().0, c.tag * 4096, "block {} holds another block's data", c.tag);
+        assert_eq!(
+            read_stamp(&got).unwrap().0,
+            c.tag * 4096,
+            "block {} holds another block's data",
+            c.tag
+        );
     });
 }

@@ -27,9 +27,14 @@ fn refused(dev: &Path, allow: Option<&Path>) -> String {
     assert_eq!(e.kind().exit_code(), 2);
     let msg = e.to_string();
     assert!(!msg.contains('\n'));
-    assert!(msg.starts_with(&format!("refusing to write to {}: ", dev.display())), "{msg}");
+    assert!(
+        msg.starts_with(&format!("refusing to write to {}: ", dev.display())),
+        "{msg}"
+    );
     // open() applies the same check.
-    let e2 = open(&write_opts(dev, allow)).err().expect("open must refuse too");
+    let e2 = open(&write_opts(dev, allow))
+        .err()
+        .expect("open must refuse too");
     assert_eq!(e2.kind(), OpenErrorKind::Refused, "{e2}");
     msg
 }
@@ -40,7 +45,10 @@ fn blank_device_is_writable() {
         return;
     }
     let lo = LoopDev::new("blank", 32 * MIB, false);
-    assert_eq!(check_write_safety(lo.path(), None).unwrap(), Vec::<String>::new());
+    assert_eq!(
+        check_write_safety(lo.path(), None).unwrap(),
+        Vec::<String>::new()
+    );
     let opened = open(&write_opts(lo.path(), None)).unwrap();
     assert!(opened.warnings.is_empty(), "{:?}", opened.warnings);
     // While we hold it (O_EXCL), nobody else may claim it exclusively.
@@ -73,7 +81,11 @@ fn ext4_signature_is_refused_unless_that_device_is_named() {
     let msg = refused(dev, Some(other.path()));
     assert!(msg.contains("names another device"), "{msg}");
     // Reads never need the check.
-    let ro = open(&OpenOptions { max_io_bytes: 4096, ..OpenOptions::new(dev) }).unwrap();
+    let ro = open(&OpenOptions {
+        max_io_bytes: 4096,
+        ..OpenOptions::new(dev)
+    })
+    .unwrap();
     assert!(ro.warnings.is_empty());
     drop(ro);
     // Naming the device (directly or through a symlink) allows it, with warnings.
@@ -85,7 +97,11 @@ fn ext4_signature_is_refused_unless_that_device_is_named() {
     symlink(dev, &link).unwrap();
     assert_eq!(check_write_safety(dev, Some(&link)).unwrap().len(), 1);
     let opened = open(&write_opts(dev, Some(&link))).unwrap();
-    assert!(opened.warnings.iter().any(|w| w.contains("ext4")), "{:?}", opened.warnings);
+    assert!(
+        opened.warnings.iter().any(|w| w.contains("ext4")),
+        "{:?}",
+        opened.warnings
+    );
 }
 
 #[test]
@@ -101,7 +117,10 @@ fn mounted_device_is_refused_and_busy() {
     let dev = lo.dev.clone();
     lo.mount(&dev, mnt.path());
     let msg = refused(&dev, None);
-    assert!(msg.contains(&format!("it is mounted on {}", mnt.path().display())), "{msg}");
+    assert!(
+        msg.contains(&format!("it is mounted on {}", mnt.path().display())),
+        "{msg}"
+    );
     assert!(msg.contains("unmount it"), "{msg}");
     // A mounted block device cannot be opened exclusively.
     let err = std::fs::OpenOptions::new()
@@ -134,13 +153,17 @@ fn partition_table_is_refused() {
     }
     let lo = LoopDev::new("mbr", 32 * MIB, true);
     if common::tool_exists("sfdisk") {
-        common::run_with_input("sfdisk", &["-q", &lo.name()], "label: dos\n,16MiB,L\n").expect("sfdisk");
+        common::run_with_input("sfdisk", &["-q", &lo.name()], "label: dos\n,16MiB,L\n")
+            .expect("sfdisk");
     } else if !common::tool_available("partition_table_is_refused", "sfdisk", "fdisk") {
         return;
     }
     let msg = refused(lo.path(), None);
     assert!(msg.contains("MBR (DOS) partition table"), "{msg}");
-    assert!(msg.contains(&format!("--allow-write-to {}", lo.name())), "{msg}");
+    assert!(
+        msg.contains(&format!("--allow-write-to {}", lo.name())),
+        "{msg}"
+    );
     let w = check_write_safety(lo.path(), Some(lo.path())).unwrap();
     assert!(!w.is_empty());
 }
@@ -154,7 +177,8 @@ fn gpt_with_a_mounted_partition_is_refused() {
         return;
     }
     let mut lo = LoopDev::new("gpt", 32 * MIB, true);
-    common::run_with_input("sfdisk", &["-q", &lo.name()], "label: gpt\n,16MiB,L\n").expect("sfdisk");
+    common::run_with_input("sfdisk", &["-q", &lo.name()], "label: gpt\n,16MiB,L\n")
+        .expect("sfdisk");
     let part = std::path::PathBuf::from(format!("{}p1", lo.name()));
     // udev may take a moment to create the partition node.
     for _ in 0..50 {
@@ -170,12 +194,19 @@ fn gpt_with_a_mounted_partition_is_refused() {
         // Without partition nodes the table alone must still be refused.
         let msg = refused(lo.path(), None);
         assert!(msg.contains("GPT partition table"), "{msg}");
-        eprintln!("note: no partition node {} appeared; tested the table only", part.display());
+        eprintln!(
+            "note: no partition node {} appeared; tested the table only",
+            part.display()
+        );
         return;
     }
-    common::run("mkfs.ext4", &["-q", "-F", part.to_str().unwrap()]).expect("mkfs.ext4 on the partition");
+    common::run("mkfs.ext4", &["-q", "-F", part.to_str().unwrap()])
+        .expect("mkfs.ext4 on the partition");
     let mnt = tempfile::tempdir().unwrap();
     lo.mount(&part, mnt.path());
     let msg = refused(lo.path(), None);
-    assert!(msg.contains(&format!("its partition {} is mounted", part.display())), "{msg}");
+    assert!(
+        msg.contains(&format!("its partition {} is mounted", part.display())),
+        "{msg}"
+    );
 }

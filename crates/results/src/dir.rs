@@ -2,10 +2,10 @@
 //!
 //! ```text
 //! RESULTS_DIR/
-//!   manifest.json            tool, commit, host, device, every run's spec and status
+//!   manifest.json            tool, commit, host, device, every run's workload and status
 //!   summary.json             every finished run's statistics (written after each run)
 //!   runs/001-RW/records.bin  per-IO records, appended while the run goes
-//!   runs/001-RW/run.json     the run's spec, status, statistics, device accounting
+//!   runs/001-RW/run.json     the run's workload, status, statistics, device accounting
 //! ```
 //!
 //! The manifest is rewritten atomically (write, fsync, rename) whenever a run
@@ -51,6 +51,57 @@ pub enum RunStatus {
     Failed,
 }
 
+/// A trace replay, as recorded in the manifest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplaySpec {
+    pub trace_path: String,
+    pub format: String,
+    pub requests: u64,
+    /// "open_loop" or "closed_loop".
+    pub loop_mode: String,
+    /// Open loop: recorded times are divided by this.
+    pub speed: f64,
+    /// Open loop: the most requests in flight; closed loop: the queue depth.
+    pub max_outstanding: u64,
+    /// How offsets were fitted onto the device: "error", "wrap" or "scale".
+    pub fit: String,
+}
+
+/// What a run did: a pattern of the algebra, or a trace replay.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Workload {
+    Pattern(PatternSpec),
+    Replay(ReplaySpec),
+}
+
+impl Workload {
+    pub fn describe(&self) -> String {
+        match self {
+            Workload::Pattern(p) => p.describe(),
+            Workload::Replay(r) => format!(
+                "replay of {} ({} format, {} requests), {}{}",
+                r.trace_path,
+                r.format,
+                r.requests,
+                r.loop_mode.replace('_', " "),
+                if r.loop_mode == "open_loop" {
+                    format!(" at {}x speed, up to {} in flight", r.speed, r.max_outstanding)
+                } else {
+                    format!(", QD{}", r.max_outstanding)
+                }
+            ),
+        }
+    }
+
+    pub fn pattern(&self) -> Option<&PatternSpec> {
+        match self {
+            Workload::Pattern(p) => Some(p),
+            Workload::Replay(_) => None,
+        }
+    }
+}
+
 /// A run as listed in the manifest.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunEntry {
@@ -58,7 +109,7 @@ pub struct RunEntry {
     /// Relative to the results directory.
     pub dir: String,
     pub status: RunStatus,
-    pub spec: PatternSpec,
+    pub workload: Workload,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -83,7 +134,7 @@ pub struct RunSummary {
     pub name: String,
     pub description: String,
     pub status: RunStatus,
-    pub spec: PatternSpec,
+    pub workload: Workload,
     pub stats: RunStats,
     /// Device-specific accounting (the simulator's flash operations, WAF...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -148,14 +199,14 @@ impl ResultsDir {
     }
 
     /// Registers a run as planned (so the manifest lists every run up front) and returns its index.
-    pub fn plan_run(&mut self, spec: &PatternSpec) -> io::Result<usize> {
+    pub fn plan_run(&mut self, name: &str, workload: Workload) -> io::Result<usize> {
         let idx = self.manifest.runs.len();
-        let dir = format!("runs/{:03}-{}", idx + 1, spec.name);
+        let dir = format!("runs/{:03}-{}", idx + 1, name);
         self.manifest.runs.push(RunEntry {
-            name: spec.name.clone(),
+            name: name.to_string(),
             dir,
             status: RunStatus::Planned,
-            spec: spec.clone(),
+            workload,
             error: None,
         });
         self.write_manifest()?;
@@ -187,9 +238,9 @@ impl ResultsDir {
         let records = read_records(&dir.join("records.bin"))?;
         let summary = RunSummary {
             name: entry.name.clone(),
-            description: entry.spec.describe(),
+            description: entry.workload.describe(),
             status,
-            spec: entry.spec.clone(),
+            workload: entry.workload.clone(),
             stats: RunStats::from_records(&records),
             device_stats,
             error,

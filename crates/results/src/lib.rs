@@ -17,7 +17,8 @@ pub mod records;
 pub mod stats;
 
 pub use dir::{
-    HostInfo, Manifest, ResultsDir, RunEntry, RunStatus, RunSummary, Summary, ToolInfo, SCHEMA_VERSION,
+    HostInfo, Manifest, ReplaySpec, ResultsDir, RunEntry, RunStatus, RunSummary, Summary, ToolInfo, Workload,
+    SCHEMA_VERSION,
 };
 pub use records::{IoRecord, RecordWriter, FLAG_ERROR, FLAG_WARMUP};
 pub use stats::{LatencyStats, RunStats, Throughput};

@@ -108,7 +108,13 @@ pub struct EraseSummary {
 impl EraseSummary {
     pub fn from_counts(counts: &[u32]) -> EraseSummary {
         if counts.is_empty() {
-            return EraseSummary { blocks: 0, min: 0, max: 0, mean: 0.0, histogram: Vec::new() };
+            return EraseSummary {
+                blocks: 0,
+                min: 0,
+                max: 0,
+                mean: 0.0,
+                histogram: Vec::new(),
+            };
         }
         let min = *counts.iter().min().unwrap_or(&0);
         let max = *counts.iter().max().unwrap_or(&0);
@@ -129,7 +135,13 @@ impl EraseSummary {
                 (lo as u32, hi as u32, n)
             })
             .collect();
-        EraseSummary { blocks: counts.len() as u64, min, max, mean: sum as f64 / counts.len() as f64, histogram }
+        EraseSummary {
+            blocks: counts.len() as u64,
+            min,
+            max,
+            mean: sum as f64 / counts.len() as f64,
+            histogram,
+        }
     }
 }
 
@@ -166,7 +178,10 @@ impl Accounting {
             ("gc_read", self.read_ns[g]),
             ("gc_write", self.program_ns[g]),
             ("gc_erase", self.erase_ns[g]),
-            ("wear_leveling", self.read_ns[w] + self.program_ns[w] + self.erase_ns[w]),
+            (
+                "wear_leveling",
+                self.read_ns[w] + self.program_ns[w] + self.erase_ns[w],
+            ),
             ("mapping_read", self.read_ns[m]),
             ("mapping_write", self.program_ns[m] + self.erase_ns[m]),
             ("bus_transfer", self.bus_ns.iter().sum()),
@@ -188,7 +203,13 @@ impl Accounting {
             Value::Object(m)
         };
         let reqs = self.host_requests();
-        let per_req = |ns: u64| if reqs == 0 { 0.0 } else { ns as f64 / reqs as f64 };
+        let per_req = |ns: u64| {
+            if reqs == 0 {
+                0.0
+            } else {
+                ns as f64 / reqs as f64
+            }
+        };
         let comps = self.chip_time_components();
         let mut breakdown = serde_json::Map::new();
         let mut total = 0u64;
@@ -197,7 +218,8 @@ impl Accounting {
             total += ns;
         }
         breakdown.insert("total".into(), json!(per_req(total)));
-        let lat = |l: &LatencyStat| json!({"count": l.count, "mean_ns": l.mean_ns(), "max_ns": l.max_ns});
+        let lat =
+            |l: &LatencyStat| json!({"count": l.count, "mean_ns": l.mean_ns(), "max_ns": l.max_ns});
         json!({
             "host": {
                 "reads": self.host_reads,

@@ -10,8 +10,8 @@
 //! `serve_reads = false`, wait for its write-back and read flash (what Chen et
 //! al. observed on SSD-M, section 5.5).
 
-use std::collections::{BinaryHeap, HashMap};
 use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::Nanos;
@@ -98,7 +98,11 @@ impl WriteCache {
 
     /// When the last write-back ends.
     pub fn drained_at(&self) -> Nanos {
-        self.slots.iter().map(|Reverse((t, _))| *t).max().unwrap_or(0)
+        self.slots
+            .iter()
+            .map(|Reverse((t, _))| *t)
+            .max()
+            .unwrap_or(0)
     }
 
     pub fn memory_bytes(&self) -> usize {

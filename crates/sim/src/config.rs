@@ -20,7 +20,9 @@ impl ByteSize {
     /// Parse `"4GiB"`, `"4 GiB"`, `"1.5GiB"`, `"512"`, `"8MB"`, `"128k"`.
     pub fn parse(text: &str) -> Result<ByteSize, String> {
         let s = text.trim();
-        let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(s.len());
+        let split = s
+            .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+            .unwrap_or(s.len());
         let (num, unit) = s.split_at(split);
         let num = num.replace('_', "");
         let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
@@ -44,7 +46,9 @@ impl ByteSize {
                 .map(ByteSize)
                 .ok_or_else(|| format!("size '{text}' is too large"));
         }
-        let f: f64 = num.parse().map_err(|_| format!("size '{text}' is not a number; write e.g. 4GiB"))?;
+        let f: f64 = num
+            .parse()
+            .map_err(|_| format!("size '{text}' is not a number; write e.g. 4GiB"))?;
         if !(f.is_finite() && f >= 0.0) {
             return Err(format!("size '{text}' must be a non-negative number"));
         }
@@ -55,7 +59,12 @@ impl ByteSize {
 impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        for (unit, m) in [("TiB", 1u64 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        for (unit, m) in [
+            ("TiB", 1u64 << 40),
+            ("GiB", 1 << 30),
+            ("MiB", 1 << 20),
+            ("KiB", 1 << 10),
+        ] {
             if b >= m && b % m == 0 {
                 return write!(f, "{}{}", b / m, unit);
             }
@@ -272,7 +281,11 @@ pub struct WearConfig {
 
 impl Default for WearConfig {
     fn default() -> Self {
-        WearConfig { aware_allocation: true, static_threshold: wl_threshold(), check_interval: wl_interval() }
+        WearConfig {
+            aware_allocation: true,
+            static_threshold: wl_threshold(),
+            check_interval: wl_interval(),
+        }
     }
 }
 
@@ -292,7 +305,11 @@ pub struct CacheConfig {
 
 impl Default for CacheConfig {
     fn default() -> Self {
-        CacheConfig { enabled: false, size: cache_size(), serve_reads: true }
+        CacheConfig {
+            enabled: false,
+            size: cache_size(),
+            serve_reads: true,
+        }
     }
 }
 
@@ -312,7 +329,11 @@ pub struct ReadaheadConfig {
 
 impl Default for ReadaheadConfig {
     fn default() -> Self {
-        ReadaheadConfig { enabled: false, trigger: 4, window: ra_window() }
+        ReadaheadConfig {
+            enabled: false,
+            trigger: 4,
+            window: ra_window(),
+        }
     }
 }
 
@@ -330,7 +351,10 @@ pub struct CheckConfig {
 
 impl Default for CheckConfig {
     fn default() -> Self {
-        CheckConfig { enabled: false, stall_ns: stall_ns() }
+        CheckConfig {
+            enabled: false,
+            stall_ns: stall_ns(),
+        }
     }
 }
 
@@ -400,7 +424,8 @@ impl SimConfig {
 
     /// The configuration as TOML (all sections, resolved values where given).
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot serialise profile: {e}\n"))
+        toml::to_string_pretty(self)
+            .unwrap_or_else(|e| format!("# cannot serialise profile: {e}\n"))
     }
 
     /// Apply one `key=value` override. Keys are dotted TOML paths (`gc.policy`)
@@ -413,20 +438,32 @@ impl SimConfig {
             match parse_switch(value) {
                 Some(on) => self.cache.enabled = on,
                 None => {
-                    self.cache.size = ByteSize::parse(value).map_err(|e| format!("override cache={value}: {e}; use cache=on, cache=off or cache=SIZE"))?;
+                    self.cache.size = ByteSize::parse(value).map_err(|e| {
+                        format!(
+                            "override cache={value}: {e}; use cache=on, cache=off or cache=SIZE"
+                        )
+                    })?;
                     self.cache.enabled = true;
                 }
             }
             return Ok(());
         }
-        let path = ALIASES.iter().find(|(a, _)| *a == key).map(|(_, p)| *p).unwrap_or(key);
-        let mut doc = toml::Value::try_from(&*self).map_err(|e| format!("cannot apply override {key}: {e}"))?;
+        let path = ALIASES
+            .iter()
+            .find(|(a, _)| *a == key)
+            .map(|(_, p)| *p)
+            .unwrap_or(key);
+        let mut doc = toml::Value::try_from(&*self)
+            .map_err(|e| format!("cannot apply override {key}: {e}"))?;
         let parts: Vec<&str> = path.split('.').collect();
         set_path(&mut doc, &parts, value).ok_or_else(|| {
             format!("unknown simulator setting '{key}'; use a dotted path such as gc.policy or an alias such as capacity, op, cache, check")
         })?;
         let cfg: SimConfig = doc.try_into().map_err(|e: toml::de::Error| {
-            format!("override {key}={value}: {}; see `flashlab sim profile NAME` for valid settings", e.message().replace('\n', " "))
+            format!(
+                "override {key}={value}: {}; see `flashlab sim profile NAME` for valid settings",
+                e.message().replace('\n', " ")
+            )
         })?;
         *self = cfg;
         Ok(())
@@ -436,30 +473,53 @@ impl SimConfig {
     pub fn validate(&self) -> Result<(), String> {
         let g = &self.geometry;
         let n = &self.name;
-        if g.channels == 0 || g.chips_per_channel == 0 || g.dies_per_chip == 0 || g.planes_per_die == 0 {
+        if g.channels == 0
+            || g.chips_per_channel == 0
+            || g.dies_per_chip == 0
+            || g.planes_per_die == 0
+        {
             return Err(format!("profile '{n}': channels, chips_per_channel, dies_per_chip and planes_per_die must be at least 1"));
         }
         if g.pages_per_block < 2 || g.pages_per_block > 65535 {
-            return Err(format!("profile '{n}': pages_per_block must be in 2..=65535 (got {})", g.pages_per_block));
+            return Err(format!(
+                "profile '{n}': pages_per_block must be in 2..=65535 (got {})",
+                g.pages_per_block
+            ));
         }
         if g.page_bytes.0 < 512 || g.page_bytes.0 % 512 != 0 {
-            return Err(format!("profile '{n}': page_bytes must be a multiple of 512 (got {})", g.page_bytes.0));
+            return Err(format!(
+                "profile '{n}': page_bytes must be a multiple of 512 (got {})",
+                g.page_bytes.0
+            ));
         }
         if g.capacity.0 == 0 || g.capacity.0 % g.page_bytes.0 != 0 {
-            return Err(format!("profile '{n}': capacity {} must be a positive multiple of the page size {}", g.capacity, g.page_bytes));
+            return Err(format!(
+                "profile '{n}': capacity {} must be a positive multiple of the page size {}",
+                g.capacity, g.page_bytes
+            ));
         }
-        if !(g.over_provisioning.is_finite() && g.over_provisioning > 0.0 && g.over_provisioning <= 10.0) {
-            return Err(format!("profile '{n}': over_provisioning must be in (0, 10] (got {}); e.g. op=0.07", g.over_provisioning));
+        if !(g.over_provisioning.is_finite()
+            && g.over_provisioning > 0.0
+            && g.over_provisioning <= 10.0)
+        {
+            return Err(format!(
+                "profile '{n}': over_provisioning must be in (0, 10] (got {}); e.g. op=0.07",
+                g.over_provisioning
+            ));
         }
         if !(self.host.mb_per_s.is_finite() && self.host.mb_per_s > 0.0) {
             return Err(format!("profile '{n}': host.mb_per_s must be positive"));
         }
         if self.host.queue_depth == 0 {
-            return Err(format!("profile '{n}': host.queue_depth must be at least 1"));
+            return Err(format!(
+                "profile '{n}': host.queue_depth must be at least 1"
+            ));
         }
         if let Some(b) = self.nand.bus_ns_per_byte {
             if !(b.is_finite() && b >= 0.0) {
-                return Err(format!("profile '{n}': nand.bus_ns_per_byte must be non-negative"));
+                return Err(format!(
+                    "profile '{n}': nand.bus_ns_per_byte must be non-negative"
+                ));
             }
         }
         if self.gc.reserve_blocks == 0 {
@@ -472,16 +532,27 @@ impl SimConfig {
             ));
         }
         if self.cache.enabled && self.cache.size.0 < g.page_bytes.0 {
-            return Err(format!("profile '{n}': cache.size must hold at least one page ({})", g.page_bytes));
+            return Err(format!(
+                "profile '{n}': cache.size must hold at least one page ({})",
+                g.page_bytes
+            ));
         }
-        if self.readahead.enabled && (self.readahead.trigger == 0 || self.readahead.window.0 < g.page_bytes.0) {
+        if self.readahead.enabled
+            && (self.readahead.trigger == 0 || self.readahead.window.0 < g.page_bytes.0)
+        {
             return Err(format!("profile '{n}': readahead.trigger must be >= 1 and readahead.window at least one page"));
         }
         if self.wear.check_interval == 0 {
-            return Err(format!("profile '{n}': wear.check_interval must be at least 1"));
+            return Err(format!(
+                "profile '{n}': wear.check_interval must be at least 1"
+            ));
         }
         let geo = crate::geometry::Geometry::derive(self)?;
-        let spare_blocks = geo.blocks_per_unit as u64 - geo.logical_pages.div_ceil(geo.units as u64).div_ceil(geo.pages_per_block as u64);
+        let spare_blocks = geo.blocks_per_unit as u64
+            - geo
+                .logical_pages
+                .div_ceil(geo.units as u64)
+                .div_ceil(geo.pages_per_block as u64);
         // two open blocks (host + GC) plus the watermark must fit in the spare space.
         let need = 2 + self.gc.fg_low_watermark as u64 + 1;
         if spare_blocks < need {
@@ -502,7 +573,9 @@ fn set_path(node: &mut toml::Value, parts: &[&str], value: &str) -> Option<()> {
         table.insert(first.to_string(), new);
         return Some(());
     }
-    let child = table.entry(first.to_string()).or_insert_with(|| toml::Value::Table(Default::default()));
+    let child = table
+        .entry(first.to_string())
+        .or_insert_with(|| toml::Value::Table(Default::default()));
     set_path(child, rest, value)
 }
 

@@ -22,7 +22,9 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use flashlab_device::{ClockKind, Completion, Device, DeviceError, DeviceInfo, DeviceKind, IoRequest, Mode, Nanos};
+use flashlab_device::{
+    ClockKind, Completion, Device, DeviceError, DeviceInfo, DeviceKind, IoRequest, Mode, Nanos,
+};
 
 use crate::accounting::{Accounting, EraseSummary};
 use crate::cache::WriteCache;
@@ -64,20 +66,29 @@ pub struct SimDevice {
 
 impl SimDevice {
     /// Build a device from a validated configuration.
-    pub fn new(cfg: SimConfig, name: String, seed: u64, max_outstanding: usize) -> Result<SimDevice, String> {
+    pub fn new(
+        cfg: SimConfig,
+        name: String,
+        seed: u64,
+        max_outstanding: usize,
+    ) -> Result<SimDevice, String> {
         cfg.validate()?;
         let geo = Geometry::derive(&cfg)?;
         let timing = NandTiming::resolve(&cfg.nand, geo.page_bytes);
         let flash = Flash::new(timing, &geo);
         let ftl = ftl::make(&cfg, &geo);
-        let cache = cfg
-            .cache
-            .enabled
-            .then(|| WriteCache::new((cfg.cache.size.0 / geo.page_bytes) as usize, cfg.cache.serve_reads));
-        let readahead = cfg
-            .readahead
-            .enabled
-            .then(|| ReadAhead::new(cfg.readahead.trigger, cfg.readahead.window.0.div_ceil(geo.page_bytes)));
+        let cache = cfg.cache.enabled.then(|| {
+            WriteCache::new(
+                (cfg.cache.size.0 / geo.page_bytes) as usize,
+                cfg.cache.serve_reads,
+            )
+        });
+        let readahead = cfg.readahead.enabled.then(|| {
+            ReadAhead::new(
+                cfg.readahead.trigger,
+                cfg.readahead.window.0.div_ceil(geo.page_bytes),
+            )
+        });
         let host_ps_per_byte = (1_000_000.0 / cfg.host.mb_per_s).round() as u64;
         let info = DeviceInfo {
             name,
@@ -154,7 +165,10 @@ impl SimDevice {
     /// When every scheduled piece of work (requests, cache write-backs, GC) has finished.
     /// `idle_until(dev.quiesce_at() + margin)` drains the device between experiments.
     pub fn quiesce_at(&self) -> Nanos {
-        self.busy_until.max(self.flash.all_dies_free()).max(self.link_free).max(self.now)
+        self.busy_until
+            .max(self.flash.all_dies_free())
+            .max(self.link_free)
+            .max(self.now)
     }
 
     /// Bytes of memory held by the simulator's data structures.
@@ -185,7 +199,11 @@ impl SimDevice {
                 req.offset_bytes, req.size_bytes
             )));
         }
-        if req.offset_bytes.checked_add(req.size_bytes as u64).is_none_or(|end| end > self.info.size_bytes) {
+        if req
+            .offset_bytes
+            .checked_add(req.size_bytes as u64)
+            .map_or(true, |end| end > self.info.size_bytes)
+        {
             return Err(DeviceError::InvalidRequest(format!(
                 "IO at {} of {} bytes goes past the end of the {}-byte simulated device",
                 req.offset_bytes, req.size_bytes, self.info.size_bytes
@@ -206,7 +224,9 @@ impl SimDevice {
         let start = if self.slots.len() < self.cfg.host.queue_depth as usize {
             arrival
         } else {
-            self.slots.pop().map_or(arrival, |Reverse(t)| t.max(arrival))
+            self.slots
+                .pop()
+                .map_or(arrival, |Reverse(t)| t.max(arrival))
         };
         // 2. controller overhead
         let t_cmd = start + self.cfg.host.command_overhead_ns;
@@ -326,7 +346,8 @@ impl SimDevice {
             match self.issue(req, submit) {
                 Ok(done) => {
                     self.busy_until = self.busy_until.max(done);
-                    self.inflight.push(Reverse((done, self.issue_seq, req.tag, submit)));
+                    self.inflight
+                        .push(Reverse((done, self.issue_seq, req.tag, submit)));
                     self.issue_seq += 1;
                 }
                 Err(e) => {
@@ -384,7 +405,11 @@ impl Device for SimDevice {
         Ok(())
     }
 
-    fn poll(&mut self, deadline_ns: Option<Nanos>, out: &mut Vec<Completion>) -> Result<(), DeviceError> {
+    fn poll(
+        &mut self,
+        deadline_ns: Option<Nanos>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), DeviceError> {
         if let Some(f) = &self.failed {
             return Err(DeviceError::Invariant(f.clone()));
         }
@@ -407,7 +432,12 @@ impl Device for SimDevice {
                 break;
             }
             self.inflight.pop();
-            out.push(Completion { tag, submit_ns: submit, complete_ns: t, errno: None });
+            out.push(Completion {
+                tag,
+                submit_ns: submit,
+                complete_ns: t,
+                errno: None,
+            });
         }
         Ok(())
     }
@@ -421,12 +451,24 @@ impl Device for SimDevice {
     }
 
     fn stats_json(&self) -> Option<serde_json::Value> {
-        let mut v = self.flash.acct.to_json(self.geo.page_bytes, &self.erase_summary());
+        let mut v = self
+            .flash
+            .acct
+            .to_json(self.geo.page_bytes, &self.erase_summary());
         if let Some(obj) = v.as_object_mut() {
             obj.insert("ftl".into(), serde_json::json!(self.ftl.name()));
-            obj.insert("gc_policy".into(), serde_json::json!(self.cfg.gc.policy.name()));
-            obj.insert("mapped_pages".into(), serde_json::json!(self.ftl.mapped_pages()));
-            obj.insert("logical_pages".into(), serde_json::json!(self.geo.logical_pages));
+            obj.insert(
+                "gc_policy".into(),
+                serde_json::json!(self.cfg.gc.policy.name()),
+            );
+            obj.insert(
+                "mapped_pages".into(),
+                serde_json::json!(self.ftl.mapped_pages()),
+            );
+            obj.insert(
+                "logical_pages".into(),
+                serde_json::json!(self.geo.logical_pages),
+            );
             obj.insert("page_bytes".into(), serde_json::json!(self.geo.page_bytes));
         }
         Some(v)
@@ -437,7 +479,12 @@ impl Device for SimDevice {
     }
 }
 
-fn identity(cfg: &SimConfig, geo: &Geometry, t: &NandTiming, seed: u64) -> BTreeMap<String, String> {
+fn identity(
+    cfg: &SimConfig,
+    geo: &Geometry,
+    t: &NandTiming,
+    seed: u64,
+) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     let mut put = |k: &str, v: String| {
         m.insert(k.to_string(), v);
@@ -455,8 +502,14 @@ fn identity(cfg: &SimConfig, geo: &Geometry, t: &NandTiming, seed: u64) -> BTree
     put("page_bytes", geo.page_bytes.to_string());
     put("logical_pages", geo.logical_pages.to_string());
     put("physical_pages", geo.physical_pages.to_string());
-    put("over_provisioning", format!("{}", cfg.geometry.over_provisioning));
-    put("over_provisioning_effective", format!("{:.4}", geo.effective_op()));
+    put(
+        "over_provisioning",
+        format!("{}", cfg.geometry.over_provisioning),
+    );
+    put(
+        "over_provisioning_effective",
+        format!("{:.4}", geo.effective_op()),
+    );
     put("cell", t.cell.name().to_string());
     put("read_ns", t.read_ns.to_string());
     put("program_ns", t.program_ns.to_string());
@@ -464,14 +517,34 @@ fn identity(cfg: &SimConfig, geo: &Geometry, t: &NandTiming, seed: u64) -> BTree
     put("page_transfer_ns", t.page_transfer_ns.to_string());
     put("copyback", t.copyback.to_string());
     put("host_mb_per_s", format!("{}", cfg.host.mb_per_s));
-    put("host_command_overhead_ns", cfg.host.command_overhead_ns.to_string());
+    put(
+        "host_command_overhead_ns",
+        cfg.host.command_overhead_ns.to_string(),
+    );
     put("host_queue_depth", cfg.host.queue_depth.to_string());
-    put("cache", if cfg.cache.enabled { cfg.cache.size.to_string() } else { "off".into() });
+    put(
+        "cache",
+        if cfg.cache.enabled {
+            cfg.cache.size.to_string()
+        } else {
+            "off".into()
+        },
+    );
     put(
         "readahead",
-        if cfg.readahead.enabled { format!("trigger {} window {}", cfg.readahead.trigger, cfg.readahead.window) } else { "off".into() },
+        if cfg.readahead.enabled {
+            format!(
+                "trigger {} window {}",
+                cfg.readahead.trigger, cfg.readahead.window
+            )
+        } else {
+            "off".into()
+        },
     );
-    put("wear_static_threshold", cfg.wear.static_threshold.to_string());
+    put(
+        "wear_static_threshold",
+        cfg.wear.static_threshold.to_string(),
+    );
     put("check", cfg.check.enabled.to_string());
     put("seed", seed.to_string());
     m

@@ -31,7 +31,10 @@ impl Geometry {
         let g = &cfg.geometry;
         let units = g.channels as u64 * g.chips_per_channel as u64 * g.dies_per_chip as u64;
         if units == 0 || units > u32::MAX as u64 / 2 {
-            return Err(format!("profile '{}': the number of dies must be in 1..2^31", cfg.name));
+            return Err(format!(
+                "profile '{}': the number of dies must be in 1..2^31",
+                cfg.name
+            ));
         }
         let logical_pages = g.capacity.0 / g.page_bytes.0;
         let want = (logical_pages as f64 * (1.0 + g.over_provisioning)).ceil() as u64;

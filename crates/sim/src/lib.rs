@@ -67,6 +67,7 @@ pub mod device;
 pub mod ftl;
 pub mod gc;
 pub mod geometry;
+mod mem;
 pub mod nand;
 pub mod profiles;
 pub mod readahead;
@@ -93,7 +94,9 @@ pub fn profiles() -> Vec<ProfileSummary> {
         .iter()
         .map(|(name, _)| ProfileSummary {
             name,
-            description: profiles::builtin(name).map(|c| c.description).unwrap_or_default(),
+            description: profiles::builtin(name)
+                .map(|c| c.description)
+                .unwrap_or_default(),
         })
         .collect()
 }
@@ -117,7 +120,9 @@ pub fn resolve_spec(spec: &str) -> Result<SimConfig, String> {
     let mut cfg = match profiles::builtin(head) {
         Some(c) => c,
         None if head.ends_with(".toml") || head.contains('/') => {
-            let text = std::fs::read_to_string(head).map_err(|e| format!("cannot read simulator profile {head}: {e}; check the path"))?;
+            let text = std::fs::read_to_string(head).map_err(|e| {
+                format!("cannot read simulator profile {head}: {e}; check the path")
+            })?;
             SimConfig::from_toml(&text, head)?
         }
         None => return Err(unknown_profile(head)),
@@ -127,9 +132,9 @@ pub fn resolve_spec(spec: &str) -> Result<SimConfig, String> {
         if kv.is_empty() {
             continue;
         }
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| format!("simulator override '{kv}' has no value; write key=value, e.g. capacity=4GiB"))?;
+        let (k, v) = kv.split_once('=').ok_or_else(|| {
+            format!("simulator override '{kv}' has no value; write key=value, e.g. capacity=4GiB")
+        })?;
         cfg.apply_override(k, v)?;
     }
     cfg.validate()?;

@@ -61,13 +61,23 @@ impl ReadAhead {
             self.ready.clear();
             self.start = 0;
         }
-        if self.next_expected != u64::MAX && first < self.next_expected + self.window && last + 1 >= self.next_expected {
+        if self.next_expected != u64::MAX
+            && first < self.next_expected + self.window
+            && last + 1 >= self.next_expected
+        {
             self.stopped_at = None;
         }
     }
 
     /// A read of pages [first, last] was issued at `at`: update detection, prefetch.
-    pub fn observe(&mut self, first: u64, last: u64, at: Nanos, ftl: &mut dyn Ftl, flash: &mut Flash) -> Result<(), String> {
+    pub fn observe(
+        &mut self,
+        first: u64,
+        last: u64,
+        at: Nanos,
+        ftl: &mut dyn Ftl,
+        flash: &mut Flash,
+    ) -> Result<(), String> {
         if first == self.next_expected {
             self.run = self.run.saturating_add(1);
         } else {

@@ -68,7 +68,11 @@ impl Flash {
         let u = unit as usize;
         let c = self.ch(unit);
         let array = self.t.command_ns + self.t.read_ns;
-        let xfer = if bytes == self.t.page_bytes { self.t.page_transfer_ns } else { self.t.transfer_ns(bytes) };
+        let xfer = if bytes == self.t.page_bytes {
+            self.t.page_transfer_ns
+        } else {
+            self.t.transfer_ns(bytes)
+        };
         let start = at.max(self.die_free[u]);
         let array_end = start + array;
         let xfer_start = array_end.max(self.ch_free[c]);

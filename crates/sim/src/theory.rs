@@ -87,7 +87,11 @@ mod tests {
     #[test]
     fn published_point() {
         // Xiang & Kurkoski: over-provisioning 0.3 gives 2.36.
-        assert!((greedy_waf_limit(0.3) - 2.36).abs() < 0.01, "{}", greedy_waf_limit(0.3));
+        assert!(
+            (greedy_waf_limit(0.3) - 2.36).abs() < 0.01,
+            "{}",
+            greedy_waf_limit(0.3)
+        );
         // finite blocks approach the limit
         let a = desnoyers_greedy_waf(0.07, 64);
         let b = desnoyers_greedy_waf(0.07, 1 << 20);

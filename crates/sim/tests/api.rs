@@ -17,7 +17,9 @@ fn profiles_listed_and_printable() {
         cfg.validate().unwrap();
         assert!(!cfg.source.is_empty() && !cfg.behaviour.is_empty());
     }
-    assert!(profile_toml("nope").unwrap_err().contains("flashlab sim profiles"));
+    assert!(profile_toml("nope")
+        .unwrap_err()
+        .contains("flashlab sim profiles"));
 }
 
 #[test]
@@ -32,7 +34,9 @@ fn errors_are_one_line_with_a_fix() {
         ("./does-not-exist.toml", "cannot read"),
         ("ssd-m,capacity=64MiB", "spare blocks"),
     ] {
-        let e = open_device(spec, 0, 1).err().unwrap_or_else(|| panic!("{spec} should fail"));
+        let e = open_device(spec, 0, 1)
+            .err()
+            .unwrap_or_else(|| panic!("{spec} should fail"));
         assert!(e.contains(needle), "{spec}: {e}");
         assert!(!e.contains('\n'), "{spec}: multi-line error {e}");
     }
@@ -40,9 +44,17 @@ fn errors_are_one_line_with_a_fix() {
 
 #[test]
 fn overrides_and_info() {
-    let d = open_device("ssd-m,capacity=2GiB,op=0.15,cache=off,check=on,gc=fifo,qd=4", 3, 16).unwrap();
+    let d = open_device(
+        "ssd-m,capacity=2GiB,op=0.15,cache=off,check=on,gc=fifo,qd=4",
+        3,
+        16,
+    )
+    .unwrap();
     let info = d.info();
-    assert_eq!(info.name, "sim:ssd-m,capacity=2GiB,op=0.15,cache=off,check=on,gc=fifo,qd=4");
+    assert_eq!(
+        info.name,
+        "sim:ssd-m,capacity=2GiB,op=0.15,cache=off,check=on,gc=fifo,qd=4"
+    );
     assert_eq!(info.kind, DeviceKind::Simulated);
     assert_eq!(info.clock, ClockKind::Simulated);
     assert_eq!(info.size_bytes, 2 << 30);
@@ -80,12 +92,39 @@ fn request_validation_and_outstanding_limit() {
     let size = d.info().size_bytes;
     let bad = [(1, 512), (0, 100), (0, 0), (size - 512, 1024)];
     for (offset, len) in bad {
-        let r = d.submit(IoRequest { tag: 0, offset_bytes: offset, size_bytes: len, mode: Mode::Read });
-        assert!(matches!(r, Err(DeviceError::InvalidRequest(_))), "{offset}+{len}");
+        let r = d.submit(IoRequest {
+            tag: 0,
+            offset_bytes: offset,
+            size_bytes: len,
+            mode: Mode::Read,
+        });
+        assert!(
+            matches!(r, Err(DeviceError::InvalidRequest(_))),
+            "{offset}+{len}"
+        );
     }
-    d.submit(IoRequest { tag: 1, offset_bytes: 0, size_bytes: 512, mode: Mode::Write }).unwrap();
-    d.submit(IoRequest { tag: 2, offset_bytes: 0, size_bytes: 512, mode: Mode::Write }).unwrap();
-    assert!(d.submit(IoRequest { tag: 3, offset_bytes: 0, size_bytes: 512, mode: Mode::Write }).is_err());
+    d.submit(IoRequest {
+        tag: 1,
+        offset_bytes: 0,
+        size_bytes: 512,
+        mode: Mode::Write,
+    })
+    .unwrap();
+    d.submit(IoRequest {
+        tag: 2,
+        offset_bytes: 0,
+        size_bytes: 512,
+        mode: Mode::Write,
+    })
+    .unwrap();
+    assert!(d
+        .submit(IoRequest {
+            tag: 3,
+            offset_bytes: 0,
+            size_bytes: 512,
+            mode: Mode::Write
+        })
+        .is_err());
 }
 
 #[test]
@@ -97,7 +136,13 @@ fn time_is_simulated_and_owned_by_the_device() {
     d.poll(Some(1_000), &mut out).unwrap();
     assert!(out.is_empty());
     assert_eq!(d.now_ns(), 1_000);
-    d.submit(IoRequest { tag: 7, offset_bytes: 4096, size_bytes: 4096, mode: Mode::Write }).unwrap();
+    d.submit(IoRequest {
+        tag: 7,
+        offset_bytes: 4096,
+        size_bytes: 4096,
+        mode: Mode::Write,
+    })
+    .unwrap();
     // the deadline comes before the completion: returns empty at the deadline
     d.poll(Some(2_000), &mut out).unwrap();
     assert!(out.is_empty());
@@ -118,7 +163,12 @@ fn time_is_simulated_and_owned_by_the_device() {
     let s = d.stats_json().unwrap();
     assert_eq!(s["flash"]["programs"]["mapping"], 0);
     assert_eq!(s["host"]["writes"], 2);
-    assert!(s["chip_time_per_host_request_ns"]["data_write"].as_f64().unwrap() > 0.0);
+    assert!(
+        s["chip_time_per_host_request_ns"]["data_write"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
     d.reset_stats();
     assert_eq!(d.accounting().host_writes, 0);
 }
@@ -127,7 +177,13 @@ fn time_is_simulated_and_owned_by_the_device() {
 fn stall_fails_loudly_never_hangs() {
     // A request that cannot finish within check.stall_ns is a stall.
     let mut d = open_device("ssd-m,capacity=1GiB,cache=off,stall_ns=500000", 0, 4).unwrap();
-    d.submit(IoRequest { tag: 1, offset_bytes: 0, size_bytes: 4096, mode: Mode::Write }).unwrap();
+    d.submit(IoRequest {
+        tag: 1,
+        offset_bytes: 0,
+        size_bytes: 4096,
+        mode: Mode::Write,
+    })
+    .unwrap();
     let mut out = Vec::new();
     let e = d.poll(None, &mut out).unwrap_err();
     match &e {
@@ -135,9 +191,19 @@ fn stall_fails_loudly_never_hangs() {
         other => panic!("expected an invariant error, got {other}"),
     }
     // the device stays failed
-    assert!(matches!(d.poll(None, &mut out), Err(DeviceError::Invariant(_))));
+    assert!(matches!(
+        d.poll(None, &mut out),
+        Err(DeviceError::Invariant(_))
+    ));
     assert!(matches!(d.idle_until(10), Err(DeviceError::Invariant(_))));
-    assert!(d.submit(IoRequest { tag: 2, offset_bytes: 0, size_bytes: 4096, mode: Mode::Read }).is_err());
+    assert!(d
+        .submit(IoRequest {
+            tag: 2,
+            offset_bytes: 0,
+            size_bytes: 4096,
+            mode: Mode::Read
+        })
+        .is_err());
 }
 
 #[test]
@@ -148,6 +214,9 @@ fn saturated_queue_with_a_full_cache_still_progresses() {
     let size = d.info().size_bytes;
     let c = run(&mut d, random(3, size, 4 * KIB, 50_000, Mode::Write), 32);
     assert_eq!(c.len(), 50_000);
-    assert!(c.windows(2).all(|w| w[0].complete_ns <= w[1].complete_ns), "completions out of time order");
+    assert!(
+        c.windows(2).all(|w| w[0].complete_ns <= w[1].complete_ns),
+        "completions out of time order"
+    );
     d.check().unwrap();
 }

@@ -11,7 +11,12 @@ const PAGE: u64 = 4096;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Io { mode: Mode, page: u64, sectors: u32, shift: u32 },
+    Io {
+        mode: Mode,
+        page: u64,
+        sectors: u32,
+        shift: u32,
+    },
     Pause(u64),
 }
 
@@ -24,7 +29,7 @@ fn op_strategy(pages: u64) -> impl Strategy<Value = Op> {
     ]
 }
 
-fn drive(spec: &str, ops: &[Op], qd: usize) {
+fn drive(spec: &str, ops: &[Op], qd: usize) -> flashlab_sim::SimDevice {
     let mut d = open_device(spec, 5, qd).unwrap();
     let size = d.info().size_bytes;
     let pages = size / PAGE;
@@ -39,9 +44,17 @@ fn drive(spec: &str, ops: &[Op], qd: usize) {
             outstanding -= buf.len();
         }
         let n = 64.min(pages - p);
-        d.submit(IoRequest { tag: tag as u64, offset_bytes: p * PAGE, size_bytes: (n * PAGE) as u32, mode: Mode::Write }).unwrap();
+        d.submit(IoRequest {
+            tag: tag as u64,
+            offset_bytes: p * PAGE,
+            size_bytes: (n * PAGE) as u32,
+            mode: Mode::Write,
+        })
+        .unwrap();
         outstanding += 1;
-        shadow[p as usize..(p + n) as usize].iter_mut().for_each(|s| *s = true);
+        shadow[p as usize..(p + n) as usize]
+            .iter_mut()
+            .for_each(|s| *s = true);
     }
     for (i, op) in ops.iter().enumerate() {
         while outstanding >= qd {
@@ -54,13 +67,24 @@ fn drive(spec: &str, ops: &[Op], qd: usize) {
                 let t = d.now_ns() + ns;
                 d.idle_until(t).unwrap();
             }
-            Op::Io { mode, page, sectors, shift } => {
+            Op::Io {
+                mode,
+                page,
+                sectors,
+                shift,
+            } => {
                 let offset = page * PAGE + shift as u64 * 512;
                 let len = (sectors as u64 * 512).min(size - offset);
                 if len == 0 {
                     continue;
                 }
-                d.submit(IoRequest { tag: 1_000_000 + i as u64, offset_bytes: offset, size_bytes: len as u32, mode }).unwrap();
+                d.submit(IoRequest {
+                    tag: 1_000_000 + i as u64,
+                    offset_bytes: offset,
+                    size_bytes: len as u32,
+                    mode,
+                })
+                .unwrap();
                 outstanding += 1;
                 match mode {
                     Mode::Write => {
@@ -84,11 +108,14 @@ fn drive(spec: &str, ops: &[Op], qd: usize) {
         outstanding -= buf.len();
     }
     d.check().unwrap();
-    assert!(d.accounting().gc_foreground + d.accounting().gc_background > 0, "no GC ran");
     for (p, &live) in shadow.iter().enumerate() {
         assert_eq!(d.is_mapped(p as u64), live, "page {p}");
     }
-    assert_eq!(d.mapped_pages(), shadow.iter().filter(|&&s| s).count() as u64);
+    assert_eq!(
+        d.mapped_pages(),
+        shadow.iter().filter(|&&s| s).count() as u64
+    );
+    d
 }
 
 const BASE: &str = "ssd-h,capacity=8MiB,channels=2,geometry.chips_per_channel=1,geometry.planes_per_die=1,pages_per_block=16,check=on";
@@ -115,22 +142,59 @@ fn long_random_workload_all_policies() {
     let mut rng = common::Rng(77);
     let ops: Vec<Op> = (0..6000)
         .map(|_| match rng.below(10) {
-            0..=6 => Op::Io { mode: Mode::Write, page: rng.below(2048), sectors: 8, shift: 0 },
-            7 => Op::Io { mode: Mode::Read, page: rng.below(2048), sectors: 8, shift: 0 },
-            8 => Op::Io { mode: Mode::Trim, page: rng.below(2048), sectors: 64, shift: 0 },
-            _ => Op::Io { mode: Mode::Write, page: rng.below(64), sectors: 8, shift: 0 },
+            0..=6 => Op::Io {
+                mode: Mode::Write,
+                page: rng.below(2048),
+                sectors: 8,
+                shift: 0,
+            },
+            7 => Op::Io {
+                mode: Mode::Read,
+                page: rng.below(2048),
+                sectors: 8,
+                shift: 0,
+            },
+            8 => Op::Io {
+                mode: Mode::Trim,
+                page: rng.below(2048),
+                sectors: 64,
+                shift: 0,
+            },
+            _ => Op::Io {
+                mode: Mode::Write,
+                page: rng.below(64),
+                sectors: 8,
+                shift: 0,
+            },
         })
         .collect();
     for policy in ["greedy", "cost-benefit", "fifo"] {
-        drive(&format!("{BASE},gc={policy},op=0.12,wl=2,wear.check_interval=2"), &ops, 4);
+        let d = drive(
+            &format!("{BASE},gc={policy},op=0.12,wl=2,wear.check_interval=2"),
+            &ops,
+            4,
+        );
+        assert!(
+            d.accounting().gc_foreground > 100,
+            "{policy}: GC hardly ran"
+        );
     }
     let mut d = open_device(&format!("{BASE},op=0.12,wl=2,wear.check_interval=2"), 1, 1).unwrap();
     for i in 0..20_000u64 {
         let page = if i % 4 == 0 { i % 2048 } else { i % 32 };
-        d.submit(IoRequest { tag: i, offset_bytes: page * PAGE, size_bytes: 4096, mode: Mode::Write }).unwrap();
+        d.submit(IoRequest {
+            tag: i,
+            offset_bytes: page * PAGE,
+            size_bytes: 4096,
+            mode: Mode::Write,
+        })
+        .unwrap();
         let mut v = Vec::new();
         d.poll(None, &mut v).unwrap();
     }
-    assert!(d.accounting().wl_moves > 0, "skewed writes should trigger static wear levelling");
+    assert!(
+        d.accounting().wl_moves > 0,
+        "skewed writes should trigger static wear levelling"
+    );
     d.check().unwrap();
 }

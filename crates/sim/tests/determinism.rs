@@ -28,7 +28,13 @@ fn workload(spec: &str, seed: u64) -> (Vec<Completion>, String) {
             4..=8 => Mode::Write,
             _ => Mode::Trim,
         };
-        d.submit(IoRequest { tag, offset_bytes: offset, size_bytes: size_bytes as u32, mode }).unwrap();
+        d.submit(IoRequest {
+            tag,
+            offset_bytes: offset,
+            size_bytes: size_bytes as u32,
+            mode,
+        })
+        .unwrap();
         outstanding += 1;
         if rng.below(500) == 0 {
             let t = d.now_ns() + rng.below(50_000_000);
@@ -46,7 +52,11 @@ fn workload(spec: &str, seed: u64) -> (Vec<Completion>, String) {
 
 #[test]
 fn same_seed_same_completions() {
-    for spec in ["ssd-m,capacity=512MiB,op=0.15", "ssd-h,capacity=128MiB", "nvme-tlc,capacity=2GiB"] {
+    for spec in [
+        "ssd-m,capacity=512MiB,op=0.15",
+        "ssd-h,capacity=128MiB",
+        "nvme-tlc,capacity=2GiB",
+    ] {
         let (a, sa) = workload(spec, 1234);
         let (b, sb) = workload(spec, 1234);
         assert_eq!(a.len(), 20_000);

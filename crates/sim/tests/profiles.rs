@@ -26,13 +26,33 @@ fn ssd_m_sequential_reads_faster_than_random() {
     quiesce(&mut d);
     let rr = run(&mut d, random(1, 1 << 30, 4 * KIB, 2000, Mode::Read), 1);
     quiesce(&mut d);
-    let st = run(&mut d, sequential(0, 8 * KIB, 2000, Mode::Read).map(|(o, _, m)| (o, 4096, m)), 1);
-    let (sr, rr, st) = (mean_latency_us(&sr), mean_latency_us(&rr), mean_latency_us(&st));
+    let st = run(
+        &mut d,
+        sequential(0, 8 * KIB, 2000, Mode::Read).map(|(o, _, m)| (o, 4096, m)),
+        1,
+    );
+    let (sr, rr, st) = (
+        mean_latency_us(&sr),
+        mean_latency_us(&rr),
+        mean_latency_us(&st),
+    );
     println!("ssd-m 4 KiB reads: sequential {sr:.1} us, random {rr:.1} us, stride {st:.1} us");
-    assert!(sr * 2.0 < rr, "sequential {sr} us not clearly faster than random {rr} us");
-    assert!((60.0..110.0).contains(&sr), "sequential read {sr} us outside Chen's 75-90 us neighbourhood");
-    assert!((180.0..260.0).contains(&rr), "random read {rr} us outside Chen's 200-230 us neighbourhood");
-    assert!(st > 1.8 * sr, "stride reads {st} us should miss read-ahead like random reads");
+    assert!(
+        sr * 2.0 < rr,
+        "sequential {sr} us not clearly faster than random {rr} us"
+    );
+    assert!(
+        (60.0..110.0).contains(&sr),
+        "sequential read {sr} us outside Chen's 75-90 us neighbourhood"
+    );
+    assert!(
+        (180.0..260.0).contains(&rr),
+        "random read {rr} us outside Chen's 200-230 us neighbourhood"
+    );
+    assert!(
+        st > 1.8 * sr,
+        "stride reads {st} us should miss read-ahead like random reads"
+    );
     assert!(d.accounting().readahead_hits > 1900);
 }
 
@@ -59,10 +79,17 @@ fn fragmentation(spec: &str) -> (f64, f64) {
     let size = d.info().size_bytes;
     let before = run(&mut d, sequential(size / 2, 4 * KIB, 8192, Mode::Write), 1);
     quiesce(&mut d);
-    run(&mut d, random(11, size, 4 * KIB, size / 4096, Mode::Write), 32);
+    run(
+        &mut d,
+        random(11, size, 4 * KIB, size / 4096, Mode::Write),
+        32,
+    );
     quiesce(&mut d);
     let after = run(&mut d, sequential(0, 4 * KIB, 16384, Mode::Write), 1);
-    (bandwidth_mb_s(&before, 4 * KIB), bandwidth_mb_s(&after, 4 * KIB))
+    (
+        bandwidth_mb_s(&before, 4 * KIB),
+        bandwidth_mb_s(&after, 4 * KIB),
+    )
 }
 
 /// Chen et al. Figure 9: after fragmentation, SSD-M's sequential-write bandwidth
@@ -72,7 +99,10 @@ fn ssd_m_fragmentation_collapses_sequential_writes() {
     let (before, after) = fragmentation("ssd-m,capacity=1GiB");
     println!("ssd-m 4 KiB sequential writes: {before:.1} MB/s fresh, {after:.2} MB/s fragmented ({:.1}x)", before / after);
     assert!(before > 35.0, "fresh sequential writes only {before} MB/s");
-    assert!(before / after > 5.0, "no collapse: {before} -> {after} MB/s");
+    assert!(
+        before / after > 5.0,
+        "no collapse: {before} -> {after} MB/s"
+    );
 }
 
 /// Chen et al. Figure 9: SSD-H (25 % over-provisioning, SLC) keeps 40.3 MB/s of
@@ -90,11 +120,18 @@ fn ssd_h_resists_fragmentation_better_than_ssd_m() {
 fn ssd_h_cleans_in_idle_time() {
     let mut d = filled("ssd-h,capacity=256MiB");
     let size = d.info().size_bytes;
-    run(&mut d, random(5, size, 4 * KIB, size / 4096, Mode::Write), 32);
+    run(
+        &mut d,
+        random(5, size, 4 * KIB, size / 4096, Mode::Write),
+        32,
+    );
     assert_eq!(d.accounting().gc_background, 0);
     let t = d.now_ns() + 5_000_000_000;
     d.idle_until(t).unwrap();
-    assert!(d.accounting().gc_background > 0, "no background GC in 5 s of idle time");
+    assert!(
+        d.accounting().gc_background > 0,
+        "no background GC in 5 s of idle time"
+    );
     assert_eq!(d.now_ns(), t);
 }
 
@@ -105,7 +142,14 @@ fn nvme_tlc_random_reads_scale_with_queue_depth() {
     let qd1 = run(&mut d, random(9, 1 << 30, 4 * KIB, 4000, Mode::Read), 1);
     quiesce(&mut d);
     let qd32 = run(&mut d, random(10, 1 << 30, 4 * KIB, 20000, Mode::Read), 32);
-    let (a, b) = (bandwidth_mb_s(&qd1, 4 * KIB), bandwidth_mb_s(&qd32, 4 * KIB));
-    println!("nvme-tlc random 4 KiB reads: QD1 {:.0} IOPS, QD32 {:.0} IOPS", a * 1e6 / 4096.0, b * 1e6 / 4096.0);
+    let (a, b) = (
+        bandwidth_mb_s(&qd1, 4 * KIB),
+        bandwidth_mb_s(&qd32, 4 * KIB),
+    );
+    println!(
+        "nvme-tlc random 4 KiB reads: QD1 {:.0} IOPS, QD32 {:.0} IOPS",
+        a * 1e6 / 4096.0,
+        b * 1e6 / 4096.0
+    );
     assert!(b > 8.0 * a, "QD32 {b} MB/s vs QD1 {a} MB/s");
 }

@@ -39,7 +39,10 @@ fn greedy_waf_matches_desnoyers_model() {
             let sim = measured_waf(op, "1GiB", ppb, policy);
             let err = (sim - model) / model;
             println!("op {op:.2} {policy:6}: simulated WAF {sim:.3}, Desnoyers model {model:.3}, error {:+.2} %", err * 100.0);
-            assert!(err.abs() < tolerance, "op {op} {policy}: simulated {sim} vs model {model}");
+            assert!(
+                err.abs() < tolerance,
+                "op {op} {policy}: simulated {sim} vs model {model}"
+            );
         }
     }
 }

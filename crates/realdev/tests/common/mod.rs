@@ -62,9 +62,15 @@ pub fn tool_exists(tool: &str) -> bool {
 
 /// Run a command; Err carries its stderr.
 pub fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
-    let out = Command::new(cmd).args(args).output().map_err(|e| format!("{cmd}: {e}"))?;
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
     if !out.status.success() {
-        return Err(format!("{cmd} {args:?}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(format!(
+            "{cmd} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
@@ -79,10 +85,18 @@ pub fn run_with_input(cmd: &str, args: &[&str], input: &str) -> Result<(), Strin
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("{cmd}: {e}"))?;
-    child.stdin.take().unwrap().write_all(input.as_bytes()).map_err(|e| e.to_string())?;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .map_err(|e| e.to_string())?;
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
     if !out.status.success() {
-        return Err(format!("{cmd}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(format!(
+            "{cmd}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
     Ok(())
 }
@@ -91,7 +105,12 @@ static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 /// A unique name for this process and call.
 pub fn unique(tag: &str) -> String {
-    format!("flashlab-realdev-test-{}-{}-{}", std::process::id(), tag, COUNTER.fetch_add(1, Ordering::SeqCst))
+    format!(
+        "flashlab-realdev-test-{}-{}-{}",
+        std::process::id(),
+        tag,
+        COUNTER.fetch_add(1, Ordering::SeqCst)
+    )
 }
 
 /// A loop device over a /dev/shm file; Drop unmounts, detaches and deletes.
@@ -121,7 +140,11 @@ impl LoopDev {
                 panic!("losetup failed: {e}");
             }
         };
-        LoopDev { dev, backing, mounts: Vec::new() }
+        LoopDev {
+            dev,
+            backing,
+            mounts: Vec::new(),
+        }
     }
 
     pub fn path(&self) -> &Path {

@@ -130,7 +130,10 @@ impl BlockTable {
     /// A page of block `b` became invalid.
     #[inline]
     pub fn dec_valid(&mut self, b: u32) {
-        debug_assert!(self.valid(b) > 0, "block {b} has no valid page to invalidate");
+        debug_assert!(
+            self.valid(b) > 0,
+            "block {b} has no valid page to invalidate"
+        );
         if self.state(b) == BlockState::Closed {
             self.unlink(b);
             self.valid[b as usize] -= 1;
@@ -144,12 +147,19 @@ impl BlockTable {
     pub fn open(&mut self, b: u32, gc: bool) {
         debug_assert_eq!(self.state(b), BlockState::Free);
         debug_assert_eq!(self.valid(b), 0);
-        self.state[b as usize] = if gc { BlockState::OpenGc } else { BlockState::OpenHost };
+        self.state[b as usize] = if gc {
+            BlockState::OpenGc
+        } else {
+            BlockState::OpenHost
+        };
     }
 
     /// A full open block becomes a GC candidate.
     pub fn close(&mut self, b: u32, seq: u64) {
-        debug_assert!(matches!(self.state(b), BlockState::OpenHost | BlockState::OpenGc));
+        debug_assert!(matches!(
+            self.state(b),
+            BlockState::OpenHost | BlockState::OpenGc
+        ));
         self.state[b as usize] = BlockState::Closed;
         self.closed_seq[b as usize] = seq;
         self.link(b);
@@ -173,7 +183,10 @@ impl BlockTable {
     /// The closed block of `unit` with the fewest valid pages.
     pub fn min_valid_closed(&self, unit: u32) -> Option<u32> {
         let base = self.head_index(unit, 0);
-        self.heads[base..base + self.pages_per_block as usize + 1].iter().copied().find(|&h| h != NONE)
+        self.heads[base..base + self.pages_per_block as usize + 1]
+            .iter()
+            .copied()
+            .find(|&h| h != NONE)
     }
 
     /// Blocks of `unit`.
@@ -194,8 +207,15 @@ impl BlockTable {
                     if guard > self.len() {
                         return Err(format!("bucket list of die {u} valid {v} loops"));
                     }
-                    if self.state(b) != BlockState::Closed || self.valid(b) != v || self.unit(b) != u {
-                        return Err(format!("block {b} in bucket (die {u}, valid {v}) has state {:?}, valid {}", self.state(b), self.valid(b)));
+                    if self.state(b) != BlockState::Closed
+                        || self.valid(b) != v
+                        || self.unit(b) != u
+                    {
+                        return Err(format!(
+                            "block {b} in bucket (die {u}, valid {v}) has state {:?}, valid {}",
+                            self.state(b),
+                            self.valid(b)
+                        ));
                     }
                     if self.prev[b as usize] != prev {
                         return Err(format!("block {b}: bad prev link"));
@@ -208,7 +228,9 @@ impl BlockTable {
         }
         for b in 0..self.len() as u32 {
             if (self.state(b) == BlockState::Closed) != seen[b as usize] {
-                return Err(format!("closed block {b} missing from its bucket (or non-closed block present)"));
+                return Err(format!(
+                    "closed block {b} missing from its bucket (or non-closed block present)"
+                ));
             }
         }
         Ok(())

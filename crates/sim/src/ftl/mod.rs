@@ -32,7 +32,13 @@ pub trait Ftl {
     /// Write logical page `lpn` from data available at `at`; `partial` means the
     /// host covers only part of the page, so the old page must be read first
     /// (read-modify-write). Returns when the page is programmed.
-    fn write(&mut self, lpn: u64, partial: bool, at: Nanos, flash: &mut Flash) -> Result<Nanos, String>;
+    fn write(
+        &mut self,
+        lpn: u64,
+        partial: bool,
+        at: Nanos,
+        flash: &mut Flash,
+    ) -> Result<Nanos, String>;
 
     /// Discard logical page `lpn` (TRIM).
     fn trim(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<(), String>;

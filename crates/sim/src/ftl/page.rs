@@ -38,7 +38,10 @@ pub(crate) struct Frontier {
     pub next: u32,
 }
 
-const NO_FRONTIER: Frontier = Frontier { block: NONE, next: 0 };
+const NO_FRONTIER: Frontier = Frontier {
+    block: NONE,
+    next: 0,
+};
 
 pub struct PageFtl {
     pub(crate) geo: Geometry,
@@ -78,8 +81,8 @@ impl PageFtl {
         PageFtl {
             geo: *geo,
             ppb: geo.pages_per_block,
-            l2p: vec![NONE; geo.logical_pages as usize],
-            p2l: vec![NONE; geo.physical_pages as usize],
+            l2p: crate::mem::big_vec_u32(geo.logical_pages as usize, NONE),
+            p2l: crate::mem::big_vec_u32(geo.physical_pages as usize, NONE),
             blocks: BlockTable::new(units, bpu, geo.pages_per_block),
             free,
             free_seq: 0,
@@ -140,7 +143,9 @@ impl PageFtl {
             self.host_open[unit as usize] = NO_FRONTIER;
         }
         self.ensure_free(unit, at, flash)?;
-        let b = self.pop_free(unit).ok_or_else(|| format!("stall: die {unit} has no free block for host writes"))?;
+        let b = self
+            .pop_free(unit)
+            .ok_or_else(|| format!("stall: die {unit} has no free block for host writes"))?;
         self.blocks.open(b, false);
         self.host_open[unit as usize] = Frontier { block: b, next: 1 };
         Ok(b * self.ppb)
@@ -169,7 +174,10 @@ impl PageFtl {
         let need = self.gc.fg_low_watermark.max(self.gc.reserve_blocks + 1) as usize;
         let mut fruitless = 0u32;
         while self.free[unit as usize].len() < need {
-            debug_assert!(!self.free[unit as usize].is_empty(), "die {unit}: free pool empty outside GC");
+            debug_assert!(
+                !self.free[unit as usize].is_empty(),
+                "die {unit}: free pool empty outside GC"
+            );
             let before = self.free[unit as usize].len();
             let victim = self.policy.select(unit, &self.blocks, self.seq).ok_or_else(|| {
                 format!(
@@ -194,7 +202,14 @@ impl PageFtl {
     }
 
     /// Relocate the valid pages of `victim`, erase it, return it to the free pool.
-    fn reclaim(&mut self, unit: u32, victim: u32, cause: Cause, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn reclaim(
+        &mut self,
+        unit: u32,
+        victim: u32,
+        cause: Cause,
+        at: Nanos,
+        flash: &mut Flash,
+    ) -> Result<Nanos, String> {
         debug_assert_eq!(self.geo.unit_of_block(victim), unit);
         self.blocks.take_victim(victim);
         let base = victim * self.ppb;
@@ -227,7 +242,9 @@ impl PageFtl {
             _ => flash.acct.gc_relocated_pages += moved,
         }
         if self.check {
-            self.check().map_err(|e| format!("checker after reclaiming block {victim} on die {unit}: {e}"))?;
+            self.check().map_err(|e| {
+                format!("checker after reclaiming block {victim} on die {unit}: {e}")
+            })?;
         }
         self.erases_since_wl[unit as usize] += 1;
         if cause == Cause::Gc {
@@ -237,7 +254,9 @@ impl PageFtl {
     }
 
     fn maybe_static_wl(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<(), String> {
-        if self.wear.static_threshold == 0 || self.erases_since_wl[unit as usize] < self.wear.check_interval {
+        if self.wear.static_threshold == 0
+            || self.erases_since_wl[unit as usize] < self.wear.check_interval
+        {
             return Ok(());
         }
         self.erases_since_wl[unit as usize] = 0;
@@ -246,7 +265,8 @@ impl PageFtl {
         for b in self.blocks.unit_blocks(unit) {
             let e = self.blocks.erase_count(b);
             max = max.max(e);
-            if self.blocks.state(b) == BlockState::Closed && coldest.is_none_or(|(ce, _)| e < ce) {
+            if self.blocks.state(b) == BlockState::Closed && coldest.map_or(true, |(ce, _)| e < ce)
+            {
                 coldest = Some((e, b));
             }
         }
@@ -278,7 +298,13 @@ impl Ftl for PageFtl {
         Ok(flash.read(self.unit_of(ppn), Cause::Host, at))
     }
 
-    fn write(&mut self, lpn: u64, partial: bool, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn write(
+        &mut self,
+        lpn: u64,
+        partial: bool,
+        at: Nanos,
+        flash: &mut Flash,
+    ) -> Result<Nanos, String> {
         let lpn32 = lpn as u32;
         debug_assert!((lpn as usize) < self.l2p.len());
         let old = self.l2p[lpn as usize];
@@ -293,7 +319,11 @@ impl Ftl for PageFtl {
             self.mapped -= 1;
         }
         let unit = self.rr;
-        self.rr = if self.rr + 1 == self.geo.units { 0 } else { self.rr + 1 };
+        self.rr = if self.rr + 1 == self.geo.units {
+            0
+        } else {
+            self.rr + 1
+        };
         let ppn = self.alloc_host(unit, at, flash)?;
         debug_assert_eq!(self.p2l[ppn as usize], NONE);
         self.p2l[ppn as usize] = lpn32;
@@ -329,7 +359,9 @@ impl Ftl for PageFtl {
                     Some(b) if self.blocks.valid(b) < self.ppb => {}
                     _ => break,
                 }
-                let Some(victim) = self.policy.select(unit, &self.blocks, self.seq) else { break };
+                let Some(victim) = self.policy.select(unit, &self.blocks, self.seq) else {
+                    break;
+                };
                 flash.acct.gc_background += 1;
                 self.reclaim(unit, victim, Cause::Gc, start, flash)?;
             }
@@ -373,5 +405,57 @@ impl Ftl for PageFtl {
             + self.free.iter().map(|h| h.capacity() * 16).sum::<usize>()
             + self.host_open.len() * 16
             + self.erases_since_wl.len() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nand::NandTiming;
+
+    fn small() -> (PageFtl, Flash) {
+        let cfg = crate::resolve_spec("ssd-h,capacity=8MiB,channels=2,geometry.chips_per_channel=1,geometry.planes_per_die=1,pages_per_block=16,check=on").unwrap();
+        let geo = Geometry::derive(&cfg).unwrap();
+        let flash = Flash::new(NandTiming::resolve(&cfg.nand, geo.page_bytes), &geo);
+        (PageFtl::new(&cfg, &geo), flash)
+    }
+
+    #[test]
+    fn checker_catches_corruption() {
+        let (mut f, mut flash) = small();
+        for i in 0..3 * f.geo.logical_pages {
+            f.write((i * 7919) % f.geo.logical_pages, false, 0, &mut flash)
+                .unwrap();
+        }
+        assert!(flash.acct.gc_foreground > 0);
+        f.check().unwrap();
+        let (a, b) = (f.l2p[1], f.l2p[2]);
+        f.l2p[1] = b;
+        f.l2p[2] = a;
+        assert!(f.check().unwrap_err().contains("forward map"));
+        f.l2p[1] = a;
+        f.l2p[2] = b;
+        f.check().unwrap();
+        f.mapped += 1;
+        assert!(f.check().is_err());
+    }
+
+    #[test]
+    fn trim_then_gc_relocates_nothing_trimmed() {
+        let (mut f, mut flash) = small();
+        let n = f.geo.logical_pages;
+        for l in 0..n {
+            f.write(l, false, 0, &mut flash).unwrap();
+        }
+        for l in 0..n / 2 {
+            f.trim(l, 0, &mut flash).unwrap();
+        }
+        assert_eq!(f.mapped_pages(), n - n / 2);
+        for l in n / 2..n {
+            f.write(l, false, 0, &mut flash).unwrap();
+        }
+        // the trimmed half made whole blocks invalid: GC found free victims
+        assert_eq!(flash.acct.gc_relocated_pages, 0);
+        f.check().unwrap();
     }
 }

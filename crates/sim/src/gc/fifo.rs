@@ -11,7 +11,9 @@ pub struct Fifo {
 
 impl Fifo {
     pub fn new(units: u32) -> Fifo {
-        Fifo { queues: (0..units).map(|_| VecDeque::new()).collect() }
+        Fifo {
+            queues: (0..units).map(|_| VecDeque::new()).collect(),
+        }
     }
 }
 

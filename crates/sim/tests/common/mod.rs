@@ -24,12 +24,16 @@ impl Rng {
 }
 
 /// Run `reqs` with at most `qd` outstanding; optional pause after each completion.
-pub fn run_with(dev: &mut SimDevice, reqs: impl IntoIterator<Item = (u64, u32, Mode)>, qd: usize, pause_ns: u64) -> Vec<Completion> {
+pub fn run_with(
+    dev: &mut SimDevice,
+    reqs: impl IntoIterator<Item = (u64, u32, Mode)>,
+    qd: usize,
+    pause_ns: u64,
+) -> Vec<Completion> {
     let mut out = Vec::new();
     let mut outstanding = 0usize;
-    let mut tag = 0u64;
     let mut buf = Vec::new();
-    for (offset, size, mode) in reqs {
+    for (tag, (offset, size, mode)) in reqs.into_iter().enumerate() {
         while outstanding >= qd {
             buf.clear();
             dev.poll(None, &mut buf).expect("poll");
@@ -40,8 +44,13 @@ pub fn run_with(dev: &mut SimDevice, reqs: impl IntoIterator<Item = (u64, u32, M
                 dev.idle_until(d).expect("idle");
             }
         }
-        dev.submit(IoRequest { tag, offset_bytes: offset, size_bytes: size, mode }).expect("submit");
-        tag += 1;
+        dev.submit(IoRequest {
+            tag: tag as u64,
+            offset_bytes: offset,
+            size_bytes: size,
+            mode,
+        })
+        .expect("submit");
         outstanding += 1;
     }
     while outstanding > 0 {
@@ -53,7 +62,11 @@ pub fn run_with(dev: &mut SimDevice, reqs: impl IntoIterator<Item = (u64, u32, M
     out
 }
 
-pub fn run(dev: &mut SimDevice, reqs: impl IntoIterator<Item = (u64, u32, Mode)>, qd: usize) -> Vec<Completion> {
+pub fn run(
+    dev: &mut SimDevice,
+    reqs: impl IntoIterator<Item = (u64, u32, Mode)>,
+    qd: usize,
+) -> Vec<Completion> {
     run_with(dev, reqs, qd, 0)
 }
 
@@ -64,11 +77,22 @@ pub fn seq_fill(dev: &mut SimDevice, io: u64) {
     run(dev, reqs, 32);
 }
 
-pub fn sequential(start: u64, io: u64, count: u64, mode: Mode) -> impl Iterator<Item = (u64, u32, Mode)> {
+pub fn sequential(
+    start: u64,
+    io: u64,
+    count: u64,
+    mode: Mode,
+) -> impl Iterator<Item = (u64, u32, Mode)> {
     (0..count).map(move |i| (start + i * io, io as u32, mode))
 }
 
-pub fn random(seed: u64, range: u64, io: u64, count: u64, mode: Mode) -> impl Iterator<Item = (u64, u32, Mode)> {
+pub fn random(
+    seed: u64,
+    range: u64,
+    io: u64,
+    count: u64,
+    mode: Mode,
+) -> impl Iterator<Item = (u64, u32, Mode)> {
     let mut rng = Rng(seed);
     let slots = range / io;
     (0..count).map(move |_| (rng.below(slots) * io, io as u32, mode))

@@ -1,0 +1,239 @@
+//! Targets as the commands see them: parse `--device`, learn its size and
+//! alignment without opening it for IO, open it (after the safety check), and
+//! create the results directory that records what was opened.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use flashlab_device::{ClockKind, Device, DeviceInfo, DeviceKind};
+use flashlab_pattern::units::{format_size, parse_size};
+use flashlab_realdev::{Engine, OpenOptions};
+use flashlab_results::{HostInfo, Manifest, ResultsDir, ToolInfo};
+
+use crate::cli::{EngineArg, TargetArgs};
+use crate::error::{CliError, CliResult};
+
+/// The most outstanding IOs a simulated device is opened for; patterns are
+/// validated against the same bound.
+pub const SIM_MAX_OUTSTANDING: usize = 4096;
+
+pub enum Target {
+    Sim,
+    Path(PathBuf),
+}
+
+/// A target whose size and alignment are known, not yet opened for IO
+/// (a simulated device is already built: building it is how we learn its size).
+pub struct Probed {
+    pub target: Target,
+    pub info: DeviceInfo,
+    /// The alignment IOs must keep (O_DIRECT's logical block, or 512 buffered).
+    pub lbs: u64,
+    pub create_size: Option<u64>,
+    sim: Option<Box<dyn Device>>,
+}
+
+fn open_error(e: flashlab_realdev::OpenError) -> CliError {
+    CliError { message: e.to_string(), exit_code: e.kind().exit_code() as u8 }
+}
+
+pub fn probe(t: &TargetArgs, seed: u64) -> CliResult<Probed> {
+    let create_size = match &t.size {
+        Some(s) => Some(parse_size(s).map_err(|e| CliError::user(format!("--size: {e}")))?),
+        None => None,
+    };
+    match t.device.strip_prefix("sim:") {
+        Some(spec) => {
+            if t.size.is_some() {
+                return Err(CliError::user(format!(
+                    "--size does not apply to a simulated device; set its capacity in the device name, e.g. --device sim:{},capacity=4GiB",
+                    spec.split(',').next().unwrap_or("ssd-m")
+                )));
+            }
+            if t.buffered || t.engine != EngineArg::Auto {
+                return Err(CliError::user("--buffered and --engine apply to real devices only; drop them for a sim: device"));
+            }
+            let dev = crate::simdev::open_device(spec, seed, SIM_MAX_OUTSTANDING).map_err(CliError::user)?;
+            let info = dev.info().clone();
+            let lbs = info.logical_block_bytes as u64;
+            Ok(Probed { target: Target::Sim, info, lbs, create_size: None, sim: Some(dev) })
+        }
+        None => {
+            let path = PathBuf::from(&t.device);
+            let info = match flashlab_realdev::probe(&path) {
+                Ok(info) => {
+                    if let Some(size) = create_size {
+                        if info.kind == DeviceKind::BlockDevice {
+                            return Err(CliError::user(format!(
+                                "--size creates files, but {} is a block device; drop --size",
+                                path.display()
+                            )));
+                        }
+                        if info.size_bytes != size {
+                            return Err(CliError::user(format!(
+                                "{} already exists with {} ({} B), not {}; drop --size to use it as it is",
+                                path.display(),
+                                format_size(info.size_bytes),
+                                info.size_bytes,
+                                format_size(size)
+                            )));
+                        }
+                    }
+                    info
+                }
+                Err(_) if !path.exists() && create_size.is_some() => DeviceInfo {
+                    name: path.display().to_string(),
+                    kind: DeviceKind::File,
+                    clock: ClockKind::Wall,
+                    size_bytes: create_size.unwrap_or(0),
+                    logical_block_bytes: 512,
+                    identity: Default::default(),
+                },
+                Err(e) => return Err(open_error(e)),
+            };
+            let lbs = if t.buffered { 512 } else { info.logical_block_bytes as u64 };
+            Ok(Probed { target: Target::Path(path), info, lbs, create_size, sim: None })
+        }
+    }
+}
+
+impl Probed {
+    /// Opens the target for IO: for a block device that will be written, only
+    /// after the safety check. Returns the device and the engine's name.
+    pub fn open(
+        mut self,
+        t: &TargetArgs,
+        writes: bool,
+        max_outstanding: usize,
+        max_io_bytes: u64,
+        quiet: bool,
+    ) -> CliResult<(Box<dyn Device>, String)> {
+        match &self.target {
+            Target::Sim => Ok((self.sim.take().expect("built by probe"), "simulator".to_string())),
+            Target::Path(path) => {
+                let engine = match t.engine {
+                    EngineArg::Auto => Engine::Auto,
+                    EngineArg::Sync => Engine::Sync,
+                    EngineArg::IoUring => Engine::IoUring,
+                };
+                if engine == Engine::Sync && max_outstanding > 1 {
+                    return Err(CliError::user(format!(
+                        "--engine sync issues one IO at a time, but up to {max_outstanding} IOs must be outstanding; use --engine io_uring or auto"
+                    )));
+                }
+                let creating = self.create_size.is_some() && !path.exists();
+                if creating && !quiet {
+                    eprintln!("creating {} ({}) and filling it with data...", path.display(), format_size(self.create_size.unwrap_or(0)));
+                }
+                let opened = flashlab_realdev::open(&OpenOptions {
+                    path: path.clone(),
+                    write: writes,
+                    engine,
+                    max_outstanding,
+                    max_io_bytes: max_io_bytes as u32,
+                    direct: !t.buffered,
+                    allow_write_to: t.allow_write_to.clone(),
+                    create_size_bytes: self.create_size,
+                })
+                .map_err(open_error)?;
+                for w in &opened.warnings {
+                    // Creating a file is news, not a warning.
+                    let label = if creating && w.starts_with("created ") { "note" } else { "warning" };
+                    if label == "warning" || !quiet {
+                        eprintln!("{label}: {w}");
+                    }
+                }
+                let engine = opened
+                    .device
+                    .info()
+                    .identity
+                    .get("engine")
+                    .cloned()
+                    .unwrap_or_else(|| if max_outstanding == 1 { "sync".into() } else { "io_uring".into() });
+                Ok((opened.device, engine))
+            }
+        }
+    }
+}
+
+/// Creates the results directory (`root`, or `results/DATE-TIME-NAME`) with
+/// a manifest describing the opened device.
+pub fn create_results(root: Option<&Path>, default_name: &str, device: &dyn Device, engine: &str) -> CliResult<ResultsDir> {
+    let root = match root {
+        Some(p) => p.to_path_buf(),
+        None => default_results_dir(default_name),
+    };
+    let manifest = Manifest {
+        schema_version: flashlab_results::SCHEMA_VERSION,
+        tool: tool_info(),
+        created_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        command_line: std::env::args().collect(),
+        host: host_info(),
+        device: device.info().clone(),
+        engine: engine.to_string(),
+        runs: Vec::new(),
+    };
+    ResultsDir::create(&root, manifest)
+        .map_err(|e| CliError::user(format!("cannot create results directory {}: {e}", root.display())))
+}
+
+fn default_results_dir(name: &str) -> PathBuf {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (y, mo, d, h, mi, s) = civil_from_unix(now);
+    let base = format!("results/{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{name}");
+    let mut path = PathBuf::from(&base);
+    let mut n = 2;
+    while path.exists() {
+        path = PathBuf::from(format!("{base}-{n}"));
+        n += 1;
+    }
+    path
+}
+
+/// UTC date and time from Unix seconds (Howard Hinnant's civil-from-days).
+fn civil_from_unix(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d, (rem / 3600) as u32, (rem % 3600 / 60) as u32, (rem % 60) as u32)
+}
+
+pub fn tool_info() -> ToolInfo {
+    ToolInfo {
+        name: "flashlab".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        git_commit: env!("FLASHLAB_GIT_COMMIT").into(),
+    }
+}
+
+fn host_info() -> HostInfo {
+    let read = |p: &str| fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into());
+    HostInfo {
+        hostname: read("/proc/sys/kernel/hostname"),
+        kernel: read("/proc/sys/kernel/osrelease"),
+        cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn civil_dates() {
+        assert_eq!(super::civil_from_unix(0), (1970, 1, 1, 0, 0, 0));
+        assert_eq!(super::civil_from_unix(1_795_000_000), (2026, 11, 18, 11, 6, 40));
+    }
+}

@@ -1,0 +1,75 @@
+//! `flashlab replay` as a user runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn flashlab(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).current_dir(cwd).output().unwrap()
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn tpcc() -> Option<PathBuf> {
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/tpcc-small.trace"));
+    p.exists().then_some(p)
+}
+
+#[test]
+fn tpcc_trace_replays_closed_loop_on_a_file() {
+    let Some(trace) = tpcc() else {
+        eprintln!("SKIPPED: shared/traces/tpcc-small.trace not present");
+        return;
+    };
+    let dir = scratch();
+    let out = flashlab(
+        &["replay", trace.to_str().unwrap(), "--device", "t.img", "--size", "64MiB", "--fit", "wrap", "--closed-loop", "--qd", "4", "--json", "--quiet", "--results", "res"],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &v["runs"][0];
+    assert_eq!(run["workload"]["kind"], "replay");
+    assert_eq!(run["workload"]["format"], "mqsim");
+    assert_eq!(run["stats"]["ios"], 6999);
+    assert_eq!(run["stats"]["by_mode"]["read"]["ios"], 4381);
+    assert_eq!(run["stats"]["by_mode"]["write"]["ios"], 2618);
+    let recs = flashlab_results::records::read_records(&dir.path().join("res/runs/001-replay/records.bin")).unwrap();
+    assert!(recs.iter().all(|r| r.offset_bytes + r.size_bytes as u64 <= 64 << 20));
+}
+
+#[test]
+fn open_loop_follows_the_recorded_times() {
+    let dir = scratch();
+    // Four requests 20 ms apart: an open-loop replay must not run them back to back.
+    std::fs::write(dir.path().join("t.trace"), "# flashlab-trace v1\n0 W 0 4096\n20000000 W 4096 4096\n40000000 R 0 4096\n60000000 R 4096 4096\n").unwrap();
+    let out = flashlab(&["replay", "t.trace", "--device", "t.img", "--size", "1MiB", "--quiet", "--results", "res"], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let recs = flashlab_results::records::read_records(&dir.path().join("res/runs/001-replay/records.bin")).unwrap();
+    let submits: Vec<u64> = recs.iter().map(|r| r.submit_ns - recs[0].submit_ns).collect();
+    for (i, s) in submits.iter().enumerate() {
+        let due = i as u64 * 20_000_000;
+        // Relative to the first submission, which itself may be a few us after its due time.
+        assert!(*s + 100_000 >= due && *s < due + 2_000_000, "request {i} submitted at {s} ns, due at {due}");
+    }
+}
+
+#[test]
+fn trace_mistakes_are_one_line() {
+    let dir = scratch();
+    std::fs::write(dir.path().join("bad.trace"), "1 0 0 8 0\n2 0 0 8 9\n").unwrap();
+    std::fs::write(dir.path().join("big.trace"), "1 0 999999999 8 0\n").unwrap();
+    for (args, expected) in [
+        (vec!["replay", "bad.trace", "--device", "t.img", "--size", "1MiB"], "bad.trace line 2: type 9 is not 0 (write) or 1 (read)"),
+        (vec!["replay", "big.trace", "--device", "t.img", "--size", "1MiB"], "--fit wrap"),
+        (vec!["replay", "nope.trace", "--device", "t.img", "--size", "1MiB"], "cannot read trace nope.trace"),
+        (vec!["replay", "bad.trace", "--format", "xyz"], "unknown trace format 'xyz'"),
+    ] {
+        let out = flashlab(&args, dir.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expected) && err.trim().lines().count() == 1, "{args:?}: {err}");
+    }
+    assert!(!dir.path().join("t.img").exists(), "nothing created for a bad trace");
+}

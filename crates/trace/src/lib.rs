@@ -1,0 +1,212 @@
+//! Block IO traces: reading the formats other tools write, and writing our own.
+//!
+//! A trace is a list of [`TraceIo`]: when the request arrived (ns, relative
+//! to the trace's first request), where, how large, and what it did. Every
+//! format has one module under [`formats`] with one function that parses a
+//! whole text; [`Format::detect`] picks one from the first lines. Parsers
+//! never panic on bad input: the first bad line is reported with its number
+//! and what was expected.
+//!
+//! Formats:
+//! - `flashlab`: ours (`# flashlab-trace v1`, then `time_ns op offset_bytes size_bytes`);
+//! - `blkparse`: the default text output of blkparse (one action, `D` by default);
+//! - `fio`: fio iolog version 2 (no times) and 3 (ms timestamps);
+//! - `mqsim`: MQSim's ASCII traces (`ns dev sector sectors type`, type 0 = write);
+//! - `disksim`: DiskSim ASCII (`ms dev block blocks flags`, flag bit 0 = read);
+//! - `msr`: MSR-Cambridge CSV (Windows filetime, `Read`/`Write`, bytes).
+
+use std::fmt;
+
+use flashlab_device::Mode;
+
+pub mod formats;
+
+/// One request of a trace. `Flush` requests carry no range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceIo {
+    /// Arrival time relative to the first request of the trace.
+    pub time_ns: u64,
+    pub op: TraceOp,
+    pub offset_bytes: u64,
+    pub size_bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceOp {
+    Io(Mode),
+    Flush,
+}
+
+impl TraceOp {
+    pub fn letter(self) -> char {
+        match self {
+            TraceOp::Io(Mode::Read) => 'R',
+            TraceOp::Io(Mode::Write) => 'W',
+            TraceOp::Io(Mode::Trim) => 'T',
+            TraceOp::Flush => 'F',
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Flashlab,
+    Blkparse,
+    Fio,
+    Mqsim,
+    Disksim,
+    Msr,
+}
+
+impl Format {
+    pub const NAMES: &'static str = "flashlab, blkparse, fio, mqsim, disksim or msr";
+
+    pub fn parse(name: &str) -> Result<Format, String> {
+        match name {
+            "flashlab" => Ok(Format::Flashlab),
+            "blkparse" => Ok(Format::Blkparse),
+            "fio" | "iolog" => Ok(Format::Fio),
+            "mqsim" => Ok(Format::Mqsim),
+            "disksim" => Ok(Format::Disksim),
+            "msr" => Ok(Format::Msr),
+            other => Err(format!("unknown trace format '{other}'; use {}", Format::NAMES)),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Flashlab => "flashlab",
+            Format::Blkparse => "blkparse",
+            Format::Fio => "fio",
+            Format::Mqsim => "mqsim",
+            Format::Disksim => "disksim",
+            Format::Msr => "msr",
+        }
+    }
+
+    /// Guesses the format from the text's first non-empty lines. MQSim and
+    /// DiskSim lines look alike; an integer first column with a sector-sized
+    /// fourth is MQSim (ns), a fractional first column is DiskSim (ms).
+    pub fn detect(text: &str) -> Option<Format> {
+        let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+        if first.starts_with("# flashlab-trace") {
+            return Some(Format::Flashlab);
+        }
+        if first.starts_with("fio version") {
+            return Some(Format::Fio);
+        }
+        let comma: Vec<&str> = first.split(',').collect();
+        if comma.len() == 7 && (comma[3].eq_ignore_ascii_case("read") || comma[3].eq_ignore_ascii_case("write")) {
+            return Some(Format::Msr);
+        }
+        let cols: Vec<&str> = first.split_whitespace().collect();
+        if cols.len() >= 8 && cols[0].contains(',') && cols[3].contains('.') {
+            return Some(Format::Blkparse);
+        }
+        if cols.len() == 5 && cols.iter().all(|c| c.parse::<f64>().is_ok()) {
+            return Some(if cols[0].contains('.') { Format::Disksim } else { Format::Mqsim });
+        }
+        None
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Parses a whole trace in `format`; times are made relative to the first
+/// request and requests are sorted by time (stable, so equal times keep
+/// file order).
+pub fn parse(text: &str, format: Format, origin: &str) -> Result<Vec<TraceIo>, String> {
+    let mut ios = match format {
+        Format::Flashlab => formats::flashlab::parse(text),
+        Format::Blkparse => formats::blkparse::parse(text, 'D'),
+        Format::Fio => formats::fio::parse(text),
+        Format::Mqsim => formats::mqsim::parse(text),
+        Format::Disksim => formats::disksim::parse(text),
+        Format::Msr => formats::msr::parse(text),
+    }
+    .map_err(|(line, msg)| format!("{origin} line {line}: {msg}"))?;
+    if ios.is_empty() {
+        return Err(format!("{origin} holds no requests in {format} format; check the file or pass --format"));
+    }
+    ios.sort_by_key(|io| io.time_ns);
+    let t0 = ios[0].time_ns;
+    for io in &mut ios {
+        io.time_ns -= t0;
+    }
+    Ok(ios)
+}
+
+/// A parse error: 1-based line number and message.
+pub type LineError = (usize, String);
+
+/// Writes traces in flashlab's own format.
+pub use formats::flashlab::TraceWriter;
+
+/// What to do with requests that fall outside the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// Refuse the trace.
+    Error,
+    /// Fold offsets modulo the device size.
+    Wrap,
+    /// Scale offsets so the trace's highest end maps to the device's end.
+    Scale,
+}
+
+impl Fit {
+    pub fn parse(text: &str) -> Result<Fit, String> {
+        match text {
+            "error" => Ok(Fit::Error),
+            "wrap" => Ok(Fit::Wrap),
+            "scale" => Ok(Fit::Scale),
+            other => Err(format!("unknown --fit '{other}'; use error, wrap or scale")),
+        }
+    }
+}
+
+/// Makes every request fit a device of `device_bytes` with `block_bytes`
+/// alignment, or explains why it cannot. Offsets stay aligned to
+/// `block_bytes`; sizes must already be multiples of it.
+pub fn fit_to_device(ios: &mut [TraceIo], device_bytes: u64, block_bytes: u64, fit: Fit) -> Result<(), String> {
+    let block = block_bytes.max(1);
+    let max_end = ios.iter().map(|io| io.offset_bytes + io.size_bytes).max().unwrap_or(0);
+    for (i, io) in ios.iter_mut().enumerate() {
+        if io.op == TraceOp::Flush {
+            continue;
+        }
+        if io.size_bytes == 0 || io.size_bytes % block != 0 {
+            return Err(format!(
+                "request {} has size {} B, not a positive multiple of the device's {block} B blocks; replay on a device with smaller blocks",
+                i + 1,
+                io.size_bytes
+            ));
+        }
+        if io.size_bytes > device_bytes {
+            return Err(format!("request {} ({} B) is larger than the device", i + 1, io.size_bytes));
+        }
+        let end = io.offset_bytes + io.size_bytes;
+        if end <= device_bytes && fit != Fit::Scale {
+            if io.offset_bytes % block != 0 {
+                return Err(format!("request {} at offset {} is not aligned to {block} B", i + 1, io.offset_bytes));
+            }
+            continue;
+        }
+        let room = device_bytes - io.size_bytes;
+        let offset = match fit {
+            Fit::Error => {
+                return Err(format!(
+                    "request {} ends at byte {end}, past the end of the device ({device_bytes} B); pass --fit wrap or --fit scale to fold the trace onto the device",
+                    i + 1
+                ))
+            }
+            Fit::Wrap => io.offset_bytes % device_bytes,
+            Fit::Scale => ((io.offset_bytes as u128 * device_bytes as u128) / max_end.max(1) as u128) as u64,
+        };
+        io.offset_bytes = (offset.min(room)) / block * block;
+    }
+    Ok(())
+}
