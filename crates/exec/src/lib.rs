@@ -103,6 +103,62 @@ pub struct Hooks<'a> {
     pub progress: Option<&'a mut dyn FnMut(u64, u64)>,
 }
 
+/// Turns completions into records: flags, the sink, progress, and the first
+/// failed IO (which stops the run). Shared by patterns and replays.
+pub(crate) struct Recorder<'s, 'p> {
+    sink: &'s mut dyn RecordSink,
+    progress: Option<&'p mut dyn FnMut(u64, u64)>,
+    done: u64,
+    total: u64,
+    step: u64,
+    first_error: Option<ExecError>,
+}
+
+impl<'s, 'p> Recorder<'s, 'p> {
+    pub(crate) fn new(sink: &'s mut dyn RecordSink, progress: Option<&'p mut dyn FnMut(u64, u64)>, total: u64) -> Self {
+        Recorder { sink, progress, done: 0, total, step: (total / 100).max(1), first_error: None }
+    }
+
+    /// Records one completed IO; returns whether it failed.
+    pub(crate) fn record(&mut self, io: PlannedIo, c: &Completion, warmup: bool) -> Result<bool, ExecError> {
+        let mut flags = if warmup { FLAG_WARMUP } else { 0 };
+        if let Some(errno) = c.errno {
+            flags |= FLAG_ERROR;
+            self.first_error.get_or_insert(ExecError::Io { io, errno });
+        }
+        self.sink
+            .record(&IoRecord {
+                index: io.index,
+                stream: io.stream as u16,
+                mode: io.mode,
+                offset_bytes: io.offset_bytes,
+                size_bytes: io.size_bytes as u32,
+                submit_ns: c.submit_ns,
+                complete_ns: c.complete_ns,
+                flags,
+            })
+            .map_err(ExecError::Records)?;
+        self.done += 1;
+        if self.done % self.step == 0 {
+            if let Some(p) = self.progress.as_mut() {
+                p(self.done, self.total);
+            }
+        }
+        Ok(c.errno.is_some())
+    }
+
+    /// The number of IOs recorded, or the first IO error.
+    pub(crate) fn finish(mut self) -> Result<u64, ExecError> {
+        if let Some(e) = self.first_error.take() {
+            return Err(e);
+        }
+        if let Some(p) = self.progress.as_mut() {
+            p(self.done, self.total);
+        }
+        Ok(self.done)
+    }
+}
+
 struct Stream {
     gen: StreamGen,
     start: u64,
@@ -119,7 +175,7 @@ pub fn execute(
     dev: &mut dyn Device,
     spec: &PatternSpec,
     sink: &mut dyn RecordSink,
-    mut hooks: Hooks<'_>,
+    hooks: Hooks<'_>,
 ) -> Result<Outcome, ExecError> {
     let qd = spec.queue_depth as usize;
     let max_outstanding = spec.max_outstanding();
@@ -141,10 +197,8 @@ pub fn execute(
     let mut free: Vec<usize> = (0..max_outstanding).rev().collect();
     let mut completions: Vec<Completion> = Vec::with_capacity(max_outstanding);
     let total = spec.total_ios();
-    let progress_step = (total / 100).max(1);
-    let mut completed = 0u64;
+    let mut recorder = Recorder::new(sink, hooks.progress, total);
     let mut outstanding = 0usize;
-    let mut first_error: Option<ExecError> = None;
     let mut stopping = false;
     let mut empty_polls = 0u32;
 
@@ -210,43 +264,15 @@ pub fn execute(
             outstanding -= 1;
             let s = &mut streams[io.stream as usize];
             s.outstanding -= 1;
-            let mut flags = 0;
-            if io.index < spec.io_ignore {
-                flags |= FLAG_WARMUP;
-            }
-            if let Some(errno) = c.errno {
-                flags |= FLAG_ERROR;
-                stopping = true;
-                first_error.get_or_insert(ExecError::Io { io, errno });
-            }
             let pause = spec.timing.pause_after(io.index);
             if pause > 0 {
                 s.ready_at = s.ready_at.max(c.complete_ns + pause);
             }
-            sink.record(&IoRecord {
-                index: io.index,
-                stream: io.stream as u16,
-                mode: io.mode,
-                offset_bytes: io.offset_bytes,
-                size_bytes: io.size_bytes as u32,
-                submit_ns: c.submit_ns,
-                complete_ns: c.complete_ns,
-                flags,
-            })
-            .map_err(ExecError::Records)?;
-            completed += 1;
-            if completed % progress_step == 0 {
-                if let Some(p) = hooks.progress.as_mut() {
-                    p(completed, total);
-                }
+            if recorder.record(io, c, io.index < spec.io_ignore)? {
+                stopping = true;
             }
         }
     }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
-    if let Some(p) = hooks.progress.as_mut() {
-        p(completed, total);
-    }
+    let completed = recorder.finish()?;
     Ok(if completed < total { Outcome::Interrupted } else { Outcome::Complete })
 }

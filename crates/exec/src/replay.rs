@@ -14,10 +14,10 @@
 use std::sync::atomic::Ordering;
 
 use flashlab_device::{Completion, Device, IoRequest, Nanos};
-use flashlab_results::IoRecord;
+use flashlab_pattern::PlannedIo;
 use flashlab_trace::{TraceIo, TraceOp};
 
-use crate::{ExecError, Hooks, Outcome, RecordSink};
+use crate::{ExecError, Hooks, Outcome, RecordSink, Recorder};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ReplayMode {
@@ -39,7 +39,7 @@ pub fn replay(
     trace: &[TraceIo],
     mode: ReplayMode,
     sink: &mut dyn RecordSink,
-    mut hooks: Hooks<'_>,
+    hooks: Hooks<'_>,
 ) -> Result<(Outcome, ReplayReport), ExecError> {
     let limit = match mode {
         ReplayMode::OpenLoop { max_outstanding, .. } => max_outstanding,
@@ -64,10 +64,7 @@ pub fn replay(
     let mut report = ReplayReport::default();
     let mut next = 0usize;
     let mut outstanding = 0usize;
-    let mut first_error = None;
-    let total = trace.len() as u64;
-    let progress_step = (total / 100).max(1);
-    let mut done = 0u64;
+    let mut recorder = Recorder::new(sink, hooks.progress, trace.len() as u64);
     let mut stopping = false;
     loop {
         if hooks.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
@@ -118,39 +115,15 @@ pub fn replay(
             let (index, io) = slots[slot].take().expect("completion of an in-flight request");
             free.push(slot);
             outstanding -= 1;
-            let TraceOp::Io(m) = io.op else { unreachable!() };
-            let mut flags = 0;
-            if let Some(errno) = c.errno {
-                flags |= flashlab_results::FLAG_ERROR;
+            let TraceOp::Io(mode) = io.op else { unreachable!("flushes are never in flight") };
+            let planned = PlannedIo { index, stream: 0, offset_bytes: io.offset_bytes, size_bytes: io.size_bytes, mode };
+            if recorder.record(planned, c, false)? {
                 stopping = true;
-                first_error.get_or_insert(ExecError::Io {
-                    io: flashlab_pattern::PlannedIo { index, stream: 0, offset_bytes: io.offset_bytes, size_bytes: io.size_bytes, mode: m },
-                    errno,
-                });
             }
-            sink.record(&IoRecord {
-                index,
-                stream: 0,
-                mode: m,
-                offset_bytes: io.offset_bytes,
-                size_bytes: io.size_bytes as u32,
-                submit_ns: c.submit_ns,
-                complete_ns: c.complete_ns,
-                flags,
-            })
-            .map_err(ExecError::Records)?;
             report.requests += 1;
-            done += 1;
-            if done % progress_step == 0 {
-                if let Some(p) = hooks.progress.as_mut() {
-                    p(done, total);
-                }
-            }
         }
     }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
+    recorder.finish()?;
     let complete = next == trace.len();
     Ok((if complete { Outcome::Complete } else { Outcome::Interrupted }, report))
 }
