@@ -223,6 +223,7 @@ pub enum SimCommand {
     /// List the built-in device profiles.
     Profiles,
     /// Print a profile as TOML, to copy and edit into your own.
+    #[command(visible_alias = "profile")]
     Show {
         /// A profile name from `flashlab sim profiles`.
         profile: String,

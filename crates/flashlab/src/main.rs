@@ -10,7 +10,6 @@ mod replay;
 mod run;
 mod signals;
 mod sim;
-mod simdev;
 mod target;
 
 use std::process::ExitCode;

@@ -6,7 +6,7 @@ use crate::error::{CliError, CliResult};
 pub fn sim(cmd: SimCommand) -> CliResult<()> {
     match cmd {
         SimCommand::Profiles => {
-            let profiles = crate::simdev::profiles();
+            let profiles = flashlab_sim::profiles();
             let width = profiles.iter().map(|p| p.name.len()).max().unwrap_or(0);
             for p in profiles {
                 println!("{:<width$}  {}", p.name, p.description);
@@ -15,7 +15,7 @@ pub fn sim(cmd: SimCommand) -> CliResult<()> {
             Ok(())
         }
         SimCommand::Show { profile } => {
-            let text = crate::simdev::profile_toml(&profile).map_err(CliError::user)?;
+            let text = flashlab_sim::profile_toml(&profile).map_err(CliError::user)?;
             print!("{text}");
             Ok(())
         }

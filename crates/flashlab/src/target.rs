@@ -53,7 +53,7 @@ pub fn probe(t: &TargetArgs, seed: u64) -> CliResult<Probed> {
             if t.buffered || t.engine != EngineArg::Auto {
                 return Err(CliError::user("--buffered and --engine apply to real devices only; drop them for a sim: device"));
             }
-            let dev = crate::simdev::open_device(spec, seed, SIM_MAX_OUTSTANDING).map_err(CliError::user)?;
+            let dev = flashlab_sim::open_device(spec, seed, SIM_MAX_OUTSTANDING).map(|d| Box::new(d) as Box<dyn Device>).map_err(CliError::user)?;
             let info = dev.info().clone();
             let lbs = info.logical_block_bytes as u64;
             Ok(Probed { target: Target::Sim, info, lbs, create_size: None, sim: Some(dev) })
