@@ -29,8 +29,22 @@ pub enum Command {
     Export(ExportArgs),
     /// Print the statistics saved in a results directory.
     Show(ShowArgs),
+    /// Run a paper's experiments: uflip, chen09, wang11, hudlet11, budilovsky11.
+    Suite(SuiteArgs),
     /// The SSD simulator: list and print device profiles.
     Sim(SimArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SuiteArgs {
+    #[command(subcommand)]
+    pub suite: SuiteCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SuiteCommand {
+    /// Budilovsky, Toledo & Zuck (SYSTOR 2011) on the simulator: chunk size and host hints.
+    Budilovsky11(crate::suite_budilovsky11::Budilovsky11Args),
 }
 
 /// Where IOs go, shared by `run` and `replay`.

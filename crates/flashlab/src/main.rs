@@ -10,6 +10,7 @@ mod replay;
 mod run;
 mod signals;
 mod sim;
+mod suite_budilovsky11;
 mod target;
 
 use std::process::ExitCode;
@@ -30,6 +31,9 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::replay_cmd(args),
         Command::Export(args) => export::export(args),
         Command::Show(args) => export::show(args),
+        Command::Suite(args) => match args.suite {
+            cli::SuiteCommand::Budilovsky11(a) => suite_budilovsky11::run(a),
+        },
         Command::Sim(args) => sim::sim(args.command),
     };
     match result {
@@ -69,7 +73,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
     });
     let sub = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let help = match sub {
-        Some(s) if ["run", "replay", "export", "show", "sim"].contains(&s.as_str()) => format!("flashlab {s} --help"),
+        Some(s) if ["run", "replay", "export", "show", "suite", "sim"].contains(&s.as_str()) => format!("flashlab {s} --help"),
         _ => "flashlab --help".to_string(),
     };
     let msg = match suggestion {
