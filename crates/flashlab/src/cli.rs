@@ -43,6 +43,8 @@ pub struct SuiteArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum SuiteCommand {
+    /// uFLIP (Bouganim et al., CIDR 2009): nine micro-benchmarks with its methodology, Table 3 and hints.
+    Uflip(crate::suite_uflip::UflipArgs),
     /// Budilovsky, Toledo & Zuck (SYSTOR 2011) on the simulator: chunk size and host hints.
     Budilovsky11(crate::suite_budilovsky11::Budilovsky11Args),
 }

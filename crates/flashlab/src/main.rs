@@ -11,6 +11,7 @@ mod run;
 mod signals;
 mod sim;
 mod suite_budilovsky11;
+mod suite_uflip;
 mod target;
 
 use std::process::ExitCode;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export::export(args),
         Command::Show(args) => export::show(args),
         Command::Suite(args) => match args.suite {
+            cli::SuiteCommand::Uflip(a) => suite_uflip::run(a),
             cli::SuiteCommand::Budilovsky11(a) => suite_budilovsky11::run(a),
         },
         Command::Sim(args) => sim::sim(args.command),

@@ -174,6 +174,7 @@ pub fn create_results(root: Option<&Path>, default_name: &str, device: &dyn Devi
         host: host_info(),
         device: device.info().clone(),
         engine: engine.to_string(),
+        suite: None,
         runs: Vec::new(),
     };
     ResultsDir::create(&root, manifest)

@@ -42,7 +42,8 @@ struct LocationGen {
 enum LocKind {
     Sequential,
     Random(Rng),
-    /// Slot `(incr x j) mod slots` (reverse patterns count down from the last slot).
+    /// Slot `(incr x j) mod slots`, plus one per completed pass when
+    /// |incr| > 1 (reverse patterns count down from the last slot).
     Ordered { incr: i64 },
     Partitioned { partitions: u64, slots_per_partition: u64 },
     Stride { step_bytes: u64, positions: u64 },
@@ -87,7 +88,12 @@ impl LocationGen {
             LocKind::Sequential => j % n,
             LocKind::Random(rng) => rng.below(n),
             LocKind::Ordered { incr } => {
-                let step = (incr.unsigned_abs() as u128 * j as u128 % n as u128) as u64;
+                // Each pass over the target starts one slot further than the
+                // last, so gaps (|Incr| > 1) visit new slots after wrapping
+                // instead of rewriting the same few.
+                let raw = incr.unsigned_abs() as u128 * j as u128;
+                let pass = if incr.unsigned_abs() > 1 { raw / n as u128 } else { 0 };
+                let step = ((raw + pass) % n as u128) as u64;
                 if *incr >= 0 {
                     step
                 } else {

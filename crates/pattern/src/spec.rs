@@ -19,7 +19,8 @@ pub enum Location {
     Sequential,
     /// Uniform over the TargetSize/IOSize slots.
     Random,
-    /// `Incr x i x IOSize` (uFLIP Order): -1 reverse from the end, 0 in place, > 1 gaps.
+    /// `Incr x i x IOSize` (uFLIP Order): -1 reverse from the end, 0 in place,
+    /// > 1 gaps; wrapping mod TargetSize, each new pass one slot further.
     Ordered { incr: i64 },
     /// uFLIP Partitioning: `P_i x PS + O_i`, P round-robin sequential streams.
     Partitioned { partitions: u64 },

@@ -209,3 +209,14 @@ fn generation_is_stable_across_versions() {
 }
 
 const PINNED_RR_SEED1: [u64; 4] = [220102656, 1002594304, 518168576, 811528192];
+
+#[test]
+fn ordered_gaps_visit_new_slots_after_wrapping() {
+    // 32 slots, Incr 8: pass 0 visits 0, 8, 16, 24; pass 1 starts one slot further.
+    let s = spec("location='ordered:8'\nmode='write'\nio_size='4KiB'\ntarget_size='128KiB'\nio_count=32");
+    let slots: Vec<u64> = offsets(&s).iter().map(|o| o / 4096).collect();
+    assert_eq!(&slots[..8], &[0, 8, 16, 24, 1, 9, 17, 25]);
+    let mut sorted = slots.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..32).collect::<Vec<_>>(), "every slot once before any repeats");
+}

@@ -125,6 +125,9 @@ pub struct Manifest {
     pub device: DeviceInfo,
     /// How IOs were issued: "sync", "io_uring", "simulator"...
     pub engine: String,
+    /// For suites: the suite's name, its state enforcement and settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<serde_json::Value>,
     pub runs: Vec<RunEntry>,
 }
 
@@ -213,6 +216,19 @@ impl ResultsDir {
         Ok(idx)
     }
 
+    /// Records what suite produced this directory (state enforcement, settings).
+    pub fn set_suite(&mut self, suite: serde_json::Value) -> io::Result<()> {
+        self.manifest.suite = Some(suite);
+        self.write_manifest()
+    }
+
+    /// Replaces run `idx`'s workload (e.g. with the IOIgnore and IOCount a
+    /// suite chose automatically), before the run is finished.
+    pub fn set_workload(&mut self, idx: usize, workload: Workload) -> io::Result<()> {
+        self.manifest.runs[idx].workload = workload;
+        self.write_manifest()
+    }
+
     /// Marks run `idx` as running and opens its records file.
     pub fn start_run(&mut self, idx: usize) -> io::Result<RecordWriter> {
         let dir = self.root.join(&self.manifest.runs[idx].dir);
@@ -246,19 +262,24 @@ impl ResultsDir {
             error,
         };
         write_json_atomic(&dir.join("run.json"), &summary)?;
+        self.summaries.retain(|s| s.name != summary.name);
         self.summaries.push(summary.clone());
         self.write_manifest()?;
         write_json_atomic(&self.root.join("summary.json"), &self.summary())?;
         Ok(summary)
     }
 
+    /// Every finished run's summary, in manifest order.
     pub fn summary(&self) -> Summary {
+        let mut runs = self.summaries.clone();
+        let order = |name: &str| self.manifest.runs.iter().position(|r| r.name == name).unwrap_or(usize::MAX);
+        runs.sort_by_key(|r| order(&r.name));
         Summary {
             schema_version: SCHEMA_VERSION,
             results_dir: self.root.display().to_string(),
             device: self.manifest.device.clone(),
             engine: self.manifest.engine.clone(),
-            runs: self.summaries.clone(),
+            runs,
         }
     }
 

@@ -1,7 +1,20 @@
-//! The paper suites: each reproduces one paper's experiments on a Device
-//! and saves its results in the common results format.
+//! The paper suites: each reproduces one paper's experiments on any
+//! [`flashlab_device::Device`] and saves its runs in the common results
+//! format, plus a journal (`suite.json`) that makes it resumable.
 //!
+//! - [`uflip`]: the nine micro-benchmarks of uFLIP Table 1, planned with the
+//!   methodology of uFLIP section 4: [`state`] enforcement, start-up and
+//!   period detection and automatic IOIgnore/IOCount ([`phases`]), the pause
+//!   between runs, disjoint space for sequential writes ([`plan`]);
+//!   [`table3`] turns the results into the device's Table 3 row and hints.
+//! - [`runner`]: executes any plan, resumably.
 //! - [`budilovsky11`]: Budilovsky, Toledo & Zuck's experiments on the
 //!   simulator (DFTL-like vs small chunks vs small chunks with host hints).
 
 pub mod budilovsky11;
+pub mod phases;
+pub mod plan;
+pub mod runner;
+pub mod state;
+pub mod table3;
+pub mod uflip;

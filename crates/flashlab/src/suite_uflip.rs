@@ -1,0 +1,338 @@
+//! `flashlab suite uflip`: plan, run (resumably) and summarise the uFLIP benchmark.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use clap::Args;
+use flashlab_device::{ClockKind, Device};
+use flashlab_pattern::units::{format_duration_ns, format_size, parse_duration_ns, parse_size};
+use flashlab_results::dir::write_json_atomic;
+use flashlab_results::ResultsDir;
+use flashlab_suite::plan::Plan;
+use flashlab_suite::runner::{register_runs, Journal, Progress, Runner, SuiteOutcome};
+use flashlab_suite::state::StateMethod;
+use flashlab_suite::table3::{hints, table3, Hint, Table3};
+use flashlab_suite::uflip::{self, UflipConfig, BENCHMARKS};
+
+use crate::cli::{EngineArg, TargetArgs};
+use crate::error::{CliError, CliResult};
+use crate::{signals, target};
+
+#[derive(Args, Debug)]
+pub struct UflipArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// State enforcement before the runs: random (uFLIP), sequential (Chen et al.), snia (2x capacity), none.
+    #[arg(long, value_name = "METHOD", default_value = "random")]
+    pub state: String,
+
+    /// Results directory to create [default: results/DATE-TIME-uflip].
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub results: Option<PathBuf>,
+
+    /// Continue an interrupted suite in DIR (its device and settings are reused).
+    #[arg(long, value_name = "DIR", conflicts_with = "results")]
+    pub resume: Option<PathBuf>,
+
+    /// Print the benchmark plan and do nothing else.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// IOSize of the baseline patterns.
+    #[arg(long, value_name = "SIZE", default_value = "32KiB")]
+    pub io_size: String,
+
+    /// Fewest IOs a run makes before it may stop.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub min_ios: u64,
+
+    /// Most IOs per run (per stream): the cap of the automatic IOCount.
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub max_ios: u64,
+
+    /// IOs of each long calibration run (start-up phase and period).
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub calibration_ios: u64,
+
+    /// Stop a run when the 95 % confidence interval of its mean is within +/- this fraction.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.05)]
+    pub bound: f64,
+
+    /// TargetSize of the random patterns [default: the whole device].
+    #[arg(long, value_name = "SIZE")]
+    pub random_target: Option<String>,
+
+    /// Shortest pause between runs, whatever the pause probe measures.
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub min_pause: String,
+
+    /// Only these micro-benchmarks (comma-separated): granularity, alignment, locality,
+    /// partitioning, order, parallelism, mix, pause, bursts.
+    #[arg(long, value_name = "LIST")]
+    pub only: Option<String>,
+
+    /// Reduced parameter ranges: a quick look, not the full benchmark.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn config(args: &UflipArgs) -> CliResult<UflipConfig> {
+    let state = StateMethod::parse(&args.state).map_err(|e| CliError::user(format!("--state: {e}")))?;
+    let io = parse_size(&args.io_size).map_err(|e| CliError::user(format!("--io-size: {e}")))?;
+    if io == 0 || io % 512 != 0 {
+        return Err(CliError::user(format!("--io-size {} is not a positive multiple of 512 B; use e.g. 32KiB", args.io_size)));
+    }
+    if args.min_ios == 0 || args.min_ios > args.max_ios {
+        return Err(CliError::user(format!("--min-ios ({}) must be between 1 and --max-ios ({})", args.min_ios, args.max_ios)));
+    }
+    if args.calibration_ios < 64 {
+        return Err(CliError::user("--calibration-ios must be at least 64 to see a start-up phase and a period"));
+    }
+    if !(args.bound > 0.0 && args.bound < 1.0) {
+        return Err(CliError::user(format!("--bound {} must be between 0 and 1, e.g. 0.05 for +/-5 %", args.bound)));
+    }
+    let benchmarks = match &args.only {
+        None => BENCHMARKS.iter().map(|s| s.to_string()).collect(),
+        Some(list) => {
+            let v: Vec<String> = list.split(',').map(|s| s.trim().to_string()).collect();
+            for b in &v {
+                if !BENCHMARKS.contains(&b.as_str()) {
+                    return Err(CliError::user(format!("--only: unknown micro-benchmark '{b}'; use {}", BENCHMARKS.join(", "))));
+                }
+            }
+            v
+        }
+    };
+    let random_target_bytes = match &args.random_target {
+        Some(s) => Some(parse_size(s).map_err(|e| CliError::user(format!("--random-target: {e}")))?),
+        None => None,
+    };
+    Ok(UflipConfig {
+        state,
+        io_size_bytes: io,
+        min_ios: args.min_ios,
+        max_ios: args.max_ios,
+        calibration_ios: args.calibration_ios,
+        bound: args.bound,
+        random_target_bytes,
+        seed: args.seed,
+        min_pause_ns: parse_duration_ns(&args.min_pause).map_err(|e| CliError::user(format!("--min-pause: {e}")))?,
+        benchmarks,
+        quick: args.quick,
+    })
+}
+
+/// A rough duration: every IO of the budget at `per_io_ns`, plus pauses.
+fn estimate_ns(plan: &Plan, device_bytes: u64, per_io_ns: u64, pause_ns: u64) -> u64 {
+    let ios: u64 = plan.steps.iter().map(|s| s.io_budget(device_bytes)).sum();
+    let mut pauses = plan.run_count() as u64 * pause_ns;
+    for step in &plan.steps {
+        for r in step.runs() {
+            pauses += match r.spec.timing {
+                flashlab_pattern::Timing::Consecutive => 0,
+                flashlab_pattern::Timing::Pause { pause_ns } => pause_ns * r.spec.io_count,
+                flashlab_pattern::Timing::Burst { pause_ns, burst } => pause_ns * (r.spec.io_count / burst),
+            };
+        }
+    }
+    ios * per_io_ns + pauses
+}
+
+pub fn run(args: UflipArgs) -> CliResult<()> {
+    if let Some(dir) = &args.resume {
+        return resume(dir, &args);
+    }
+    let cfg = config(&args)?;
+    let probed = target::probe(&args.target, cfg.seed)?;
+    let size = probed.info.size_bytes;
+    if size < 64 * cfg.io_size_bytes * 16 {
+        return Err(CliError::user(format!("{} ({}) is too small for uFLIP; use a device of at least {}", probed.info.name, format_size(size), format_size(64 * cfg.io_size_bytes * 16))));
+    }
+    let plan = uflip::plan(&cfg, size);
+    let simulated = probed.info.clock == ClockKind::Simulated;
+    if !args.json || args.dry_run {
+        println!("uFLIP benchmark plan for {} ({}), state enforcement: {}", probed.info.name, format_size(size), cfg.state.describe());
+        println!("IOIgnore and IOCount are automatic: start-up ignored, runs stop at +/-{:.0} % (95 % CI, batch means), {}..{} IOs", cfg.bound * 100.0, cfg.min_ios, cfg.max_ios);
+        print!("{}", plan.describe(size));
+        let est = estimate_ns(&plan, size, 1_000_000, cfg.min_pause_ns);
+        if simulated {
+            let sim = estimate_ns(&plan, size, 300_000, cfg.min_pause_ns);
+            println!("estimated duration: a few seconds to minutes of wall-clock time ({} of simulated time at 0.3 ms/IO)", format_duration_ns(sim));
+        } else {
+            println!("estimated duration: at most {} at 1 ms per IO (refined after calibration)", format_duration_ns(est));
+        }
+    }
+    if args.dry_run {
+        return Ok(());
+    }
+    let max_parallel = plan.steps.iter().flat_map(|s| s.runs()).map(|r| r.spec.max_outstanding()).max().unwrap_or(1);
+    let (device, engine) = probed.open(&args.target, true, max_parallel.max(32), 256 * 1024, args.quiet)?;
+    let mut results = target::create_results(args.results.as_deref(), "uflip", &*device, &engine)?;
+    let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
+    results
+        .set_suite(serde_json::json!({ "name": "uflip", "state_enforcement": cfg.state.name(), "config": cfg_json }))
+        .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
+    register_runs(&mut results, &plan).map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
+    let journal = Journal {
+        suite: "uflip".into(),
+        config: cfg_json,
+        plan,
+        completed_steps: 0,
+        calibration: Default::default(),
+        pause_between_runs_ns: None,
+        lingering_ios: None,
+        runs: Default::default(),
+        bound: cfg.bound,
+        min_pause_ns: cfg.min_pause_ns,
+        min_ios: cfg.min_ios,
+        finished: false,
+    };
+    journal.save(&results).map_err(|e| CliError::failure(format!("cannot write the journal: {e}")))?;
+    if !args.json {
+        println!("results: {} (resume with --resume {} if interrupted)", results.root().display(), results.root().display());
+    }
+    execute(device, results, journal, cfg.io_size_bytes, &args)
+}
+
+fn resume(dir: &std::path::Path, args: &UflipArgs) -> CliResult<()> {
+    let results = crate::export::open_results(dir)?;
+    let journal = Journal::load(&results).map_err(|e| CliError::user(format!("{} holds no suite journal ({e}); --resume takes a directory written by `flashlab suite`", dir.display())))?;
+    if journal.finished {
+        println!("{} is already complete.", dir.display());
+        return summarise(&results, &journal, journal.config["io_size_bytes"].as_u64().unwrap_or(32768), args.json);
+    }
+    let cfg: UflipConfig = serde_json::from_value(journal.config.clone()).map_err(|e| CliError::failure(format!("bad journal config: {e}")))?;
+    let device_name = results.manifest().device.name.clone();
+    let target_args = TargetArgs {
+        device: device_name.clone(),
+        size: None,
+        engine: EngineArg::Auto,
+        buffered: args.target.buffered,
+        allow_write_to: args.target.allow_write_to.clone(),
+    };
+    let probed = target::probe(&target_args, cfg.seed)?;
+    if probed.info.size_bytes != results.manifest().device.size_bytes {
+        return Err(CliError::user(format!("{device_name} is now {} B, the suite started on {} B; resume on the same device", probed.info.size_bytes, results.manifest().device.size_bytes)));
+    }
+    let max_parallel = journal.plan.steps.iter().flat_map(|s| s.runs()).map(|r| r.spec.max_outstanding()).max().unwrap_or(1);
+    let (device, _) = probed.open(&target_args, true, max_parallel.max(32), 256 * 1024, args.quiet)?;
+    if !args.json {
+        println!("resuming {} at step {} of {}", dir.display(), journal.completed_steps + 1, journal.plan.steps.len());
+    }
+    execute(device, results, journal, cfg.io_size_bytes, args)
+}
+
+fn execute(mut device: Box<dyn Device>, mut results: ResultsDir, journal: Journal, io_size: u64, args: &UflipArgs) -> CliResult<()> {
+    signals::install();
+    let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(1);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} step {msg} [{bar:30}] {percent}% ETA {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar
+    });
+    let mut progress = |p: &Progress| {
+        if let Some(b) = &bar {
+            b.set_length(p.ios_total.max(1));
+            b.set_position(p.ios_done);
+            b.set_message(format!("{}/{} {}{}", p.step, p.steps, p.what, if p.replaying { " (rebuilding simulated state)" } else { "" }));
+        }
+    };
+    let lbs = device.info().logical_block_bytes as u64;
+    let mut runner = Runner {
+        dev: &mut *device,
+        results: &mut results,
+        journal,
+        user_stop: &signals::STOP,
+        progress: &mut progress,
+        block_bytes: lbs.max(512),
+        state_queue_depth: 32,
+    };
+    let outcome = runner.execute();
+    let journal = runner.journal.clone();
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match outcome {
+        Err(e) => Err(CliError::failure(format!("suite failed: {e}; resume with --resume {}", results.root().display()))),
+        Ok(SuiteOutcome::Interrupted) => {
+            let _ = signals::STOP.load(Ordering::Relaxed);
+            Err(CliError {
+                message: format!("interrupted at step {} of {}; continue with: flashlab suite uflip --resume {}", journal.completed_steps + 1, journal.plan.steps.len(), results.root().display()),
+                exit_code: 130,
+            })
+        }
+        Ok(SuiteOutcome::Complete) => summarise(&results, &journal, io_size, args.json),
+    }
+}
+
+/// The device's Table 3 row and hints, printed and saved as JSON and Markdown.
+pub fn summarise(results: &ResultsDir, journal: &Journal, io_size: u64, json: bool) -> CliResult<()> {
+    let summaries = results.summary().runs;
+    let t = table3(&journal.plan, &summaries, io_size);
+    let h = hints(&journal.plan, &summaries, &t, io_size);
+    let device = results.manifest().device.name.clone();
+    let value = serde_json::json!({
+        "device": device,
+        "table3": t,
+        "hints": h,
+        "calibration": journal.calibration,
+        "pause_between_runs_ns": journal.pause_between_runs_ns,
+        "runs": journal.runs,
+    });
+    let save = |name: &str| results.root().join(name);
+    write_json_atomic(&save("uflip-summary.json"), &value).map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
+    let md = markdown(&device, &t, &h, journal);
+    std::fs::write(save("uflip-summary.md"), &md).map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&value).expect("serializes"));
+    } else {
+        print!("{md}");
+        println!("\nsaved: {} and {}", save("uflip-summary.md").display(), save("uflip-summary.json").display());
+    }
+    Ok(())
+}
+
+fn markdown(device: &str, t: &Table3, hints: &[Hint], journal: &Journal) -> String {
+    let mut s = format!("## uFLIP summary: {device}\n\n{}\n", Table3::markdown(&[(device.to_string(), t)]));
+    s += "\nCalibration: ";
+    s += &journal
+        .calibration
+        .iter()
+        .map(|(b, c)| format!("{b} start-up {} IOs, period {}", c.startup, c.period))
+        .collect::<Vec<_>>()
+        .join("; ");
+    if let Some(p) = journal.pause_between_runs_ns {
+        s += &format!(". Pause between runs {} ({} lingering reads).", format_duration_ns(p), journal.lingering_ios.unwrap_or(0));
+    }
+    let converged = journal.runs.values().filter(|r| r.converged).count();
+    s += &format!("\nRuns: {} measured, {} reached the +/-{:.0} % bound before the cap.\n", journal.runs.len(), converged, journal.bound * 100.0);
+    s += "\n### Design hints for this device (uFLIP section 5.3)\n\n";
+    for h in hints {
+        s += &format!(
+            "{}. {}{}\n   - paper: {}\n   - measured: {}\n",
+            h.number,
+            h.device,
+            if h.contradicts_paper { " **(differs from the paper's general hint)**" } else { "" },
+            h.paper,
+            h.evidence
+        );
+    }
+    s
+}

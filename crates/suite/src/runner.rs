@@ -1,0 +1,395 @@
+//! Executes a suite's plan step by step, recording every run, and resumes an
+//! interrupted suite without losing or repeating a completed run.
+//!
+//! Progress is a journal (`suite.json`): the plan, the number of completed
+//! steps, what calibration measured and what each adaptive run achieved,
+//! rewritten atomically after every step. Resuming on a real device skips
+//! the completed steps (the device keeps its state). Resuming on a simulated
+//! device, whose state lived in memory, first re-executes the completed steps
+//! without recording: the simulator is deterministic, so this rebuilds the
+//! exact state the interrupted suite had, and the resumed suite ends with
+//! the same results as an uninterrupted one.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use flashlab_device::{ClockKind, Device};
+use flashlab_exec::{execute, ExecError, Hooks, Outcome, RecordSink};
+use flashlab_pattern::PatternSpec;
+use flashlab_results::dir::{read_json, write_json_atomic};
+use flashlab_results::{IoRecord, ResultsDir, RunStatus, Workload};
+use serde::{Deserialize, Serialize};
+
+use crate::phases::{detect_period, detect_startup, BatchMeans};
+use crate::plan::{Plan, RunStep, Step};
+use crate::state::enforce_state;
+use crate::uflip::baseline_of;
+
+pub const JOURNAL: &str = "suite.json";
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// IOs of the start-up phase (IOIgnore).
+    pub startup: u64,
+    /// IOs per oscillation of the running phase.
+    pub period: u64,
+}
+
+/// What an executed run achieved.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunOutcome {
+    pub io_ignore: u64,
+    /// IOs issued per stream (the automatic IOCount when adaptive).
+    pub io_count: u64,
+    pub batch_ios: u64,
+    /// 95 % confidence half-width of the mean, relative to the mean.
+    pub achieved_bound: Option<f64>,
+    /// Whether the bound was met before the IOCount cap.
+    pub converged: bool,
+}
+
+/// The journal: everything needed to resume.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Journal {
+    pub suite: String,
+    pub config: serde_json::Value,
+    pub plan: Plan,
+    pub completed_steps: usize,
+    pub calibration: BTreeMap<String, Calibration>,
+    /// The pause applied between runs (uFLIP 4.3).
+    pub pause_between_runs_ns: Option<u64>,
+    /// SR IOs after the RW batch still slower than before it.
+    pub lingering_ios: Option<u64>,
+    pub runs: BTreeMap<String, RunOutcome>,
+    pub bound: f64,
+    pub min_pause_ns: u64,
+    pub min_ios: u64,
+    pub finished: bool,
+}
+
+impl Journal {
+    pub fn load(results: &ResultsDir) -> io::Result<Journal> {
+        read_json(&results.root().join(JOURNAL))
+    }
+
+    pub fn save(&self, results: &ResultsDir) -> io::Result<()> {
+        write_json_atomic(&results.root().join(JOURNAL), self)
+    }
+}
+
+/// Progress as the runner reports it.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    pub step: usize,
+    pub steps: usize,
+    pub what: String,
+    /// IOs of the plan's budget done so far, and the budget.
+    pub ios_done: u64,
+    pub ios_total: u64,
+    /// Re-executing completed steps to rebuild a simulated device's state.
+    pub replaying: bool,
+}
+
+#[derive(Debug)]
+pub enum SuiteError {
+    Exec(ExecError),
+    Results(io::Error),
+    Device(flashlab_device::DeviceError),
+}
+
+impl std::fmt::Display for SuiteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SuiteError::Exec(e) => write!(f, "{e}"),
+            SuiteError::Results(e) => write!(f, "cannot save results: {e}"),
+            SuiteError::Device(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<ExecError> for SuiteError {
+    fn from(e: ExecError) -> Self {
+        SuiteError::Exec(e)
+    }
+}
+impl From<io::Error> for SuiteError {
+    fn from(e: io::Error) -> Self {
+        SuiteError::Results(e)
+    }
+}
+impl From<flashlab_device::DeviceError> for SuiteError {
+    fn from(e: flashlab_device::DeviceError) -> Self {
+        SuiteError::Device(e)
+    }
+}
+
+/// Registers every run of a fresh plan in the manifest, so that the
+/// manifest lists the whole suite before the first IO.
+pub fn register_runs(results: &mut ResultsDir, plan: &Plan) -> io::Result<()> {
+    for step in &plan.steps {
+        for r in step.runs() {
+            results.plan_run(&r.name, Workload::Pattern(r.spec.clone()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Forwards records to the results (or nowhere, when replaying) and decides
+/// when an adaptive run has enough IOs.
+struct AdaptiveSink<'a> {
+    out: Option<&'a mut dyn RecordSink>,
+    batches: BatchMeans,
+    adaptive: bool,
+    min_ios: u64,
+    bound: f64,
+    measured: u64,
+    converged: bool,
+    stop: &'a AtomicBool,
+    user_stop: &'a AtomicBool,
+    latencies: Vec<u64>,
+    keep_latencies: bool,
+    issued_max_index: u64,
+}
+
+impl RecordSink for AdaptiveSink<'_> {
+    fn record(&mut self, r: &IoRecord) -> io::Result<()> {
+        if let Some(out) = self.out.as_mut() {
+            out.record(r)?;
+        }
+        self.issued_max_index = self.issued_max_index.max(r.index + 1);
+        if self.keep_latencies {
+            self.latencies.push(r.latency_ns());
+        }
+        if self.user_stop.load(Ordering::Relaxed) {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        if r.is_warmup() || r.is_error() {
+            return Ok(());
+        }
+        self.measured += 1;
+        if self.batches.push(r.latency_ns()) && self.adaptive && !self.converged && self.measured >= self.min_ios {
+            if let Some((_, rel)) = self.batches.interval() {
+                if self.batches.batches() >= 10 && rel <= self.bound {
+                    self.converged = true;
+                    self.stop.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+pub struct Runner<'a> {
+    pub dev: &'a mut dyn Device,
+    pub results: &'a mut ResultsDir,
+    pub journal: Journal,
+    pub user_stop: &'a AtomicBool,
+    pub progress: &'a mut dyn FnMut(&Progress),
+    pub block_bytes: u64,
+    pub state_queue_depth: usize,
+}
+
+/// How a suite ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SuiteOutcome {
+    Complete,
+    Interrupted,
+}
+
+impl Runner<'_> {
+    fn run_index(&self, name: &str) -> usize {
+        self.results.manifest().runs.iter().position(|r| r.name == name).expect("every planned run is registered")
+    }
+
+    fn ignore_and_batch(&self, spec: &PatternSpec) -> (u64, u64) {
+        // uFLIP scales IOIgnore for mixed patterns: a component that is one
+        // IO in k needs k times as many IOs to get through its start-up.
+        let total_ratio = spec.mix.as_ref().map(|m| m.ratio_primary + m.ratio_secondary).unwrap_or(1);
+        let mut ignore = 0;
+        let mut batch = 1;
+        for (i, b) in spec.basics().enumerate() {
+            let share = match (&spec.mix, i) {
+                (None, _) => 1,
+                (Some(m), 0) => m.ratio_primary,
+                (Some(m), _) => m.ratio_secondary,
+            };
+            let scale = total_ratio.div_ceil(share.max(1));
+            let c = self.journal.calibration.get(baseline_of(b)).copied().unwrap_or_default();
+            ignore = ignore.max(c.startup * scale);
+            batch = batch.max(c.period * scale);
+        }
+        (ignore.min(spec.io_count / 2), batch.max(16))
+    }
+
+    /// Runs (or, when `record` is false, re-executes) one run.
+    fn run(&mut self, step: &RunStep, record: bool, adaptive: bool, keep: bool) -> Result<(Outcome, RunOutcome, Vec<u64>), SuiteError> {
+        let (ignore, batch) = if adaptive { self.ignore_and_batch(&step.spec) } else { (0, 1) };
+        let mut spec = step.spec.clone();
+        spec.io_ignore = ignore;
+        let stop = AtomicBool::new(false);
+        let idx = self.run_index(&step.name);
+        let mut writer = if record { Some(self.results.start_run(idx)?) } else { None };
+        let mut sink = AdaptiveSink {
+            out: writer.as_mut().map(|w| w as &mut dyn RecordSink),
+            batches: BatchMeans::new(batch as usize),
+            adaptive,
+            min_ios: self.journal.min_ios,
+            bound: self.journal.bound,
+            measured: 0,
+            converged: false,
+            stop: &stop,
+            user_stop: self.user_stop,
+            latencies: Vec::new(),
+            keep_latencies: keep,
+            issued_max_index: 0,
+        };
+        let result = execute(self.dev, &spec, &mut sink, Hooks { stop: Some(&stop), progress: None });
+        let outcome = RunOutcome {
+            io_ignore: ignore,
+            io_count: sink.issued_max_index,
+            batch_ios: batch,
+            achieved_bound: sink.batches.interval().map(|(_, r)| r),
+            converged: sink.converged,
+        };
+        let latencies = std::mem::take(&mut sink.latencies);
+        let user_stopped = self.user_stop.load(Ordering::Relaxed);
+        let (status, error, out) = match &result {
+            Ok(Outcome::Interrupted) if !user_stopped => (RunStatus::Complete, None, Outcome::Complete),
+            Ok(o) => (if *o == Outcome::Complete { RunStatus::Complete } else { RunStatus::Interrupted }, None, *o),
+            Err(e) => (RunStatus::Failed, Some(e.to_string()), Outcome::Interrupted),
+        };
+        if let Some(w) = writer {
+            w.finish()?;
+            spec.io_count = outcome.io_count.max(1);
+            self.results.set_workload(idx, Workload::Pattern(spec))?;
+            self.results.finish_run(idx, status, error, self.dev.stats_json())?;
+            self.dev.reset_stats();
+        }
+        result?;
+        Ok((out, outcome, latencies))
+    }
+
+    /// Executes the plan from the first incomplete step; on a simulated
+    /// device first re-executes the completed ones without recording.
+    pub fn execute(&mut self) -> Result<SuiteOutcome, SuiteError> {
+        let steps = self.journal.plan.steps.clone();
+        let size = self.dev.info().size_bytes;
+        let total: u64 = steps.iter().map(|s| s.io_budget(size)).sum();
+        let simulated = self.dev.info().clock == ClockKind::Simulated;
+        let mut done_ios = 0u64;
+        let mut first_run = true;
+        for (i, step) in steps.iter().enumerate() {
+            let completed = i < self.journal.completed_steps;
+            if completed && !simulated {
+                done_ios += step.io_budget(size);
+                continue;
+            }
+            let record = !completed;
+            (self.progress)(&Progress {
+                step: i + 1,
+                steps: steps.len(),
+                what: step_label(step),
+                ios_done: done_ios,
+                ios_total: total,
+                replaying: !record,
+            });
+            if self.user_stop.load(Ordering::Relaxed) {
+                return Ok(SuiteOutcome::Interrupted);
+            }
+            let finished = match step {
+                Step::EnforceState { method, .. } => {
+                    let mut nop = |_: u64, _: u64| {};
+                    let seed = self.journal.config.get("seed").and_then(|s| s.as_u64()).unwrap_or(42) ^ i as u64;
+                    enforce_state(self.dev, *method, seed, self.state_queue_depth, self.block_bytes, self.user_stop, &mut nop)?
+                        .is_some()
+                }
+                Step::Calibrate { baseline, run } => {
+                    self.pause_between(&mut first_run)?;
+                    let (o, outcome, lat) = self.run(run, record, false, true)?;
+                    if o == Outcome::Complete && record {
+                        let startup = detect_startup(&lat);
+                        let period = detect_period(&lat[startup..]);
+                        self.journal.calibration.insert(baseline.clone(), Calibration { startup: startup as u64, period: period as u64 });
+                        self.journal.runs.insert(run.name.clone(), outcome);
+                    }
+                    o == Outcome::Complete
+                }
+                Step::MeasurePause { before, writes, after } => {
+                    self.pause_between(&mut first_run)?;
+                    let (o1, _, lat_before) = self.run(before, record, false, true)?;
+                    let (o2, _, _) = if o1 == Outcome::Complete { self.run(writes, record, false, false)? } else { (o1, RunOutcome::default(), vec![]) };
+                    let (o3, _, lat_after) = if o2 == Outcome::Complete { self.run(after, record, false, true)? } else { (o2, RunOutcome::default(), vec![]) };
+                    if o3 == Outcome::Complete && record {
+                        let (lingering, lingering_ns) = lingering(&lat_before, &lat_after);
+                        self.journal.lingering_ios = Some(lingering);
+                        self.journal.pause_between_runs_ns = Some((2 * lingering_ns).max(self.journal.min_pause_ns));
+                    }
+                    o3 == Outcome::Complete
+                }
+                Step::Run(run) => {
+                    self.pause_between(&mut first_run)?;
+                    let (o, outcome, _) = self.run(run, record, run.adaptive, false)?;
+                    if o == Outcome::Complete && record {
+                        self.journal.runs.insert(run.name.clone(), outcome);
+                    }
+                    o == Outcome::Complete
+                }
+            };
+            if !finished {
+                self.journal.save(self.results)?;
+                return Ok(SuiteOutcome::Interrupted);
+            }
+            done_ios += step.io_budget(size);
+            if record {
+                self.journal.completed_steps = i + 1;
+                self.journal.save(self.results)?;
+            }
+        }
+        self.journal.finished = true;
+        self.journal.save(self.results)?;
+        (self.progress)(&Progress { step: steps.len(), steps: steps.len(), what: "done".into(), ios_done: total, ios_total: total, replaying: false });
+        Ok(SuiteOutcome::Complete)
+    }
+
+    /// Waits the measured pause between runs (uFLIP 4.3) so that one run's
+    /// background work does not leak into the next.
+    fn pause_between(&mut self, first: &mut bool) -> Result<(), SuiteError> {
+        if std::mem::take(first) {
+            return Ok(());
+        }
+        let pause = self.journal.pause_between_runs_ns.unwrap_or(self.journal.min_pause_ns);
+        let until = self.dev.now_ns() + pause;
+        self.dev.idle_until(until)?;
+        Ok(())
+    }
+}
+
+fn step_label(step: &Step) -> String {
+    match step {
+        Step::EnforceState { method, .. } => format!("state: {}", method.name()),
+        Step::Calibrate { baseline, .. } => format!("calibrate {baseline}"),
+        Step::MeasurePause { .. } => "pause probe".into(),
+        Step::Run(r) => r.name.clone(),
+    }
+}
+
+/// How many sequential reads after a batch of random writes are still slower
+/// than before it, and how long they took: the first point after which a
+/// window of 32 reads averages within 10 % of the undisturbed mean.
+pub fn lingering(before: &[u64], after: &[u64]) -> (u64, u64) {
+    if before.is_empty() || after.is_empty() {
+        return (0, 0);
+    }
+    let base = before.iter().sum::<u64>() as f64 / before.len() as f64;
+    let w = 32.min(after.len());
+    let mut idx = after.len();
+    for start in 0..=after.len() - w {
+        let m = after[start..start + w].iter().sum::<u64>() as f64 / w as f64;
+        if m <= base * 1.1 {
+            idx = start;
+            break;
+        }
+    }
+    (idx as u64, after[..idx].iter().sum())
+}
