@@ -201,6 +201,14 @@ pub trait Device {
     /// Reset the device-specific accounting (between runs of one session).
     fn reset_stats(&mut self) {}
 
+    /// Turns the device's volatile write cache on or off (`hdparm -W` on a
+    /// SATA disk; a profile setting on the simulator). Devices that cannot
+    /// return `Unsupported`, saying why.
+    fn set_write_cache(&mut self, enabled: bool) -> Result<(), DeviceError> {
+        let _ = enabled;
+        Err(DeviceError::Unsupported(format!("{} has no write-cache switch", self.info().name)))
+    }
+
     /// Make completed writes durable (fsync for files; a no-op for the simulator in benchmark mode).
     fn flush(&mut self) -> Result<(), DeviceError> {
         Ok(())
@@ -234,5 +242,8 @@ impl<D: Device + ?Sized> Device for Box<D> {
     }
     fn flush(&mut self) -> Result<(), DeviceError> {
         (**self).flush()
+    }
+    fn set_write_cache(&mut self, enabled: bool) -> Result<(), DeviceError> {
+        (**self).set_write_cache(enabled)
     }
 }

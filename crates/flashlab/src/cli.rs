@@ -44,7 +44,13 @@ pub struct SuiteArgs {
 #[derive(Subcommand, Debug)]
 pub enum SuiteCommand {
     /// uFLIP (Bouganim et al., CIDR 2009): nine micro-benchmarks with its methodology, Table 3 and hints.
-    Uflip(crate::suite_uflip::UflipArgs),
+    Uflip(crate::suite::UflipArgs),
+    /// Chen, Koufaty & Zhang (SIGMETRICS 2009): read-ahead, write cache, interference, randomness, fragmentation.
+    Chen09(crate::suite::PaperArgs),
+    /// Wang et al. (IEICE 2011): throughput by request size, 1 and 30 outstanding IOs, the bathtub effect.
+    Wang11(crate::suite::PaperArgs),
+    /// Hudlet & Schall (BTW 2011): database patterns, page sizes, queue depths, index-vs-scan break-even.
+    Hudlet11(crate::suite::PaperArgs),
     /// Budilovsky, Toledo & Zuck (SYSTOR 2011) on the simulator: chunk size and host hints.
     Budilovsky11(crate::suite_budilovsky11::Budilovsky11Args),
 }

@@ -11,7 +11,7 @@ mod run;
 mod signals;
 mod sim;
 mod suite_budilovsky11;
-mod suite_uflip;
+mod suite;
 mod target;
 
 use std::process::ExitCode;
@@ -33,7 +33,10 @@ fn main() -> ExitCode {
         Command::Export(args) => export::export(args),
         Command::Show(args) => export::show(args),
         Command::Suite(args) => match args.suite {
-            cli::SuiteCommand::Uflip(a) => suite_uflip::run(a),
+            cli::SuiteCommand::Uflip(a) => suite::run(a),
+            cli::SuiteCommand::Chen09(a) => suite::run_paper("chen09", a),
+            cli::SuiteCommand::Wang11(a) => suite::run_paper("wang11", a),
+            cli::SuiteCommand::Hudlet11(a) => suite::run_paper("hudlet11", a),
             cli::SuiteCommand::Budilovsky11(a) => suite_budilovsky11::run(a),
         },
         Command::Sim(args) => sim::sim(args.command),

@@ -8,10 +8,14 @@
 //!   between runs, disjoint space for sequential writes ([`plan`]);
 //!   [`table3`] turns the results into the device's Table 3 row and hints.
 //! - [`runner`]: executes any plan, resumably.
+//! - [`papers`]: chen09, wang11 and hudlet11, each run named after the
+//!   figure it reproduces; [`findings`] summarises them.
 //! - [`budilovsky11`]: Budilovsky, Toledo & Zuck's experiments on the
 //!   simulator (DFTL-like vs small chunks vs small chunks with host hints).
 
 pub mod budilovsky11;
+pub mod findings;
+pub mod papers;
 pub mod phases;
 pub mod plan;
 pub mod runner;

@@ -37,13 +37,17 @@ pub enum Step {
     /// reads again; the lingering effect sets the pause between runs.
     MeasurePause { before: RunStep, writes: RunStep, after: RunStep },
     Run(RunStep),
+    /// Turn the device's write cache on or off (Chen et al. Figure 5).
+    WriteCache { enabled: bool },
+    /// Discard (TRIM) the whole device: an "empty" drive (Hudlet & Schall).
+    Discard { reason: String },
 }
 
 impl Step {
     /// The runs this step records, in order.
     pub fn runs(&self) -> Vec<&RunStep> {
         match self {
-            Step::EnforceState { .. } => vec![],
+            Step::EnforceState { .. } | Step::WriteCache { .. } | Step::Discard { .. } => vec![],
             Step::Calibrate { run, .. } => vec![run],
             Step::MeasurePause { before, writes, after } => vec![before, writes, after],
             Step::Run(r) => vec![r],
@@ -74,6 +78,12 @@ impl Plan {
             match step {
                 Step::EnforceState { method, reason } => {
                     out += &format!("     -- enforce state: {} ({reason})\n", method.describe());
+                }
+                Step::WriteCache { enabled } => {
+                    out += &format!("     -- write cache {}\n", if *enabled { "on" } else { "off" });
+                }
+                Step::Discard { reason } => {
+                    out += &format!("     -- discard the whole device ({reason})\n");
                 }
                 _ => {
                     for r in step.runs() {

@@ -66,6 +66,9 @@ pub struct Journal {
     pub min_pause_ns: u64,
     pub min_ios: u64,
     pub finished: bool,
+    /// What could not be done as planned (e.g. no write-cache switch).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 impl Journal {
@@ -327,6 +330,24 @@ impl Runner<'_> {
                     }
                     o3 == Outcome::Complete
                 }
+                Step::WriteCache { enabled } => {
+                    if let Err(e) = self.dev.set_write_cache(*enabled) {
+                        let note = format!("step {}: write cache {} not possible: {e}", i + 1, if *enabled { "on" } else { "off" });
+                        if record && !self.journal.notes.contains(&note) {
+                            self.journal.notes.push(note);
+                        }
+                    }
+                    true
+                }
+                Step::Discard { .. } => {
+                    if let Err(e) = discard_all(self.dev) {
+                        let note = format!("step {}: discarding the device failed: {e}", i + 1);
+                        if record && !self.journal.notes.contains(&note) {
+                            self.journal.notes.push(note);
+                        }
+                    }
+                    true
+                }
                 Step::Run(run) => {
                     self.pause_between(&mut first_run)?;
                     let (o, outcome, _) = self.run(run, record, run.adaptive, false)?;
@@ -365,8 +386,34 @@ impl Runner<'_> {
     }
 }
 
+/// Discards the whole device in 1 GiB requests, one at a time.
+fn discard_all(dev: &mut dyn Device) -> Result<(), flashlab_device::DeviceError> {
+    let size = dev.info().size_bytes;
+    let chunk = 1u64 << 30;
+    let mut off = 0;
+    let mut out = Vec::new();
+    while off < size {
+        let len = chunk.min(size - off);
+        dev.submit(flashlab_device::IoRequest { tag: 0, offset_bytes: off, size_bytes: len as u32, mode: flashlab_device::Mode::Trim })?;
+        loop {
+            out.clear();
+            dev.poll(None, &mut out)?;
+            if let Some(c) = out.first() {
+                if let Some(errno) = c.errno {
+                    return Err(flashlab_device::DeviceError::Os { what: "discard".into(), errno });
+                }
+                break;
+            }
+        }
+        off += len;
+    }
+    Ok(())
+}
+
 fn step_label(step: &Step) -> String {
     match step {
+        Step::WriteCache { enabled } => format!("write cache {}", if *enabled { "on" } else { "off" }),
+        Step::Discard { .. } => "discard".into(),
         Step::EnforceState { method, .. } => format!("state: {}", method.name()),
         Step::Calibrate { baseline, .. } => format!("calibrate {baseline}"),
         Step::MeasurePause { .. } => "pause probe".into(),

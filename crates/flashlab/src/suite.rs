@@ -1,4 +1,5 @@
-//! `flashlab suite uflip`: plan, run (resumably) and summarise the uFLIP benchmark.
+//! `flashlab suite ...`: plan, run (resumably) and summarise a paper's suite:
+//! uflip (with its methodology, Table 3 and hints), chen09, wang11, hudlet11.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -13,22 +14,21 @@ use flashlab_suite::plan::Plan;
 use flashlab_suite::runner::{register_runs, Journal, Progress, Runner, SuiteOutcome};
 use flashlab_suite::state::StateMethod;
 use flashlab_suite::table3::{hints, table3, Hint, Table3};
+use flashlab_suite::findings;
+use flashlab_suite::papers::{self, PaperConfig};
 use flashlab_suite::uflip::{self, UflipConfig, BENCHMARKS};
 
 use crate::cli::{EngineArg, TargetArgs};
 use crate::error::{CliError, CliResult};
 use crate::{signals, target};
 
+/// What every suite takes.
 #[derive(Args, Debug)]
-pub struct UflipArgs {
+pub struct SuiteCommon {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// State enforcement before the runs: random (uFLIP), sequential (Chen et al.), snia (2x capacity), none.
-    #[arg(long, value_name = "METHOD", default_value = "random")]
-    pub state: String,
-
-    /// Results directory to create [default: results/DATE-TIME-uflip].
+    /// Results directory to create [default: results/DATE-TIME-SUITE].
     #[arg(long, short = 'o', value_name = "DIR")]
     pub results: Option<PathBuf>,
 
@@ -36,9 +36,31 @@ pub struct UflipArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "results")]
     pub resume: Option<PathBuf>,
 
-    /// Print the benchmark plan and do nothing else.
+    /// Print the plan and do nothing else.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct UflipArgs {
+    #[command(flatten)]
+    pub common: SuiteCommon,
+
+    /// State enforcement before the runs: random (uFLIP), sequential (Chen et al.), snia (2x capacity), none.
+    #[arg(long, value_name = "METHOD", default_value = "random")]
+    pub state: String,
 
     /// IOSize of the baseline patterns.
     #[arg(long, value_name = "SIZE", default_value = "32KiB")]
@@ -76,18 +98,25 @@ pub struct UflipArgs {
     /// Reduced parameter ranges: a quick look, not the full benchmark.
     #[arg(long)]
     pub quick: bool,
+}
 
-    /// Seed of every random choice.
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
+/// chen09, wang11 and hudlet11.
+#[derive(Args, Debug)]
+pub struct PaperArgs {
+    #[command(flatten)]
+    pub common: SuiteCommon,
 
-    /// Print the summary as JSON on stdout.
+    /// Multiply every run's IO count (e.g. 0.25 for a quick look).
+    #[arg(long, value_name = "X", default_value_t = 1.0)]
+    pub scale: f64,
+
+    /// chen09: do not re-fill the device before each experiment (the paper does).
     #[arg(long)]
-    pub json: bool,
+    pub no_refill: bool,
 
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
+    /// hudlet11: size of the test file (the paper: 1 GiB).
+    #[arg(long, value_name = "SIZE", default_value = "1GiB")]
+    pub test_file_size: String,
 }
 
 fn config(args: &UflipArgs) -> CliResult<UflipConfig> {
@@ -129,7 +158,7 @@ fn config(args: &UflipArgs) -> CliResult<UflipConfig> {
         calibration_ios: args.calibration_ios,
         bound: args.bound,
         random_target_bytes,
-        seed: args.seed,
+        seed: args.common.seed,
         min_pause_ns: parse_duration_ns(&args.min_pause).map_err(|e| CliError::user(format!("--min-pause: {e}")))?,
         benchmarks,
         quick: args.quick,
@@ -153,42 +182,85 @@ fn estimate_ns(plan: &Plan, device_bytes: u64, per_io_ns: u64, pause_ns: u64) ->
 }
 
 pub fn run(args: UflipArgs) -> CliResult<()> {
-    if let Some(dir) = &args.resume {
-        return resume(dir, &args);
+    if let Some(dir) = &args.common.resume {
+        return resume(dir, &args.common);
     }
     let cfg = config(&args)?;
-    let probed = target::probe(&args.target, cfg.seed)?;
+    let probed = target::probe(&args.common.target, cfg.seed)?;
     let size = probed.info.size_bytes;
     if size < 64 * cfg.io_size_bytes * 16 {
         return Err(CliError::user(format!("{} ({}) is too small for uFLIP; use a device of at least {}", probed.info.name, format_size(size), format_size(64 * cfg.io_size_bytes * 16))));
     }
     let plan = uflip::plan(&cfg, size);
+    let header = format!(
+        "uFLIP benchmark plan for {} ({}), state enforcement: {}\nIOIgnore and IOCount are automatic: start-up ignored, runs stop at +/-{:.0} % (95 % CI, batch means), {}..{} IOs",
+        probed.info.name, format_size(size), cfg.state.describe(), cfg.bound * 100.0, cfg.min_ios, cfg.max_ios
+    );
+    let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
+    let suite = serde_json::json!({ "name": "uflip", "state_enforcement": cfg.state.name(), "config": cfg_json });
+    start(&args.common, probed, plan, header, cfg_json, suite, (cfg.bound, cfg.min_pause_ns, cfg.min_ios))
+}
+
+pub fn run_paper(name: &str, args: PaperArgs) -> CliResult<()> {
+    if let Some(dir) = &args.common.resume {
+        return resume(dir, &args.common);
+    }
+    if !(args.scale > 0.0 && args.scale <= 100.0) {
+        return Err(CliError::user(format!("--scale {} must be a positive factor, e.g. 0.25", args.scale)));
+    }
+    let test_file_bytes = parse_size(&args.test_file_size).map_err(|e| CliError::user(format!("--test-file-size: {e}")))?;
+    let cfg = PaperConfig { scale: args.scale, refill: !args.no_refill, seed: args.common.seed, test_file_bytes };
+    let probed = target::probe(&args.common.target, cfg.seed)?;
+    let size = probed.info.size_bytes;
+    if size < 64 * 1024 * 1024 {
+        return Err(CliError::user(format!("{} ({}) is too small for {name}; use a device of at least 64MiB", probed.info.name, format_size(size))));
+    }
+    let plan = match name {
+        "chen09" => papers::chen09(&cfg, size),
+        "wang11" => papers::wang11(&cfg, size),
+        _ => papers::hudlet11(&cfg, size),
+    };
+    let header = format!("{name} plan for {} ({}), runs named after the paper's figures", probed.info.name, format_size(size));
+    let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
+    let suite = serde_json::json!({ "name": name, "state_enforcement": "sequential", "config": cfg_json });
+    start(&args.common, probed, plan, header, cfg_json, suite, (0.05, 0, 16))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn start(
+    common: &SuiteCommon,
+    probed: target::Probed,
+    plan: Plan,
+    header: String,
+    cfg_json: serde_json::Value,
+    suite: serde_json::Value,
+    (bound, min_pause_ns, min_ios): (f64, u64, u64),
+) -> CliResult<()> {
+    let size = probed.info.size_bytes;
     let simulated = probed.info.clock == ClockKind::Simulated;
-    if !args.json || args.dry_run {
-        println!("uFLIP benchmark plan for {} ({}), state enforcement: {}", probed.info.name, format_size(size), cfg.state.describe());
-        println!("IOIgnore and IOCount are automatic: start-up ignored, runs stop at +/-{:.0} % (95 % CI, batch means), {}..{} IOs", cfg.bound * 100.0, cfg.min_ios, cfg.max_ios);
+    if !common.json || common.dry_run {
+        println!("{header}");
         print!("{}", plan.describe(size));
-        let est = estimate_ns(&plan, size, 1_000_000, cfg.min_pause_ns);
         if simulated {
-            let sim = estimate_ns(&plan, size, 300_000, cfg.min_pause_ns);
-            println!("estimated duration: a few seconds to minutes of wall-clock time ({} of simulated time at 0.3 ms/IO)", format_duration_ns(sim));
+            let sim = estimate_ns(&plan, size, 300_000, min_pause_ns);
+            println!("estimated duration: seconds to minutes of wall-clock time ({} of simulated time at 0.3 ms/IO)", format_duration_ns(sim));
         } else {
-            println!("estimated duration: at most {} at 1 ms per IO (refined after calibration)", format_duration_ns(est));
+            let est = estimate_ns(&plan, size, 1_000_000, min_pause_ns);
+            println!("estimated duration: at most {} at 1 ms per IO", format_duration_ns(est));
         }
     }
-    if args.dry_run {
+    if common.dry_run {
         return Ok(());
     }
+    let name = plan.suite.clone();
     let max_parallel = plan.steps.iter().flat_map(|s| s.runs()).map(|r| r.spec.max_outstanding()).max().unwrap_or(1);
-    let (device, engine) = probed.open(&args.target, true, max_parallel.max(32), 256 * 1024, args.quiet)?;
-    let mut results = target::create_results(args.results.as_deref(), "uflip", &*device, &engine)?;
-    let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
-    results
-        .set_suite(serde_json::json!({ "name": "uflip", "state_enforcement": cfg.state.name(), "config": cfg_json }))
-        .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
+    let max_io = plan.steps.iter().flat_map(|s| s.runs()).map(|r| r.spec.max_io_bytes()).max().unwrap_or(4096).max(256 * 1024);
+    let (device, engine) = probed.open(&common.target, true, max_parallel.max(32), max_io, common.quiet)?;
+    let mut results = target::create_results(common.results.as_deref(), &name, &*device, &engine)?;
+    results.set_suite(suite).map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
     register_runs(&mut results, &plan).map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
     let journal = Journal {
-        suite: "uflip".into(),
+        suite: name,
         config: cfg_json,
         plan,
         completed_steps: 0,
@@ -196,47 +268,49 @@ pub fn run(args: UflipArgs) -> CliResult<()> {
         pause_between_runs_ns: None,
         lingering_ios: None,
         runs: Default::default(),
-        bound: cfg.bound,
-        min_pause_ns: cfg.min_pause_ns,
-        min_ios: cfg.min_ios,
+        bound,
+        min_pause_ns,
+        min_ios,
         finished: false,
+        notes: Vec::new(),
     };
     journal.save(&results).map_err(|e| CliError::failure(format!("cannot write the journal: {e}")))?;
-    if !args.json {
+    if !common.json {
         println!("results: {} (resume with --resume {} if interrupted)", results.root().display(), results.root().display());
     }
-    execute(device, results, journal, cfg.io_size_bytes, &args)
+    execute(device, results, journal, common)
 }
 
-fn resume(dir: &std::path::Path, args: &UflipArgs) -> CliResult<()> {
+fn resume(dir: &std::path::Path, common: &SuiteCommon) -> CliResult<()> {
     let results = crate::export::open_results(dir)?;
     let journal = Journal::load(&results).map_err(|e| CliError::user(format!("{} holds no suite journal ({e}); --resume takes a directory written by `flashlab suite`", dir.display())))?;
     if journal.finished {
         println!("{} is already complete.", dir.display());
-        return summarise(&results, &journal, journal.config["io_size_bytes"].as_u64().unwrap_or(32768), args.json);
+        return summarise(&results, &journal, common.json);
     }
-    let cfg: UflipConfig = serde_json::from_value(journal.config.clone()).map_err(|e| CliError::failure(format!("bad journal config: {e}")))?;
+    let seed = journal.config.get("seed").and_then(|s| s.as_u64()).unwrap_or(42);
     let device_name = results.manifest().device.name.clone();
     let target_args = TargetArgs {
         device: device_name.clone(),
         size: None,
         engine: EngineArg::Auto,
-        buffered: args.target.buffered,
-        allow_write_to: args.target.allow_write_to.clone(),
+        buffered: common.target.buffered,
+        allow_write_to: common.target.allow_write_to.clone(),
     };
-    let probed = target::probe(&target_args, cfg.seed)?;
+    let probed = target::probe(&target_args, seed)?;
     if probed.info.size_bytes != results.manifest().device.size_bytes {
         return Err(CliError::user(format!("{device_name} is now {} B, the suite started on {} B; resume on the same device", probed.info.size_bytes, results.manifest().device.size_bytes)));
     }
     let max_parallel = journal.plan.steps.iter().flat_map(|s| s.runs()).map(|r| r.spec.max_outstanding()).max().unwrap_or(1);
-    let (device, _) = probed.open(&target_args, true, max_parallel.max(32), 256 * 1024, args.quiet)?;
-    if !args.json {
+    let max_io = journal.plan.steps.iter().flat_map(|s| s.runs()).map(|r| r.spec.max_io_bytes()).max().unwrap_or(4096).max(256 * 1024);
+    let (device, _) = probed.open(&target_args, true, max_parallel.max(32), max_io, common.quiet)?;
+    if !common.json {
         println!("resuming {} at step {} of {}", dir.display(), journal.completed_steps + 1, journal.plan.steps.len());
     }
-    execute(device, results, journal, cfg.io_size_bytes, args)
+    execute(device, results, journal, common)
 }
 
-fn execute(mut device: Box<dyn Device>, mut results: ResultsDir, journal: Journal, io_size: u64, args: &UflipArgs) -> CliResult<()> {
+fn execute(mut device: Box<dyn Device>, mut results: ResultsDir, journal: Journal, args: &SuiteCommon) -> CliResult<()> {
     signals::install();
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(1);
@@ -274,16 +348,20 @@ fn execute(mut device: Box<dyn Device>, mut results: ResultsDir, journal: Journa
         Ok(SuiteOutcome::Interrupted) => {
             let _ = signals::STOP.load(Ordering::Relaxed);
             Err(CliError {
-                message: format!("interrupted at step {} of {}; continue with: flashlab suite uflip --resume {}", journal.completed_steps + 1, journal.plan.steps.len(), results.root().display()),
+                message: format!("interrupted at step {} of {}; continue with: flashlab suite {} --resume {}", journal.completed_steps + 1, journal.plan.steps.len(), journal.suite, results.root().display()),
                 exit_code: 130,
             })
         }
-        Ok(SuiteOutcome::Complete) => summarise(&results, &journal, io_size, args.json),
+        Ok(SuiteOutcome::Complete) => summarise(&results, &journal, args.json),
     }
 }
 
-/// The device's Table 3 row and hints, printed and saved as JSON and Markdown.
-pub fn summarise(results: &ResultsDir, journal: &Journal, io_size: u64, json: bool) -> CliResult<()> {
+/// The suite's summary, printed and saved as JSON and Markdown.
+pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResult<()> {
+    if journal.suite != "uflip" {
+        return summarise_paper(results, journal, json);
+    }
+    let io_size = journal.config["io_size_bytes"].as_u64().unwrap_or(32768);
     let summaries = results.summary().runs;
     let t = table3(&journal.plan, &summaries, io_size);
     let h = hints(&journal.plan, &summaries, &t, io_size);
@@ -323,6 +401,9 @@ fn markdown(device: &str, t: &Table3, hints: &[Hint], journal: &Journal) -> Stri
     }
     let converged = journal.runs.values().filter(|r| r.converged).count();
     s += &format!("\nRuns: {} measured, {} reached the +/-{:.0} % bound before the cap.\n", journal.runs.len(), converged, journal.bound * 100.0);
+    for n in &journal.notes {
+        s += &format!("\nNote: {n}\n");
+    }
     s += "\n### Design hints for this device (uFLIP section 5.3)\n\n";
     for h in hints {
         s += &format!(
@@ -335,4 +416,33 @@ fn markdown(device: &str, t: &Table3, hints: &[Hint], journal: &Journal) -> Stri
         );
     }
     s
+}
+
+fn summarise_paper(results: &ResultsDir, journal: &Journal, json: bool) -> CliResult<()> {
+    let summaries = results.summary().runs;
+    let rows = findings::rows(&journal.plan, &summaries);
+    let found = match journal.suite.as_str() {
+        "chen09" => findings::chen09(&rows),
+        "wang11" => findings::wang11(&rows),
+        _ => findings::hudlet11(&rows),
+    };
+    let device = results.manifest().device.name.clone();
+    let value = serde_json::json!({ "suite": journal.suite, "device": device, "findings": found, "runs": rows, "notes": journal.notes });
+    let name = &journal.suite;
+    let json_path = results.root().join(format!("{name}-summary.json"));
+    let md_path = results.root().join(format!("{name}-summary.md"));
+    write_json_atomic(&json_path, &value).map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
+    let mut md = format!("## {name} on {device}\n\n{}", findings::findings_markdown(&found));
+    for n in &journal.notes {
+        md += &format!("\nNote: {n}\n");
+    }
+    md += &findings::markdown_tables(&rows);
+    std::fs::write(&md_path, &md).map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&value).expect("serializes"));
+    } else {
+        print!("{md}");
+        println!("\nsaved: {} and {}", md_path.display(), json_path.display());
+    }
+    Ok(())
 }

@@ -1,4 +1,4 @@
-//! `flashlab suite uflip` on the simulator: it runs end to end, and a suite
+//! The suites on the simulator. uflip runs end to end, and a suite
 //! killed at random points and resumed ends with exactly the results of an
 //! uninterrupted one: no completed run lost or repeated.
 
@@ -124,4 +124,48 @@ fn killed_and_resumed_suite_matches_an_uninterrupted_one() {
         assert_eq!(na, nb);
         assert!(ba == bb, "{na} differs after kill and resume");
     }
+}
+
+fn paper_suite(name: &str, extra: &[&str]) -> serde_json::Value {
+    let dir = scratch();
+    let mut args = vec!["suite", name, "--device", DEVICE, "--scale", "0.05", "--results", "r", "--quiet"];
+    args.extend_from_slice(extra);
+    let out = flashlab(&args, dir.path());
+    assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("## {name} on {DEVICE}")), "{text}");
+    assert!(dir.path().join(format!("r/{name}-summary.md")).exists());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join(format!("r/{name}-summary.json"))).unwrap()).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("r/manifest.json")).unwrap()).unwrap();
+    assert!(manifest["runs"].as_array().unwrap().iter().all(|r| r["status"] == "complete"));
+    v
+}
+
+fn measured(v: &serde_json::Value, what: &str) -> f64 {
+    v["findings"].as_array().unwrap().iter().find(|f| f["what"].as_str().unwrap().contains(what)).and_then(|f| f["measured"].as_f64()).unwrap_or_else(|| panic!("finding '{what}' measured"))
+}
+
+#[test]
+fn chen09_runs_every_figure() {
+    let v = paper_suite("chen09", &[]);
+    let experiments: std::collections::BTreeSet<&str> = v["runs"].as_array().unwrap().iter().map(|r| r["experiment"].as_str().unwrap()).collect();
+    for fig in ["fig1", "fig2", "fig3", "fig5-cache-off", "fig6", "fig7", "fig8a", "fig8b", "fig9"] {
+        assert!(experiments.contains(fig), "{fig} missing: {experiments:?}");
+    }
+    assert!(measured(&v, "before / after striker") > 0.0);
+}
+
+#[test]
+fn wang11_measures_the_bathtub_and_outstanding_ios() {
+    let v = paper_suite("wang11", &[]);
+    assert!(measured(&v, "bathtub") > 0.0);
+    assert!(measured(&v, "random reads: 30 / 1") > 0.0);
+}
+
+#[test]
+fn hudlet11_reports_the_break_even_selectivity() {
+    let v = paper_suite("hudlet11", &["--test-file-size", "64MiB"]);
+    let s = measured(&v, "break-even selectivity (skip-sequential");
+    assert!(s > 0.0 && s <= 0.9, "{s}");
+    assert!(measured(&v, "QD2 / QD1") > 0.0);
 }
