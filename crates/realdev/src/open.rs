@@ -128,6 +128,34 @@ impl Target {
         }
     }
 
+    /// Switches the volatile write cache with `hdparm -W` (Chen et al. 5.4
+    /// did the same). Only block devices have one to switch; hdparm needs a
+    /// device that implements the ATA/SCSI cache command.
+    pub fn set_write_cache(&self, enabled: bool) -> Result<(), DeviceError> {
+        if self.kind() != DeviceKind::BlockDevice {
+            return Err(DeviceError::Unsupported(format!(
+                "{} is a file: flashlab cannot switch the write cache of the disk under it",
+                self.display
+            )));
+        }
+        let flag = if enabled { "-W1" } else { "-W0" };
+        let out = std::process::Command::new("hdparm").arg(flag).arg(&self.display).output();
+        match out {
+            Err(e) => Err(DeviceError::Unsupported(format!(
+                "cannot run hdparm ({e}); install it (apt-get install hdparm) to switch the write cache of {}",
+                self.display
+            ))),
+            Ok(o) if !o.status.success() || String::from_utf8_lossy(&o.stderr).contains("failed") => {
+                let why = String::from_utf8_lossy(&o.stderr).lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+                Err(DeviceError::Unsupported(format!(
+                    "hdparm {flag} {} did not work ({why}): the device does not support switching its write cache",
+                    self.display
+                )))
+            }
+            Ok(_) => Ok(()),
+        }
+    }
+
     /// Add the engine's own identity entries.
     pub fn note_engine(&mut self, engine: &str, extra: &[(&str, String)]) {
         let id = &mut self.info.identity;

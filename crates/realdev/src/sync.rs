@@ -165,6 +165,10 @@ impl Device for SyncEngine {
         Ok(())
     }
 
+    fn set_write_cache(&mut self, enabled: bool) -> Result<(), DeviceError> {
+        self.t.set_write_cache(enabled)
+    }
+
     fn flush(&mut self) -> Result<(), DeviceError> {
         crate::sys::fsync(self.t.fd.as_fd()).map_err(|e| DeviceError::Os {
             what: format!("fsync {}", self.t.display),

@@ -668,3 +668,21 @@ fn roundtrip_dev(dev: &Path, writer: Engine, reader: Engine) {
         );
     });
 }
+
+#[test]
+fn write_cache_switch_is_refused_with_the_reason() {
+    // A file has no cache of its own to switch.
+    let dir = common::disk_tempdir();
+    let p = create(dir.path(), "wc.img", MIB);
+    let mut dev = open(&opts(&p, true, 1, 4096)).unwrap().device;
+    let err = dev.set_write_cache(false).unwrap_err().to_string();
+    assert!(err.contains("is a file"), "{err}");
+    // A loop device has none either: hdparm fails, and the reason is passed on.
+    if !common::root_tests_possible("write_cache_switch_is_refused_with_the_reason") {
+        return;
+    }
+    let lo = common::LoopDev::new("wcache", 16 * MIB, false);
+    let mut dev = open(&opts(lo.path(), true, 1, 4096)).unwrap().device;
+    let err = dev.set_write_cache(false).unwrap_err().to_string();
+    assert!(err.contains("hdparm"), "{err}");
+}
