@@ -113,6 +113,7 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
     let summary = results
         .finish_run(idx, status, error.clone(), device_stats)
         .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
+    results.write_summary().map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results.summary()).expect("summary serializes"));
     } else {

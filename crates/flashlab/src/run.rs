@@ -101,6 +101,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
             .finish_run(idx, status, error.clone(), device.stats_json())
             .map_err(|e| CliError::failure(format!("cannot save results of run {}: {e}", spec.name)))?;
         device.reset_stats();
+        results.write_summary().map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
         if human {
             rows.extend(output::rows(&summary));
             println!("{}", output::table(&output::rows(&summary)));

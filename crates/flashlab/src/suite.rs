@@ -274,6 +274,7 @@ fn start(
         finished: false,
         notes: Vec::new(),
     };
+    journal.save_plan(&results).map_err(|e| CliError::failure(format!("cannot write the plan: {e}")))?;
     journal.save(&results).map_err(|e| CliError::failure(format!("cannot write the journal: {e}")))?;
     if !common.json {
         println!("results: {} (resume with --resume {} if interrupted)", results.root().display(), results.root().display());
@@ -358,6 +359,7 @@ fn execute(mut device: Box<dyn Device>, mut results: ResultsDir, journal: Journa
 
 /// The suite's summary, printed and saved as JSON and Markdown.
 pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResult<()> {
+    results.write_summary().map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
     if journal.suite != "uflip" {
         return summarise_paper(results, journal, json);
     }

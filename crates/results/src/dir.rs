@@ -3,14 +3,18 @@
 //! ```text
 //! RESULTS_DIR/
 //!   manifest.json            tool, commit, host, device, every run's workload and status
-//!   summary.json             every finished run's statistics (written after each run)
+//!   summary.json             every finished run's statistics (after each run of
+//!                            `flashlab run`; at the end of a suite)
 //!   runs/001-RW/records.bin  per-IO records, appended while the run goes
 //!   runs/001-RW/run.json     the run's workload, status, statistics, device accounting
 //! ```
 //!
-//! The manifest is rewritten atomically (write, fsync, rename) whenever a run
-//! starts or ends, so a directory is always readable, and an interrupted run
-//! is marked as such rather than silently missing.
+//! The manifest is rewritten atomically (write, rename) whenever a run starts
+//! or ends, so a directory is always readable after the process dies at any
+//! moment, and an interrupted run is marked as such rather than silently
+//! missing. Nothing is fsynced: results must survive a killed process, not a
+//! power cut, and a suite of hundreds of runs would otherwise spend most of
+//! its time waiting for the disk.
 
 use std::fs;
 use std::io::{self, Write};
@@ -223,10 +227,9 @@ impl ResultsDir {
     }
 
     /// Replaces run `idx`'s workload (e.g. with the IOIgnore and IOCount a
-    /// suite chose automatically), before the run is finished.
-    pub fn set_workload(&mut self, idx: usize, workload: Workload) -> io::Result<()> {
+    /// suite chose automatically); saved by the `finish_run` that follows.
+    pub fn set_workload(&mut self, idx: usize, workload: Workload) {
         self.manifest.runs[idx].workload = workload;
-        self.write_manifest()
     }
 
     /// Marks run `idx` as running and opens its records file.
@@ -265,8 +268,13 @@ impl ResultsDir {
         self.summaries.retain(|s| s.name != summary.name);
         self.summaries.push(summary.clone());
         self.write_manifest()?;
-        write_json_atomic(&self.root.join("summary.json"), &self.summary())?;
         Ok(summary)
+    }
+
+    /// Writes `summary.json` (every finished run's statistics). Commands call
+    /// it after each run or at the end; `ResultsDir::open` never needs it.
+    pub fn write_summary(&self) -> io::Result<()> {
+        write_json_atomic(&self.root.join("summary.json"), &self.summary())
     }
 
     /// Every finished run's summary, in manifest order.
@@ -299,14 +307,15 @@ pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> io::Result<T> {
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", path.display())))
 }
 
-/// Writes JSON so that readers see the old or the new file, never half of one.
+/// Writes JSON so that readers see the old or the new file, never half of one
+/// (rename is atomic; see the module comment on why there is no fsync).
 pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
     let tmp = path.with_extension("json.tmp");
     {
-        let mut f = fs::File::create(&tmp)?;
+        let mut f = io::BufWriter::new(fs::File::create(&tmp)?);
         serde_json::to_writer_pretty(&mut f, value)?;
         f.write_all(b"\n")?;
-        f.sync_data()?;
+        f.flush()?;
     }
     fs::rename(&tmp, path)
 }

@@ -63,7 +63,7 @@ impl Step {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub suite: String,
     pub steps: Vec<Step>,

@@ -27,6 +27,9 @@ use crate::state::enforce_state;
 use crate::uflip::baseline_of;
 
 pub const JOURNAL: &str = "suite.json";
+/// The plan, written once (the journal is rewritten after every step and
+/// stays small).
+pub const PLAN: &str = "plan.json";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Calibration {
@@ -54,6 +57,7 @@ pub struct RunOutcome {
 pub struct Journal {
     pub suite: String,
     pub config: serde_json::Value,
+    #[serde(skip)]
     pub plan: Plan,
     pub completed_steps: usize,
     pub calibration: BTreeMap<String, Calibration>,
@@ -73,7 +77,14 @@ pub struct Journal {
 
 impl Journal {
     pub fn load(results: &ResultsDir) -> io::Result<Journal> {
-        read_json(&results.root().join(JOURNAL))
+        let mut j: Journal = read_json(&results.root().join(JOURNAL))?;
+        j.plan = read_json(&results.root().join(PLAN))?;
+        Ok(j)
+    }
+
+    /// Writes the plan; once, when the suite starts.
+    pub fn save_plan(&self, results: &ResultsDir) -> io::Result<()> {
+        write_json_atomic(&results.root().join(PLAN), &self.plan)
     }
 
     pub fn save(&self, results: &ResultsDir) -> io::Result<()> {
@@ -265,7 +276,7 @@ impl Runner<'_> {
         if let Some(w) = writer {
             w.finish()?;
             spec.io_count = outcome.io_count.max(1);
-            self.results.set_workload(idx, Workload::Pattern(spec))?;
+            self.results.set_workload(idx, Workload::Pattern(spec));
             self.results.finish_run(idx, status, error, self.dev.stats_json())?;
             self.dev.reset_stats();
         }
