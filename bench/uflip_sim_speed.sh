@@ -15,5 +15,8 @@ end=$(date +%s.%N)
 runs=$(python3 -c "import json;print(len(json.load(open('$out/r/manifest.json'))['runs']))")
 ios=$(python3 -c "import json;print(sum(r['io_count'] for r in json.load(open('$out/r/suite.json'))['runs'].values()))")
 grep -A3 '^| Device' "$out/summary.txt"
-printf 'full uFLIP suite on sim:%s,capacity=32GiB (state enforcement: random): %d runs, %d measured IOs, %.1f s wall-clock (target <= 120 s)\n' \
-    "$profile" "$runs" "$ios" "$(echo "$end - $start" | bc)"
+python3 - "$profile" "$runs" "$ios" "$start" "$end" <<'PY'
+import sys
+p, runs, ios, a, b = sys.argv[1:]
+print(f"full uFLIP suite on sim:{p},capacity=32GiB (state enforcement: random): {runs} runs, {ios} measured IOs, {float(b) - float(a):.1f} s wall-clock (target <= 120 s)")
+PY
