@@ -166,10 +166,7 @@ pub fn create_results(root: Option<&Path>, default_name: &str, device: &dyn Devi
     let manifest = Manifest {
         schema_version: flashlab_results::SCHEMA_VERSION,
         tool: tool_info(),
-        created_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
+        created_unix_s: flashlab_results::time::now_unix_s(),
         command_line: std::env::args().collect(),
         host: host_info(),
         device: device.info().clone(),
@@ -182,12 +179,7 @@ pub fn create_results(root: Option<&Path>, default_name: &str, device: &dyn Devi
 }
 
 fn default_results_dir(name: &str) -> PathBuf {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (y, mo, d, h, mi, s) = civil_from_unix(now);
-    let base = format!("results/{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{name}");
+    let base = format!("results/{}-{name}", flashlab_results::time::compact_utc(flashlab_results::time::now_unix_s()));
     let mut path = PathBuf::from(&base);
     let mut n = 2;
     while path.exists() {
@@ -195,22 +187,6 @@ fn default_results_dir(name: &str) -> PathBuf {
         n += 1;
     }
     path
-}
-
-/// UTC date and time from Unix seconds (Howard Hinnant's civil-from-days).
-fn civil_from_unix(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, (rem / 3600) as u32, (rem % 3600 / 60) as u32, (rem % 60) as u32)
 }
 
 pub fn tool_info() -> ToolInfo {
@@ -227,14 +203,5 @@ fn host_info() -> HostInfo {
         hostname: read("/proc/sys/kernel/hostname"),
         kernel: read("/proc/sys/kernel/osrelease"),
         cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn civil_dates() {
-        assert_eq!(super::civil_from_unix(0), (1970, 1, 1, 0, 0, 0));
-        assert_eq!(super::civil_from_unix(1_795_000_000), (2026, 11, 18, 11, 6, 40));
     }
 }

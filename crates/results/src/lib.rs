@@ -9,12 +9,14 @@
 //! - [`records`]: the per-IO record file, appended while a run goes;
 //! - [`dir`]: the directory layout, manifest and per-run summaries;
 //! - [`stats`]: per-run statistics (IOIgnore excluded);
-//! - [`export`]: CSV.
+//! - [`export`]: CSV;
+//! - [`time`]: UTC dates without a time-zone database.
 
 pub mod dir;
 pub mod export;
 pub mod records;
 pub mod stats;
+pub mod time;
 
 pub use dir::{
     HostInfo, Manifest, ReplaySpec, ResultsDir, RunEntry, RunStatus, RunSummary, Summary, ToolInfo, Workload,
