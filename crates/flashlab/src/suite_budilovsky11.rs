@@ -1,12 +1,127 @@
-//! `flashlab suite budilovsky11`. (to be written)
+//! `flashlab suite budilovsky11`: Budilovsky, Toledo & Zuck (SYSTOR 2011) on
+//! the simulator (docs/budilovsky11.md). Prints the chip-time breakdown
+//! tables, the hint-cache sweep and epsilon; saves `budilovsky11.json` and
+//! `budilovsky11.md` in the results directory.
+
+use std::path::PathBuf;
 
 use clap::Args;
+use flashlab_suite::budilovsky11::{self, Params};
 
 use crate::error::{CliError, CliResult};
 
 #[derive(Args, Debug)]
-pub struct Budilovsky11Args {}
+pub struct Budilovsky11Args {
+    /// Simulated device capacity (the paper's 4 GiB; larger is slower).
+    #[arg(long, value_name = "SIZE", default_value = "4GiB")]
+    pub capacity: String,
 
-pub fn run(_args: Budilovsky11Args) -> CliResult<()> {
-    Err(CliError::failure("the budilovsky11 suite is not built yet"))
+    /// Measured 4 KiB requests per experiment (writes first run as many as warm-up).
+    #[arg(long, value_name = "N", default_value_t = 1 << 17)]
+    pub requests: u64,
+
+    /// A small, fast run (256 MiB, 8192 requests per experiment).
+    #[arg(long)]
+    pub quick: bool,
+
+    /// More simulator overrides for every configuration, e.g. op=0.25 or nand.erase_ns=3000000.
+    #[arg(long = "set", value_name = "KEY=VALUE,...")]
+    pub set: Option<String>,
+
+    /// Seed of the random patterns.
+    #[arg(long, default_value_t = 11)]
+    pub seed: u64,
+
+    /// Results directory to create [default: results/DATE-TIME-budilovsky11].
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub results: Option<PathBuf>,
+
+    /// Print the JSON report on stdout instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+
+    /// No progress messages.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+pub fn run(args: Budilovsky11Args) -> CliResult<()> {
+    let mut p = if args.quick {
+        Params::quick()
+    } else {
+        Params {
+            capacity: args.capacity.clone(),
+            requests: args.requests,
+            ..Params::default_run()
+        }
+    };
+    p.seed = args.seed;
+    if let Some(s) = &args.set {
+        p.extra = s.clone();
+    }
+    if p.requests == 0 {
+        return Err(CliError::user("--requests must be at least 1"));
+    }
+    // one-line user errors for a bad capacity or override, before any work
+    flashlab_sim::resolve_spec(&format!("budilovsky11,capacity={}{}", p.capacity, if p.extra.is_empty() { String::new() } else { format!(",{}", p.extra) }))
+        .map_err(CliError::user)?;
+    let dir = args.results.clone().unwrap_or_else(default_dir);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CliError::user(format!("cannot create results directory {}: {e}", dir.display())))?;
+    let quiet = args.quiet || args.json;
+    let report = budilovsky11::run(&p, |what| {
+        if !quiet {
+            eprintln!("budilovsky11: {what}");
+        }
+    })
+    .map_err(|e| CliError::failure(format!("budilovsky11: {e}")))?;
+    let json = serde_json::to_string_pretty(&report)
+        .map_err(|e| CliError::failure(format!("cannot serialise the report: {e}")))?;
+    let md = report.markdown();
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text)
+            .map_err(|e| CliError::failure(format!("cannot write {}: {e}", path.display())))
+    };
+    write("budilovsky11.json", &json)?;
+    write("budilovsky11.md", &md)?;
+    if args.json {
+        println!("{json}");
+    } else {
+        print!("{md}");
+        println!("\nSaved {} and budilovsky11.md.", dir.join("budilovsky11.json").display());
+    }
+    Ok(())
+}
+
+fn default_dir() -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // civil-from-days (Howard Hinnant)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let base = format!(
+        "results/{y:04}{m:02}{d:02}-{:02}{:02}{:02}-budilovsky11",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    );
+    let mut path = PathBuf::from(&base);
+    let mut n = 2;
+    while path.exists() {
+        path = PathBuf::from(format!("{base}-{n}"));
+        n += 1;
+    }
+    path
 }

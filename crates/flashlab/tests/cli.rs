@@ -202,7 +202,9 @@ fn pause_shows_in_the_timestamps() {
     for w in recs.windows(2) {
         let gap = w[1].submit_ns - w[0].complete_ns;
         assert!(gap >= 2_000_000, "pause honoured: {gap} ns");
-        assert!(gap < 2_000_000 + 2_000_000, "pause not wildly overshot: {gap} ns");
+        // Accuracy is measured by bench/pause_accuracy.py, not asserted here
+        // (the machine is shared); this only catches a pause applied twice.
+        assert!(gap < 4_000_000, "pause applied once: {gap} ns");
     }
 }
 

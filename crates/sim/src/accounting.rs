@@ -92,6 +92,33 @@ pub struct Accounting {
     pub gc_relocated_pages: u64,
     pub wl_moves: u64,
     pub wl_relocated_pages: u64,
+    // mapping (dftl, two-level; docs/sim-ftl.md)
+    /// Host page accesses that needed the map (dftl, two-level).
+    pub map_lookups: u64,
+    /// ... of which the map entry was in the controller's RAM (CMT, chunk cache, dirty chunks).
+    pub map_ram_hits: u64,
+    /// ... of which a current host hint supplied the chunk (two-level with hints).
+    pub map_hint_hits: u64,
+    /// Hints offered by the host but stale (older version than the root array's).
+    pub map_hint_stale: u64,
+    /// ... of which the map had to be read from flash (a chunk / translation-page read).
+    pub map_flash_reads: u64,
+    /// Map pages written (dirty chunk pages, translation-page write-backs, sync flushes).
+    pub map_page_writes: u64,
+    /// Map reads made by the garbage collector (accounted under `gc`, as Budilovsky et al. do).
+    pub map_gc_reads: u64,
+    /// Map entries changed by host writes and TRIMs, and by GC relocations (two-level, dftl).
+    pub map_host_updates: u64,
+    pub map_gc_updates: u64,
+    /// Metadata synchronisations (Chen et al. 5.7) and the pages they wrote.
+    pub map_syncs: u64,
+    pub map_sync_pages: u64,
+    // merges of the block-mapped FTLs (block, bast, fast)
+    pub merges_switch: u64,
+    pub merges_partial: u64,
+    pub merges_full: u64,
+    /// Block FTL: read-modify-write rewrites of a block.
+    pub block_rewrites: u64,
 }
 
 /// Erase-count distribution over all blocks.
@@ -258,6 +285,25 @@ impl Accounting {
                 "relocated_pages": self.gc_relocated_pages,
             },
             "wear_leveling": {"moves": self.wl_moves, "relocated_pages": self.wl_relocated_pages},
+            "mapping": {
+                "lookups": self.map_lookups,
+                "ram_hits": self.map_ram_hits,
+                "hint_hits": self.map_hint_hits,
+                "hint_stale": self.map_hint_stale,
+                "flash_reads": self.map_flash_reads,
+                "page_writes": self.map_page_writes,
+                "gc_reads": self.map_gc_reads,
+                "host_updates": self.map_host_updates,
+                "gc_updates": self.map_gc_updates,
+                "syncs": self.map_syncs,
+                "sync_pages": self.map_sync_pages,
+            },
+            "merges": {
+                "switch": self.merges_switch,
+                "partial": self.merges_partial,
+                "full": self.merges_full,
+                "block_rewrites": self.block_rewrites,
+            },
         })
     }
 }

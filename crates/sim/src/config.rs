@@ -188,21 +188,129 @@ pub enum FtlKind {
     /// Page-level mapping, log-structured allocation striped over dies.
     #[default]
     Page,
+    /// Block-level mapping: an update below a block's write pointer rewrites the block.
+    Block,
+    /// Hybrid log-block FTL, BAST-like: each log block bound to one data block.
+    Bast,
+    /// Hybrid log-block FTL, FAST-like: fully associative log blocks plus a sequential log block.
+    Fast,
+    /// DFTL: page map on flash in translation pages, cached mapping table in RAM.
+    Dftl,
+    /// Budilovsky et al.'s two-level small-chunk map with host-assisted hints.
+    TwoLevel,
 }
 
 impl FtlKind {
     pub fn name(self) -> &'static str {
         match self {
             FtlKind::Page => "page",
+            FtlKind::Block => "block",
+            FtlKind::Bast => "bast",
+            FtlKind::Fast => "fast",
+            FtlKind::Dftl => "dftl",
+            FtlKind::TwoLevel => "two-level",
         }
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
+/// The FTL and its parameters (see docs/sim-ftl.md). Parameters that do not
+/// apply to the chosen `kind` are ignored.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FtlConfig {
     #[serde(default)]
     pub kind: FtlKind,
+    /// bast, fast: number of log blocks (each a superblock: one block on every die).
+    #[serde(default = "eight")]
+    pub log_blocks: u32,
+    /// block, bast, fast: dies a superblock spans (0 = all dies). Must divide the number of dies.
+    #[serde(default)]
+    pub stripe_dies: u32,
+    /// dftl: the cached mapping table (8 bytes per entry); two-level: the controller's
+    /// chunk cache (chunk_entries x 4 bytes per chunk).
+    #[serde(default = "map_cache")]
+    pub map_cache: ByteSize,
+    /// two-level: map entries per chunk (c). 0 = one flash page of entries (DFTL-like chunks).
+    #[serde(default = "chunk_entries")]
+    pub chunk_entries: u32,
+    /// two-level: the host-assisted hints.
+    #[serde(default)]
+    pub hints: HintsConfig,
+    /// Any FTL: periodic metadata synchronisation (Chen et al. 5.7).
+    #[serde(default)]
+    pub sync: SyncConfig,
+    /// Start with every logical page written once, in order (the papers' sequential
+    /// fill before each experiment), at no simulated time; statistics start at zero.
+    #[serde(default)]
+    pub prefill: bool,
+}
+
+impl Default for FtlConfig {
+    fn default() -> Self {
+        FtlConfig {
+            kind: FtlKind::Page,
+            log_blocks: eight(),
+            stripe_dies: 0,
+            map_cache: map_cache(),
+            chunk_entries: chunk_entries(),
+            hints: HintsConfig::default(),
+            sync: SyncConfig::default(),
+            prefill: false,
+        }
+    }
+}
+
+/// Budilovsky et al.'s host-assisted hints. The hint cache is the *host's* cache
+/// of mapping chunks (the SSD pushes every chunk it reads or modifies to the host;
+/// the host attaches the chunks covering a request to it). It is modelled inside
+/// the simulator because hints travel with requests and the Device interface has
+/// no hint channel. A hint is used only when its version is current.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HintsConfig {
+    #[serde(default)]
+    pub enabled: bool,
+    /// Chunks the host caches (LRU); 0 = the whole map.
+    #[serde(default)]
+    pub host_chunks: u64,
+}
+
+/// Metadata synchronisation (Chen et al. section 5.7): the map's dirty pages are
+/// flushed to flash periodically; with `blocking`, the map is locked during the
+/// flush, so every later flash operation waits for it (latency spikes).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SyncConfig {
+    #[serde(default)]
+    pub enabled: bool,
+    /// Flush after this many host page writes (0: only on `dirty_limit`).
+    #[serde(default = "sync_interval")]
+    pub interval_writes: u64,
+    /// Also flush when this many map pages are dirty (0: no limit).
+    #[serde(default)]
+    pub dirty_limit: u32,
+    /// Map entries per metadata page (0 = page_bytes / 4).
+    #[serde(default)]
+    pub entries_per_page: u32,
+    /// Pages written per flush on top of the dirty map pages (root / commit record).
+    #[serde(default = "one")]
+    pub extra_pages: u32,
+    /// The flush locks the map: all later flash operations wait for it.
+    #[serde(default = "yes")]
+    pub blocking: bool,
+}
+
+impl Default for SyncConfig {
+    fn default() -> Self {
+        SyncConfig {
+            enabled: false,
+            interval_writes: sync_interval(),
+            dirty_limit: 0,
+            entries_per_page: 0,
+            extra_pages: 1,
+            blocking: true,
+        }
+    }
 }
 
 /// Victim selection policy of the garbage collector.
@@ -391,6 +499,15 @@ fn ra_window() -> ByteSize {
 fn stall_ns() -> u64 {
     60_000_000_000
 }
+fn map_cache() -> ByteSize {
+    ByteSize(64 << 10)
+}
+fn chunk_entries() -> u32 {
+    64
+}
+fn sync_interval() -> u64 {
+    1024
+}
 
 /// Short names accepted in overrides, mapped to their dotted TOML path.
 const ALIASES: &[(&str, &str)] = &[
@@ -410,6 +527,14 @@ const ALIASES: &[(&str, &str)] = &[
     ("cell", "nand.cell"),
     ("copyback", "nand.copyback"),
     ("wl", "wear.static_threshold"),
+    ("ftl", "ftl.kind"),
+    ("log_blocks", "ftl.log_blocks"),
+    ("chunk_entries", "ftl.chunk_entries"),
+    ("map_cache", "ftl.map_cache"),
+    ("hints", "ftl.hints.enabled"),
+    ("hint_chunks", "ftl.hints.host_chunks"),
+    ("sync", "ftl.sync.enabled"),
+    ("prefill", "ftl.prefill"),
 ];
 
 impl SimConfig {
@@ -561,7 +686,7 @@ impl SimConfig {
                 g.over_provisioning
             ));
         }
-        Ok(())
+        crate::ftl::validate(self, &geo)
     }
 }
 

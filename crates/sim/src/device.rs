@@ -35,6 +35,10 @@ use crate::nand::NandTiming;
 use crate::readahead::ReadAhead;
 use crate::resources::Flash;
 
+/// Device mode for `flashlab serve`: `issue_at`, checkpoints (src/persist.rs).
+#[path = "persist.rs"]
+pub mod persist;
+
 /// Sector size the simulator accepts (offsets and sizes are multiples of it).
 pub const SECTOR_BYTES: u32 = 512;
 
@@ -76,7 +80,10 @@ impl SimDevice {
         let geo = Geometry::derive(&cfg)?;
         let timing = NandTiming::resolve(&cfg.nand, geo.page_bytes);
         let flash = Flash::new(timing, &geo);
-        let ftl = ftl::make(&cfg, &geo);
+        let mut ftl = ftl::make(&cfg, &geo);
+        if cfg.ftl.prefill {
+            ftl::prefill(ftl.as_mut(), &timing, &geo)?;
+        }
         let cache = cfg.cache.enabled.then(|| {
             WriteCache::new(
                 (cfg.cache.size.0 / geo.page_bytes) as usize,

@@ -60,6 +60,7 @@
 //!   mode can attach a data store keyed by physical page.)
 
 pub mod accounting;
+pub mod breakdown;
 pub mod cache;
 pub mod checker;
 pub mod config;

@@ -5,9 +5,11 @@ use crate::config::SimConfig;
 
 /// (name, TOML text) of every built-in profile.
 pub const BUILTIN: &[(&str, &str)] = &[
+    ("ssd-l", include_str!("../profiles/ssd-l.toml")),
     ("ssd-m", include_str!("../profiles/ssd-m.toml")),
     ("ssd-h", include_str!("../profiles/ssd-h.toml")),
     ("nvme-tlc", include_str!("../profiles/nvme-tlc.toml")),
+    ("budilovsky11", include_str!("../profiles/budilovsky11.toml")),
 ];
 
 /// A built-in profile, parsed.

@@ -240,3 +240,60 @@ impl BlockTable {
         self.len() * (2 + 1 + 4 + 8 + 4 + 4) + self.heads.len() * 4
     }
 }
+
+/// Checkpoints (device mode, `crate::device::persist`).
+impl BlockTable {
+    pub(crate) fn save_state(&self, e: &mut crate::device::persist::Enc) {
+        e.vec_u16(&self.valid);
+        e.u64(self.state.len() as u64);
+        for s in &self.state {
+            e.u8(*s as u8);
+        }
+        e.vec_u32(&self.erase);
+        e.vec_u64(&self.closed_seq);
+        e.vec_u32(&self.prev);
+        e.vec_u32(&self.next);
+        e.vec_u32(&self.heads);
+    }
+
+    pub(crate) fn load_state(&mut self, d: &mut crate::device::persist::Dec) -> Result<(), String> {
+        let n = self.len();
+        let valid = d.vec_u16()?;
+        let ns = d.u64()? as usize;
+        if valid.len() != n || ns != n {
+            return Err(format!("checkpoint block table: {} blocks, expected {n}", valid.len()));
+        }
+        let mut state = Vec::with_capacity(n);
+        for _ in 0..n {
+            state.push(match d.u8()? {
+                0 => BlockState::Free,
+                1 => BlockState::OpenHost,
+                2 => BlockState::OpenGc,
+                3 => BlockState::Closed,
+                4 => BlockState::Victim,
+                x => return Err(format!("checkpoint block table: bad block state {x}")),
+            });
+        }
+        let erase = d.vec_u32_len(n, "erase counts")?;
+        let closed_seq = d.vec_u64()?;
+        let prev = d.vec_u32_len(n, "bucket links")?;
+        let next = d.vec_u32_len(n, "bucket links")?;
+        let heads = d.vec_u32_len(self.heads.len(), "bucket heads")?;
+        if closed_seq.len() != n {
+            return Err("checkpoint block table: bad close times".into());
+        }
+        if valid.iter().any(|&v| v as u32 > self.pages_per_block)
+            || prev.iter().chain(&next).chain(&heads).any(|&b| b != NONE && b as usize >= n)
+        {
+            return Err("checkpoint block table: values out of range".into());
+        }
+        self.valid = valid;
+        self.state = state;
+        self.erase = erase;
+        self.closed_seq = closed_seq;
+        self.prev = prev;
+        self.next = next;
+        self.heads = heads;
+        Ok(())
+    }
+}

@@ -3,24 +3,45 @@
 //! The device layer (host interface, cache, read-ahead, request timing) calls
 //! an [`Ftl`] page by page; the FTL maps logical pages, allocates physical
 //! pages, cleans, levels wear, and places every flash operation it needs on the
-//! [`Flash`] resources (which also count them by [`crate::Cause`]). Later FTLs
-//! (block-level, hybrid log-block, DFTL, two-level small-chunk maps) implement
-//! the same trait and account their map traffic under `Cause::Mapping`.
+//! [`Flash`] resources (which also count them by [`crate::Cause`]).
+//!
+//! | kind | module | follows |
+//! |------|--------|---------|
+//! | `page` | [`page`] | page mapping in RAM, log-structured, greedy/cost-benefit/FIFO GC |
+//! | `block` | [`block`] | block mapping with read-modify-write (Chen et al. 2.2, 5.3) |
+//! | `bast` | [`bast`] | hybrid log-block, log blocks bound to one data block (Kim et al. 2002) |
+//! | `fast` | [`fast`] | hybrid log-block, fully associative logs + a sequential log (Lee et al. 2007) |
+//! | `dftl` | [`dftl`] | demand-cached page map, translation pages on flash (Gupta et al. 2009) |
+//! | `two-level` | [`twolevel`] | small-chunk two-level map with host hints (Budilovsky et al. 2011) |
+//!
+//! Any of them can be wrapped by [`sync`], periodic metadata synchronisation
+//! (Chen et al. 5.7). Map traffic is accounted under `Cause::Mapping`; merges
+//! of the block-mapped FTLs under `Cause::Gc`. See docs/sim-ftl.md.
 
 use crate::config::{FtlKind, SimConfig};
 use crate::geometry::Geometry;
 use crate::resources::Flash;
 use crate::Nanos;
 
+pub mod bast;
+pub mod block;
 pub mod blocks;
+pub mod dftl;
+pub mod fast;
+pub mod lru;
+pub mod mapstore;
 pub mod page;
+pub mod superblock;
+pub mod sync;
+pub mod twolevel;
 
 /// A flash translation layer. Logical page numbers (`lpn`) are in units of the
 /// flash page size; every method is given the simulated time `at` when the
 /// controller starts the operation and returns when it ends. An `Err` is an
 /// invariant violation or a stall (no progress possible); the device reports it
 /// as `DeviceError::Invariant`.
-pub trait Ftl {
+/// `Send` so that a device can move between threads (the NBD server shares one behind a lock).
+pub trait Ftl: Send {
     fn name(&self) -> &'static str;
 
     fn logical_pages(&self) -> u64;
@@ -63,11 +84,95 @@ pub trait Ftl {
 
     /// Bytes of simulator memory held by the FTL.
     fn memory_bytes(&self) -> usize;
+
+    /// The device was just prefilled ([`prefill`]) on scratch resources: forget
+    /// any simulated time the FTL keeps (the prefill took none).
+    fn after_prefill(&mut self) {}
+
+    /// Free (erased) blocks over all dies, for live statistics (`None`: not tracked).
+    fn free_blocks(&self) -> Option<u64> {
+        None
+    }
+
+    /// Device mode (`flashlab serve`): append the FTL's whole state to a
+    /// checkpoint (`crate::device::persist`). An FTL without it cannot be
+    /// checkpointed; the server then recovers by replaying its whole log.
+    fn save_state(&self, _out: &mut crate::device::persist::Enc) -> Result<(), String> {
+        Err(format!("the {} FTL cannot be checkpointed", self.name()))
+    }
+
+    /// Load a state written by `save_state` into a freshly built FTL of the same configuration.
+    fn load_state(&mut self, _inp: &mut crate::device::persist::Dec) -> Result<(), String> {
+        Err(format!("the {} FTL cannot be checkpointed", self.name()))
+    }
 }
 
 /// Build the FTL named in the configuration.
 pub fn make(cfg: &SimConfig, geo: &Geometry) -> Box<dyn Ftl> {
-    match cfg.ftl.kind {
+    let ftl: Box<dyn Ftl> = match cfg.ftl.kind {
         FtlKind::Page => Box::new(page::PageFtl::new(cfg, geo)),
+        FtlKind::Block => Box::new(block::BlockFtl::new(cfg, geo)),
+        FtlKind::Bast => Box::new(bast::BastFtl::new(cfg, geo)),
+        FtlKind::Fast => Box::new(fast::FastFtl::new(cfg, geo)),
+        FtlKind::Dftl => Box::new(dftl::DftlFtl::new(cfg, geo)),
+        FtlKind::TwoLevel => Box::new(twolevel::TwoLevelFtl::new(cfg, geo)),
+    };
+    if cfg.ftl.sync.enabled {
+        Box::new(sync::SyncFtl::new(ftl, &cfg.ftl.sync, geo))
+    } else {
+        ftl
     }
+}
+
+/// Write every logical page once, in order, on a scratch copy of the flash
+/// resources (no simulated time passes and nothing is counted): the device
+/// starts full and sequentially laid out, as after the papers' sequential fill.
+pub fn prefill(
+    ftl: &mut dyn Ftl,
+    timing: &crate::nand::NandTiming,
+    geo: &Geometry,
+) -> Result<(), String> {
+    let mut scratch = Flash::new(*timing, geo);
+    for lpn in 0..ftl.logical_pages() {
+        ftl.write(lpn, false, 0, &mut scratch)?;
+    }
+    ftl.after_prefill();
+    Ok(())
+}
+
+/// FTL-specific checks of a configuration (called by `SimConfig::validate`).
+pub fn validate(cfg: &SimConfig, geo: &Geometry) -> Result<(), String> {
+    let n = &cfg.name;
+    let f = &cfg.ftl;
+    match f.kind {
+        FtlKind::Block => superblock::validate(cfg, geo, 1)?,
+        FtlKind::Bast | FtlKind::Fast => {
+            if f.log_blocks == 0 {
+                return Err(format!("profile '{n}': ftl.log_blocks must be at least 1"));
+            }
+            superblock::validate(cfg, geo, f.log_blocks + 1)?
+        }
+        FtlKind::TwoLevel => {
+            if f.chunk_entries != 0 && (geo.page_bytes / 4) % f.chunk_entries as u64 != 0 {
+                return Err(format!(
+                    "profile '{n}': ftl.chunk_entries ({}) must divide the entries per page ({}); 0 = page-sized chunks",
+                    f.chunk_entries,
+                    geo.page_bytes / 4
+                ));
+            }
+        }
+        FtlKind::Page | FtlKind::Dftl => {}
+    }
+    if f.kind != FtlKind::TwoLevel && f.hints.enabled {
+        return Err(format!("profile '{n}': ftl.hints need ftl.kind = \"two-level\""));
+    }
+    if f.sync.enabled && f.sync.interval_writes == 0 && f.sync.dirty_limit == 0 {
+        return Err(format!(
+            "profile '{n}': ftl.sync needs interval_writes or dirty_limit above 0"
+        ));
+    }
+    if geo.units > u16::MAX as u32 - 1 {
+        return Err(format!("profile '{n}': at most 65534 dies"));
+    }
+    Ok(())
 }

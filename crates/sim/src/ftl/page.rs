@@ -25,6 +25,9 @@ use std::collections::BinaryHeap;
 
 use super::blocks::{BlockState, BlockTable, NONE};
 use super::Ftl;
+
+#[path = "page_persist.rs"]
+mod persist;
 use crate::accounting::Cause;
 use crate::config::{GcConfig, SimConfig, WearConfig};
 use crate::gc::{self, VictimPolicy};
@@ -63,6 +66,9 @@ pub struct PageFtl {
     erases_since_wl: Vec<u32>,
     check: bool,
     pub(crate) mapped: u64,
+    /// Logical pages relocated by GC / wear levelling since the owner last drained it
+    /// (`Some` only inside the map-on-flash FTLs, dftl and two-level, which must update their maps).
+    pub(crate) relocated: Option<Vec<u32>>,
 }
 
 impl PageFtl {
@@ -96,6 +102,7 @@ impl PageFtl {
             erases_since_wl: vec![0; units as usize],
             check: cfg.check.enabled,
             mapped: 0,
+            relocated: None,
         }
     }
 
@@ -228,6 +235,9 @@ impl PageFtl {
             self.l2p[lpn as usize] = dst;
             self.blocks.inc_valid(dst / self.ppb);
             moved += 1;
+            if let Some(r) = self.relocated.as_mut() {
+                r.push(lpn);
+            }
             self.seq += 1;
         }
         let copied = flash.copy_n(unit, cause, at, moved);
@@ -405,6 +415,18 @@ impl Ftl for PageFtl {
             + self.free.iter().map(|h| h.capacity() * 16).sum::<usize>()
             + self.host_open.len() * 16
             + self.erases_since_wl.len() * 4
+    }
+
+    fn free_blocks(&self) -> Option<u64> {
+        Some(self.free_blocks_impl())
+    }
+
+    fn save_state(&self, out: &mut crate::device::persist::Enc) -> Result<(), String> {
+        self.save_state_impl(out)
+    }
+
+    fn load_state(&mut self, inp: &mut crate::device::persist::Dec) -> Result<(), String> {
+        self.load_state_impl(inp)
     }
 }
 

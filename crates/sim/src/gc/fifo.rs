@@ -37,4 +37,34 @@ impl VictimPolicy for Fifo {
         }
         None
     }
+
+    fn save_state(&self, out: &mut crate::device::persist::Enc) {
+        out.u64(self.queues.len() as u64);
+        for q in &self.queues {
+            out.u64(q.len() as u64);
+            for &(b, seq) in q {
+                out.u32(b);
+                out.u64(seq);
+            }
+        }
+    }
+
+    fn load_state(&mut self, inp: &mut crate::device::persist::Dec, blocks: u32) -> Result<(), String> {
+        if inp.u64()? != self.queues.len() as u64 {
+            return Err("checkpoint: FIFO queues for a different number of dies".into());
+        }
+        for q in self.queues.iter_mut() {
+            q.clear();
+            let n = inp.u64()?;
+            for _ in 0..n {
+                let b = inp.u32()?;
+                let seq = inp.u64()?;
+                if b >= blocks {
+                    return Err("checkpoint: FIFO queue block out of range".into());
+                }
+                q.push_back((b, seq));
+            }
+        }
+        Ok(())
+    }
 }

@@ -12,7 +12,7 @@ pub mod fifo;
 pub mod greedy;
 
 /// Victim selection policy.
-pub trait VictimPolicy {
+pub trait VictimPolicy: Send {
     fn name(&self) -> &'static str;
 
     /// Block `block` on die `unit` became full (closed) at write sequence `seq`.
@@ -21,6 +21,14 @@ pub trait VictimPolicy {
     /// The closed block of die `unit` to reclaim, or `None` when the die has no closed block.
     /// `now_seq` is the FTL's write sequence number (a clock that advances with every page programmed).
     fn select(&mut self, unit: u32, blocks: &BlockTable, now_seq: u64) -> Option<u32>;
+
+    /// Device mode: the policy's own state for a checkpoint (stateless policies write nothing).
+    fn save_state(&self, _out: &mut crate::device::persist::Enc) {}
+
+    /// Load what `save_state` wrote; `blocks` is the number of blocks (for range checks).
+    fn load_state(&mut self, _inp: &mut crate::device::persist::Dec, _blocks: u32) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Build the policy named in the configuration.

@@ -1,0 +1,150 @@
+//! BAST-like hybrid log-block FTL (Kim et al., "A space-efficient flash
+//! translation layer for CompactFlash systems", IEEE TCE 2002; the "block
+//! associative sector translation" named by Lee et al. 2007): block-mapped data
+//! blocks plus `ftl.log_blocks` log blocks, each bound to one data block.
+//!
+//! - A write beyond the data block's write pointer is programmed in place.
+//! - Otherwise it is appended to the unit's log block (one is allocated, and
+//!   when all are in use the least recently written one is merged first).
+//! - While a log block receives its unit's pages in order from offset 0 it is
+//!   *sequential*: when full it replaces the data block (switch merge: one
+//!   erase), when evicted early it is completed from the data block and switched
+//!   (partial merge). A log written out of order needs a full merge: a new
+//!   block receives the newest copy of every page, the data and log blocks are
+//!   erased.
+//!
+//! So random writes inside `log_blocks` units cost about one page copy each
+//! (a full merge per block of writes), and beyond them every few writes force a
+//! full merge: uFLIP's *locality area* is `log_blocks` superblocks; sequential
+//! writes to up to `log_blocks` partitions stay switch merges, more partitions
+//! force partial merges (uFLIP Table 3, "Partitioning"). Merges are accounted
+//! as `gc`.
+
+use super::blocks::NONE;
+use super::superblock::{sb_common, SbCore, SbKind};
+use super::Ftl;
+use crate::config::SimConfig;
+use crate::geometry::Geometry;
+use crate::resources::Flash;
+use crate::Nanos;
+
+pub struct BastFtl {
+    core: SbCore,
+    max_logs: u32,
+    /// Per unit: its log block (sequential or random), NONE if none.
+    log_of: Vec<u32>,
+    /// Units owning a log block, with the write sequence of their last log write.
+    owners: Vec<(u32, u64)>,
+    seq: u64,
+}
+
+impl BastFtl {
+    pub fn new(cfg: &SimConfig, geo: &Geometry) -> BastFtl {
+        let core = SbCore::new(cfg, geo, cfg.ftl.log_blocks);
+        let n_lu = core.n_lu as usize;
+        BastFtl {
+            core,
+            max_logs: cfg.ftl.log_blocks.max(1),
+            log_of: vec![NONE; n_lu],
+            owners: Vec::with_capacity(cfg.ftl.log_blocks as usize),
+            seq: 0,
+        }
+    }
+
+    /// Merge unit `lu`'s log block into its data block and free the log.
+    fn merge(&mut self, lu: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+        let log = self.log_of[lu as usize];
+        debug_assert!(log != NONE);
+        self.log_of[lu as usize] = NONE;
+        self.owners.retain(|&(u, _)| u != lu);
+        let c = &mut self.core;
+        let end = if c.seq_log[lu as usize] == log {
+            if c.sb_wp[log as usize] < c.n {
+                flash.acct.merges_partial += 1;
+            }
+            c.switch(lu, at, flash)
+        } else {
+            let t = c.full_merge(lu, at, flash)?;
+            c.erase_sb(log, t, flash)
+        };
+        c.maybe_check("a BAST merge")?;
+        Ok(end)
+    }
+}
+
+impl Ftl for BastFtl {
+    fn name(&self) -> &'static str {
+        "bast"
+    }
+
+    sb_common!();
+
+    fn write(&mut self, lpn: u64, _partial: bool, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+        let (lu, off) = self.core.lu_off(lpn);
+        let c = &mut self.core;
+        if c.data_sb[lu as usize] == NONE {
+            let g = c.roomiest_group();
+            let sb = c.alloc(g, SbKind::Data, lu)?;
+            c.data_sb[lu as usize] = sb;
+        }
+        if self.log_of[lu as usize] == NONE {
+            let d = c.data_sb[lu as usize];
+            if off >= c.sb_wp[d as usize] {
+                return Ok(c.program_data(lpn, at, flash));
+            }
+        }
+        let mut t = at;
+        self.seq += 1;
+        let mut log = self.log_of[lu as usize];
+        if log != NONE && self.core.sb_wp[log as usize] == self.core.n {
+            t = self.merge(lu, t, flash)?;
+            log = NONE;
+        }
+        if log == NONE {
+            if self.owners.len() as u32 >= self.max_logs {
+                let victim = self
+                    .owners
+                    .iter()
+                    .min_by_key(|&&(_, s)| s)
+                    .map(|&(u, _)| u)
+                    .unwrap_or(NONE);
+                t = self.merge(victim, t, flash)?;
+            }
+            // a log starts sequential: at offset 0 in its own positions
+            log = self.core.open_seq(lu)?;
+            self.log_of[lu as usize] = log;
+            self.owners.push((lu, self.seq));
+        } else if let Some(o) = self.owners.iter_mut().find(|(u, _)| *u == lu) {
+            o.1 = self.seq;
+        }
+        let c = &mut self.core;
+        if c.seq_log[lu as usize] == log {
+            if off == c.sb_wp[log as usize] {
+                return Ok(c.program_seq(lpn, t, flash));
+            }
+            // out of order: the log becomes a random log block of this unit
+            c.demote_seq(lu)?;
+        }
+        Ok(c.program_rand(log, lpn, t, flash))
+    }
+
+    fn idle(&mut self, _from: Nanos, _deadline: Nanos, _flash: &mut Flash) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.core.check()?;
+        for &(u, _) in &self.owners {
+            let l = self.log_of[u as usize];
+            let k = self.core.sb_kind[l as usize];
+            if l == NONE || !(k == SbKind::SeqLog || k == SbKind::RandLog) {
+                return Err(format!("unit {u} listed as owning log {l} of kind {k:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.core.memory_bytes() + self.log_of.capacity() * 4 + self.owners.capacity() * 12
+    }
+}

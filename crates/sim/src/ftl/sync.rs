@@ -1,0 +1,151 @@
+//! Metadata synchronisation (Chen, Koufaty & Zhang, SIGMETRICS 2009, section
+//! 5.7): the FTL keeps map updates in a volatile buffer and periodically
+//! flushes them to flash; "with limited buffer space, SSD-L has to frequently
+//! lock the in-memory data structure and flush the metadata ... which could
+//! cause a high spike to appear repeatedly", and "the more random writes are,
+//! the more indexing nodes have to be updated".
+//!
+//! A wrapper around any FTL (`[ftl.sync] enabled = true`). Every host page write
+//! dirties the map page covering it (`entries_per_page` entries, default
+//! page_bytes / 4). After `interval_writes` host page writes, or when
+//! `dirty_limit` map pages are dirty, the dirty map pages plus `extra_pages`
+//! (a root / commit record) are written one after another on one die
+//! (rotating), cause `mapping` (`map_syncs`, `map_sync_pages`). With `blocking`
+//! (the default) the map is locked meanwhile: no flash operation of the
+//! wrapped FTL starts before the flush ends, so the requests behind it see a
+//! latency spike. Sequential writes dirty one map page per `entries_per_page`
+//! writes, random writes up to one per write: the spikes grow with randomness.
+
+use super::mapstore::MapStore;
+use super::Ftl;
+use crate::config::SyncConfig;
+use crate::geometry::Geometry;
+use crate::resources::Flash;
+use crate::Nanos;
+
+pub struct SyncFtl {
+    inner: Box<dyn Ftl>,
+    cfg: SyncConfig,
+    epp: u64,
+    dirty: Vec<u64>,
+    dirty_list: Vec<u32>,
+    writes: u64,
+    blocked_until: Nanos,
+    store: MapStore,
+    die: u32,
+    units: u32,
+}
+
+impl SyncFtl {
+    pub fn new(inner: Box<dyn Ftl>, cfg: &SyncConfig, geo: &Geometry) -> SyncFtl {
+        let epp = match cfg.entries_per_page {
+            0 => (geo.page_bytes / 4).max(1),
+            e => e as u64,
+        };
+        let pages = geo.logical_pages.div_ceil(epp);
+        SyncFtl {
+            inner,
+            cfg: cfg.clone(),
+            epp,
+            dirty: vec![0; pages.div_ceil(64) as usize],
+            dirty_list: Vec::new(),
+            writes: 0,
+            blocked_until: 0,
+            store: MapStore::new(geo.units, geo.pages_per_block),
+            die: 0,
+            units: geo.units,
+        }
+    }
+
+    fn flush(&mut self, at: Nanos, flash: &mut Flash) {
+        let pages = self.dirty_list.len() as u64 + self.cfg.extra_pages as u64;
+        for &p in &self.dirty_list {
+            self.dirty[(p >> 6) as usize] &= !(1u64 << (p & 63));
+        }
+        self.dirty_list.clear();
+        self.writes = 0;
+        let die = self.die;
+        self.die = (self.die + 1) % self.units;
+        let mut t = at;
+        for _ in 0..pages {
+            t = self.store.write_on(die, t, flash).1;
+        }
+        flash.acct.map_syncs += 1;
+        flash.acct.map_sync_pages += pages;
+        if self.cfg.blocking {
+            self.blocked_until = self.blocked_until.max(t);
+        }
+    }
+}
+
+impl Ftl for SyncFtl {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    fn logical_pages(&self) -> u64 {
+        self.inner.logical_pages()
+    }
+
+    fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+        self.inner.read(lpn, at.max(self.blocked_until), flash)
+    }
+
+    fn write(&mut self, lpn: u64, partial: bool, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+        let end = self.inner.write(lpn, partial, at.max(self.blocked_until), flash)?;
+        let p = lpn / self.epp;
+        let w = &mut self.dirty[(p >> 6) as usize];
+        if *w >> (p & 63) & 1 == 0 {
+            *w |= 1 << (p & 63);
+            self.dirty_list.push(p as u32);
+        }
+        self.writes += 1;
+        let due = (self.cfg.interval_writes > 0 && self.writes >= self.cfg.interval_writes)
+            || (self.cfg.dirty_limit > 0 && self.dirty_list.len() as u32 >= self.cfg.dirty_limit);
+        if due {
+            self.flush(end, flash);
+        }
+        Ok(end)
+    }
+
+    fn trim(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<(), String> {
+        self.inner.trim(lpn, at.max(self.blocked_until), flash)
+    }
+
+    fn idle(&mut self, idle_from: Nanos, deadline: Nanos, flash: &mut Flash) -> Result<(), String> {
+        self.inner.idle(idle_from.max(self.blocked_until), deadline, flash)
+    }
+
+    fn is_mapped(&self, lpn: u64) -> bool {
+        self.inner.is_mapped(lpn)
+    }
+
+    fn stripe_contiguous(&self, prev: u64, next: u64) -> bool {
+        self.inner.stripe_contiguous(prev, next)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.inner.check()
+    }
+
+    fn erase_counts(&self) -> &[u32] {
+        self.inner.erase_counts()
+    }
+
+    fn mapped_pages(&self) -> u64 {
+        self.inner.mapped_pages()
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes() + self.dirty.capacity() * 8 + self.dirty_list.capacity() * 4
+    }
+
+    fn free_blocks(&self) -> Option<u64> {
+        self.inner.free_blocks()
+    }
+
+    fn after_prefill(&mut self) {
+        self.inner.after_prefill();
+        self.blocked_until = 0;
+    }
+}

@@ -1,0 +1,225 @@
+//! Every FTL behind the `Ftl` interface: consistency under mixed workloads
+//! (checker after every merge / GC), mapping and merge accounting, and the
+//! behaviour each FTL's documentation claims.
+mod common;
+
+use common::*;
+use flashlab_device::{Device, IoRequest, Mode};
+use flashlab_sim::{open_device, SimDevice};
+use proptest::prelude::*;
+
+const KINDS: [&str; 6] = ["page", "block", "bast", "fast", "dftl", "two-level"];
+
+/// A small device: 4 dies, 16-page blocks (superblocks of 64 pages = 256 KiB).
+fn small(kind: &str, extra: &str) -> SimDevice {
+    let spec = format!(
+        "ssd-h,capacity=16MiB,channels=2,geometry.chips_per_channel=2,pages_per_block=16,op=0.3,cache=off,ra=off,check=on,ftl={kind},log_blocks=3{extra}"
+    );
+    open_device(&spec, 1, 32).unwrap_or_else(|e| panic!("{spec}: {e}"))
+}
+
+fn mixed(d: &mut SimDevice, seed: u64, n: u64) {
+    let size = d.info().size_bytes;
+    let mut rng = Rng(seed);
+    let reqs: Vec<_> = (0..n)
+        .map(|i| {
+            let r = rng.below(100);
+            let (mode, io) = match r {
+                0..=4 => (Mode::Trim, 8 * KIB),
+                5..=34 => (Mode::Read, 4 * KIB),
+                _ => (Mode::Write, if r % 3 == 0 { 16 * KIB } else { 4 * KIB }),
+            };
+            // half sequential runs, half random
+            let off = if i % 64 < 32 {
+                (i * io) % (size - io)
+            } else {
+                rng.below((size - io) / 4096) * 4096
+            };
+            (off, io as u32, mode)
+        })
+        .collect();
+    run(d, reqs, 4);
+}
+
+#[test]
+fn every_ftl_stays_consistent_under_mixed_io() {
+    for kind in KINDS {
+        let mut d = small(kind, "");
+        seq_fill(&mut d, 64 * KIB);
+        assert_eq!(d.mapped_pages(), d.geometry().logical_pages, "{kind}");
+        mixed(&mut d, 3, 6000);
+        d.check().unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let a = d.accounting();
+        println!(
+            "{kind}: WAF {:.2}, merges {}/{}/{}, rewrites {}, map reads {} writes {}",
+            d.write_amplification(),
+            a.merges_switch,
+            a.merges_partial,
+            a.merges_full,
+            a.block_rewrites,
+            a.map_flash_reads,
+            a.map_page_writes
+        );
+        assert!(d.write_amplification() > 1.0, "{kind}: no write amplification");
+    }
+}
+
+#[test]
+fn sync_wrapper_keeps_every_ftl_consistent() {
+    for kind in KINDS {
+        let mut d = small(kind, ",sync=on,ftl.sync.interval_writes=50");
+        seq_fill(&mut d, 64 * KIB);
+        mixed(&mut d, 5, 2000);
+        d.check().unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert!(d.accounting().map_syncs > 10, "{kind}");
+    }
+}
+
+/// Map-on-flash FTLs account their map traffic under `mapping`.
+#[test]
+fn map_traffic_is_accounted() {
+    for kind in ["dftl", "two-level"] {
+        let mut d = small(kind, ",map_cache=1KiB");
+        seq_fill(&mut d, 64 * KIB);
+        d.reset_stats();
+        let size = d.info().size_bytes;
+        run(&mut d, random(2, size, 4 * KIB, 3000, Mode::Read), 1);
+        let a = d.accounting().clone();
+        assert_eq!(a.map_lookups, 3000, "{kind}");
+        assert!(a.map_flash_reads > 1500, "{kind}: {} chunk reads", a.map_flash_reads);
+        assert_eq!(a.map_flash_reads + a.map_ram_hits + a.map_hint_hits, a.map_lookups, "{kind}");
+        // dftl also reads translation pages to write dirty entries back
+        assert!(a.flash_reads[3] >= a.map_flash_reads, "{kind}");
+        run(&mut d, random(3, size, 4 * KIB, 3000, Mode::Write), 1);
+        let a = d.accounting();
+        assert!(a.flash_programs[3] > 0 && a.map_page_writes == a.flash_programs[3], "{kind}");
+    }
+    for kind in ["page", "block", "bast", "fast"] {
+        let mut d = small(kind, "");
+        seq_fill(&mut d, 64 * KIB);
+        mixed(&mut d, 9, 1000);
+        assert_eq!(d.accounting().flash_reads[3] + d.accounting().flash_programs[3], 0, "{kind}");
+    }
+}
+
+/// Block mapping: a sequential overwrite costs one program per page; a random
+/// update rewrites (nearly) the whole superblock.
+#[test]
+fn block_ftl_rewrites_the_block_on_random_updates() {
+    let mut d = small("block", "");
+    seq_fill(&mut d, 64 * KIB);
+    let size = d.info().size_bytes;
+    d.reset_stats();
+    run(&mut d, sequential(0, 4 * KIB, 1024, Mode::Write), 1);
+    let seq_waf = d.write_amplification();
+    d.reset_stats();
+    run(&mut d, random(4, size, 4 * KIB, 300, Mode::Write), 1);
+    let rnd_waf = d.write_amplification();
+    println!("block FTL: sequential WAF {seq_waf:.2}, random WAF {rnd_waf:.1}");
+    assert!(seq_waf < 1.05, "sequential overwrite WAF {seq_waf}");
+    // superblock of 64 pages: a random update copies ~63 pages
+    assert!(rnd_waf > 40.0, "random update WAF {rnd_waf}");
+    // every random write rewrites a block, unless it lands above the write
+    // pointer of the open replacement block (then the gap is copied instead)
+    assert!(d.accounting().block_rewrites >= 250, "{}", d.accounting().block_rewrites);
+}
+
+/// BAST: sequential overwrites are switch merges; random writes within
+/// `log_blocks` units are cheap, beyond them every few writes force a full merge.
+#[test]
+fn bast_switch_merges_and_locality() {
+    let mut d = small("bast", "");
+    seq_fill(&mut d, 64 * KIB);
+    d.reset_stats();
+    run(&mut d, sequential(0, 4 * KIB, 1024, Mode::Write), 1);
+    let a = d.accounting();
+    assert_eq!(a.merges_full + a.merges_partial, 0);
+    // 16 units overwritten; the last 3 logs are still open
+    assert_eq!(a.merges_switch, 13);
+    assert!(d.write_amplification() < 1.05);
+    // random writes inside 3 superblocks (the log blocks) vs over the device
+    let sb = 256 * KIB;
+    d.reset_stats();
+    run(&mut d, random(6, 3 * sb, 4 * KIB, 2000, Mode::Write), 1);
+    let local = d.write_amplification();
+    d.reset_stats();
+    let size = d.info().size_bytes;
+    run(&mut d, random(7, size, 4 * KIB, 2000, Mode::Write), 1);
+    let wide = d.write_amplification();
+    println!("bast random-write WAF: within the log blocks {local:.2}, whole device {wide:.2}");
+    assert!(local < 2.5, "local {local}");
+    assert!(wide > 3.0 * local, "wide {wide} vs local {local}");
+}
+
+/// FAST: a random range the logs cover is cheap; merges grow with the range.
+#[test]
+fn fast_merges_grow_with_random_range() {
+    let mut costs = Vec::new();
+    for range_sbs in [2u64, 8, 48] {
+        let mut d = small("fast", ",log_blocks=4");
+        seq_fill(&mut d, 64 * KIB);
+        let range = (range_sbs * 256 * KIB).min(d.info().size_bytes);
+        run(&mut d, random(8, range, 4 * KIB, 3000, Mode::Write), 1);
+        d.reset_stats();
+        run(&mut d, random(9, range, 4 * KIB, 3000, Mode::Write), 1);
+        costs.push(d.write_amplification());
+        d.check().unwrap();
+    }
+    println!("fast WAF by random range: {costs:?}");
+    assert!(costs[0] < costs[1] && costs[1] < costs[2], "{costs:?}");
+}
+
+/// Two-level map with a full host hint cache: almost no chunk reads; without
+/// hints, random reads need one chunk read each.
+#[test]
+fn two_level_hints_remove_chunk_reads() {
+    let mut without = small("two-level", ",map_cache=1KiB");
+    let mut with = small("two-level", ",map_cache=1KiB,hints=on");
+    for d in [&mut without, &mut with] {
+        seq_fill(d, 64 * KIB);
+        let size = d.info().size_bytes;
+        // warm the host cache: the SSD sends chunks it reads or modifies
+        run(d, sequential(0, 64 * KIB, size / (64 * KIB), Mode::Read), 1);
+        d.reset_stats();
+        run(d, random(3, size, 4 * KIB, 2000, Mode::Read), 1);
+    }
+    let (a, b) = (without.accounting(), with.accounting());
+    println!("chunk reads: without hints {}, with {}", a.map_flash_reads, b.map_flash_reads);
+    // the 1 KiB chunk cache holds 4 of the 64 chunks (plus up to 15 dirty ones)
+    assert!(a.map_flash_reads > 1200, "{}", a.map_flash_reads);
+    assert_eq!(b.map_flash_reads, 0);
+    assert_eq!(b.map_hint_hits, 2000);
+}
+
+fn ops() -> impl Strategy<Value = Vec<(u8, u64, u8)>> {
+    prop::collection::vec((0u8..10, 0u64..4096, 1u8..5), 1..400)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    /// Random request sequences: after each one the checker passes and the
+    /// mapped pages equal a simple model's.
+    #[test]
+    fn prop_ftls_match_a_model(kind in 0usize..6, seq in ops()) {
+        let mut d = small(KINDS[kind], "");
+        let pages = d.geometry().logical_pages;
+        let mut model = vec![false; pages as usize];
+        let mut out = Vec::new();
+        for (i, (op, page, len)) in seq.into_iter().enumerate() {
+            let page = page % (pages - 4);
+            let len = len as u64;
+            let mode = match op { 0 => Mode::Trim, 1..=3 => Mode::Read, _ => Mode::Write };
+            d.submit(IoRequest { tag: i as u64, offset_bytes: page * 4096, size_bytes: (len * 4096) as u32, mode }).unwrap();
+            out.clear();
+            while out.is_empty() { d.poll(None, &mut out).unwrap(); }
+            for p in page..page + len {
+                match mode { Mode::Write => model[p as usize] = true, Mode::Trim => model[p as usize] = false, Mode::Read => {} }
+            }
+        }
+        d.check().unwrap();
+        for p in 0..pages {
+            prop_assert_eq!(d.is_mapped(p), model[p as usize], "page {}", p);
+        }
+        prop_assert_eq!(d.mapped_pages(), model.iter().filter(|&&m| m).count() as u64);
+    }
+}
