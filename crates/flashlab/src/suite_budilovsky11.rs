@@ -95,33 +95,8 @@ pub fn run(args: Budilovsky11Args) -> CliResult<()> {
 }
 
 fn default_dir() -> PathBuf {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // civil-from-days (Howard Hinnant)
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let base = format!(
-        "results/{y:04}{m:02}{d:02}-{:02}{:02}{:02}-budilovsky11",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    );
-    let mut path = PathBuf::from(&base);
-    let mut n = 2;
-    while path.exists() {
-        path = PathBuf::from(format!("{base}-{n}"));
-        n += 1;
-    }
-    path
+    PathBuf::from(format!(
+        "results/{}-budilovsky11",
+        flashlab_results::time::compact_utc(flashlab_results::time::now_unix_s())
+    ))
 }
