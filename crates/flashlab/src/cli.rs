@@ -33,6 +33,8 @@ pub enum Command {
     Suite(SuiteArgs),
     /// The SSD simulator: list and print device profiles.
     Sim(SimArgs),
+    /// Serve a simulated SSD over NBD (with persistence and crash recovery).
+    Serve(crate::serve::ServeArgs),
 }
 
 #[derive(Args, Debug)]

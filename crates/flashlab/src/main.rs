@@ -8,6 +8,7 @@ mod export;
 mod output;
 mod replay;
 mod run;
+mod serve;
 mod signals;
 mod sim;
 mod suite_budilovsky11;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
             cli::SuiteCommand::Budilovsky11(a) => suite_budilovsky11::run(a),
         },
         Command::Sim(args) => sim::sim(args.command),
+        Command::Serve(args) => serve::serve(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -78,7 +80,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
     });
     let sub = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let help = match sub {
-        Some(s) if ["run", "replay", "export", "show", "suite", "sim"].contains(&s.as_str()) => format!("flashlab {s} --help"),
+        Some(s) if ["run", "replay", "export", "show", "suite", "sim", "serve"].contains(&s.as_str()) => format!("flashlab {s} --help"),
         _ => "flashlab --help".to_string(),
     };
     let msg = match suggestion {

@@ -1,0 +1,196 @@
+//! `flashlab serve`: the simulator in device mode behind our NBD server
+//! (crates/nbd, docs/serve.md). Glue only: flags, start-up messages, live
+//! statistics (periodic and on SIGUSR1), clean shutdown on Ctrl-C / SIGTERM.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use flashlab_nbd::store::OpenError;
+use flashlab_nbd::{Listen, Server, SessionConfig, Store, StoreOptions, StoreStats};
+
+use crate::error::{CliError, CliResult};
+use crate::signals;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Simulated device: a profile (ssd-m, ssd-h, nvme-tlc, or a .toml) with
+    /// optional overrides, as in sim:SPEC (e.g. ssd-m,capacity=1GiB). Needed when
+    /// DIR is new; when given for an existing DIR it must match.
+    #[arg(long, short = 'p', value_name = "SPEC")]
+    pub profile: Option<String>,
+
+    /// Directory holding the device: data, log and checkpoints (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub data: PathBuf,
+
+    /// Where to listen: unix:PATH or IP:PORT [default: unix:DIR/nbd.sock].
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+
+    /// Allow a non-loopback --listen address (the server has no authentication).
+    #[arg(long)]
+    pub allow_remote: bool,
+
+    /// Delay every reply by its simulated latency, so software feels the device's timing.
+    #[arg(long)]
+    pub pace: bool,
+
+    /// Print live statistics this often (e.g. 5s). SIGUSR1 prints them at any time.
+    #[arg(long, value_name = "DURATION")]
+    pub stats_every: Option<String>,
+
+    /// Write the physical IO trace (every request, flashlab trace format) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
+    /// Checkpoint the flash state after this many logged requests (0: only at start and exit).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub checkpoint_every: u64,
+
+    /// Simulator seed (for a new device).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Export name announced to clients (they may also ask for the default export "").
+    #[arg(long, value_name = "NAME", default_value = "flashlab")]
+    pub export_name: String,
+}
+
+static STATS_NOW: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_usr1(_sig: libc::c_int) {
+    STATS_NOW.store(true, Ordering::SeqCst);
+}
+
+fn install_usr1() {
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_usr1 as *const () as usize;
+        libc::sigemptyset(&mut action.sa_mask);
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigaction(libc::SIGUSR1, &action, std::ptr::null_mut());
+    }
+}
+
+fn stats_line(s: &StoreStats, prev: &StoreStats, secs: f64, elapsed: f64) -> String {
+    let d = |a: u64, b: u64| a.saturating_sub(b) as f64 / secs.max(1e-9);
+    let iops = d(s.reads + s.writes + s.trims, prev.reads + prev.writes + prev.trims);
+    format!(
+        "[{elapsed:8.1} s] {iops:.0} IOPS (read {:.0}, write {:.0}, trim {:.0}, flush {:.0}/s) {:.1} MB/s | WAF {:.3} | GC {} foreground, {} background, {} pages relocated, {} erases | free blocks {} | mapped {:.1} % | checkpoints {}",
+        d(s.reads, prev.reads),
+        d(s.writes, prev.writes),
+        d(s.trims, prev.trims),
+        d(s.flushes, prev.flushes),
+        d(s.read_bytes + s.write_bytes, prev.read_bytes + prev.write_bytes) / 1e6,
+        s.waf,
+        s.gc_foreground,
+        s.gc_background,
+        s.gc_relocated_pages,
+        s.erases,
+        s.free_blocks.map_or("?".to_string(), |f| f.to_string()),
+        100.0 * s.mapped_pages as f64 / s.logical_pages.max(1) as f64,
+        s.checkpoints,
+    )
+}
+
+pub fn serve(args: ServeArgs) -> CliResult<()> {
+    let every = match &args.stats_every {
+        Some(t) => {
+            let ns = flashlab_pattern::units::parse_duration_ns(t).map_err(|e| CliError::user(format!("--stats-every: {e}")))?;
+            if ns == 0 {
+                return Err(CliError::user("--stats-every must be positive, e.g. 5s"));
+            }
+            Some(Duration::from_nanos(ns))
+        }
+        None => None,
+    };
+    let listen_text = args.listen.clone().unwrap_or_else(|| format!("unix:{}", args.data.join("nbd.sock").display()));
+    let listen = Listen::parse(&listen_text, args.allow_remote).map_err(CliError::user)?;
+    let store = Store::open(&StoreOptions {
+        dir: args.data.clone(),
+        spec: args.profile.clone(),
+        seed: args.seed,
+        checkpoint_records: args.checkpoint_every,
+        trace: args.trace.clone(),
+    })
+    .map_err(|e: OpenError| if e.user { CliError::user(e.message) } else { CliError::failure(e.message) })?;
+    let store = Arc::new(store);
+    let server = Server::bind(&listen).map_err(CliError::failure)?;
+    let r = &store.recovery;
+    let size = store.size();
+    if r.created {
+        eprintln!("flashlab serve: new device sim:{} ({} bytes) in {}", store.spec(), size, args.data.display());
+    } else {
+        eprintln!(
+            "flashlab serve: recovered sim:{} from {}: checkpoint {} + {} logged requests replayed{} in {} ms",
+            store.spec(),
+            args.data.display(),
+            r.checkpoint_generation,
+            r.log_records_replayed,
+            if r.log_tail_bytes_dropped > 0 { format!(" ({} bytes of torn log tail dropped)", r.log_tail_bytes_dropped) } else { String::new() },
+            r.millis
+        );
+    }
+    eprintln!(
+        "flashlab serve: listening on {} (NBD URI {}), export '{}', pacing {}; stats on SIGUSR1{}",
+        server.local(),
+        listen.uri(),
+        args.export_name,
+        if args.pace { "on" } else { "off" },
+        every.map_or(String::new(), |d| format!(" and every {d:?}"))
+    );
+
+    signals::install();
+    install_usr1();
+    let done = Arc::new(AtomicBool::new(false));
+    let stats_thread = {
+        let store = store.clone();
+        let done = done.clone();
+        let counters = server.counters.clone();
+        thread::spawn(move || {
+            let start = Instant::now();
+            let mut prev = store.stats();
+            let mut prev_t = Instant::now();
+            let mut next = every.map(|d| Instant::now() + d);
+            while !done.load(Ordering::SeqCst) {
+                thread::sleep(Duration::from_millis(50));
+                let due = next.is_some_and(|n| Instant::now() >= n);
+                if STATS_NOW.swap(false, Ordering::SeqCst) || due {
+                    let s = store.stats();
+                    let secs = prev_t.elapsed().as_secs_f64();
+                    eprintln!(
+                        "{} | connections {}",
+                        stats_line(&s, &prev, secs, start.elapsed().as_secs_f64()),
+                        counters.connections_active.load(Ordering::Relaxed)
+                    );
+                    store.flush_trace();
+                    prev = s;
+                    prev_t = Instant::now();
+                    if let (Some(n), Some(d)) = (next.as_mut(), every) {
+                        if due {
+                            *n += d;
+                        }
+                    }
+                }
+            }
+        })
+    };
+    let cfg = SessionConfig { export_name: args.export_name.clone(), description: format!("flashlab sim:{}", store.spec()), pace: args.pace };
+    let result = server.run(store.clone(), Arc::new(cfg), &signals::STOP);
+    done.store(true, Ordering::SeqCst);
+    let _ = stats_thread.join();
+    drop(server);
+    eprintln!("flashlab serve: stopping; writing a checkpoint");
+    store.shutdown().map_err(CliError::failure)?;
+    let s = store.stats();
+    eprintln!(
+        "flashlab serve: stopped after {} reads, {} writes, {} trims, {} flushes; WAF {:.3}",
+        s.reads, s.writes, s.trims, s.flushes, s.waf
+    );
+    result.map_err(CliError::failure)
+}

@@ -1,0 +1,338 @@
+//! The crash-test harness: start the server as a child process, write random
+//! 4 KiB blocks through our own NBD client (plain, FUA and write-zeroes, with
+//! flushes), SIGKILL the server at a random moment (also during start-up and
+//! recovery, and during checkpoints when the server checkpoints often),
+//! restart it, and verify every block: a block whose write was acknowledged
+//! by a FLUSH (or was itself FUA) must read back as that version or a later
+//! one that was sent; nothing else is acceptable, not even zeroes.
+//!
+//! Every block carries its own identity (block number, version) and a
+//! pseudo-random body derived from both, so a misplaced, stale or torn block
+//! is recognised.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::client::Client;
+
+pub const BLOCK: usize = 4096;
+
+/// Harness settings.
+#[derive(Clone, Debug)]
+pub struct HarnessOptions {
+    /// Crash points to try.
+    pub iterations: u32,
+    pub seed: u64,
+    /// The server's command line; the harness appends `--data DIR --listen unix:SOCK`.
+    pub server: Vec<String>,
+    /// Working directory (the store goes in `DIR/store`).
+    pub dir: PathBuf,
+    /// Blocks in the working set (spread over the first `span_blocks` of the device).
+    pub blocks: u64,
+    pub span_blocks: u64,
+    /// The server is killed between 0 and this many milliseconds after it starts.
+    pub max_kill_ms: u64,
+    pub verbose: bool,
+}
+
+/// What the harness did.
+#[derive(Clone, Debug, Default)]
+pub struct HarnessReport {
+    pub crash_points: u64,
+    /// Block checks against a flushed (or FUA) version, summed over restarts.
+    pub blocks_verified: u64,
+    /// Distinct blocks that had a flushed version at the end.
+    pub distinct_blocks: u64,
+    pub writes_acked: u64,
+    pub flushes_acked: u64,
+    /// Crashes that hit before the server accepted a connection (start-up / recovery).
+    pub kills_before_ready: u64,
+    /// Blocks found holding a newer, unflushed version after a crash (allowed).
+    pub unflushed_survivors: u64,
+    pub max_restart_ms: u128,
+}
+
+/// SplitMix64.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// The content of `block` at `version` (version 0: zeroes).
+pub fn block_content(seed: u64, block: u64, version: u64, out: &mut [u8]) {
+    if version == 0 {
+        out.fill(0);
+        return;
+    }
+    out[0..8].copy_from_slice(&block.to_le_bytes());
+    out[8..16].copy_from_slice(&version.to_le_bytes());
+    let mut r = Rng(seed ^ block.wrapping_mul(0x1000_0000_01b3) ^ version.rotate_left(32));
+    for c in out[16..].chunks_mut(8) {
+        let v = r.next().to_le_bytes();
+        c.copy_from_slice(&v[..c.len()]);
+    }
+}
+
+#[derive(Clone, Default)]
+struct BlockModel {
+    /// The newest version acknowledged durable (by FLUSH or FUA); 0 = zeroes.
+    durable: u64,
+    /// Versions sent after it (acknowledged or not): any may survive a crash.
+    pending: Vec<u64>,
+    /// The newest acknowledged version (covered by the next flush).
+    acked: u64,
+    ever_flushed: bool,
+}
+
+struct Server {
+    child: Child,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn log_tail(p: &PathBuf) -> String {
+    let mut s = String::new();
+    if let Ok(mut f) = File::open(p) {
+        let _ = f.read_to_string(&mut s);
+    }
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(8)..].join(" | ")
+}
+
+/// Run the harness.
+pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
+    let store = opts.dir.join("store");
+    let sock = opts.dir.join("harness.sock");
+    let log_path = opts.dir.join("server.log");
+    fs::create_dir_all(&opts.dir).map_err(|e| format!("cannot create {}: {e}", opts.dir.display()))?;
+    if store.exists() {
+        fs::remove_dir_all(&store).map_err(|e| format!("cannot clean {}: {e}", store.display()))?;
+    }
+    let mut rng = Rng(opts.seed);
+    let mut model: BTreeMap<u64, BlockModel> = BTreeMap::new();
+    let mut version = 0u64;
+    let mut rep = HarnessReport::default();
+    let addr = format!("unix:{}", sock.display());
+    let mut buf = vec![0u8; BLOCK];
+    let mut want = vec![0u8; BLOCK];
+    // The working set: `blocks` distinct block numbers in the span.
+    let mut set: Vec<u64> = Vec::new();
+    {
+        let mut seen = std::collections::BTreeSet::new();
+        while (set.len() as u64) < opts.blocks.min(opts.span_blocks) {
+            let b = rng.below(opts.span_blocks);
+            if seen.insert(b) {
+                set.push(b);
+            }
+        }
+    }
+
+    for it in 0..=opts.iterations {
+        // Start (or restart) the server.
+        let logf = OpenOptions::new().create(true).append(true).open(&log_path).map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(&opts.server[0]);
+        cmd.args(&opts.server[1..])
+            .arg("--data")
+            .arg(&store)
+            .arg("--listen")
+            .arg(&addr)
+            .stdin(Stdio::null())
+            .stdout(logf.try_clone().map_err(|e| e.to_string())?)
+            .stderr(logf);
+        let started = Instant::now();
+        let child = cmd.spawn().map_err(|e| format!("cannot start the server {}: {e}", opts.server[0]))?;
+        let pid = child.id() as i32;
+        let mut server = Server { child };
+        let last = it == opts.iterations;
+        // The killer: SIGKILL at a random moment (not in the last round, which only verifies).
+        let killed = Arc::new(AtomicBool::new(false));
+        let kill_after = Duration::from_millis(rng.below(opts.max_kill_ms.max(1)));
+        let killer = (!last).then(|| {
+            let k = killed.clone();
+            thread::spawn(move || {
+                thread::sleep(kill_after);
+                k.store(true, Ordering::SeqCst);
+                // SAFETY: signalling our own child, which has not been reaped yet.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            })
+        });
+        // Wait until it accepts a connection.
+        let mut client = None;
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if let Ok(Some(st)) = server.child.try_wait() {
+                if !killed.load(Ordering::SeqCst) {
+                    return Err(format!("server exited ({st}) on its own; log: {}", log_tail(&log_path)));
+                }
+                break;
+            }
+            match Client::connect(&addr, "") {
+                Ok(c) => {
+                    client = Some(c);
+                    break;
+                }
+                Err(_) => thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        let Some(mut c) = client else {
+            if !killed.load(Ordering::SeqCst) {
+                return Err(format!("server did not start in 120 s; log: {}", log_tail(&log_path)));
+            }
+            rep.kills_before_ready += 1;
+            rep.crash_points += 1;
+            if let Some(k) = killer {
+                let _ = k.join();
+            }
+            let _ = server.child.wait();
+            continue;
+        };
+        rep.max_restart_ms = rep.max_restart_ms.max(started.elapsed().as_millis());
+
+        // Verify every block of the model (the server may die meanwhile: then retry next round).
+        let mut verified_all = true;
+        let mut checked = 0u64;
+        let mut observed = Vec::with_capacity(model.len());
+        for (&b, m) in model.iter() {
+            match c.read(b * BLOCK as u64, &mut buf) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(format!("round {it}: reading block {b} failed with NBD error {e}")),
+                Err(_) if killed.load(Ordering::SeqCst) => {
+                    verified_all = false;
+                    break;
+                }
+                Err(e) => return Err(format!("round {it}: reading block {b}: {e}")),
+            }
+            let got = if buf.iter().all(|&x| x == 0) { 0 } else { u64::from_le_bytes(buf[8..16].try_into().unwrap()) };
+            let ok_version = got == m.durable || m.pending.contains(&got);
+            block_content(opts.seed, b, got, &mut want);
+            if !ok_version || buf != want {
+                return Err(format!(
+                    "round {it}: block {b} lost a flushed write: reads version {got} (content {}), durable version is {}, unflushed {:?}",
+                    if buf == want { "intact" } else { "damaged" },
+                    m.durable,
+                    m.pending
+                ));
+            }
+            if m.ever_flushed {
+                checked += 1;
+            }
+            if got != m.durable {
+                rep.unflushed_survivors += 1;
+            }
+            observed.push((b, got));
+        }
+        rep.blocks_verified += checked;
+        if verified_all && !model.is_empty() {
+            match c.flush() {
+                Ok(0) => {
+                    // What we read is the device's content; the flush made it durable.
+                    for (b, got) in observed.drain(..) {
+                        let m = model.get_mut(&b).unwrap();
+                        m.durable = got;
+                        m.acked = got;
+                        m.pending.clear();
+                    }
+                }
+                Ok(e) => return Err(format!("round {it}: flush failed with NBD error {e}")),
+                Err(_) if killed.load(Ordering::SeqCst) => {}
+                Err(e) => return Err(format!("round {it}: flush: {e}")),
+            }
+        }
+        if opts.verbose {
+            eprintln!("round {it}: verified {checked} flushed blocks (kill after {kill_after:?})");
+        }
+        if last {
+            let _ = c.disconnect();
+            break;
+        }
+        rep.crash_points += 1;
+
+        // Write until the server dies.
+        let mut since_flush = 0;
+        'writing: loop {
+            let b = set[rng.below(set.len() as u64) as usize];
+            let r = rng.below(100);
+            if r < 6 {
+                // FLUSH
+                match c.flush() {
+                    Ok(0) => {
+                        rep.flushes_acked += 1;
+                        for m in model.values_mut() {
+                            if m.acked != m.durable || !m.pending.is_empty() {
+                                m.durable = m.acked;
+                                m.pending.retain(|&v| v > m.acked);
+                            }
+                            if m.durable != 0 {
+                                m.ever_flushed = true;
+                            }
+                        }
+                        since_flush = 0;
+                    }
+                    Ok(e) => return Err(format!("flush failed with NBD error {e}")),
+                    Err(_) => break 'writing,
+                }
+                continue;
+            }
+            let zero = r < 10;
+            let fua = !zero && r < 20;
+            version += 1;
+            let v = if zero { 0 } else { version };
+            let m = model.entry(b).or_default();
+            m.pending.push(v);
+            let res = if zero {
+                c.write_zeroes(b * BLOCK as u64, BLOCK as u32, rng.below(2) == 0)
+            } else {
+                block_content(opts.seed, b, v, &mut buf);
+                c.write(b * BLOCK as u64, &buf, fua)
+            };
+            match res {
+                Ok(0) => {
+                    rep.writes_acked += 1;
+                    let m = model.get_mut(&b).unwrap();
+                    m.acked = v;
+                    if fua {
+                        m.durable = v;
+                        m.pending.clear();
+                        m.ever_flushed = true;
+                    }
+                }
+                Ok(e) => return Err(format!("write failed with NBD error {e}")),
+                Err(_) => break 'writing,
+            }
+            since_flush += 1;
+            if !killed.load(Ordering::SeqCst) && since_flush > 100_000 {
+                return Err("the server was never killed".into());
+            }
+        }
+        if !killed.load(Ordering::SeqCst) {
+            return Err(format!("connection lost but the server was not killed; log: {}", log_tail(&log_path)));
+        }
+        if let Some(k) = killer {
+            let _ = k.join();
+        }
+        let _ = server.child.wait();
+    }
+    rep.distinct_blocks = model.values().filter(|m| m.ever_flushed).count() as u64;
+    Ok(rep)
+}

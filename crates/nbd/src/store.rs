@@ -1,0 +1,721 @@
+//! The durable store behind `flashlab serve`: the simulator in device mode,
+//! with data, a write-ahead log and checkpoints in a directory.
+//!
+//! ```text
+//! DIR/device.json     what device this is (spec, seed, size); written once
+//! DIR/data.img        the data, addressed by logical offset (sparse file)
+//! DIR/ckpt-G.bin      checkpoint G: the simulator's whole flash state
+//! DIR/wal-G.log       the requests applied since checkpoint G, 32 bytes each
+//! ```
+//!
+//! **Design.** The simulator is deterministic: its flash state (mapping,
+//! block states, valid and erase counts, free pools, GC and wear-levelling
+//! state) is a pure function of its configuration, its seed and the sequence
+//! of requests with their simulated arrival times. So the store keeps data and
+//! flash state apart: data goes to `data.img` at its logical offset (what the
+//! host reads back), and the flash state is persisted as a checkpoint plus a
+//! log of every request applied since (op, offset, length, arrival time).
+//! Recovery loads the newest checkpoint and re-issues the log's valid prefix
+//! through the simulator, which rebuilds exactly the flash state that was
+//! running when the last logged request was applied.
+//!
+//! **Ordering.** A write is `pwrite` to `data.img`, then (under the simulator
+//! lock) applied to the simulator and appended to the in-memory log buffer.
+//! A FLUSH (or a FUA write, trim or write-zeroes) takes the log buffer, then
+//! `fdatasync`s `data.img`, then appends the buffer to `wal-G.log` and
+//! `fdatasync`s it, and only then replies. Every record in a taken buffer was
+//! appended after its data was written, so the data `fdatasync` covers it: a
+//! log record on disk never refers to data that is not. A flush covers every
+//! write that was acknowledged before it (they are in the buffer it takes).
+//! Records carry a checksum salted with G; recovery stops at the first bad one
+//! (a torn tail can only belong to a flush that never returned).
+//!
+//! **Checkpoints** (every `checkpoint_records` records, after recovery, and at
+//! a clean shutdown): with the log lock held, and the simulator lock only for
+//! the in-memory part, serialise the simulator, replace the live one by the
+//! one restored from those bytes (a checkpoint is a power-cycle boundary for
+//! the model, see `flashlab_sim::device::persist`, so a recovered device
+//! equals the one that was running), drop the log buffer (superseded) and
+//! switch to generation G+1; then `fdatasync` the data (every request in the
+//! snapshot wrote its data before it was applied), write `ckpt-G+1.tmp`,
+//! `fsync`, rename to `ckpt-G+1.bin`, `fsync` the directory, create
+//! `wal-G+1.log`, and delete generation G. A crash at any step leaves either
+//! generation G complete (checkpoint + log) or G+1 complete.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use flashlab_device::{Device, IoRequest, Mode, Nanos};
+use flashlab_sim::device::persist::checksum;
+use flashlab_sim::{resolve_spec, SimDevice};
+use flashlab_trace::{TraceIo, TraceOp, TraceWriter};
+
+use crate::proto::{EINVAL, EIO, ENOSPC};
+use crate::server::Backend;
+
+/// Bytes per log record.
+pub const RECORD_BYTES: usize = 32;
+/// Log-buffer size that forces a write-out (data fdatasync, then log write)
+/// even without a flush from the client.
+const LOG_BUFFER_LIMIT: usize = 32 << 20;
+
+const OP_READ: u8 = 0;
+const OP_WRITE: u8 = 1;
+const OP_TRIM: u8 = 2;
+
+/// What a request leaves to do once applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    Nothing,
+    Sync,
+    Checkpoint,
+}
+
+/// How to open a store.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    pub dir: PathBuf,
+    /// Simulator spec (what follows `sim:`). `None`: the one recorded in the directory.
+    pub spec: Option<String>,
+    pub seed: u64,
+    /// Checkpoint after this many log records (0: only at recovery and shutdown).
+    pub checkpoint_records: u64,
+    /// Write the physical IO trace (flashlab trace format) here.
+    pub trace: Option<PathBuf>,
+}
+
+/// Why a store could not be opened; `user` marks a mistake in what was asked
+/// (wrong profile for the directory, a directory that is not a store...).
+#[derive(Clone, Debug)]
+pub struct OpenError {
+    pub user: bool,
+    pub message: String,
+}
+
+impl From<String> for OpenError {
+    fn from(message: String) -> OpenError {
+        OpenError { user: false, message }
+    }
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn user(message: String) -> OpenError {
+    OpenError { user: true, message }
+}
+
+/// What recovery found and did.
+#[derive(Clone, Debug, Default)]
+pub struct Recovery {
+    pub created: bool,
+    pub checkpoint_generation: u64,
+    pub log_records_replayed: u64,
+    /// Bytes at the log's end that did not form valid records (a torn tail).
+    pub log_tail_bytes_dropped: u64,
+    pub millis: u128,
+}
+
+/// Live statistics.
+#[derive(Clone, Debug, Default)]
+pub struct StoreStats {
+    pub reads: u64,
+    pub writes: u64,
+    pub trims: u64,
+    pub flushes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub checkpoints: u64,
+    pub log_records: u64,
+    pub sim_now_ns: u64,
+    pub waf: f64,
+    pub gc_foreground: u64,
+    pub gc_background: u64,
+    pub gc_relocated_pages: u64,
+    pub erases: u64,
+    pub free_blocks: Option<u64>,
+    pub mapped_pages: u64,
+    pub logical_pages: u64,
+}
+
+struct Inner {
+    dev: SimDevice,
+    log: Vec<u8>,
+    /// Records appended to the current generation's log (written or buffered).
+    records: u64,
+    gen: u64,
+    /// Simulated time at `start` (the wall clock drives arrivals).
+    base_ns: Nanos,
+    start: Instant,
+    trace: Option<TraceWriter<BufWriter<File>>>,
+    stats: StoreStats,
+    failed: Option<String>,
+    /// Simulated completion times of the requests that may still be in the
+    /// device (a min-heap), at most `host.queue_depth`: a request arrives no
+    /// earlier than a command slot frees, so however fast the host is (pacing
+    /// off), the simulated backlog stays bounded by the device's queue.
+    inflight: BinaryHeap<Reverse<Nanos>>,
+    queue_depth: usize,
+}
+
+struct Wal {
+    file: File,
+}
+
+/// The store. All methods take `&self`; connections call them concurrently.
+pub struct Store {
+    dir: PathBuf,
+    data: File,
+    size: u64,
+    spec: String,
+    seed: u64,
+    can_checkpoint: bool,
+    checkpoint_records: u64,
+    wal: Mutex<Wal>,
+    inner: Mutex<Inner>,
+    pub recovery: Recovery,
+}
+
+fn io_err(what: &str, p: &Path, e: std::io::Error) -> String {
+    format!("{what} {}: {e}", p.display())
+}
+
+fn fsync_dir(dir: &Path) -> Result<(), String> {
+    File::open(dir).and_then(|f| f.sync_all()).map_err(|e| io_err("cannot sync directory", dir, e))
+}
+
+fn encode_record(gen: u64, op: u8, offset: u64, len: u32, at: Nanos) -> [u8; RECORD_BYTES] {
+    let mut r = [0u8; RECORD_BYTES];
+    r[0] = op;
+    r[4..8].copy_from_slice(&len.to_le_bytes());
+    r[8..16].copy_from_slice(&offset.to_le_bytes());
+    r[16..24].copy_from_slice(&at.to_le_bytes());
+    let sum = checksum(&r[..24]) ^ gen.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    r[24..32].copy_from_slice(&sum.to_le_bytes());
+    r
+}
+
+fn decode_record(gen: u64, r: &[u8]) -> Option<(u8, u64, u32, Nanos)> {
+    let sum = checksum(&r[..24]) ^ gen.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    if u64::from_le_bytes(r[24..32].try_into().unwrap()) != sum || r[0] > OP_TRIM || r[1..4] != [0, 0, 0] {
+        return None;
+    }
+    Some((
+        r[0],
+        u64::from_le_bytes(r[8..16].try_into().unwrap()),
+        u32::from_le_bytes(r[4..8].try_into().unwrap()),
+        u64::from_le_bytes(r[16..24].try_into().unwrap()),
+    ))
+}
+
+fn op_mode(op: u8) -> Mode {
+    match op {
+        OP_READ => Mode::Read,
+        OP_WRITE => Mode::Write,
+        _ => Mode::Trim,
+    }
+}
+
+/// Generations present in `dir`: (checkpoints, logs).
+fn generations(dir: &Path) -> Result<(Vec<u64>, Vec<u64>), String> {
+    let mut ck = Vec::new();
+    let mut wl = Vec::new();
+    for e in fs::read_dir(dir).map_err(|e| io_err("cannot list", dir, e))? {
+        let name = e.map_err(|e| io_err("cannot list", dir, e))?.file_name();
+        let name = name.to_string_lossy();
+        if let Some(g) = name.strip_prefix("ckpt-").and_then(|s| s.strip_suffix(".bin")).and_then(|s| s.parse().ok()) {
+            ck.push(g);
+        } else if let Some(g) = name.strip_prefix("wal-").and_then(|s| s.strip_suffix(".log")).and_then(|s| s.parse().ok()) {
+            wl.push(g);
+        }
+    }
+    ck.sort_unstable();
+    wl.sort_unstable();
+    Ok((ck, wl))
+}
+
+impl Store {
+    /// Open the store in `opts.dir`, creating it if empty, recovering otherwise.
+    pub fn open(opts: &StoreOptions) -> Result<Store, OpenError> {
+        let t0 = Instant::now();
+        let dir = opts.dir.clone();
+        fs::create_dir_all(&dir).map_err(|e| io_err("cannot create", &dir, e))?;
+        let meta_path = dir.join("device.json");
+        let mut recovery = Recovery::default();
+        let (spec, seed) = if meta_path.exists() {
+            let text = fs::read_to_string(&meta_path).map_err(|e| io_err("cannot read", &meta_path, e))?;
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| user(format!("{} is damaged ({e}); it is not a flashlab serve directory", meta_path.display())))?;
+            let spec = v["spec"].as_str().unwrap_or("").to_string();
+            let seed = v["seed"].as_u64().unwrap_or(0);
+            if let Some(want) = &opts.spec {
+                if *want != spec {
+                    return Err(user(format!(
+                        "{} holds a device made with --profile {spec}; serve it with that profile (or omit --profile), or use another --data directory",
+                        dir.display()
+                    )));
+                }
+            }
+            (spec, seed)
+        } else {
+            // Leftovers of a creation that did not finish, or a stale socket, do not count.
+            let others = fs::read_dir(&dir)
+                .map_err(|e| io_err("cannot list", &dir, e))?
+                .flatten()
+                .any(|e| !matches!(e.file_name().to_str(), Some("data.img" | "device.json.tmp" | "nbd.sock")));
+            if others {
+                return Err(user(format!(
+                    "{} is not empty and holds no flashlab device (no device.json); use an empty or new directory",
+                    dir.display()
+                )));
+            }
+            let spec = opts
+                .spec
+                .clone()
+                .ok_or_else(|| user(format!("{} holds no device yet; give --profile, e.g. --profile ssd-m", dir.display())))?;
+            recovery.created = true;
+            (spec, opts.seed)
+        };
+        let cfg = resolve_spec(&spec).map_err(user)?;
+        let name = format!("sim:{spec}");
+        let fresh = SimDevice::new(cfg.clone(), name.clone(), seed, 1).map_err(user)?;
+        let size = fresh.info().size_bytes;
+        let can_checkpoint = fresh.can_checkpoint();
+        let data_path = dir.join("data.img");
+        if recovery.created {
+            let f = File::create(&data_path).map_err(|e| io_err("cannot create", &data_path, e))?;
+            f.set_len(size).map_err(|e| io_err("cannot size", &data_path, e))?;
+            f.sync_all().map_err(|e| io_err("cannot sync", &data_path, e))?;
+            let meta = serde_json::json!({
+                "format": "flashlab-serve v1",
+                "spec": spec,
+                "seed": seed,
+                "size_bytes": size,
+                "identity": fresh.info().identity,
+            });
+            let tmp = dir.join("device.json.tmp");
+            fs::write(&tmp, serde_json::to_string_pretty(&meta).unwrap() + "\n").map_err(|e| io_err("cannot write", &tmp, e))?;
+            File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| io_err("cannot sync", &tmp, e))?;
+            fs::rename(&tmp, &meta_path).map_err(|e| io_err("cannot rename", &tmp, e))?;
+            fsync_dir(&dir)?;
+        }
+        let data = OpenOptions::new().read(true).write(true).open(&data_path).map_err(|e| io_err("cannot open", &data_path, e))?;
+        let have = data.metadata().map_err(|e| io_err("cannot stat", &data_path, e))?.len();
+        if have != size {
+            return Err(format!("{} is {have} bytes, the device is {size}; the directory is damaged", data_path.display()).into());
+        }
+
+        // Recovery: newest loadable checkpoint, then its log.
+        let (cks, wals) = generations(&dir)?;
+        let mut dev = None;
+        let mut gen = 0;
+        for &g in cks.iter().rev() {
+            let p = dir.join(format!("ckpt-{g}.bin"));
+            let bytes = fs::read(&p).map_err(|e| io_err("cannot read", &p, e))?;
+            match SimDevice::restore(cfg.clone(), name.clone(), seed, 1, &bytes) {
+                Ok(d) => {
+                    dev = Some(d);
+                    gen = g;
+                    break;
+                }
+                Err(e) => eprintln!("flashlab serve: skipping checkpoint {}: {e}", p.display()),
+            }
+        }
+        let mut dev = match dev {
+            Some(d) => d,
+            None => {
+                if cks.iter().any(|&g| g > 0) || wals.iter().any(|&g| g > 0) {
+                        return Err(format!(
+                        "{}: no usable checkpoint for the logs present; the directory is damaged",
+                        dir.display()
+                    )
+                    .into());
+                }
+                fresh
+            }
+        };
+        recovery.checkpoint_generation = gen;
+        let wal_path = dir.join(format!("wal-{gen}.log"));
+        let mut valid_len = 0u64;
+        if wal_path.exists() {
+            let mut bytes = Vec::new();
+            File::open(&wal_path)
+                .and_then(|mut f| f.read_to_end(&mut bytes))
+                .map_err(|e| io_err("cannot read", &wal_path, e))?;
+            for rec in bytes.chunks(RECORD_BYTES) {
+                let Some((op, offset, len, at)) = (rec.len() == RECORD_BYTES).then(|| decode_record(gen, rec)).flatten() else {
+                    break;
+                };
+                let req = IoRequest { tag: 0, offset_bytes: offset, size_bytes: len, mode: op_mode(op) };
+                dev.issue_at(req, at).map_err(|e| format!("replaying {}: {e}", wal_path.display()))?;
+                valid_len += RECORD_BYTES as u64;
+                recovery.log_records_replayed += 1;
+            }
+            recovery.log_tail_bytes_dropped = bytes.len() as u64 - valid_len;
+        }
+        // Clean up leftovers of other generations and interrupted checkpoints.
+        for e in fs::read_dir(&dir).map_err(|e| io_err("cannot list", &dir, e))?.flatten() {
+            let n = e.file_name().to_string_lossy().to_string();
+            let keep = n == format!("ckpt-{gen}.bin") || n == format!("wal-{gen}.log");
+            if (n.starts_with("ckpt-") || n.starts_with("wal-")) && !keep {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+        let wal_file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&wal_path)
+            .map_err(|e| io_err("cannot open", &wal_path, e))?;
+        wal_file.set_len(valid_len).map_err(|e| io_err("cannot truncate", &wal_path, e))?;
+        wal_file.sync_all().map_err(|e| io_err("cannot sync", &wal_path, e))?;
+        fsync_dir(&dir)?;
+        let mut wal_file = wal_file;
+        use std::io::Seek;
+        wal_file.seek(std::io::SeekFrom::End(0)).map_err(|e| io_err("cannot seek", &wal_path, e))?;
+
+        let trace = match &opts.trace {
+            Some(p) => {
+                let f = File::create(p).map_err(|e| io_err("cannot create trace", p, e))?;
+                Some(TraceWriter::new(BufWriter::with_capacity(1 << 20, f)).map_err(|e| io_err("cannot write trace", p, e))?)
+            }
+            None => None,
+        };
+        let base_ns = dev.quiesce_at();
+        let mut store = Store {
+            dir,
+            data,
+            size,
+            spec,
+            seed,
+            can_checkpoint,
+            checkpoint_records: opts.checkpoint_records,
+            wal: Mutex::new(Wal { file: wal_file }),
+            inner: Mutex::new(Inner {
+                dev,
+                log: Vec::with_capacity(64 * 1024),
+                records: recovery.log_records_replayed,
+                gen,
+                base_ns,
+                start: Instant::now(),
+                trace,
+                stats: StoreStats::default(),
+                failed: None,
+                inflight: BinaryHeap::new(),
+                queue_depth: (cfg.host.queue_depth as usize).max(1),
+            }),
+            recovery,
+        };
+        if store.can_checkpoint {
+            store.checkpoint()?;
+        }
+        store.recovery.millis = t0.elapsed().as_millis();
+        Ok(store)
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    pub fn spec(&self) -> &str {
+        &self.spec
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn lock_inner(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_wal(&self) -> MutexGuard<'_, Wal> {
+        self.wal.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Apply one request to the simulator and the log; returns its simulated latency.
+    fn apply(&self, op: u8, offset: u64, len: u32) -> Result<(u64, Next), u32> {
+        let mut g = self.lock_inner();
+        if g.failed.is_some() {
+            return Err(EIO);
+        }
+        let wall = g.base_ns + g.start.elapsed().as_nanos() as u64;
+        let mut at = wall.max(g.dev.now_ns());
+        while g.inflight.peek().is_some_and(|&Reverse(t)| t <= at) {
+            g.inflight.pop();
+        }
+        if g.inflight.len() >= g.queue_depth {
+            if let Some(Reverse(t)) = g.inflight.pop() {
+                at = at.max(t);
+            }
+        }
+        let req = IoRequest { tag: 0, offset_bytes: offset, size_bytes: len, mode: op_mode(op) };
+        let done = match g.dev.issue_at(req, at) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("flashlab serve: simulator failed: {e}; answering EIO from now on");
+                g.failed = Some(e.to_string());
+                return Err(EIO);
+            }
+        };
+        g.inflight.push(Reverse(done));
+        let gen = g.gen;
+        g.log.extend_from_slice(&encode_record(gen, op, offset, len, at));
+        g.records += 1;
+        let s = &mut g.stats;
+        match op {
+            OP_READ => {
+                s.reads += 1;
+                s.read_bytes += len as u64;
+            }
+            OP_WRITE => {
+                s.writes += 1;
+                s.write_bytes += len as u64;
+            }
+            _ => s.trims += 1,
+        }
+        if let Some(t) = g.trace.as_mut() {
+            let _ = t.write(&TraceIo { time_ns: at, op: TraceOp::Io(op_mode(op)), offset_bytes: offset, size_bytes: len as u64 });
+        }
+        let next = if self.checkpoint_records > 0 && self.can_checkpoint && g.records >= self.checkpoint_records {
+            Next::Checkpoint
+        } else if g.log.len() >= LOG_BUFFER_LIMIT {
+            Next::Sync
+        } else {
+            Next::Nothing
+        };
+        Ok((done - at, next))
+    }
+
+    /// Make everything applied so far durable: data first, then the log.
+    pub fn sync(&self) -> Result<(), String> {
+        let mut wal = self.lock_wal();
+        let buf = std::mem::take(&mut self.lock_inner().log);
+        self.data.sync_data().map_err(|e| format!("fdatasync data.img: {e}"))?;
+        if !buf.is_empty() {
+            wal.file.write_all(&buf).map_err(|e| format!("writing the log: {e}"))?;
+        }
+        wal.file.sync_data().map_err(|e| format!("fdatasync the log: {e}"))?;
+        Ok(())
+    }
+
+    /// Write a checkpoint and start a new log generation.
+    pub fn checkpoint(&self) -> Result<(), String> {
+        self.checkpoint_if(true)
+    }
+
+    /// Checkpoint; unless `force`, only if `checkpoint_records` records are
+    /// due (several connections may ask at once).
+    ///
+    /// The simulator lock is held only to snapshot the device and replace it
+    /// by its restored copy (in memory); data sync and file writes happen
+    /// under the log lock alone, so requests keep flowing (their records go to
+    /// the new generation's buffer; a FLUSH waits for the log lock).
+    fn checkpoint_if(&self, force: bool) -> Result<(), String> {
+        if !self.can_checkpoint {
+            return self.sync();
+        }
+        let mut wal = self.lock_wal();
+        let (bytes, old, next) = {
+            let mut g = self.lock_inner();
+            if !force && g.records < self.checkpoint_records {
+                return Ok(());
+            }
+            let bytes = g.dev.checkpoint()?;
+            // The live device continues from exactly what is saved.
+            let cfg = g.dev.config().clone();
+            let name = g.dev.info().name.clone();
+            g.dev = SimDevice::restore(cfg, name, self.seed, 1, &bytes)?;
+            g.log.clear(); // superseded by the checkpoint
+            g.base_ns = g.dev.now_ns();
+            g.start = Instant::now();
+            let old = g.gen;
+            g.gen = old + 1;
+            g.records = 0;
+            g.stats.checkpoints += 1;
+            (bytes, old, old + 1)
+        };
+        // Every request in the snapshot had written its data before it was
+        // applied, so this covers all of it.
+        self.data.sync_data().map_err(|e| format!("fdatasync data.img: {e}"))?;
+        let tmp = self.dir.join(format!("ckpt-{next}.tmp"));
+        let fin = self.dir.join(format!("ckpt-{next}.bin"));
+        {
+            let mut f = File::create(&tmp).map_err(|e| io_err("cannot create", &tmp, e))?;
+            f.write_all(&bytes).map_err(|e| io_err("cannot write", &tmp, e))?;
+            f.sync_all().map_err(|e| io_err("cannot sync", &tmp, e))?;
+        }
+        fs::rename(&tmp, &fin).map_err(|e| io_err("cannot rename", &tmp, e))?;
+        fsync_dir(&self.dir)?;
+        let wal_path = self.dir.join(format!("wal-{next}.log"));
+        let f = File::create(&wal_path).map_err(|e| io_err("cannot create", &wal_path, e))?;
+        f.sync_all().map_err(|e| io_err("cannot sync", &wal_path, e))?;
+        fsync_dir(&self.dir)?;
+        let _ = fs::remove_file(self.dir.join(format!("wal-{old}.log")));
+        let _ = fs::remove_file(self.dir.join(format!("ckpt-{old}.bin")));
+        wal.file = f;
+        Ok(())
+    }
+
+    /// After a request: write out the log if it must be durable (FLUSH, FUA)
+    /// or its buffer is full; checkpoint when due (a checkpoint also makes
+    /// every request applied before it durable).
+    fn after(&self, next: Next, durable: bool) -> Result<(), u32> {
+        let r = match next {
+            Next::Checkpoint => self.checkpoint_if(false),
+            Next::Sync => self.sync(),
+            Next::Nothing if durable => self.sync(),
+            Next::Nothing => Ok(()),
+        };
+        r.map_err(|e| {
+            eprintln!("flashlab serve: {e}");
+            EIO
+        })
+    }
+
+    /// Current statistics.
+    pub fn stats(&self) -> StoreStats {
+        let g = self.lock_inner();
+        let mut s = g.stats.clone();
+        let a = g.dev.accounting();
+        s.sim_now_ns = g.dev.now_ns();
+        s.waf = g.dev.write_amplification();
+        s.gc_foreground = a.gc_foreground;
+        s.gc_background = a.gc_background;
+        s.gc_relocated_pages = a.gc_relocated_pages;
+        s.erases = a.flash_erases.iter().sum();
+        s.free_blocks = g.dev.free_blocks();
+        s.mapped_pages = g.dev.mapped_pages();
+        s.logical_pages = g.dev.geometry().logical_pages;
+        s.log_records = g.records;
+        s
+    }
+
+    /// The simulator's statistics as JSON (the same as a run's summary).
+    pub fn stats_json(&self) -> Option<serde_json::Value> {
+        self.lock_inner().dev.stats_json()
+    }
+
+    /// Flush the trace file's buffer.
+    pub fn flush_trace(&self) {
+        if let Some(t) = self.lock_inner().trace.as_mut() {
+            let _ = t.flush();
+        }
+    }
+
+    /// Clean shutdown: checkpoint (or sync) and flush the trace.
+    pub fn shutdown(&self) -> Result<(), String> {
+        self.flush_trace();
+        self.checkpoint()
+    }
+
+    /// The identity recorded for the device.
+    pub fn identity(&self) -> BTreeMap<String, String> {
+        self.lock_inner().dev.info().identity.clone()
+    }
+
+    fn punch(&self, offset: u64, len: u64) -> Result<(), u32> {
+        // SAFETY: fallocate on our own open file descriptor.
+        let r = unsafe {
+            libc::fallocate(
+                self.data.as_raw_fd(),
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                offset as libc::off_t,
+                len as libc::off_t,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        // No hole punching on this file system: write zeroes.
+        let zero = vec![0u8; (len as usize).min(1 << 20)];
+        let mut done = 0u64;
+        while done < len {
+            let n = (len - done).min(zero.len() as u64) as usize;
+            self.data.write_all_at(&zero[..n], offset + done).map_err(|_| EIO)?;
+            done += n as u64;
+        }
+        Ok(())
+    }
+
+    fn check(&self, offset: u64, len: u64, write: bool) -> Result<(), u32> {
+        match offset.checked_add(len) {
+            Some(e) if e <= self.size => Ok(()),
+            _ => Err(if write { ENOSPC } else { EINVAL }),
+        }
+    }
+}
+
+impl Backend for Store {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read(&self, offset: u64, buf: &mut [u8]) -> Result<u64, u32> {
+        self.check(offset, buf.len() as u64, false)?;
+        self.data.read_exact_at(buf, offset).map_err(|_| EIO)?;
+        let (lat, full) = self.apply(OP_READ, offset, buf.len() as u32)?;
+        self.after(full, false)?;
+        Ok(lat)
+    }
+
+    fn write(&self, offset: u64, data: &[u8], fua: bool) -> Result<u64, u32> {
+        self.check(offset, data.len() as u64, true)?;
+        self.data.write_all_at(data, offset).map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENOSPC) {
+                ENOSPC
+            } else {
+                EIO
+            }
+        })?;
+        let (lat, full) = self.apply(OP_WRITE, offset, data.len() as u32)?;
+        self.after(full, fua)?;
+        Ok(lat)
+    }
+
+    fn trim(&self, offset: u64, length: u32, fua: bool) -> Result<u64, u32> {
+        self.check(offset, length as u64, false)?;
+        self.punch(offset, length as u64)?;
+        let (lat, full) = self.apply(OP_TRIM, offset, length)?;
+        self.after(full, fua)?;
+        Ok(lat)
+    }
+
+    fn write_zeroes(&self, offset: u64, length: u32, no_hole: bool, fua: bool) -> Result<u64, u32> {
+        self.check(offset, length as u64, true)?;
+        self.punch(offset, length as u64)?;
+        // NO_HOLE: the device programs zeroes; otherwise it unmaps (like TRIM).
+        let op = if no_hole { OP_WRITE } else { OP_TRIM };
+        let (lat, full) = self.apply(op, offset, length)?;
+        self.after(full, fua)?;
+        Ok(lat)
+    }
+
+    fn flush(&self) -> Result<u64, u32> {
+        let lat = {
+            let mut g = self.lock_inner();
+            g.stats.flushes += 1;
+            let now = g.dev.now_ns();
+            if let Some(t) = g.trace.as_mut() {
+                let _ = t.write(&TraceIo { time_ns: now, op: TraceOp::Flush, offset_bytes: 0, size_bytes: 0 });
+            }
+            g.dev.quiesce_at().saturating_sub(now)
+        };
+        self.after(Next::Nothing, true)?;
+        Ok(lat)
+    }
+}
