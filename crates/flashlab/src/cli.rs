@@ -33,6 +33,8 @@ pub enum Command {
     Suite(SuiteArgs),
     /// The SSD simulator: list and print device profiles.
     Sim(SimArgs),
+    /// Report results directories as one offline HTML page (or Markdown, JSON); several compare devices.
+    Report(crate::report::ReportArgs),
     /// Serve a simulated SSD over NBD (with persistence and crash recovery).
     Serve(crate::serve::ServeArgs),
 }
@@ -113,6 +115,11 @@ pub struct RunArgs {
     /// Also write every run's per-IO records to this CSV file.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+
+    /// Also write a report of the runs (latency over time, CDF, histogram) to this file
+    /// (HTML; Markdown or JSON when it ends in .md or .json).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 
     /// No progress bar.
     #[arg(long, short)]
@@ -225,6 +232,8 @@ pub struct ExportArgs {
 pub enum ExportFormat {
     Csv,
     Json,
+    /// Needs a flashlab built with `--features parquet`.
+    Parquet,
 }
 
 #[derive(Args, Debug)]

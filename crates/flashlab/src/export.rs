@@ -68,6 +68,7 @@ pub fn export(args: ExportArgs) -> CliResult<()> {
     let results = open_results(&args.results_dir)?;
     match args.format {
         ExportFormat::Csv => write_csv(&results, args.run.as_deref(), args.output.as_deref()),
+        ExportFormat::Parquet => crate::report::export_parquet(&results, args.run.as_deref(), args.output.as_deref()),
         ExportFormat::Json => {
             let selected = select_runs(&results, args.run.as_deref())?;
             let mut summary = results.summary();

@@ -7,6 +7,7 @@ mod error;
 mod export;
 mod output;
 mod replay;
+mod report;
 mod run;
 mod serve;
 mod signals;
@@ -41,6 +42,7 @@ fn main() -> ExitCode {
             cli::SuiteCommand::Budilovsky11(a) => suite_budilovsky11::run(a),
         },
         Command::Sim(args) => sim::sim(args.command),
+        Command::Report(args) => report::report(args),
         Command::Serve(args) => serve::serve(args),
     };
     match result {
@@ -80,7 +82,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
     });
     let sub = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let help = match sub {
-        Some(s) if ["run", "replay", "export", "show", "suite", "sim", "serve"].contains(&s.as_str()) => format!("flashlab {s} --help"),
+        Some(s) if ["run", "replay", "export", "show", "suite", "sim", "serve", "report"].contains(&s.as_str()) => format!("flashlab {s} --help"),
         _ => "flashlab --help".to_string(),
     };
     let msg = match suggestion {

@@ -137,6 +137,9 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         let text = serde_json::to_string_pretty(&results.summary()).expect("summary serializes");
         println!("{text}");
     }
+    if let Some(path) = &args.report {
+        crate::report::run_report(&results_root, path, !args.json)?;
+    }
     match failure {
         Some(f) => Err(f),
         None => Ok(()),

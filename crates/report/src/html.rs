@@ -81,6 +81,7 @@ function fmt(v,u){
  if(u==="ns"){if(v<1e3)return v.toFixed(0)+"ns";if(v<1e6)return sig(v/1e3)+"us";if(v<1e9)return sig(v/1e6)+"ms";return sig(v/1e9)+"s";}
  if(u==="frac")return (v*100).toFixed(1)+"%";
  if(u==="count")return Math.round(v).toLocaleString("en-US");
+ if(u==="bytes"){if(v<1024)return v.toFixed(0)+"B";if(v<1048576)return sig(v/1024)+"KiB";if(v<1073741824)return sig(v/1048576)+"MiB";return sig(v/1073741824)+"GiB";}
  return sig(v);}
 function parse(s){var out=[];s.trim().split(/\s+/).forEach(function(p){var q=p.split(",");out.push([+q[0],+q[1]]);});return out;}
 function nearest(pts,x){var lo=0,hi=pts.length-1;if(hi<0)return -1;
@@ -102,7 +103,8 @@ try{
   });
   var xs=svg.getAttribute("data-x"),ys=svg.getAttribute("data-y"),xu=svg.getAttribute("data-xu"),yu=svg.getAttribute("data-yu");
   var xa=xs.split(" "),ya=ys.split(" "),left=+xa[3],right=+xa[4],bottom=+ya[3],top=+ya[4];
-  var xh=svg.querySelector("line.xh");
+  var xh=svg.querySelector("line.xh"),xc=svg.getAttribute("data-xcat");xc=xc?xc.split("|"):null;
+  function fx(v){if(xc){var i=Math.round(v);return i>=0&&i<xc.length?xc[i]:"";}return fmt(v,xu);}
   function hide(){tip.hidden=true;if(xh)xh.setAttribute("visibility","hidden");}
   svg.addEventListener("mouseleave",hide);
   svg.addEventListener("mousemove",function(e){
@@ -110,12 +112,12 @@ try{
    var pt=svg.createSVGPoint();pt.x=e.clientX;pt.y=e.clientY;pt=pt.matrixTransform(m.inverse());
    if(pt.x<left||pt.x>right||pt.y<top||pt.y>bottom){hide();return;}
    if(xh){xh.setAttribute("x1",pt.x);xh.setAttribute("x2",pt.x);xh.setAttribute("visibility","visible");}
-   var lines=["x "+fmt(inv(xs,pt.x),xu)+"   y "+fmt(inv(ys,pt.y),yu)];
+   var lines=["x "+fx(inv(xs,pt.x))+"   y "+fmt(inv(ys,pt.y),yu)];
    Array.prototype.forEach.call(series,function(g){
     if(g.style.display==="none")return;var pl=g.querySelector("polyline");if(!pl)return;
     var pts=pl._pts||(pl._pts=parse(pl.getAttribute("points")));var k=nearest(pts,pt.x);if(k<0)return;
     var name=g.getAttribute("data-label")||"value";
-    lines.push(name+": "+fmt(inv(ys,pts[k][1]),yu)+" at "+fmt(inv(xs,pts[k][0]),xu));});
+    lines.push(name+": "+fmt(inv(ys,pts[k][1]),yu)+" at "+fx(inv(xs,pts[k][0])));});
    tip.textContent=lines.join("\n");tip.hidden=false;
    tip.style.left=(e.pageX+14)+"px";tip.style.top=(e.pageY+14)+"px";});
  });
@@ -190,9 +192,22 @@ fn toc(o: &mut String, r: &Report) {
     if r.devices.len() > 1 {
         let _ = write!(
             o,
-            "<li><a href=\"#compare\">Device comparison</a> ({} shared runs)</li>",
+            "<li><a href=\"#compare\">Device comparison</a> ({} shared runs)",
             r.comparisons.len()
         );
+        if !r.sections.is_empty() {
+            o.push_str("<ul>");
+            for s in &r.sections {
+                let _ = write!(
+                    o,
+                    "<li><a href=\"#cmp-{}\">{}</a></li>",
+                    text::slug(&s.id),
+                    html(&s.title)
+                );
+            }
+            o.push_str("</ul>");
+        }
+        o.push_str("</li>");
     }
     for (di, d) in r.devices.iter().enumerate() {
         let _ = write!(
@@ -212,7 +227,14 @@ fn toc(o: &mut String, r: &Report) {
                 html(&s.title)
             );
         }
-        let _ = write!(o, "<li><a href=\"#d{}-runs\">Runs</a>: ", di + 1);
+        // A suite has hundreds of runs: fold their links away.
+        let many = d.runs.len() > 24;
+        let _ = write!(o, "<li><a href=\"#d{}-runs\">Runs</a>", di + 1);
+        if many {
+            let _ = write!(o, " <details><summary>{} runs</summary>", d.runs.len());
+        } else {
+            o.push_str(": ");
+        }
         for (ri, run) in d.runs.iter().enumerate() {
             if ri > 0 {
                 o.push_str(", ");
@@ -224,6 +246,9 @@ fn toc(o: &mut String, r: &Report) {
                 ri + 1,
                 html(&run.name)
             );
+        }
+        if many {
+            o.push_str("</details>");
         }
         o.push_str("</li></ul></li>");
     }
@@ -243,6 +268,9 @@ fn comparison(o: &mut String, r: &Report) {
         let _ = write!(o, "{}{} &nbsp; ", swatch(d.color), html(&d.label));
     }
     o.push_str("</p>\n");
+    for s in &r.sections {
+        section(o, "cmp", s);
+    }
     if r.comparisons.is_empty() {
         o.push_str("<p class=\"note\">These results directories have no run name in common, so there is nothing to put side by side; each device is shown below.</p></section>\n");
         return;
@@ -256,7 +284,11 @@ fn comparison(o: &mut String, r: &Report) {
             let _ = writeln!(
                 o,
                 "<tr><td class=\"l\">{}</td><td class=\"l\">{}{}</td><td class=\"l w\">{}</td><td>{}</td>{}</tr>",
-                if k == 0 { format!("<a href=\"#cmp{}\">{}</a>", ci + 1, html(&c.run)) } else { String::new() },
+                match (k, c.charted) {
+                    (0, true) => format!("<a href=\"#cmp{}\">{}</a>", ci + 1, html(&c.run)),
+                    (0, false) => html(&c.run),
+                    _ => String::new(),
+                },
                 swatch(d.color),
                 html(&d.label),
                 html(&run.description),
@@ -266,7 +298,19 @@ fn comparison(o: &mut String, r: &Report) {
         }
     }
     o.push_str("</table></div>\n");
+    let uncharted = r.comparisons.iter().filter(|c| !c.charted).count();
+    if uncharted > 0 {
+        let _ = writeln!(
+            o,
+            "<p class=\"muted\">{} shared runs: the table lists them all; side-by-side charts are drawn for {} of them (the suite's featured runs), and each device's own section below has every run's charts.</p>",
+            r.comparisons.len(),
+            r.comparisons.len() - uncharted
+        );
+    }
     for (ci, c) in r.comparisons.iter().enumerate() {
+        if !c.charted {
+            continue;
+        }
         // Ids by position: run names may differ only in characters an id cannot hold.
         let _ = writeln!(
             o,
@@ -400,7 +444,7 @@ fn device(o: &mut String, di: usize, d: &DeviceReport) {
     o.push_str("</table></div>\n");
 
     for s in &d.sections {
-        section(o, n, s);
+        section(o, &format!("d{n}"), s);
     }
 
     let _ = writeln!(o, "<h3 id=\"d{n}-runs\">Runs</h3>");
@@ -557,10 +601,10 @@ fn run_section(o: &mut String, n: usize, ri: usize, d: &DeviceReport, run: &RunR
     o.push_str("</section>\n");
 }
 
-fn section(o: &mut String, n: usize, s: &Section) {
+fn section(o: &mut String, prefix: &str, s: &Section) {
     let _ = writeln!(
         o,
-        "<h3 id=\"d{n}-{}\">{}</h3>",
+        "<h3 id=\"{prefix}-{}\">{}</h3>",
         text::slug(&s.id),
         html(&s.title)
     );
@@ -576,21 +620,37 @@ fn section(o: &mut String, n: usize, s: &Section) {
         for row in &t.rows {
             o.push_str("<tr>");
             for c in row {
-                let _ = write!(o, "<td class=\"l\">{}</td>", html(c));
+                // Sentences wrap; short cells (numbers, names) do not.
+                let class = if c.chars().count() > 40 { "l w" } else { "l" };
+                let _ = write!(o, "<td class=\"{class}\">{}</td>", html(c));
             }
             o.push_str("</tr>\n");
         }
         o.push_str("</table></div>\n");
     }
+    let mut in_grid = false;
     for (ci, c) in s.charts.iter().enumerate() {
         // Chart ids must be unique in the page: prefix them with the device and section.
         let mut c = c.clone();
         c.id = format!(
-            "d{n}-{}-c{}-{}",
+            "{prefix}-{}-c{}-{}",
             text::slug(&s.id),
             ci + 1,
             text::slug(&c.id)
         );
+        if c.width <= HALF.0 {
+            // Half-width charts two to a row, as the paper figures are.
+            if !in_grid {
+                o.push_str("<div class=\"grid2\">");
+                in_grid = true;
+            }
+        } else if in_grid {
+            o.push_str("</div>\n");
+            in_grid = false;
+        }
         figure(o, &c);
+    }
+    if in_grid {
+        o.push_str("</div>\n");
     }
 }

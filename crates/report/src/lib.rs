@@ -26,9 +26,13 @@
 //! bytes (no "generated at" time), which keeps golden-file tests meaningful
 //! and lets reports be diffed.
 //!
-//! Later analyses (the uFLIP Table-3 row, design hints, micro-benchmark
-//! charts) plug in through [`model::Analysis`], which adds [`model::Section`]s
-//! to a device; every renderer already knows how to show sections.
+//! Analyses plug in through [`model::Analysis`], which adds
+//! [`model::Section`]s to a device (and to a comparison of devices); every
+//! renderer shows sections. The built-in one, [`suites::SuiteAnalysis`],
+//! reads what `flashlab suite` saved: the uFLIP Table-3 row, design hints,
+//! one chart per micro-benchmark and the calibration runs' phases; the paper
+//! suites' findings and one chart per paper figure; side by side for several
+//! devices.
 //!
 //! ```no_run
 //! use flashlab_report::{render, ReportFormat};
@@ -44,6 +48,7 @@ pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod scan;
+pub mod suites;
 pub mod svg;
 mod text;
 
@@ -84,12 +89,33 @@ impl ReportFormat {
 }
 
 /// What to put in a report beyond the defaults.
-#[derive(Default)]
 pub struct Options {
     /// Only these runs (by name); empty means every run.
     pub runs: Vec<String>,
-    /// Extra analyses that add sections to each device (Table-3 row, hints...).
+    /// Analyses that add sections to each device (Table-3 row, hints...) and
+    /// to a comparison. The default has the built-in
+    /// [`suites::SuiteAnalysis`], which does nothing for directories not
+    /// written by `flashlab suite`; [`Options::bare`] has none.
     pub analyses: Vec<Box<dyn Analysis>>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            runs: Vec::new(),
+            analyses: vec![Box::new(suites::SuiteAnalysis)],
+        }
+    }
+}
+
+impl Options {
+    /// No analyses: provenance and runs only.
+    pub fn bare() -> Options {
+        Options {
+            runs: Vec::new(),
+            analyses: Vec::new(),
+        }
+    }
 }
 
 /// Renders a report of one or more results directories (several => a device

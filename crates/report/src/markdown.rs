@@ -77,9 +77,15 @@ fn lat(t: &Throughput) -> Vec<String> {
 
 fn comparison(o: &mut String, r: &Report) {
     o.push_str("## Device comparison\n\n");
+    for s in &r.sections {
+        section(o, s);
+    }
     if r.comparisons.is_empty() {
         o.push_str("These results directories have no run name in common.\n\n");
         return;
+    }
+    if !r.sections.is_empty() {
+        o.push_str("### Runs, side by side\n\n");
     }
     let mut rows = Vec::new();
     for c in &r.comparisons {
@@ -104,6 +110,32 @@ fn comparison(o: &mut String, r: &Report) {
         2,
         &rows,
     );
+}
+
+/// An analysis section: its text and tables; charts are listed by title
+/// (one line for all of them, they are in the HTML report).
+fn section(o: &mut String, s: &crate::model::Section) {
+    let _ = writeln!(o, "### {}\n", md_cell(&s.title));
+    for p in &s.paragraphs {
+        let _ = writeln!(o, "{p}\n");
+    }
+    for t in &s.tables {
+        let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
+        table(o, &header, 99, &t.rows);
+    }
+    match s.charts.len() {
+        0 => {}
+        1 => {
+            let _ = writeln!(o, "Chart (in the HTML report): {}\n", s.charts[0].title);
+        }
+        n => {
+            let _ = writeln!(o, "Charts (in the HTML report), {n}:\n");
+            for c in &s.charts {
+                let _ = writeln!(o, "- {}", c.title);
+            }
+            o.push('\n');
+        }
+    }
 }
 
 fn status_name(s: RunStatus) -> &'static str {
@@ -144,17 +176,7 @@ fn device(o: &mut String, d: &DeviceReport) {
         table(o, &["key", "value"], 99, &rows);
     }
     for s in &d.sections {
-        let _ = writeln!(o, "### {}\n", md_cell(&s.title));
-        for p in &s.paragraphs {
-            let _ = writeln!(o, "{p}\n");
-        }
-        for t in &s.tables {
-            let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
-            table(o, &header, 99, &t.rows);
-        }
-        for c in &s.charts {
-            let _ = writeln!(o, "Chart (in the HTML report): {}\n", c.title);
-        }
+        section(o, s);
     }
 
     o.push_str("### Runs\n\n");

@@ -47,6 +47,10 @@ pub struct Report {
     pub devices: Vec<DeviceReport>,
     /// Runs that several devices have (same name), in order of first appearance.
     pub comparisons: Vec<Comparison>,
+    /// Sections comparing the devices, added by [`Analysis::compare`]
+    /// (side-by-side Table 3, overlaid per-device curves); shown first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sections: Vec<Section>,
 }
 
 /// One results directory.
@@ -182,6 +186,17 @@ impl DeviceReport {
             "seed",
             if p.seeds.is_empty() {
                 "none (no pattern runs)".into()
+            } else if p.seeds.len() > 6 {
+                // Suites derive one seed per run: list a few, the rest are in each run's workload.
+                format!(
+                    "{}, ... ({} distinct seeds, one per run; each run's workload has its own)",
+                    p.seeds[..3]
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    p.seeds.len()
+                )
             } else {
                 p.seeds
                     .iter()
@@ -224,7 +239,16 @@ impl RunReport {
 pub struct Comparison {
     pub run: String,
     pub entries: Vec<(usize, usize)>,
+    /// Whether the HTML draws this run's charts side by side (every shared
+    /// run up to [`MAX_CHARTED_COMPARISONS`], beyond that the runs the
+    /// analyses feature); the table lists every shared run regardless.
+    pub charted: bool,
 }
+
+/// Side-by-side charts of more shared runs than this would make a
+/// comparison of two full suites tens of megabytes: beyond it only the runs
+/// an [`Analysis`] features (the uFLIP calibration runs...) get charts.
+pub const MAX_CHARTED_COMPARISONS: usize = 24;
 
 /// A titled block of text, tables and charts added by an [`Analysis`].
 #[derive(Clone, Debug, Default, Serialize)]
@@ -249,6 +273,18 @@ pub struct Table {
 /// directory, return sections to show after its provenance.
 pub trait Analysis {
     fn sections(&self, device: &DeviceReport, results_dir: &Path) -> Result<Vec<Section>, String>;
+
+    /// Sections comparing several devices (each with its results directory),
+    /// shown at the top of a comparison. None by default.
+    fn compare(&self, _devices: &[(&DeviceReport, &Path)]) -> Result<Vec<Section>, String> {
+        Ok(Vec::new())
+    }
+
+    /// Runs of this device worth charting side by side when a comparison
+    /// has too many shared runs to chart them all.
+    fn featured_runs(&self, _device: &DeviceReport, _results_dir: &Path) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 impl Report {
@@ -268,11 +304,37 @@ impl Report {
             devices.push(dev);
         }
         unique_labels(&mut devices, dirs);
-        let comparisons = if devices.len() > 1 {
+        let mut comparisons = if devices.len() > 1 {
             comparisons(&devices)
         } else {
             Vec::new()
         };
+        let mut sections = Vec::new();
+        if devices.len() > 1 {
+            let pairs: Vec<(&DeviceReport, &Path)> = devices
+                .iter()
+                .zip(dirs)
+                .map(|(d, p)| (d, p.as_path()))
+                .collect();
+            for a in &options.analyses {
+                sections.extend(a.compare(&pairs)?);
+            }
+            if comparisons.len() > MAX_CHARTED_COMPARISONS {
+                let featured: BTreeSet<String> = options
+                    .analyses
+                    .iter()
+                    .flat_map(|a| {
+                        pairs
+                            .iter()
+                            .flat_map(|(d, p)| a.featured_runs(d, p))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                for c in &mut comparisons {
+                    c.charted = featured.contains(&c.run);
+                }
+            }
+        }
         let title = match devices.len() {
             1 => format!("flashlab report: {}", devices[0].label),
             _ => format!(
@@ -290,6 +352,7 @@ impl Report {
             title,
             devices,
             comparisons,
+            sections,
         })
     }
 }
@@ -588,7 +651,8 @@ fn suite_phases(dir: &Path) -> Vec<(String, Phases)> {
             let c = journal.get("calibration")?.get(baseline)?;
             let p = Phases {
                 startup_ios: c.get("startup").and_then(Value::as_u64),
-                period_ios: c.get("period").and_then(Value::as_u64).filter(|&p| p > 0),
+                // A period of one IO means no oscillation: nothing to mark.
+                period_ios: c.get("period").and_then(Value::as_u64).filter(|&p| p > 1),
             };
             Some((run.to_string(), p))
         })
@@ -653,6 +717,7 @@ fn comparisons(devices: &[DeviceReport]) -> Vec<Comparison> {
             (entries.len() > 1).then(|| Comparison {
                 run: name.to_string(),
                 entries,
+                charted: true,
             })
         })
         .collect()

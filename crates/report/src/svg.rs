@@ -37,6 +37,8 @@ pub enum Unit {
     Fraction,
     /// A plain number.
     Number,
+    /// Bytes, shown in binary units (512B, 4KiB, 1.5MiB).
+    Bytes,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -46,6 +48,16 @@ pub struct Axis {
     pub unit: Unit,
     /// Fixed range; `None` fits the data (log axes ignore values <= 0).
     pub range: Option<(f64, f64)>,
+    /// Explicit tick values (e.g. the measured parameter values, powers of
+    /// two): labelled in the axis unit, thinned when they would collide.
+    /// Empty: ticks chosen from the range.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ticks: Vec<f64>,
+    /// A categorical axis: values are positions 0..n-1, labelled with these
+    /// names (IOShift 0/512B/16KiB, Incr -1/0/1...: values a log scale cannot
+    /// hold). Forces a linear scale from -0.5 to n-0.5.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<String>,
 }
 
 impl Axis {
@@ -55,6 +67,27 @@ impl Axis {
             scale,
             unit,
             range: None,
+            ticks: Vec::new(),
+            categories: Vec::new(),
+        }
+    }
+
+    /// Ticks at these values (see [`Axis::ticks`]).
+    pub fn with_ticks(mut self, ticks: Vec<f64>) -> Axis {
+        self.ticks = ticks;
+        self
+    }
+
+    /// A categorical axis (see [`Axis::categories`]).
+    pub fn categorical(label: &str, categories: Vec<String>) -> Axis {
+        let n = categories.len().max(1) as f64;
+        Axis {
+            label: label.to_string(),
+            scale: Scale::Linear,
+            unit: Unit::Number,
+            range: Some((-0.5, n - 0.5)),
+            ticks: Vec::new(),
+            categories,
         }
     }
 
@@ -76,6 +109,11 @@ pub enum Shape {
     Envelope(Vec<[f64; 3]>),
     /// `[x0, x1, y]`: bars from the bottom of the axis.
     Bars(Vec<[f64; 3]>),
+    /// `[x, lo, hi]`: a shaded band from lo to hi, joined along x (a
+    /// percentile band around a mean line).
+    Band(Vec<[f64; 3]>),
+    /// `[x, y]`: a dot per point (measured values on a sparse axis).
+    Points(Vec<[f64; 2]>),
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -122,8 +160,8 @@ impl Chart {
             .iter()
             .flat_map(|s| &s.shapes)
             .any(|sh| match sh {
-                Shape::Line(p) | Shape::Steps(p) => !p.is_empty(),
-                Shape::Envelope(p) | Shape::Bars(p) => !p.is_empty(),
+                Shape::Line(p) | Shape::Steps(p) | Shape::Points(p) => !p.is_empty(),
+                Shape::Envelope(p) | Shape::Bars(p) | Shape::Band(p) => !p.is_empty(),
             })
     }
 }
@@ -213,9 +251,17 @@ pub fn render(c: &Chart) -> String {
         p1: top,
     };
 
+    let xcat = if c.x.categories.is_empty() {
+        String::new()
+    } else {
+        format!(
+            r#" data-xcat="{}""#,
+            text::html(&c.x.categories.join("|"))
+        )
+    };
     let _ = write!(
         out,
-        r#"<svg class="chart" id="{id}" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-labelledby="{id}-t" font-family="{FONT}" font-size="11" data-x="{dx}" data-y="{dy}" data-xu="{xu}" data-yu="{yu}">"#,
+        r#"<svg class="chart" id="{id}" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-labelledby="{id}-t" font-family="{FONT}" font-size="11" data-x="{dx}" data-y="{dy}" data-xu="{xu}" data-yu="{yu}"{xcat}>"#,
         id = text::html(&c.id),
         w = c.width,
         h = c.height,
@@ -247,7 +293,11 @@ pub fn render(c: &Chart) -> String {
         let s = &c.series[item.series];
         let (x, y) = (item.x, legend_top + 18.0 * item.row as f64);
         // An envelope is drawn pale: so is its swatch, to tell it from the mean line.
-        let pale = matches!(s.shapes.first(), Some(Shape::Envelope(_)));
+        let pale = !s.shapes.is_empty()
+            && s
+                .shapes
+                .iter()
+                .all(|sh| matches!(sh, Shape::Envelope(_) | Shape::Band(_)));
         let _ = write!(
             out,
             r##"<g class="lg" data-s="{i}" tabindex="0" role="button" aria-pressed="true"><rect x="{x}" y="{ry}" width="12" height="12" rx="2" fill="{col}"{op}/><text x="{tx}" y="{ty}" fill="#333">{label}</text></g>"##,
@@ -276,7 +326,7 @@ pub fn render(c: &Chart) -> String {
     let mut grid = String::new();
     let mut marks = String::new();
     let mut labels = String::new();
-    for t in ticks(c.x.scale, xlo, xhi, c.x.unit, right - left, 60.0) {
+    for t in axis_ticks(&c.x, xlo, xhi, right - left, 60.0) {
         let x = n1(mx.px(t.value));
         if t.label.is_some() {
             let _ = write!(grid, "M{x} {}V{}", n1(top), n1(bottom));
@@ -292,7 +342,7 @@ pub fn render(c: &Chart) -> String {
             );
         }
     }
-    for t in ticks(c.y.scale, ylo, yhi, c.y.unit, bottom - top, 26.0) {
+    for t in axis_ticks(&c.y, ylo, yhi, bottom - top, 26.0) {
         let y = n1(my.px(t.value));
         if t.label.is_some() {
             let _ = write!(grid, "M{} {y}H{}", n1(left), n1(right));
@@ -450,6 +500,48 @@ fn draw_shape(out: &mut String, shape: &Shape, mx: &Map, my: &Map, col: &str) {
             }
             out.push_str("\"/>");
         }
+        Shape::Band(p) => {
+            if p.is_empty() {
+                return;
+            }
+            let _ = write!(
+                out,
+                r#"<polygon class="band" fill="{col}" fill-opacity="0.15" stroke="{col}" stroke-opacity="0.3" stroke-width="0.6" points=""#
+            );
+            let mut pts = Points::default();
+            for [x, _, hi] in p {
+                pts.push(out, mx.px(*x), my.px(*hi));
+            }
+            for [x, lo, _] in p.iter().rev() {
+                pts.push(out, mx.px(*x), my.px(*lo));
+            }
+            // A band of one x is a vertical bar: give it some width.
+            if p.len() == 1 {
+                let [x, lo, hi] = p[0];
+                let _ = write!(
+                    out,
+                    " {},{} {},{}",
+                    n1(mx.px(x) + 3.0),
+                    n1(my.px(lo)),
+                    n1(mx.px(x) + 3.0),
+                    n1(my.px(hi))
+                );
+            }
+            out.push_str("\"/>");
+        }
+        Shape::Points(p) => {
+            let _ = write!(out, r#"<path class="pts" fill="{col}" d=""#);
+            for [x, y] in p {
+                let (px, py) = (mx.px(*x), my.px(*y));
+                let _ = write!(
+                    out,
+                    "M{} {}a3 3 0 1 0 6 0a3 3 0 1 0 -6 0",
+                    n1(px - 3.0),
+                    n1(py)
+                );
+            }
+            out.push_str("\"/>");
+        }
         Shape::Bars(p) => {
             // One path for all bars, each narrowed by a hairline so that
             // neighbours stay apart.
@@ -573,10 +665,10 @@ fn range(axis: &Axis, c: &Chart, is_x: bool) -> (f64, f64) {
     let mut bars = false;
     for sh in c.series.iter().flat_map(|s| &s.shapes) {
         match sh {
-            Shape::Line(p) | Shape::Steps(p) => {
+            Shape::Line(p) | Shape::Steps(p) | Shape::Points(p) => {
                 p.iter().for_each(|q| add(if is_x { q[0] } else { q[1] }))
             }
-            Shape::Envelope(p) => p.iter().for_each(|q| {
+            Shape::Envelope(p) | Shape::Band(p) => p.iter().for_each(|q| {
                 if is_x {
                     add(q[0])
                 } else {
@@ -640,6 +732,54 @@ fn nice_step(raw: f64) -> f64 {
         10.0
     };
     m * mag
+}
+
+/// Ticks of one axis: its categories, its explicit ticks (thinned so that
+/// labels keep `min_gap` pixels apart; the others stay as minor ticks), or
+/// ticks chosen from the range.
+fn axis_ticks(a: &Axis, lo: f64, hi: f64, px_len: f64, min_gap: f64) -> Vec<Tick> {
+    let explicit: Vec<(f64, String)> = if !a.categories.is_empty() {
+        a.categories
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i as f64, c.clone()))
+            .collect()
+    } else {
+        a.ticks
+            .iter()
+            .filter(|v| v.is_finite() && (a.scale == Scale::Linear || **v > 0.0))
+            .map(|&v| (v, fmt_value(v, a.unit)))
+            .collect()
+    };
+    if explicit.is_empty() {
+        return ticks(a.scale, lo, hi, a.unit, px_len, min_gap);
+    }
+    let map = Map {
+        log: a.scale == Scale::Log && lo > 0.0,
+        lo,
+        hi,
+        p0: 0.0,
+        p1: px_len,
+    };
+    let mut out = Vec::new();
+    let mut last: Option<f64> = None;
+    for (v, label) in explicit {
+        if v < lo - 1e-9 * lo.abs() || v > hi + 1e-9 * hi.abs() {
+            continue;
+        }
+        let p = map.px(v);
+        // Labels are centred: keep them apart by their width, at least min_gap.
+        let need = (label.chars().count() as f64 * CHAR_W + 8.0).max(min_gap.min(40.0));
+        let labelled = last.is_none_or(|l| (p - l).abs() >= need);
+        if labelled {
+            last = Some(p);
+        }
+        out.push(Tick {
+            value: v,
+            label: labelled.then_some(label),
+        });
+    }
+    out
 }
 
 struct Tick {
@@ -732,6 +872,13 @@ pub fn fmt_value(v: f64, unit: Unit) -> String {
         }
         Unit::Fraction => trim(format!("{:.2}", v * 100.0)) + "%",
         Unit::Number => trim(format!("{v:.3}")),
+        Unit::Bytes => {
+            if v < 0.0 {
+                format!("-{}", fmt_value(-v, unit))
+            } else {
+                text::bytes_approx(v.round() as u64)
+            }
+        }
     }
 }
 
@@ -749,6 +896,7 @@ fn unit_code(u: Unit) -> &'static str {
         Unit::Count => "count",
         Unit::Fraction => "frac",
         Unit::Number => "num",
+        Unit::Bytes => "bytes",
     }
 }
 

@@ -479,3 +479,35 @@ fn constant_latency_still_draws() {
     let pts = &pts[..pts.find('"').unwrap()];
     assert_eq!(pts.split(' ').count(), 2, "a vertical step: {pts}");
 }
+
+/// A suite's results: the uFLIP Table-3 row, hints, micro-benchmark charts
+/// and calibration phases; two devices: Table 3 side by side.
+#[test]
+fn golden_uflip_suite() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = common::uflip_dir(&tmp.path().join("a"), "sim:fast", 1_000);
+    let b = common::uflip_dir(&tmp.path().join("b"), "sim:slow", 3_000);
+    let md = render(std::slice::from_ref(&a), ReportFormat::Markdown).unwrap();
+    golden("uflip.md", &common::normalize(&md, tmp.path()));
+    let json = render(std::slice::from_ref(&a), ReportFormat::Json).unwrap();
+    golden("uflip.json", &common::normalize(&json, tmp.path()));
+    let md = render(&[a.clone(), b.clone()], ReportFormat::Markdown).unwrap();
+    golden("uflip-compare.md", &common::normalize(&md, tmp.path()));
+    assert!(md.contains("| sim:fast | 0.07 | - | - | 1.2 |  | 4MiB (=) | 4 (x2.5) | - | - | - |"), "{md}");
+    assert!(md.contains("| sim:slow | 0.21 | - | - | 3.6 |"), "{md}");
+
+    let html = render(&[a, b], ReportFormat::Html).unwrap();
+    for t in [
+        "uFLIP Table 3, side by side",
+        "uFLIP micro-benchmark 1 (Granularity): mean response time by IOSize",
+        "uFLIP micro-benchmark 2 (Alignment)",
+        "uFLIP Figures 3-5: latency over IO number, RW baseline calibration run on sim:fast",
+        "SR, device by device",
+    ] {
+        assert!(html.contains(t), "{t}");
+    }
+    // Alignment is categorical (0 cannot sit on a log axis); the hover names the category.
+    assert!(html.contains(r#"data-xcat="0B|512B""#));
+    // Every chart has data.
+    assert!(!html.contains(">no data</text>"));
+}

@@ -10,10 +10,13 @@
 //! - [`dir`]: the directory layout, manifest and per-run summaries;
 //! - [`stats`]: per-run statistics (IOIgnore excluded);
 //! - [`export`]: CSV;
+//! - `parquet` (cargo feature `parquet`): the same columns as Parquet;
 //! - [`time`]: UTC dates without a time-zone database.
 
 pub mod dir;
 pub mod export;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod records;
 pub mod stats;
 pub mod time;

@@ -484,6 +484,35 @@ impl Device for SimDevice {
     fn reset_stats(&mut self) {
         self.flash.acct = Accounting::default();
     }
+
+    /// Switches the DRAM write-back cache at run time (`hdparm -W` on the
+    /// simulator; Chen et al.'s Figure 5). Turning it off drains it: the
+    /// switch returns when the last cached page's write-back has ended (the
+    /// clock advances to then), and later writes complete only once
+    /// programmed. Turning it on creates an empty cache of `cache.size`
+    /// (the profile's size, even if the profile starts with it off). The
+    /// profile (`config()`, identity, checkpoints) is unchanged: a device
+    /// restored from a checkpoint has the profile's cache setting.
+    fn set_write_cache(&mut self, enabled: bool) -> Result<(), DeviceError> {
+        if let Some(f) = &self.failed {
+            return Err(DeviceError::Invariant(f.clone()));
+        }
+        if enabled == self.cache.is_some() {
+            return Ok(());
+        }
+        self.issue_queued()?;
+        if enabled {
+            self.cache = Some(WriteCache::new(
+                (self.cfg.cache.size.0 / self.geo.page_bytes) as usize,
+                self.cfg.cache.serve_reads,
+            ));
+        } else if let Some(cache) = self.cache.take() {
+            let drained = cache.drained_at();
+            self.busy_until = self.busy_until.max(drained);
+            self.now = self.now.max(drained);
+        }
+        Ok(())
+    }
 }
 
 fn identity(

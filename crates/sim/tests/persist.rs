@@ -89,7 +89,7 @@ fn restored_device_continues_like_the_original() {
         let size = orig.geometry().logical_pages * orig.geometry().page_bytes;
         let mut rng = Lcg(9);
         let mut t = 0u64;
-        let mut step = |dev: &mut SimDevice, rng: &mut Lcg, t: &mut u64, i: u64| {
+        let step = |dev: &mut SimDevice, rng: &mut Lcg, t: &mut u64, i: u64| {
             *t += rng.next() % 10_000_000;
             let r = rng.next() % 100;
             let mode = if r < 70 { Mode::Write } else if r < 95 { Mode::Read } else { Mode::Trim };

@@ -270,3 +270,94 @@ pub fn block_dir(root: &Path) -> PathBuf {
 pub fn normalize(text: &str, tmp: &Path) -> String {
     text.replace(&tmp.display().to_string(), "TMP")
 }
+
+/// A small uFLIP suite as `flashlab suite uflip` leaves it: a calibration
+/// run, granularity runs of SR and RW at two IO sizes, alignment runs of RW
+/// (a categorical axis), the plan, the journal and `uflip-summary.json`
+/// (Table-3 row and hints). `scale` slows the device down.
+pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
+    const RUNS: [(&str, &str, &str, &str, &str, f64); 7] = [
+        ("calibrate-RW", "calibration", "RW", "random", "write", 96.0),
+        ("granularity-SR-4KiB", "granularity", "SR", "sequential", "read", 4096.0),
+        ("granularity-SR-32KiB", "granularity", "SR", "sequential", "read", 32768.0),
+        ("granularity-RW-4KiB", "granularity", "RW", "random", "write", 4096.0),
+        ("granularity-RW-32KiB", "granularity", "RW", "random", "write", 32768.0),
+        ("alignment-RW-0B", "alignment", "RW", "random", "write", 0.0),
+        ("alignment-RW-512B", "alignment", "RW", "random", "write", 512.0),
+    ];
+    let runs = RUNS
+        .iter()
+        .enumerate()
+        .map(|(k, &(run, _, base, loc, mode, value))| {
+            let big = if value >= 32768.0 { 3 } else { 1 };
+            let lat: Vec<u64> = if base == "RW" {
+                rw_latencies(64, scale * big + k as u64)
+            } else {
+                sr_latencies(64, scale * big)
+            };
+            RunDef {
+                name: run,
+                pattern: pattern(run, loc, mode, 64, 0, false),
+                records: records(
+                    &lat,
+                    |_| if mode == "read" { Mode::Read } else { Mode::Write },
+                    |_| 0,
+                ),
+            }
+        })
+        .collect();
+    let step = |&(run, exp, base, _, _, value): &(&str, &str, &str, &str, &str, f64)| {
+        let param = match exp {
+            "calibration" => "IOCount",
+            "granularity" => "IOSize",
+            _ => "IOShift",
+        };
+        let r = serde_json::json!({"name": run, "experiment": exp, "series": base, "parameter": param, "value": value, "adaptive": exp != "calibration"});
+        if exp == "calibration" {
+            serde_json::json!({"kind": "calibrate", "baseline": base, "run": r})
+        } else {
+            let mut r = r;
+            r["kind"] = "run".into();
+            r
+        }
+    };
+    let mut steps = vec![serde_json::json!({"kind": "enforce-state", "method": "random", "reason": "initial state"})];
+    steps.extend(RUNS.iter().map(step));
+    let dir = write_dir(
+        root,
+        device(name, DeviceKind::Simulated),
+        runs,
+        Some(serde_json::json!({"suite": {"name": "uflip", "state_enforcement": "random", "config": {"seed": 42}}})),
+        Some(serde_json::json!({
+            "suite": "uflip",
+            "completed_steps": 8,
+            "calibration": {"RW": {"startup": 16, "period": 8}},
+            "finished": true
+        })),
+    );
+    std::fs::write(
+        dir.join("plan.json"),
+        serde_json::to_string_pretty(&serde_json::json!({"suite": "uflip", "steps": steps})).unwrap(),
+    )
+    .unwrap();
+    let ms = scale as f64 / 1000.0;
+    std::fs::write(
+        dir.join("uflip-summary.json"),
+        serde_json::to_string_pretty(&serde_json::json!({
+            "device": name,
+            "table3": {"sr_ms": 0.07 * ms, "rr_ms": null, "sw_ms": null, "rw_ms": 1.2 * ms,
+                       "pause_rw_ms": null, "locality_rw_bytes": 4194304, "locality_rw_relative": 1.05,
+                       "partitions": 4, "partitions_relative": 2.5, "reverse_relative": null,
+                       "in_place_relative": null, "large_incr_relative": null},
+            "hints": [
+                {"number": 1, "paper": "Flash devices do incur latency: larger IOs are beneficial, even for reads.",
+                 "device": format!("Confirmed on {name}."), "evidence": "SR 4KiB: 70 us; SR 32KiB: 210 us", "contradicts_paper": false},
+                {"number": 3, "paper": "Blocks should be aligned to flash pages.",
+                 "device": "Alignment hardly matters for RW here.", "evidence": "RW aligned 1.2 ms", "contradicts_paper": true}
+            ]
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    dir
+}
