@@ -64,8 +64,8 @@ def flashlab_cell(flashlab, dev, pattern, bs, qd, ios, workdir):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--ios", type=int, default=50000, help="IOs per cell and tool")
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--ios", type=int, default=20000, help="IOs per cell and tool")
     ap.add_argument("--flashlab", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "flashlab"))
     args = ap.parse_args()
     if os.geteuid() != 0:

@@ -169,3 +169,21 @@ fn hudlet11_reports_the_break_even_selectivity() {
     assert!(s > 0.0 && s <= 0.9, "{s}");
     assert!(measured(&v, "QD2 / QD1") > 0.0);
 }
+
+#[test]
+fn uflip_runs_on_a_file() {
+    let dir = scratch();
+    let out = flashlab(
+        &["suite", "uflip", "--device", "u.img", "--size", "64MiB", "--quick", "--only", "granularity,order",
+          "--max-ios", "128", "--min-ios", "32", "--calibration-ios", "128", "--min-pause", "1ms", "--results", "r", "--quiet"],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("r/uflip-summary.json")).unwrap()).unwrap();
+    for k in ["sr_ms", "rr_ms", "sw_ms", "rw_ms"] {
+        assert!(summary["table3"][k].as_f64().unwrap() > 0.0, "{k}");
+    }
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("r/manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["device"]["kind"], "file");
+    assert_eq!(manifest["device"]["clock"], "wall");
+}
