@@ -47,24 +47,7 @@ pub fn count(n: u64) -> String {
 /// Seconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC` (no time-zone
 /// database needed, and the same output on every machine).
 pub fn utc(unix_s: u64) -> String {
-    let days = (unix_s / 86_400) as i64;
-    let rem = unix_s % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    flashlab_results::time::utc(unix_s)
 }
 
 /// Escapes text for HTML element content and attribute values. "://" and

@@ -26,6 +26,7 @@
 use std::fmt::Write as _;
 
 use flashlab_device::{Device, IoRequest, Mode};
+use flashlab_pattern::rng::Rng;
 use flashlab_sim::breakdown::ChipTime;
 use flashlab_sim::nand::NandTiming;
 use flashlab_sim::SimDevice;
@@ -117,17 +118,6 @@ pub const CONFIGS: [(&str, &str); 3] = [
     ("small chunks + hints", "chunk_entries=64,hints=on"),
 ];
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
 
 fn open(p: &Params, overrides: &str) -> Result<SimDevice, String> {
     let extra = if p.extra.is_empty() { String::new() } else { format!(",{}", p.extra) };
@@ -158,11 +148,11 @@ fn drive(dev: &mut SimDevice, n: u64, mut next: impl FnMut(u64) -> (u64, Mode)) 
 fn pattern_gen(pattern: &str, pages: u64, seed: u64) -> impl FnMut(u64) -> (u64, Mode) {
     let mode = if pattern.ends_with('W') { Mode::Write } else { Mode::Read };
     let random = pattern.starts_with('R');
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut seq = 0u64;
     move |_| {
         let page = if random {
-            rng.next() % pages
+            rng.next_u64() % pages
         } else {
             seq = (seq + 1) % pages;
             seq
@@ -227,10 +217,10 @@ fn hint_sweep(p: &Params) -> Result<HintSweep, String> {
             let host = (chunks * pct as u64 / 100).max(1);
             let mut dev = open(p, &format!("chunk_entries=64,hints=on,hint_chunks={host}"))?;
             let n = if p.requests == 0 { pages / 8 } else { p.requests };
-            let mut rng = Rng(p.seed ^ (pct as u64) << 8 ^ k as u64);
-            let mut seq = rng.next() % pages;
+            let mut rng = Rng::new(p.seed ^ (pct as u64) << 8 ^ k as u64);
+            let mut seq = rng.next_u64() % pages;
             let mut gen = move |_| {
-                let r = rng.next();
+                let r = rng.next_u64();
                 let page = if random_share >= 1.0 || r & 1 == 0 {
                     r % pages
                 } else {
