@@ -66,6 +66,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--ios", type=int, default=20000, help="IOs per cell and tool")
+    ap.add_argument("--qd", type=int, action="append", help="only these queue depths (repeatable; default 1 and 32)")
     ap.add_argument("--flashlab", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "flashlab"))
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -89,7 +90,7 @@ def main():
               f"{args.ios} IOs per cell, median of {args.rounds} rounds", flush=True)
         for pattern in ("SR", "RR", "SW", "RW"):
             for bs in (4096, 32768):
-                for qd in (1, 32):
+                for qd in (args.qd or [1, 32]):
                     fio_runs, fl_runs = [], []
                     for r in range(args.rounds):
                         order = [0, 1] if r % 2 == 0 else [1, 0]
