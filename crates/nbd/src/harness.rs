@@ -10,6 +10,7 @@
 //! pseudo-random body derived from both, so a misplaced, stale or torn block
 //! is recognised.
 
+use flashlab_pattern::rng::Rng;
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
@@ -59,20 +60,6 @@ pub struct HarnessReport {
     pub max_restart_ms: u128,
 }
 
-/// SplitMix64.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 /// The content of `block` at `version` (version 0: zeroes).
 pub fn block_content(seed: u64, block: u64, version: u64, out: &mut [u8]) {
@@ -82,9 +69,9 @@ pub fn block_content(seed: u64, block: u64, version: u64, out: &mut [u8]) {
     }
     out[0..8].copy_from_slice(&block.to_le_bytes());
     out[8..16].copy_from_slice(&version.to_le_bytes());
-    let mut r = Rng(seed ^ block.wrapping_mul(0x1000_0000_01b3) ^ version.rotate_left(32));
+    let mut r = Rng::new(seed ^ block.wrapping_mul(0x1000_0000_01b3) ^ version.rotate_left(32));
     for c in out[16..].chunks_mut(8) {
-        let v = r.next().to_le_bytes();
+        let v = r.next_u64().to_le_bytes();
         c.copy_from_slice(&v[..c.len()]);
     }
 }
@@ -129,7 +116,7 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
     if store.exists() {
         fs::remove_dir_all(&store).map_err(|e| format!("cannot clean {}: {e}", store.display()))?;
     }
-    let mut rng = Rng(opts.seed);
+    let mut rng = Rng::new(opts.seed);
     let mut model: BTreeMap<u64, BlockModel> = BTreeMap::new();
     let mut version = 0u64;
     let mut rep = HarnessReport::default();
@@ -141,7 +128,7 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
     {
         let mut seen = std::collections::BTreeSet::new();
         while (set.len() as u64) < opts.blocks.min(opts.span_blocks) {
-            let b = rng.below(opts.span_blocks);
+            let b = rng.below(opts.span_blocks.max(1));
             if seen.insert(b) {
                 set.push(b);
             }
