@@ -11,6 +11,17 @@
 //! follows the wake-up lateness actually observed (up at once, down slowly,
 //! at most [`MAX_SPIN_NS`]): a quiet machine spins ~100 us per pause, a noisy
 //! one spins longer but still wakes on time.
+//!
+//! Before the first IO of a run the thread *settles*: it sleeps [`SETTLE_NS`]
+//! so that the CPU it burned getting ready (parsing, planning, creating and
+//! filling files, writing the previous run's summary) has decayed out of the
+//! scheduler's load tracking (PELT halves every 32 ms). Without it, the
+//! scheduler sees a busy thread and wakes the block layer's workers on another
+//! CPU, which on a virtual machine means an inter-processor interrupt to a
+//! halted vCPU per IO: measured on a loop device at QD1, 4 KiB random reads
+//! ran at a median of 49 K IOPS (spread 32-171 K) without settling and 77 K
+//! (66-81 K) with it, fio's 75 K in the same run (bench/fio_compare.py).
+//! The environment variable FLASHLAB_SETTLE_MS overrides the time (0: off).
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -22,10 +33,23 @@ pub const SPIN_NS: Nanos = 100_000;
 /// The most: beyond this, spinning costs more CPU than lateness is worth.
 pub const MAX_SPIN_NS: Nanos = 1_000_000;
 
+/// How long a thread sleeps before the first IO of a run (see the module doc).
+pub const SETTLE_NS: Nanos = 150_000_000;
+
+/// The settle time: [`SETTLE_NS`] unless FLASHLAB_SETTLE_MS says otherwise.
+pub fn settle_ns() -> Nanos {
+    std::env::var("FLASHLAB_SETTLE_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(SETTLE_NS, |ms| ms.saturating_mul(1_000_000))
+}
+
 #[derive(Clone, Debug)]
 pub struct Clock {
     origin: Instant,
     margin_ns: Cell<Nanos>,
+    settle_ns: Nanos,
+    settle_pending: Cell<bool>,
 }
 
 thread_local! {
@@ -49,6 +73,27 @@ impl Clock {
         Clock {
             origin: Instant::now(),
             margin_ns: Cell::new(SPIN_NS),
+            settle_ns: settle_ns(),
+            settle_pending: Cell::new(true),
+        }
+    }
+
+    /// The settle time this clock uses (for the results manifest).
+    pub fn settle_time_ns(&self) -> Nanos {
+        self.settle_ns
+    }
+
+    /// Ask for a settle before the next IO (a new run begins).
+    pub fn request_settle(&self) {
+        self.settle_pending.set(true);
+    }
+
+    /// Sleep the settle time if a settle is pending (engines call this just
+    /// before issuing an IO).
+    #[inline]
+    pub fn settle(&self) {
+        if self.settle_pending.replace(false) && self.settle_ns > 0 {
+            std::thread::sleep(Duration::from_nanos(self.settle_ns));
         }
     }
 
@@ -122,6 +167,22 @@ mod tests {
             assert!(t1 - t0 >= wait);
             eprintln!("clock wait {wait} ns: overshoot {} ns", t1 - t0 - wait);
         }
+    }
+
+    #[test]
+    fn settles_once_per_request() {
+        let mut c = Clock::start();
+        c.settle_ns = 30_000_000;
+        let t0 = c.now_ns();
+        c.settle();
+        let t1 = c.now_ns();
+        assert!(t1 - t0 >= 30_000_000, "the first IO waits the settle time");
+        c.settle();
+        let t2 = c.now_ns();
+        assert!(t2 - t1 < 30_000_000, "later IOs of the run do not");
+        c.request_settle();
+        c.settle();
+        assert!(c.now_ns() - t2 >= 30_000_000, "a new run settles again");
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The synchronous engine: one pread/pwrite at a time.
 //!
-//! At queue depth 1 a plain syscall is the cheapest and most honest way to
-//! issue an IO: nothing sits between the two clock readings but the syscall
-//! itself. Queued requests (if a user forces this engine with more than one
+//! Nothing sits between the two clock readings but the syscall itself, which
+//! makes it the reference for what one IO costs; it is chosen with
+//! `--engine sync`, and automatically only where io_uring is unavailable
+//! (on our loop-device benchmark io_uring was faster even at QD1, see
+//! README "Checked against fio"). Queued requests (if a user forces this engine with more than one
 //! outstanding) are issued one after another in `poll`, each timed on its own.
 
 use std::collections::VecDeque;
@@ -32,7 +34,10 @@ impl SyncEngine {
         let read_buf = AlignedBuf::new(max_io_bytes as usize, t.mem_align)?;
         let mut write_buf = AlignedBuf::new(max_io_bytes as usize, t.mem_align)?;
         write_buf.fill_random(&mut SplitMix64::new(0x5EED_0001));
-        t.note_engine("sync", &[]);
+        t.note_engine(
+            "sync",
+            &[("settle_ms", (crate::clock::settle_ns() / 1_000_000).to_string())],
+        );
         Some(SyncEngine {
             t,
             clock: Clock::start(),
@@ -153,6 +158,7 @@ impl Device for SyncEngine {
             }
             return Ok(());
         }
+        self.clock.settle();
         while let Some(req) = self.queue.pop_front() {
             let c = self.issue(req)?;
             out.push(c);
@@ -163,6 +169,10 @@ impl Device for SyncEngine {
     fn idle_until(&mut self, deadline_ns: Nanos) -> Result<(), DeviceError> {
         self.clock.wait_until(deadline_ns);
         Ok(())
+    }
+
+    fn reset_stats(&mut self) {
+        self.clock.request_settle();
     }
 
     fn set_write_cache(&mut self, enabled: bool) -> Result<(), DeviceError> {
