@@ -71,7 +71,7 @@ pub struct TargetArgs {
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
 
-    /// How IOs are issued on a real device (auto: sync at one outstanding IO, io_uring above).
+    /// How IOs are issued on a real device (auto: io_uring, or sync with a warning where io_uring is unavailable; sync issues one IO at a time).
     #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
     pub engine: EngineArg,
 

@@ -149,7 +149,7 @@ impl Probed {
                     .identity
                     .get("engine")
                     .cloned()
-                    .unwrap_or_else(|| if max_outstanding == 1 { "sync".into() } else { "io_uring".into() });
+                    .unwrap_or_else(|| "unknown".into());
                 Ok((opened.device, engine))
             }
         }

@@ -115,6 +115,10 @@ fn create(dir: &Path, name: &str, size: u64) -> std::path::PathBuf {
 fn roundtrip(path: &Path, writer: Engine, reader: Engine, size: u64) {
     let wqd = if writer == Engine::Sync { 1 } else { 16 };
     let rqd = if reader == Engine::Sync { 1 } else { 32 };
+    roundtrip_qd(path, (writer, wqd), (reader, rqd), size);
+}
+
+fn roundtrip_qd(path: &Path, (writer, wqd): (Engine, usize), (reader, rqd): (Engine, usize), size: u64) {
     let wsize = 65536u64;
     let mut w = Eng::open(&opts(path, true, wqd, wsize as u32), writer);
     let reqs: Vec<IoRequest> = shuffled(size / wsize, 7)
@@ -197,6 +201,8 @@ fn file_roundtrip_across_engines() {
     ] {
         roundtrip(&p, w, r, 4 * MIB);
     }
+    // io_uring at QD1 (flashlab's default there) takes its own lone-IO path.
+    roundtrip_qd(&p, (Engine::IoUring, 1), (Engine::IoUring, 1), 4 * MIB);
 }
 
 #[test]
@@ -545,7 +551,7 @@ fn probe_and_identity_of_a_file() {
         );
     }
     eprintln!("file identity: {:?}", info.identity);
-    for (qd, want) in [(1, "sync"), (8, "io_uring")] {
+    for (qd, want) in [(1, "io_uring"), (8, "io_uring")] {
         let o = open(&opts(&p, false, qd, 4096)).unwrap();
         let id = &o.device.info().identity;
         assert_eq!(id.get("engine").map(String::as_str), Some(want));
