@@ -3,7 +3,7 @@
 
 Runs the four uFLIP baseline patterns (SR, RR, SW, RW) at 4 KiB and 32 KiB,
 QD1 and QD32, with fio (io_uring engine, O_DIRECT, per-IO latency log) and
-with flashlab (sync engine at QD1, io_uring at QD32, per-IO records), on one
+with flashlab (its default engine, io_uring, per-IO records), on one
 loop device over a file in /dev/shm, and prints IOPS and mean latency for
 both with their ratios.
 
@@ -116,10 +116,12 @@ def main():
     ok = True
     for pattern, bs, qd, fi, li, fl, ll in results:
         ri, rl = li / fi, ll / fl
-        ok &= ri >= 1.0 and abs(rl - 1) <= 0.10
+        # Lower latency than fio's is not a failure: at a fixed queue depth
+        # mean latency is QD / IOPS, so more IOPS must mean less latency.
+        ok &= ri >= 1.0 and rl <= 1.10
         print(f"{pattern:<8}{bs // 1024:>4}Ki{qd:>4}  {fi:>10.0f}{li:>15.0f}{ri:>7.2f}  "
               f"{fl / 1000:>8.1f}us{ll / 1000:>13.1f}us{rl:>7.2f}")
-    print("target: flashlab IOPS >= fio IOPS in every cell, mean latency within 10 %: "
+    print("target: flashlab IOPS >= fio IOPS in every cell, mean latency at most 10 % above fio's: "
           + ("met" if ok else "NOT met in every cell"))
 
 
