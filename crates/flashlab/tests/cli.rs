@@ -132,7 +132,7 @@ fn each_baseline_pattern_runs_on_a_file_with_json() {
         let manifest: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.path().join(&results).join("manifest.json")).unwrap()).unwrap();
         assert_eq!(manifest["device"]["kind"], "file");
-        assert_eq!(manifest["engine"], "sync");
+        assert_eq!(manifest["engine"], "io_uring");
         assert_eq!(manifest["runs"][0]["status"], "complete");
         assert!(manifest["tool"]["git_commit"].is_string());
     }
@@ -199,13 +199,16 @@ fn pause_shows_in_the_timestamps() {
     let dir = scratch();
     json_run(dir.path(), &["--device", "p.img", "--size", "4MiB", "--pattern", "SR", "--io-size", "4KiB", "--io-count", "20", "--time", "pause:2ms", "--results", "res"]);
     let recs = read_records(&dir.path().join("res/runs/001-SR/records.bin")).unwrap();
-    for w in recs.windows(2) {
-        let gap = w[1].submit_ns - w[0].complete_ns;
+    let mut gaps: Vec<u64> = recs.windows(2).map(|w| w[1].submit_ns - w[0].complete_ns).collect();
+    for &gap in &gaps {
         assert!(gap >= 2_000_000, "pause honoured: {gap} ns");
-        // Accuracy is measured by bench/pause_accuracy.py, not asserted here
-        // (the machine is shared); this only catches a pause applied twice.
-        assert!(gap < 4_000_000, "pause applied once: {gap} ns");
     }
+    // Accuracy is measured by bench/pause_accuracy.py, not asserted here (the
+    // machine is shared and one wake-up can be a few ms late while other tests
+    // run); this catches a pause applied twice, which would lengthen every gap.
+    gaps.sort_unstable();
+    let median = gaps[gaps.len() / 2];
+    assert!(median < 4_000_000, "pause applied once: median gap {median} ns, gaps {gaps:?}");
 }
 
 #[test]
