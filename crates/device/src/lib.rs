@@ -201,6 +201,12 @@ pub trait Device {
     /// Reset the device-specific accounting (between runs of one session).
     fn reset_stats(&mut self) {}
 
+    /// Called by the executor at the start of every run, before it reads the
+    /// run's start time. Real devices let the host settle here (the IO thread
+    /// sleeps so that the scheduler stops treating it as busy; see
+    /// flashlab-realdev's clock). The simulator has nothing to settle.
+    fn begin_run(&mut self) {}
+
     /// Turns the device's volatile write cache on or off (`hdparm -W` on a
     /// SATA disk; a profile setting on the simulator). Devices that cannot
     /// return `Unsupported`, saying why.
@@ -239,6 +245,9 @@ impl<D: Device + ?Sized> Device for Box<D> {
     }
     fn reset_stats(&mut self) {
         (**self).reset_stats()
+    }
+    fn begin_run(&mut self) {
+        (**self).begin_run()
     }
     fn flush(&mut self) -> Result<(), DeviceError> {
         (**self).flush()

@@ -184,6 +184,7 @@ pub fn execute(
         "device opened for {} outstanding IOs, pattern needs {max_outstanding}",
         dev.max_outstanding()
     );
+    dev.begin_run();
     let t0 = dev.now_ns();
     let mut streams: Vec<Stream> = (0..spec.parallel_degree)
         .map(|p| {

@@ -50,6 +50,7 @@ pub fn replay(
         ReplayMode::OpenLoop { speed, .. } => speed,
         ReplayMode::ClosedLoop { .. } => f64::INFINITY,
     };
+    dev.begin_run();
     let t0 = dev.now_ns();
     let due = |io: &TraceIo| -> Nanos {
         if speed.is_infinite() {

@@ -34,6 +34,19 @@ fn consecutive_qd1_runs_back_to_back() {
 }
 
 #[test]
+fn each_run_begins_by_letting_the_device_settle() {
+    let s = spec("pattern='SR'\nio_count=3\ntime='pause:1ms'");
+    let mut dev = FakeDevice::new(1);
+    dev.settle_ns = 150_000_000;
+    let mut recs = Vec::new();
+    execute(&mut dev, &s, &mut recs, Hooks::default()).unwrap();
+    execute(&mut dev, &s, &mut recs, Hooks::default()).unwrap();
+    assert_eq!(dev.runs_begun.len(), 2, "once per run");
+    assert_eq!(recs[0].submit_ns, 150_000_000, "the first IO follows the settle");
+    assert_eq!(recs[1].submit_ns - recs[0].complete_ns, 1_000_000, "pauses are unchanged");
+}
+
+#[test]
 fn queue_depth_keeps_that_many_outstanding() {
     let (recs, dev) = run("pattern='RR'\nio_count=64\nqueue_depth=8");
     assert_eq!(recs.len(), 64);

@@ -33,6 +33,19 @@ fn open_loop_submits_at_recorded_times() {
 }
 
 #[test]
+fn the_schedule_starts_after_the_device_settles() {
+    let trace = [w(0, 0), w(1_000_000, 4096)];
+    let mut dev = FakeDevice::new(8);
+    dev.settle_ns = 150_000_000;
+    let mut recs = Vec::new();
+    let (_, report) = replay(&mut dev, &trace, ReplayMode::OpenLoop { speed: 1.0, max_outstanding: 8 }, &mut recs, Hooks::default()).unwrap();
+    assert_eq!(dev.runs_begun, vec![0]);
+    let submits: Vec<u64> = recs.iter().map(|r| r.submit_ns).collect();
+    assert_eq!(submits, vec![150_000_000, 151_000_000], "times count from the end of the settle");
+    assert_eq!(report.late, 0);
+}
+
+#[test]
 fn open_loop_speed_compresses_time() {
     let trace = [w(0, 0), w(1_000_000, 4096)];
     let (recs, _, _) = run(&trace, ReplayMode::OpenLoop { speed: 4.0, max_outstanding: 8 }, 8);

@@ -12,7 +12,8 @@
 //! at most [`MAX_SPIN_NS`]): a quiet machine spins ~100 us per pause, a noisy
 //! one spins longer but still wakes on time.
 //!
-//! Before the first IO of a run the thread *settles*: it sleeps [`SETTLE_NS`]
+//! At the start of every run (`Device::begin_run`, called by the executor
+//! before it reads the run's start time) the thread *settles*: it sleeps [`SETTLE_NS`]
 //! so that the CPU it burned getting ready (parsing, planning, creating and
 //! filling files, writing the previous run's summary) has decayed out of the
 //! scheduler's load tracking (PELT halves every 32 ms). Without it, the
@@ -49,7 +50,6 @@ pub struct Clock {
     origin: Instant,
     margin_ns: Cell<Nanos>,
     settle_ns: Nanos,
-    settle_pending: Cell<bool>,
 }
 
 thread_local! {
@@ -74,25 +74,13 @@ impl Clock {
             origin: Instant::now(),
             margin_ns: Cell::new(SPIN_NS),
             settle_ns: settle_ns(),
-            settle_pending: Cell::new(true),
         }
     }
 
-    /// The settle time this clock uses (for the results manifest).
-    pub fn settle_time_ns(&self) -> Nanos {
-        self.settle_ns
-    }
-
-    /// Ask for a settle before the next IO (a new run begins).
-    pub fn request_settle(&self) {
-        self.settle_pending.set(true);
-    }
-
-    /// Sleep the settle time if a settle is pending (engines call this just
-    /// before issuing an IO).
-    #[inline]
+    /// Sleep the settle time (the executor asks for it at the start of each
+    /// run, through `Device::begin_run`).
     pub fn settle(&self) {
-        if self.settle_pending.replace(false) && self.settle_ns > 0 {
+        if self.settle_ns > 0 {
             std::thread::sleep(Duration::from_nanos(self.settle_ns));
         }
     }
@@ -170,19 +158,16 @@ mod tests {
     }
 
     #[test]
-    fn settles_once_per_request() {
+    fn settle_sleeps_the_settle_time() {
         let mut c = Clock::start();
         c.settle_ns = 30_000_000;
         let t0 = c.now_ns();
         c.settle();
+        assert!(c.now_ns() - t0 >= 30_000_000);
+        c.settle_ns = 0;
         let t1 = c.now_ns();
-        assert!(t1 - t0 >= 30_000_000, "the first IO waits the settle time");
         c.settle();
-        let t2 = c.now_ns();
-        assert!(t2 - t1 < 30_000_000, "later IOs of the run do not");
-        c.request_settle();
-        c.settle();
-        assert!(c.now_ns() - t2 >= 30_000_000, "a new run settles again");
+        assert!(c.now_ns() - t1 < 30_000_000, "FLASHLAB_SETTLE_MS=0 turns it off");
     }
 
     #[test]

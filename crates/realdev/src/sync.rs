@@ -158,7 +158,6 @@ impl Device for SyncEngine {
             }
             return Ok(());
         }
-        self.clock.settle();
         while let Some(req) = self.queue.pop_front() {
             let c = self.issue(req)?;
             out.push(c);
@@ -171,8 +170,8 @@ impl Device for SyncEngine {
         Ok(())
     }
 
-    fn reset_stats(&mut self) {
-        self.clock.request_settle();
+    fn begin_run(&mut self) {
+        self.clock.settle();
     }
 
     fn set_write_cache(&mut self, enabled: bool) -> Result<(), DeviceError> {

@@ -269,7 +269,6 @@ impl UringEngine {
         if self.unissued.is_empty() {
             return Ok(());
         }
-        self.clock.settle();
         let t = self.clock.now_ns();
         for &s in &self.unissued {
             self.slots[s as usize].submit_ns = t;
@@ -551,8 +550,8 @@ impl Device for UringEngine {
         r
     }
 
-    fn reset_stats(&mut self) {
-        self.clock.request_settle();
+    fn begin_run(&mut self) {
+        self.clock.settle();
     }
 
     fn set_write_cache(&mut self, enabled: bool) -> Result<(), DeviceError> {

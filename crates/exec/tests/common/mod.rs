@@ -17,6 +17,10 @@ pub struct FakeDevice {
     pub max_outstanding: usize,
     pub fail_at_offset: Option<u64>,
     pub flushes: Vec<(Nanos, usize)>,
+    /// Virtual time `begin_run` takes, like a real device's settle.
+    pub settle_ns: Nanos,
+    /// Clock readings at each `begin_run`.
+    pub runs_begun: Vec<Nanos>,
 }
 
 impl FakeDevice {
@@ -38,6 +42,8 @@ impl FakeDevice {
             max_outstanding,
             fail_at_offset: None,
             flushes: Vec::new(),
+            settle_ns: 0,
+            runs_begun: Vec::new(),
         }
     }
 }
@@ -51,6 +57,11 @@ impl Device for FakeDevice {
     }
     fn max_outstanding(&self) -> usize {
         self.max_outstanding
+    }
+    fn begin_run(&mut self) {
+        assert!(self.queued.is_empty() && self.in_flight.is_empty(), "begin_run with IO outstanding");
+        self.runs_begun.push(self.now);
+        self.now += self.settle_ns;
     }
     fn submit(&mut self, req: IoRequest) -> Result<(), DeviceError> {
         self.queued.push(req);
