@@ -184,13 +184,11 @@ pub fn execute(
         "device opened for {} outstanding IOs, pattern needs {max_outstanding}",
         dev.max_outstanding()
     );
-    dev.begin_run();
-    let t0 = dev.now_ns();
     let mut streams: Vec<Stream> = (0..spec.parallel_degree)
         .map(|p| {
             let gen = StreamGen::new(spec, p);
             let (start, size) = gen.target();
-            Stream { gen, start, end: start + size, outstanding: 0, ready_at: t0 }
+            Stream { gen, start, end: start + size, outstanding: 0, ready_at: 0 }
         })
         .collect();
     // In-flight IOs by tag; tags are slot numbers, reused through `free`.
@@ -199,6 +197,12 @@ pub fn execute(
     let mut completions: Vec<Completion> = Vec::with_capacity(max_outstanding);
     let total = spec.total_ios();
     let mut recorder = Recorder::new(sink, hooks.progress, total);
+    // Everything is built: settle, then start the clock for the first IO.
+    dev.begin_run();
+    let t0 = dev.now_ns();
+    for s in &mut streams {
+        s.ready_at = t0;
+    }
     let mut outstanding = 0usize;
     let mut stopping = false;
     let mut empty_polls = 0u32;

@@ -50,6 +50,11 @@ pub fn replay(
         ReplayMode::OpenLoop { speed, .. } => speed,
         ReplayMode::ClosedLoop { .. } => f64::INFINITY,
     };
+    let mut slots: Vec<Option<(u64, TraceIo)>> = vec![None; limit];
+    let mut free: Vec<usize> = (0..limit).rev().collect();
+    let mut completions: Vec<Completion> = Vec::with_capacity(limit);
+    let mut recorder = Recorder::new(sink, hooks.progress, trace.len() as u64);
+    // Everything is built: settle, then start the clock the schedule counts from.
     dev.begin_run();
     let t0 = dev.now_ns();
     let due = |io: &TraceIo| -> Nanos {
@@ -59,14 +64,14 @@ pub fn replay(
             t0 + (io.time_ns as f64 / speed) as Nanos
         }
     };
-    let mut slots: Vec<Option<(u64, TraceIo)>> = vec![None; limit];
-    let mut free: Vec<usize> = (0..limit).rev().collect();
-    let mut completions: Vec<Completion> = Vec::with_capacity(limit);
     let mut report = ReplayReport::default();
     let mut next = 0usize;
     let mut outstanding = 0usize;
-    let mut recorder = Recorder::new(sink, hooks.progress, trace.len() as u64);
     let mut stopping = false;
+    // When the in-flight limit last held back a due request: a request counts
+    // as late only if it was due by then (lateness from the host's scheduling
+    // is in the records, not in this count).
+    let mut limit_hit_ns: Option<Nanos> = None;
     loop {
         if hooks.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             stopping = true;
@@ -89,8 +94,11 @@ pub fn replay(
                 next += 1;
                 continue;
             }
-            let Some(slot) = free.pop() else { break };
-            if now > t_due + 1_000 {
+            let Some(slot) = free.pop() else {
+                limit_hit_ns = Some(now);
+                break;
+            };
+            if now > t_due + 1_000 && limit_hit_ns.is_some_and(|t| t >= t_due) {
                 report.late += 1;
             }
             let TraceOp::Io(m) = io.op else { unreachable!("flush handled above") };

@@ -47,11 +47,14 @@ fn open_loop_follows_the_recorded_times() {
     let out = flashlab(&["replay", "t.trace", "--device", "t.img", "--size", "1MiB", "--quiet", "--results", "res"], dir.path());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let recs = flashlab_results::records::read_records(&dir.path().join("res/runs/001-replay/records.bin")).unwrap();
-    let submits: Vec<u64> = recs.iter().map(|r| r.submit_ns - recs[0].submit_ns).collect();
-    for (i, s) in submits.iter().enumerate() {
-        let due = i as u64 * 20_000_000;
-        // Relative to the first submission, which itself may be a few us after its due time.
-        assert!(*s + 100_000 >= due && *s < due + 2_000_000, "request {i} submitted at {s} ns, due at {due}");
+    // How late each request was, against a start estimated from the least late
+    // one (the run's start time is not in the records; on a shared VM any
+    // request, the first included, can be woken a few hundred us late).
+    let behind: Vec<i64> = recs.iter().enumerate().map(|(i, r)| r.submit_ns as i64 - i as i64 * 20_000_000).collect();
+    let start = *behind.iter().min().unwrap();
+    for (i, b) in behind.iter().enumerate() {
+        let late = b - start;
+        assert!(late < 2_000_000, "request {i} submitted {late} ns behind the schedule; all: {behind:?}");
     }
 }
 

@@ -552,6 +552,9 @@ impl Device for UringEngine {
 
     fn begin_run(&mut self) {
         self.clock.settle();
+        // Enable the ring now, on the thread that will drive it, so the run's
+        // first IO does not pay for it. A failure shows again at the first poll.
+        let _ = self.ensure_enabled();
     }
 
     fn set_write_cache(&mut self, enabled: bool) -> Result<(), DeviceError> {
