@@ -12,7 +12,7 @@
 
 use std::fmt::Write;
 
-use flashlab_results::{RunStatus, Throughput};
+use flashlab_results::Throughput;
 
 use crate::charts::{self, HALF, WIDE};
 use crate::model::{DeviceReport, Report, RunReport, Section};
@@ -403,15 +403,6 @@ fn rate_cells(t: &Throughput) -> String {
     format!("<td>{:.0}</td><td>{:.1}</td>", t.iops, t.mb_per_s)
 }
 
-fn status_name(s: RunStatus) -> &'static str {
-    match s {
-        RunStatus::Planned => "planned",
-        RunStatus::Running => "running",
-        RunStatus::Complete => "complete",
-        RunStatus::Interrupted => "interrupted",
-        RunStatus::Failed => "failed",
-    }
-}
 
 fn kv(o: &mut String, k: &str, v: &str) {
     let _ = write!(o, "<tr><th>{}</th><td>{v}</td></tr>", html(k));
@@ -493,7 +484,7 @@ fn runs_table(o: &mut String, n: usize, d: &DeviceReport) {
             ri + 1,
             html(&run.name),
             html(&run.description),
-            status_name(run.status),
+            run.status.name(),
             count(s.all.ios),
             count(s.ios_ignored),
             count(s.ios_failed),
@@ -522,7 +513,7 @@ fn run_section(o: &mut String, n: usize, ri: usize, d: &DeviceReport, run: &RunR
         "<section class=\"run\" id=\"{id}\"><h3>Run {} <small>{} &middot; {}</small></h3>",
         html(&run.name),
         html(&run.description),
-        status_name(run.status)
+        run.status.name()
     );
     if let Some(e) = &run.error {
         let _ = writeln!(o, "<p class=\"note\">error: {}</p>", html(e));

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use flashlab_results::{RunStatus, Throughput};
+use flashlab_results::Throughput;
 
 use crate::model::{DeviceReport, Report, RunReport};
 use crate::text::{count, dur_f, format_duration_ns, md_cell};
@@ -138,15 +138,6 @@ fn section(o: &mut String, s: &crate::model::Section) {
     }
 }
 
-fn status_name(s: RunStatus) -> &'static str {
-    match s {
-        RunStatus::Planned => "planned",
-        RunStatus::Running => "running",
-        RunStatus::Complete => "complete",
-        RunStatus::Interrupted => "interrupted",
-        RunStatus::Failed => "failed",
-    }
-}
 
 fn device(o: &mut String, d: &DeviceReport) {
     let _ = writeln!(o, "## Device: {}\n", md_cell(&d.label));
@@ -186,7 +177,7 @@ fn device(o: &mut String, d: &DeviceReport) {
         let mut row = vec![
             run.name.clone(),
             run.description.clone(),
-            status_name(run.status).to_string(),
+            run.status.name().to_string(),
             count(s.all.ios),
             count(s.ios_ignored),
             count(s.ios_failed),

@@ -55,6 +55,19 @@ pub enum RunStatus {
     Failed,
 }
 
+impl RunStatus {
+    /// The name the manifest uses (its serde name).
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Planned => "planned",
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
 /// A trace replay, as recorded in the manifest.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplaySpec {
