@@ -414,13 +414,7 @@ impl SbCore {
         let mut run_start: Option<u64> = None;
         while w << 6 < hi {
             let wlo = w << 6;
-            let mut mask = u64::MAX;
-            if wlo < lo {
-                mask &= u64::MAX << (lo - wlo);
-            }
-            if wlo + 64 > hi {
-                mask &= u64::MAX >> (wlo + 64 - hi);
-            }
+            let mask = word_mask(wlo, lo, hi);
             let wr = self.written[w as usize] & mask;
             let il = self.inlog[w as usize] & mask;
             if wr == mask {
@@ -581,13 +575,7 @@ impl SbCore {
         let mut w = lo >> 6;
         while w << 6 < hi {
             let wlo = w << 6;
-            let mut mask = u64::MAX;
-            if wlo < lo {
-                mask &= u64::MAX << (lo - wlo);
-            }
-            if wlo + 64 > hi {
-                mask &= u64::MAX >> (wlo + 64 - hi);
-            }
+            let mask = word_mask(wlo, lo, hi);
             if self.inlog[w as usize] & mask != 0 {
                 return true;
             }
@@ -756,3 +744,16 @@ macro_rules! sb_common {
     };
 }
 pub(crate) use sb_common;
+
+/// The bits of the 64-bit bitmap word starting at bit `wlo` that fall in
+/// [lo, hi); the caller guarantees the word overlaps the range.
+fn word_mask(wlo: u64, lo: u64, hi: u64) -> u64 {
+    let mut mask = u64::MAX;
+    if wlo < lo {
+        mask &= u64::MAX << (lo - wlo);
+    }
+    if wlo + 64 > hi {
+        mask &= u64::MAX >> (wlo + 64 - hi);
+    }
+    mask
+}
