@@ -38,7 +38,7 @@ pub const MAX_SPIN_NS: Nanos = 1_000_000;
 pub const SETTLE_NS: Nanos = 150_000_000;
 
 /// The settle time: [`SETTLE_NS`] unless FLASHLAB_SETTLE_MS says otherwise.
-pub fn settle_ns() -> Nanos {
+fn settle_ns() -> Nanos {
     std::env::var("FLASHLAB_SETTLE_MS")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
@@ -75,6 +75,11 @@ impl Clock {
             margin_ns: Cell::new(SPIN_NS),
             settle_ns: settle_ns(),
         }
+    }
+
+    /// The settle time in milliseconds, for the results manifest.
+    pub fn settle_ms(&self) -> u64 {
+        self.settle_ns / 1_000_000
     }
 
     /// Sleep the settle time (the executor asks for it at the start of each

@@ -110,14 +110,6 @@ pub struct Opened {
     pub warnings: Vec<String>,
 }
 
-/// The engine `Auto` resolves to for `max_outstanding` outstanding IOs.
-pub fn resolve_engine(engine: Engine, _max_outstanding: usize) -> Engine {
-    match engine {
-        Engine::Auto => Engine::IoUring,
-        e => e,
-    }
-}
-
 fn sync_engine(t: open::Target, opts: &OpenOptions) -> Result<SyncEngine, OpenError> {
     SyncEngine::new(t, opts.max_outstanding, opts.max_io_bytes)
         .ok_or_else(|| OpenError::new(OpenErrorKind::Io, "cannot allocate IO buffers"))
@@ -148,7 +140,10 @@ pub fn open_uring(opts: &OpenOptions) -> Result<(UringEngine, Vec<String>), Open
 /// Open a file or block device for a run: the safety check (writes to block
 /// devices), file creation, O_DIRECT, the engine.
 pub fn open(opts: &OpenOptions) -> Result<Opened, OpenError> {
-    let engine = resolve_engine(opts.engine, opts.max_outstanding);
+    let engine = match opts.engine {
+        Engine::Auto => Engine::IoUring,
+        e => e,
+    };
     let (t, mut warnings) = open::open_target(opts)?;
     let device: Box<dyn Device> = match engine {
         Engine::IoUring => match UringEngine::new(t, opts.max_outstanding, opts.max_io_bytes) {

@@ -34,13 +34,14 @@ impl SyncEngine {
         let read_buf = AlignedBuf::new(max_io_bytes as usize, t.mem_align)?;
         let mut write_buf = AlignedBuf::new(max_io_bytes as usize, t.mem_align)?;
         write_buf.fill_random(&mut SplitMix64::new(0x5EED_0001));
+        let clock = Clock::start();
         t.note_engine(
             "sync",
-            &[("settle_ms", (crate::clock::settle_ns() / 1_000_000).to_string())],
+            &[("settle_ms", clock.settle_ms().to_string())],
         );
         Some(SyncEngine {
             t,
-            clock: Clock::start(),
+            clock,
             max_outstanding: max_outstanding.max(1),
             max_io_bytes,
             queue: VecDeque::with_capacity(max_outstanding.max(1)),

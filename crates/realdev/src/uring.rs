@@ -154,13 +154,14 @@ impl UringEngine {
         // the ring closes, and Drop drains IO before anything is freed.
         let fixed_bufs = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
 
+        let clock = Clock::start();
         t.note_engine(
             "io_uring",
             &[
                 ("io_uring_setup", setup.to_string()),
                 ("io_uring_fixed_buffers", fixed_bufs.to_string()),
                 ("io_uring_fixed_file", fixed_file.to_string()),
-                ("settle_ms", (crate::clock::settle_ns() / 1_000_000).to_string()),
+                ("settle_ms", clock.settle_ms().to_string()),
             ],
         );
         let slots = vec![
@@ -176,7 +177,7 @@ impl UringEngine {
         Ok(UringEngine {
             ring,
             t,
-            clock: Clock::start(),
+            clock,
             bufs,
             slots,
             free: (0..max_outstanding as u32).rev().collect(),
