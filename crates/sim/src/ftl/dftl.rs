@@ -149,9 +149,7 @@ impl Ftl for DftlFtl {
         "dftl"
     }
 
-    fn logical_pages(&self) -> u64 {
-        self.inner.logical_pages()
-    }
+    super::forward_to_inner!();
 
     fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
         let t = self.lookup(lpn, at, flash);
@@ -182,24 +180,8 @@ impl Ftl for DftlFtl {
         Ok(())
     }
 
-    fn is_mapped(&self, lpn: u64) -> bool {
-        self.inner.is_mapped(lpn)
-    }
-
-    fn stripe_contiguous(&self, prev: u64, next: u64) -> bool {
-        self.inner.stripe_contiguous(prev, next)
-    }
-
     fn check(&self) -> Result<(), String> {
         self.inner.check()
-    }
-
-    fn erase_counts(&self) -> &[u32] {
-        self.inner.erase_counts()
-    }
-
-    fn mapped_pages(&self) -> u64 {
-        self.inner.mapped_pages()
     }
 
     fn memory_bytes(&self) -> usize {
@@ -208,9 +190,5 @@ impl Ftl for DftlFtl {
             + self.dirty_gen.capacity() * 4
             + self.tp_die.capacity() * 2
             + self.tgen.capacity() * 4
-    }
-
-    fn free_blocks(&self) -> Option<u64> {
-        self.inner.free_blocks()
     }
 }

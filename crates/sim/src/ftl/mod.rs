@@ -23,6 +23,37 @@ use crate::geometry::Geometry;
 use crate::resources::Flash;
 use crate::Nanos;
 
+/// The `Ftl` methods that a mapping layer over the page FTL (`self.inner`:
+/// DFTL, the two-level map, metadata sync) passes straight through.
+macro_rules! forward_to_inner {
+    () => {
+        fn logical_pages(&self) -> u64 {
+            self.inner.logical_pages()
+        }
+
+        fn is_mapped(&self, lpn: u64) -> bool {
+            self.inner.is_mapped(lpn)
+        }
+
+        fn stripe_contiguous(&self, prev: u64, next: u64) -> bool {
+            self.inner.stripe_contiguous(prev, next)
+        }
+
+        fn erase_counts(&self) -> &[u32] {
+            self.inner.erase_counts()
+        }
+
+        fn mapped_pages(&self) -> u64 {
+            self.inner.mapped_pages()
+        }
+
+        fn free_blocks(&self) -> Option<u64> {
+            self.inner.free_blocks()
+        }
+    };
+}
+pub(crate) use forward_to_inner;
+
 pub mod bast;
 pub mod block;
 pub mod blocks;

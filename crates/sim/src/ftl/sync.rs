@@ -83,9 +83,7 @@ impl Ftl for SyncFtl {
         self.inner.name()
     }
 
-    fn logical_pages(&self) -> u64 {
-        self.inner.logical_pages()
-    }
+    super::forward_to_inner!();
 
     fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
         self.inner.read(lpn, at.max(self.blocked_until), flash)
@@ -116,32 +114,12 @@ impl Ftl for SyncFtl {
         self.inner.idle(idle_from.max(self.blocked_until), deadline, flash)
     }
 
-    fn is_mapped(&self, lpn: u64) -> bool {
-        self.inner.is_mapped(lpn)
-    }
-
-    fn stripe_contiguous(&self, prev: u64, next: u64) -> bool {
-        self.inner.stripe_contiguous(prev, next)
-    }
-
     fn check(&self) -> Result<(), String> {
         self.inner.check()
     }
 
-    fn erase_counts(&self) -> &[u32] {
-        self.inner.erase_counts()
-    }
-
-    fn mapped_pages(&self) -> u64 {
-        self.inner.mapped_pages()
-    }
-
     fn memory_bytes(&self) -> usize {
         self.inner.memory_bytes() + self.dirty.capacity() * 8 + self.dirty_list.capacity() * 4
-    }
-
-    fn free_blocks(&self) -> Option<u64> {
-        self.inner.free_blocks()
     }
 
     fn after_prefill(&mut self) {

@@ -209,9 +209,7 @@ impl Ftl for TwoLevelFtl {
         "two-level"
     }
 
-    fn logical_pages(&self) -> u64 {
-        self.inner.logical_pages()
-    }
+    super::forward_to_inner!();
 
     fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
         let t = self.lookup(lpn, at, flash);
@@ -243,14 +241,6 @@ impl Ftl for TwoLevelFtl {
         Ok(())
     }
 
-    fn is_mapped(&self, lpn: u64) -> bool {
-        self.inner.is_mapped(lpn)
-    }
-
-    fn stripe_contiguous(&self, prev: u64, next: u64) -> bool {
-        self.inner.stripe_contiguous(prev, next)
-    }
-
     fn check(&self) -> Result<(), String> {
         self.inner.check()?;
         let n = self.dirty.iter().filter(|&&d| d).count();
@@ -264,14 +254,6 @@ impl Ftl for TwoLevelFtl {
         Ok(())
     }
 
-    fn erase_counts(&self) -> &[u32] {
-        self.inner.erase_counts()
-    }
-
-    fn mapped_pages(&self) -> u64 {
-        self.inner.mapped_pages()
-    }
-
     fn memory_bytes(&self) -> usize {
         self.inner.memory_bytes()
             + self.version.capacity() * 4
@@ -279,9 +261,5 @@ impl Ftl for TwoLevelFtl {
             + self.cache.memory_bytes()
             + self.dirty.capacity()
             + self.hints.as_ref().map_or(0, |h| h.cache.memory_bytes() + h.version.capacity() * 4)
-    }
-
-    fn free_blocks(&self) -> Option<u64> {
-        self.inner.free_blocks()
     }
 }
