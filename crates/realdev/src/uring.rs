@@ -78,6 +78,21 @@ fn os_err(what: &str, e: &std::io::Error) -> DeviceError {
     }
 }
 
+/// What an io_uring_enter's result means to the engine: timeouts and
+/// interruptions are not errors (the caller looks at the CQ either way).
+fn enter_outcome(r: std::io::Result<usize>) -> Result<(), DeviceError> {
+    match r {
+        Ok(_) => Ok(()),
+        Err(e) => match e.raw_os_error() {
+            Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY) => Ok(()),
+            Some(libc::EEXIST) => Err(DeviceError::Invariant(
+                "the io_uring device was driven from a second thread; poll it from one thread only".into(),
+            )),
+            _ => Err(os_err("io_uring_enter", &e)),
+        },
+    }
+}
+
 /// Why the engine could not be built; the target is handed back so the
 /// caller can fall back to the synchronous engine.
 pub struct UringSetupError {
@@ -234,16 +249,7 @@ impl UringEngine {
                 self.ring.submitter().submit_with_args(want, &args)
             }
         };
-        match r {
-            Ok(_) => Ok(()),
-            Err(e) => match e.raw_os_error() {
-                Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY) => Ok(()),
-                Some(libc::EEXIST) => Err(DeviceError::Invariant(
-                    "the io_uring device was driven from a second thread; poll it from one thread only".into(),
-                )),
-                _ => Err(os_err("io_uring_enter", &e)),
-            },
-        }
+        enter_outcome(r)
     }
 
     /// Issue what is queued without waiting, running deferred completion work.
@@ -256,13 +262,7 @@ impl UringEngine {
                 .submitter()
                 .enter::<libc::sigset_t>(to_submit, 0, IORING_ENTER_GETEVENTS, None)
         };
-        match r {
-            Ok(_) => Ok(()),
-            Err(e) => match e.raw_os_error() {
-                Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY) => Ok(()),
-                _ => Err(os_err("io_uring_enter", &e)),
-            },
-        }
+        enter_outcome(r)
     }
 
     /// Issue the queued SQEs; `want` > 0 also waits for that many completions.
