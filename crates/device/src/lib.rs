@@ -188,7 +188,11 @@ pub trait Device {
 
     fn submit(&mut self, req: IoRequest) -> Result<(), DeviceError>;
 
-    fn poll(&mut self, deadline_ns: Option<Nanos>, out: &mut Vec<Completion>) -> Result<(), DeviceError>;
+    fn poll(
+        &mut self,
+        deadline_ns: Option<Nanos>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), DeviceError>;
 
     fn idle_until(&mut self, deadline_ns: Nanos) -> Result<(), DeviceError>;
 
@@ -212,7 +216,10 @@ pub trait Device {
     /// return `Unsupported`, saying why.
     fn set_write_cache(&mut self, enabled: bool) -> Result<(), DeviceError> {
         let _ = enabled;
-        Err(DeviceError::Unsupported(format!("{} has no write-cache switch", self.info().name)))
+        Err(DeviceError::Unsupported(format!(
+            "{} has no write-cache switch",
+            self.info().name
+        )))
     }
 
     /// Make completed writes durable (fsync for files; a no-op for the simulator in benchmark mode).
@@ -234,7 +241,11 @@ impl<D: Device + ?Sized> Device for Box<D> {
     fn submit(&mut self, req: IoRequest) -> Result<(), DeviceError> {
         (**self).submit(req)
     }
-    fn poll(&mut self, deadline_ns: Option<Nanos>, out: &mut Vec<Completion>) -> Result<(), DeviceError> {
+    fn poll(
+        &mut self,
+        deadline_ns: Option<Nanos>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), DeviceError> {
         (**self).poll(deadline_ns, out)
     }
     fn idle_until(&mut self, deadline_ns: Nanos) -> Result<(), DeviceError> {

@@ -45,12 +45,21 @@ impl RecordSink for Vec<IoRecord> {
 pub enum ExecError {
     Device(DeviceError),
     /// An IO completed with an error; the run stops after draining.
-    Io { io: PlannedIo, errno: i32 },
+    Io {
+        io: PlannedIo,
+        errno: i32,
+    },
     Records(io::Error),
     /// The device made no progress with IOs outstanding.
-    Stall { outstanding: usize },
+    Stall {
+        outstanding: usize,
+    },
     /// The generator produced an IO outside its stream's target: a bug, never written.
-    OutOfRange { io: PlannedIo, start: u64, end: u64 },
+    OutOfRange {
+        io: PlannedIo,
+        start: u64,
+        end: u64,
+    },
 }
 
 impl fmt::Display for ExecError {
@@ -115,12 +124,28 @@ pub(crate) struct Recorder<'s, 'p> {
 }
 
 impl<'s, 'p> Recorder<'s, 'p> {
-    pub(crate) fn new(sink: &'s mut dyn RecordSink, progress: Option<&'p mut dyn FnMut(u64, u64)>, total: u64) -> Self {
-        Recorder { sink, progress, done: 0, total, step: (total / 100).max(1), first_error: None }
+    pub(crate) fn new(
+        sink: &'s mut dyn RecordSink,
+        progress: Option<&'p mut dyn FnMut(u64, u64)>,
+        total: u64,
+    ) -> Self {
+        Recorder {
+            sink,
+            progress,
+            done: 0,
+            total,
+            step: (total / 100).max(1),
+            first_error: None,
+        }
     }
 
     /// Records one completed IO; returns whether it failed.
-    pub(crate) fn record(&mut self, io: PlannedIo, c: &Completion, warmup: bool) -> Result<bool, ExecError> {
+    pub(crate) fn record(
+        &mut self,
+        io: PlannedIo,
+        c: &Completion,
+        warmup: bool,
+    ) -> Result<bool, ExecError> {
         let mut flags = if warmup { FLAG_WARMUP } else { 0 };
         if let Some(errno) = c.errno {
             flags |= FLAG_ERROR;
@@ -139,7 +164,7 @@ impl<'s, 'p> Recorder<'s, 'p> {
             })
             .map_err(ExecError::Records)?;
         self.done += 1;
-        if self.done % self.step == 0 {
+        if self.done.is_multiple_of(self.step) {
             if let Some(p) = self.progress.as_mut() {
                 p(self.done, self.total);
             }
@@ -188,7 +213,13 @@ pub fn execute(
         .map(|p| {
             let gen = StreamGen::new(spec, p);
             let (start, size) = gen.target();
-            Stream { gen, start, end: start + size, outstanding: 0, ready_at: 0 }
+            Stream {
+                gen,
+                start,
+                end: start + size,
+                outstanding: 0,
+                ready_at: 0,
+            }
         })
         .collect();
     // In-flight IOs by tag; tags are slot numbers, reused through `free`.
@@ -217,12 +248,17 @@ pub fn execute(
             for (p, s) in streams.iter_mut().enumerate() {
                 while s.outstanding < qd && s.gen.remaining() > 0 {
                     if s.ready_at > now {
-                        next_ready = Some(next_ready.map_or(s.ready_at, |t: Nanos| t.min(s.ready_at)));
+                        next_ready =
+                            Some(next_ready.map_or(s.ready_at, |t: Nanos| t.min(s.ready_at)));
                         break;
                     }
                     let io = s.gen.next().expect("remaining > 0");
                     if io.offset_bytes < s.start || io.offset_bytes + io.size_bytes > s.end {
-                        return Err(ExecError::OutOfRange { io, start: s.start, end: s.end });
+                        return Err(ExecError::OutOfRange {
+                            io,
+                            start: s.start,
+                            end: s.end,
+                        });
                     }
                     let slot = free.pop().expect("a free slot per outstanding IO");
                     slots[slot] = Some(io);
@@ -261,10 +297,12 @@ pub fn execute(
         empty_polls = 0;
         for c in &completions {
             let slot = c.tag as usize;
-            let io = slots
-                .get_mut(slot)
-                .and_then(Option::take)
-                .ok_or_else(|| ExecError::Device(DeviceError::Invariant(format!("completion for unknown tag {}", c.tag))))?;
+            let io = slots.get_mut(slot).and_then(Option::take).ok_or_else(|| {
+                ExecError::Device(DeviceError::Invariant(format!(
+                    "completion for unknown tag {}",
+                    c.tag
+                )))
+            })?;
             free.push(slot);
             outstanding -= 1;
             let s = &mut streams[io.stream as usize];
@@ -279,5 +317,9 @@ pub fn execute(
         }
     }
     let completed = recorder.finish()?;
-    Ok(if completed < total { Outcome::Interrupted } else { Outcome::Complete })
+    Ok(if completed < total {
+        Outcome::Interrupted
+    } else {
+        Outcome::Complete
+    })
 }

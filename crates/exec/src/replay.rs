@@ -42,7 +42,9 @@ pub fn replay(
     hooks: Hooks<'_>,
 ) -> Result<(Outcome, ReplayReport), ExecError> {
     let limit = match mode {
-        ReplayMode::OpenLoop { max_outstanding, .. } => max_outstanding,
+        ReplayMode::OpenLoop {
+            max_outstanding, ..
+        } => max_outstanding,
         ReplayMode::ClosedLoop { queue_depth } => queue_depth,
     }
     .clamp(1, dev.max_outstanding());
@@ -101,8 +103,15 @@ pub fn replay(
             if now > t_due + 1_000 && limit_hit_ns.is_some_and(|t| t >= t_due) {
                 report.late += 1;
             }
-            let TraceOp::Io(m) = io.op else { unreachable!("flush handled above") };
-            dev.submit(IoRequest { tag: slot as u64, offset_bytes: io.offset_bytes, size_bytes: io.size_bytes as u32, mode: m })?;
+            let TraceOp::Io(m) = io.op else {
+                unreachable!("flush handled above")
+            };
+            dev.submit(IoRequest {
+                tag: slot as u64,
+                offset_bytes: io.offset_bytes,
+                size_bytes: io.size_bytes as u32,
+                mode: m,
+            })?;
             slots[slot] = Some((next as u64, io));
             outstanding += 1;
             next += 1;
@@ -121,11 +130,21 @@ pub fn replay(
         dev.poll(wait_until, &mut completions)?;
         for c in &completions {
             let slot = c.tag as usize;
-            let (index, io) = slots[slot].take().expect("completion of an in-flight request");
+            let (index, io) = slots[slot]
+                .take()
+                .expect("completion of an in-flight request");
             free.push(slot);
             outstanding -= 1;
-            let TraceOp::Io(mode) = io.op else { unreachable!("flushes are never in flight") };
-            let planned = PlannedIo { index, stream: 0, offset_bytes: io.offset_bytes, size_bytes: io.size_bytes, mode };
+            let TraceOp::Io(mode) = io.op else {
+                unreachable!("flushes are never in flight")
+            };
+            let planned = PlannedIo {
+                index,
+                stream: 0,
+                offset_bytes: io.offset_bytes,
+                size_bytes: io.size_bytes,
+                mode,
+            };
             if recorder.record(planned, c, false)? {
                 stopping = true;
             }
@@ -134,5 +153,12 @@ pub fn replay(
     }
     recorder.finish()?;
     let complete = next == trace.len();
-    Ok((if complete { Outcome::Complete } else { Outcome::Interrupted }, report))
+    Ok((
+        if complete {
+            Outcome::Complete
+        } else {
+            Outcome::Interrupted
+        },
+        report,
+    ))
 }

@@ -10,7 +10,10 @@ use flashlab_pattern::{PatternArgs, PatternSpec};
 use flashlab_results::IoRecord;
 
 fn spec(table: &str) -> PatternSpec {
-    toml::from_str::<PatternArgs>(table).unwrap().resolve(1 << 30).unwrap()
+    toml::from_str::<PatternArgs>(table)
+        .unwrap()
+        .resolve(1 << 30)
+        .unwrap()
 }
 
 fn run(table: &str) -> (Vec<IoRecord>, FakeDevice) {
@@ -42,8 +45,15 @@ fn each_run_begins_by_letting_the_device_settle() {
     execute(&mut dev, &s, &mut recs, Hooks::default()).unwrap();
     execute(&mut dev, &s, &mut recs, Hooks::default()).unwrap();
     assert_eq!(dev.runs_begun.len(), 2, "once per run");
-    assert_eq!(recs[0].submit_ns, 150_000_000, "the first IO follows the settle");
-    assert_eq!(recs[1].submit_ns - recs[0].complete_ns, 1_000_000, "pauses are unchanged");
+    assert_eq!(
+        recs[0].submit_ns, 150_000_000,
+        "the first IO follows the settle"
+    );
+    assert_eq!(
+        recs[1].submit_ns - recs[0].complete_ns,
+        1_000_000,
+        "pauses are unchanged"
+    );
 }
 
 #[test]
@@ -63,7 +73,8 @@ fn parallel_streams_each_do_io_count() {
     for p in 0..4u16 {
         let mine: Vec<_> = recs.iter().filter(|r| r.stream == p).collect();
         assert_eq!(mine.len(), 10);
-        assert!(mine.iter().all(|r| r.offset_bytes >= p as u64 * (1 << 20) && r.offset_bytes < (p as u64 + 1) * (1 << 20)));
+        assert!(mine.iter().all(|r| r.offset_bytes >= p as u64 * (1 << 20)
+            && r.offset_bytes < (p as u64 + 1) * (1 << 20)));
     }
 }
 
@@ -79,7 +90,10 @@ fn pause_waits_after_each_completion() {
 fn burst_pauses_after_every_burst() {
     let (recs, _) = run("pattern='SW'\nio_count=6\ntime='burst:10ms:3'");
     let submits: Vec<u64> = recs.iter().map(|r| r.submit_ns).collect();
-    assert_eq!(submits, vec![0, 100_000, 200_000, 10_300_000, 10_400_000, 10_500_000]);
+    assert_eq!(
+        submits,
+        vec![0, 100_000, 200_000, 10_300_000, 10_400_000, 10_500_000]
+    );
 }
 
 #[test]
@@ -96,10 +110,14 @@ fn records_match_the_generator() {
     let mut dev = FakeDevice::new(s.max_outstanding());
     let mut recs = Vec::new();
     execute(&mut dev, &s, &mut recs, Hooks::default()).unwrap();
-    let mut got: Vec<(u16, u64, u64)> = recs.iter().map(|r| (r.stream, r.index, r.offset_bytes)).collect();
+    let mut got: Vec<(u16, u64, u64)> = recs
+        .iter()
+        .map(|r| (r.stream, r.index, r.offset_bytes))
+        .collect();
     got.sort_unstable();
-    let mut want: Vec<(u16, u64, u64)> =
-        flashlab_pattern::all_ios(&s).map(|io| (io.stream as u16, io.index, io.offset_bytes)).collect();
+    let mut want: Vec<(u16, u64, u64)> = flashlab_pattern::all_ios(&s)
+        .map(|io| (io.stream as u16, io.index, io.offset_bytes))
+        .collect();
     want.sort_unstable();
     assert_eq!(got, want);
     assert!(recs.iter().all(|r| r.mode == Mode::Write));
@@ -112,7 +130,11 @@ fn a_failed_io_stops_the_run_and_is_reported() {
     dev.fail_at_offset = Some(10 * 4096);
     let mut recs = Vec::new();
     let err = execute(&mut dev, &s, &mut recs, Hooks::default()).unwrap_err();
-    assert!(err.to_string().contains("write of 4096 B at offset 40960 failed"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("write of 4096 B at offset 40960 failed"),
+        "{err}"
+    );
     assert_eq!(recs.len(), 11);
     assert!(recs[10].is_error());
 }
@@ -130,7 +152,16 @@ fn stop_flag_drains_and_reports_interrupted() {
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     };
-    let outcome = execute(&mut dev, &s, &mut recs, Hooks { stop: Some(&stop), progress: Some(&mut progress) }).unwrap();
+    let outcome = execute(
+        &mut dev,
+        &s,
+        &mut recs,
+        Hooks {
+            stop: Some(&stop),
+            progress: Some(&mut progress),
+        },
+    )
+    .unwrap();
     assert_eq!(outcome, Outcome::Interrupted);
     assert!(recs.len() >= 100 && recs.len() < 120, "{}", recs.len());
     assert!(dev.in_flight.is_empty());

@@ -19,6 +19,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process; boxing the large variant would only add noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run IO patterns against a device, a file or a simulated SSD.

@@ -16,12 +16,18 @@ pub struct CliError {
 impl CliError {
     /// A mistake in what the user asked for.
     pub fn user(message: impl Into<String>) -> CliError {
-        CliError { message: message.into(), exit_code: EXIT_USER }
+        CliError {
+            message: message.into(),
+            exit_code: EXIT_USER,
+        }
     }
 
     /// Something failed that the user's input did not cause.
     pub fn failure(message: impl Into<String>) -> CliError {
-        CliError { message: message.into(), exit_code: EXIT_FAILURE }
+        CliError {
+            message: message.into(),
+            exit_code: EXIT_FAILURE,
+        }
     }
 }
 

@@ -18,7 +18,8 @@ pub fn open_results(dir: &Path) -> CliResult<ResultsDir> {
             dir.display()
         )));
     }
-    ResultsDir::open(dir).map_err(|e| CliError::failure(format!("cannot read {}: {e}", dir.display())))
+    ResultsDir::open(dir)
+        .map_err(|e| CliError::failure(format!("cannot read {}: {e}", dir.display())))
 }
 
 /// Which runs `--run` selects: a name or a 1-based number; all when absent.
@@ -35,7 +36,10 @@ fn select_runs(results: &ResultsDir, run: Option<&str>) -> CliResult<Vec<usize>>
                 _ => Err(CliError::user(format!(
                     "no run '{r}' in {}; it has {}",
                     results.root().display(),
-                    runs.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")
+                    runs.iter()
+                        .map(|e| e.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ))),
             }
         }
@@ -55,8 +59,12 @@ pub fn write_csv(results: &ResultsDir, run: Option<&str>, output: Option<&Path>)
     };
     let result = match output {
         Some(p) => {
-            let mut f = File::create(p)
-                .map_err(|e| CliError::user(format!("cannot create {}: {e}; check the path given to -o/--csv", p.display())))?;
+            let mut f = File::create(p).map_err(|e| {
+                CliError::user(format!(
+                    "cannot create {}: {e}; check the path given to -o/--csv",
+                    p.display()
+                ))
+            })?;
             write(&mut f)
         }
         None => write(&mut io::stdout().lock()),
@@ -68,11 +76,16 @@ pub fn export(args: ExportArgs) -> CliResult<()> {
     let results = open_results(&args.results_dir)?;
     match args.format {
         ExportFormat::Csv => write_csv(&results, args.run.as_deref(), args.output.as_deref()),
-        ExportFormat::Parquet => crate::report::export_parquet(&results, args.run.as_deref(), args.output.as_deref()),
+        ExportFormat::Parquet => {
+            crate::report::export_parquet(&results, args.run.as_deref(), args.output.as_deref())
+        }
         ExportFormat::Json => {
             let selected = select_runs(&results, args.run.as_deref())?;
             let mut summary = results.summary();
-            let names: Vec<String> = selected.iter().map(|&i| results.manifest().runs[i].name.clone()).collect();
+            let names: Vec<String> = selected
+                .iter()
+                .map(|&i| results.manifest().runs[i].name.clone())
+                .collect();
             summary.runs.retain(|r| names.contains(&r.name));
             let text = serde_json::to_string_pretty(&summary).expect("summary serializes") + "\n";
             match &args.output {
@@ -90,12 +103,18 @@ pub fn export(args: ExportArgs) -> CliResult<()> {
 pub fn show(args: ShowArgs) -> CliResult<()> {
     let results = open_results(&args.results_dir)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&results.summary()).expect("summary serializes"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&results.summary()).expect("summary serializes")
+        );
         return Ok(());
     }
     let m = results.manifest();
     println!("device:  {}", output::device_line(&m.device, &m.engine));
-    println!("tool:    {} {} ({})", m.tool.name, m.tool.version, m.tool.git_commit);
+    println!(
+        "tool:    {} {} ({})",
+        m.tool.name, m.tool.version, m.tool.git_commit
+    );
     let mut rows = Vec::new();
     for entry in &m.runs {
         match results.summaries().iter().find(|s| s.name == entry.name) {

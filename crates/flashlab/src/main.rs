@@ -12,8 +12,8 @@ mod run;
 mod serve;
 mod signals;
 mod sim;
-mod suite_budilovsky11;
 mod suite;
+mod suite_budilovsky11;
 mod target;
 
 use std::process::ExitCode;
@@ -58,7 +58,9 @@ fn main() -> ExitCode {
 /// names the problem and the fix. Help and version print as usual.
 fn clap_error(e: clap::Error) -> ExitCode {
     match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
             return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 ExitCode::from(EXIT_USER)
@@ -75,14 +77,24 @@ fn clap_error(e: clap::Error) -> ExitCode {
         .unwrap_or("invalid arguments")
         .trim_start_matches("error: ")
         .to_string();
-    let suggestion = e.get(ContextKind::SuggestedArg).or_else(|| e.get(ContextKind::SuggestedValue)).and_then(|v| match v {
-        ContextValue::String(s) => Some(s.clone()),
-        ContextValue::Strings(v) => v.first().cloned(),
-        _ => None,
-    });
+    let suggestion = e
+        .get(ContextKind::SuggestedArg)
+        .or_else(|| e.get(ContextKind::SuggestedValue))
+        .and_then(|v| match v {
+            ContextValue::String(s) => Some(s.clone()),
+            ContextValue::Strings(v) => v.first().cloned(),
+            _ => None,
+        });
     let sub = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let help = match sub {
-        Some(s) if ["run", "replay", "export", "show", "suite", "sim", "serve", "report"].contains(&s.as_str()) => format!("flashlab {s} --help"),
+        Some(s)
+            if [
+                "run", "replay", "export", "show", "suite", "sim", "serve", "report",
+            ]
+            .contains(&s.as_str()) =>
+        {
+            format!("flashlab {s} --help")
+        }
         _ => "flashlab --help".to_string(),
     };
     let msg = match suggestion {

@@ -22,7 +22,9 @@ pub fn device_line(info: &DeviceInfo, engine: &str) -> String {
     )
 }
 
-pub const HEADER: [&str; 10] = ["run", "IOs", "mean", "min", "p50", "p99", "p99.9", "max", "IOPS", "MB/s"];
+pub const HEADER: [&str; 10] = [
+    "run", "IOs", "mean", "min", "p50", "p99", "p99.9", "max", "IOPS", "MB/s",
+];
 
 fn lat(ns: u64) -> String {
     format_duration_ns(ns)
@@ -64,7 +66,13 @@ pub fn table(rows: &[[String; 10]]) -> String {
         cells
             .iter()
             .enumerate()
-            .map(|(i, c)| if i == 0 { format!("{c:<w$}", w = widths[i]) } else { format!("{c:>w$}", w = widths[i]) })
+            .map(|(i, c)| {
+                if i == 0 {
+                    format!("{c:<w$}", w = widths[i])
+                } else {
+                    format!("{c:>w$}", w = widths[i])
+                }
+            })
             .collect::<Vec<_>>()
             .join("  ")
     };

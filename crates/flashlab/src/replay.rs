@@ -16,42 +16,71 @@ use crate::{output, signals, target};
 const DEFAULT_OPEN_LOOP_IN_FLIGHT: usize = 256;
 
 pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
-    let text = std::fs::read_to_string(&args.trace)
-        .map_err(|e| CliError::user(format!("cannot read trace {}: {e}; check the path", args.trace.display())))?;
+    let text = std::fs::read_to_string(&args.trace).map_err(|e| {
+        CliError::user(format!(
+            "cannot read trace {}: {e}; check the path",
+            args.trace.display()
+        ))
+    })?;
     let origin = args.trace.display().to_string();
     let format = match &args.format {
         Some(f) => Format::parse(f).map_err(CliError::user)?,
         None => Format::detect(&text).ok_or_else(|| {
-            CliError::user(format!("cannot tell the format of {origin}; pass --format {}", Format::NAMES.replace(" or ", "|").replace(", ", "|")))
+            CliError::user(format!(
+                "cannot tell the format of {origin}; pass --format {}",
+                Format::NAMES.replace(" or ", "|").replace(", ", "|")
+            ))
         })?,
     };
     let fit = Fit::parse(&args.fit).map_err(CliError::user)?;
     if !(args.speed > 0.0 && args.speed.is_finite()) {
-        return Err(CliError::user(format!("--speed {} must be a positive number, e.g. --speed 2", args.speed)));
+        return Err(CliError::user(format!(
+            "--speed {} must be a positive number, e.g. --speed 2",
+            args.speed
+        )));
     }
     if args.closed_loop && args.speed != 1.0 {
-        return Err(CliError::user("--speed applies to open-loop replay; drop it or drop --closed-loop"));
+        return Err(CliError::user(
+            "--speed applies to open-loop replay; drop it or drop --closed-loop",
+        ));
     }
     if args.name.is_empty() || args.name.contains('/') {
-        return Err(CliError::user(format!("run name '{}' cannot name a directory; use letters, digits, '-' and '_'", args.name)));
+        return Err(CliError::user(format!(
+            "run name '{}' cannot name a directory; use letters, digits, '-' and '_'",
+            args.name
+        )));
     }
     let mut trace = flashlab_trace::parse(&text, format, &origin).map_err(CliError::user)?;
-    let in_flight = args.queue_depth.unwrap_or(if args.closed_loop { 1 } else { DEFAULT_OPEN_LOOP_IN_FLIGHT });
+    let in_flight = args.queue_depth.unwrap_or(if args.closed_loop {
+        1
+    } else {
+        DEFAULT_OPEN_LOOP_IN_FLIGHT
+    });
     if in_flight == 0 || in_flight > target::SIM_MAX_OUTSTANDING {
-        return Err(CliError::user(format!("--queue-depth must be between 1 and {}", target::SIM_MAX_OUTSTANDING)));
+        return Err(CliError::user(format!(
+            "--queue-depth must be between 1 and {}",
+            target::SIM_MAX_OUTSTANDING
+        )));
     }
 
     let probed = target::probe(&args.target, flashlab_pattern::DEFAULT_SEED)?;
     fit_to_device(&mut trace, probed.info.size_bytes, probed.lbs, fit)
         .map_err(|e| CliError::user(format!("{origin}: {e}")))?;
-    let writes = trace.iter().any(|io| matches!(io.op, TraceOp::Io(m) if m.modifies()));
+    let writes = trace
+        .iter()
+        .any(|io| matches!(io.op, TraceOp::Io(m) if m.modifies()));
     let max_io = trace.iter().map(|io| io.size_bytes).max().unwrap_or(512);
     let requests = trace.iter().filter(|io| io.op != TraceOp::Flush).count() as u64;
     let spec = ReplaySpec {
         trace_path: origin.clone(),
         format: format.name().to_string(),
         requests,
-        loop_mode: if args.closed_loop { "closed_loop" } else { "open_loop" }.to_string(),
+        loop_mode: if args.closed_loop {
+            "closed_loop"
+        } else {
+            "open_loop"
+        }
+        .to_string(),
         speed: args.speed,
         max_outstanding: in_flight as u64,
         fit: args.fit.clone(),
@@ -67,17 +96,27 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
             requests,
             span_ns as f64 / 1e9,
             format_size(max_io),
-            trace.iter().filter(|io| matches!(io.op, TraceOp::Io(m) if m.modifies())).count(),
+            trace
+                .iter()
+                .filter(|io| matches!(io.op, TraceOp::Io(m) if m.modifies()))
+                .count(),
             trace.iter().filter(|io| io.op == TraceOp::Flush).count()
         );
         for io in trace.iter().take(10) {
-            println!("  {:>12} ns  {}  {:>14}  {}", io.time_ns, io.op.letter(), io.offset_bytes, format_size(io.size_bytes));
+            println!(
+                "  {:>12} ns  {}  {:>14}  {}",
+                io.time_ns,
+                io.op.letter(),
+                io.offset_bytes,
+                format_size(io.size_bytes)
+            );
         }
         return Ok(());
     }
 
     let (mut device, engine) = probed.open(&args.target, writes, in_flight, max_io, args.quiet)?;
-    let mut results = target::create_results(args.results.as_deref(), &args.name, &*device, &engine)?;
+    let mut results =
+        target::create_results(args.results.as_deref(), &args.name, &*device, &engine)?;
     let idx = results
         .plan_run(&args.name, workload.clone())
         .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
@@ -88,17 +127,29 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
     }
     signals::install();
     let mode = if args.closed_loop {
-        ReplayMode::ClosedLoop { queue_depth: in_flight }
+        ReplayMode::ClosedLoop {
+            queue_depth: in_flight,
+        }
     } else {
-        ReplayMode::OpenLoop { speed: args.speed, max_outstanding: in_flight }
+        ReplayMode::OpenLoop {
+            speed: args.speed,
+            max_outstanding: in_flight,
+        }
     };
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let mut report = None;
-    let (status, error) = record_run(&mut results, idx, &args.name, requests, show_progress, |w, hooks| {
-        let (outcome, r) = replay(&mut *device, &trace, mode, w, hooks)?;
-        report = Some(r);
-        Ok(outcome)
-    })?;
+    let (status, error) = record_run(
+        &mut results,
+        idx,
+        &args.name,
+        requests,
+        show_progress,
+        |w, hooks| {
+            let (outcome, r) = replay(&mut *device, &trace, mode, w, hooks)?;
+            report = Some(r);
+            Ok(outcome)
+        },
+    )?;
     let mut device_stats = device.stats_json();
     if let Some(r) = report {
         let extra = serde_json::json!({ "late_requests": r.late, "flushes": r.flushes });
@@ -113,23 +164,38 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
     let summary = results
         .finish_run(idx, status, error.clone(), device_stats)
         .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
-    results.write_summary().map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
+    results
+        .write_summary()
+        .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&results.summary()).expect("summary serializes"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&results.summary()).expect("summary serializes")
+        );
     } else {
         println!("{}", output::table(&output::rows(&summary)));
         if let Some(r) = report {
             if !args.closed_loop {
-                println!("  {} of {} requests were late (more than {} in flight when due)", r.late, requests, in_flight);
+                println!(
+                    "  {} of {} requests were late (more than {} in flight when due)",
+                    r.late, requests, in_flight
+                );
             }
         }
         print_device_stats(&summary);
     }
     match status {
         flashlab_results::RunStatus::Complete => Ok(()),
-        flashlab_results::RunStatus::Interrupted => {
-            Err(CliError { message: format!("interrupted; the results so far are in {}", results.root().display()), exit_code: 130 })
-        }
-        _ => Err(CliError::failure(format!("replay failed: {}", error.unwrap_or_default()))),
+        flashlab_results::RunStatus::Interrupted => Err(CliError {
+            message: format!(
+                "interrupted; the results so far are in {}",
+                results.root().display()
+            ),
+            exit_code: 130,
+        }),
+        _ => Err(CliError::failure(format!(
+            "replay failed: {}",
+            error.unwrap_or_default()
+        ))),
     }
 }

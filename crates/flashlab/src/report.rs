@@ -143,25 +143,35 @@ pub fn export_parquet(
                     return Err(CliError::user(format!(
                         "no run '{r}' in {}; it has {}",
                         results.root().display(),
-                        runs.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")
+                        runs.iter()
+                            .map(|e| e.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )))
                 }
             },
         },
     };
     let file = std::fs::File::create(path).map_err(|e| {
-        CliError::user(format!("cannot create {}: {e}; check the path given to -o", path.display()))
+        CliError::user(format!(
+            "cannot create {}: {e}; check the path given to -o",
+            path.display()
+        ))
     })?;
     let mut w = flashlab_results::parquet::ParquetWriter::new(file)
         .map_err(|e| CliError::failure(format!("parquet export failed: {e}")))?;
     for i in selected {
-        let records = results
-            .records_of(i)
-            .map_err(|e| CliError::failure(format!("cannot read the records of run {}: {e}", runs[i].name)))?;
+        let records = results.records_of(i).map_err(|e| {
+            CliError::failure(format!(
+                "cannot read the records of run {}: {e}",
+                runs[i].name
+            ))
+        })?;
         w.write_run(&runs[i].name, &records)
             .map_err(|e| CliError::failure(format!("parquet export failed: {e}")))?;
     }
-    w.finish().map_err(|e| CliError::failure(format!("parquet export failed: {e}")))?;
+    w.finish()
+        .map_err(|e| CliError::failure(format!("parquet export failed: {e}")))?;
     Ok(())
 }
 

@@ -11,8 +11,8 @@ use flashlab_pattern::{PatternFile, PatternSpec, StreamGen, Touched};
 use flashlab_results::{RecordWriter, ResultsDir, RunStatus, RunSummary, Workload};
 
 use crate::cli::RunArgs;
-use crate::target::{self, Probed, Target, SIM_MAX_OUTSTANDING};
 use crate::error::{CliError, CliResult};
+use crate::target::{self, Probed, Target, SIM_MAX_OUTSTANDING};
 use crate::{output, signals};
 
 /// The runs a command line asks for, before they are resolved against a device.
@@ -27,19 +27,33 @@ fn pattern_args(args: &RunArgs) -> CliResult<Vec<flashlab_pattern::PatternArgs>>
                 ));
             }
             let text = fs::read_to_string(path).map_err(|e| {
-                CliError::user(format!("cannot read pattern file {}: {e}; check the path given to --pattern-file", path.display()))
+                CliError::user(format!(
+                    "cannot read pattern file {}: {e}; check the path given to --pattern-file",
+                    path.display()
+                ))
             })?;
-            let file = PatternFile::parse(&text, &path.display().to_string()).map_err(CliError::user)?;
+            let file =
+                PatternFile::parse(&text, &path.display().to_string()).map_err(CliError::user)?;
             Ok(file.runs())
         }
     }
 }
 
-fn resolve_all(list: &[flashlab_pattern::PatternArgs], info: &DeviceInfo, lbs: u64) -> CliResult<Vec<PatternSpec>> {
+fn resolve_all(
+    list: &[flashlab_pattern::PatternArgs],
+    info: &DeviceInfo,
+    lbs: u64,
+) -> CliResult<Vec<PatternSpec>> {
     let mut specs: Vec<PatternSpec> = Vec::new();
     for (i, a) in list.iter().enumerate() {
-        let where_ = if list.len() > 1 { format!("run {}: ", i + 1) } else { String::new() };
-        let spec = a.resolve(info.size_bytes).map_err(|e| CliError::user(format!("{where_}{e}")))?;
+        let where_ = if list.len() > 1 {
+            format!("run {}: ", i + 1)
+        } else {
+            String::new()
+        };
+        let spec = a
+            .resolve(info.size_bytes)
+            .map_err(|e| CliError::user(format!("{where_}{e}")))?;
         spec.check_against_device(&info.name, info.size_bytes, lbs)
             .map_err(|e| CliError::user(format!("{where_}{e}")))?;
         if spec.max_outstanding() > SIM_MAX_OUTSTANDING {
@@ -59,7 +73,10 @@ fn resolve_all(list: &[flashlab_pattern::PatternArgs], info: &DeviceInfo, lbs: u
 pub fn run(args: RunArgs) -> CliResult<()> {
     let list = pattern_args(&args)?;
 
-    let seed = list.first().and_then(|a| a.seed).unwrap_or(flashlab_pattern::DEFAULT_SEED);
+    let seed = list
+        .first()
+        .and_then(|a| a.seed)
+        .unwrap_or(flashlab_pattern::DEFAULT_SEED);
     let probed = target::probe(&args.target, seed)?;
     let (info, lbs) = (probed.info.clone(), probed.lbs);
     let specs = resolve_all(&list, &info, lbs)?;
@@ -69,11 +86,25 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         return dry_run(&args, &probed, &specs, writes);
     }
 
-    let max_outstanding = specs.iter().map(PatternSpec::max_outstanding).max().unwrap_or(1);
-    let max_io = specs.iter().map(PatternSpec::max_io_bytes).max().unwrap_or(512);
-    let (mut device, engine) = probed.open(&args.target, writes, max_outstanding, max_io, args.quiet)?;
-    let default_name = if specs.len() == 1 { specs[0].name.clone() } else { format!("{}-runs", specs.len()) };
-    let mut results = target::create_results(args.results.as_deref(), &default_name, &*device, &engine)?;
+    let max_outstanding = specs
+        .iter()
+        .map(PatternSpec::max_outstanding)
+        .max()
+        .unwrap_or(1);
+    let max_io = specs
+        .iter()
+        .map(PatternSpec::max_io_bytes)
+        .max()
+        .unwrap_or(512);
+    let (mut device, engine) =
+        probed.open(&args.target, writes, max_outstanding, max_io, args.quiet)?;
+    let default_name = if specs.len() == 1 {
+        specs[0].name.clone()
+    } else {
+        format!("{}-runs", specs.len())
+    };
+    let mut results =
+        target::create_results(args.results.as_deref(), &default_name, &*device, &engine)?;
     let results_root = results.root().to_path_buf();
     let planned: Vec<usize> = specs
         .iter()
@@ -92,16 +123,33 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     let mut failure: Option<CliError> = None;
     for (spec, &idx) in specs.iter().zip(&planned) {
         if human {
-            println!("run {}/{}: {} — {}, {} IOs/stream, seed {}", idx + 1, specs.len(), spec.name, spec.describe(), spec.io_count, spec.seed);
+            println!(
+                "run {}/{}: {} — {}, {} IOs/stream, seed {}",
+                idx + 1,
+                specs.len(),
+                spec.name,
+                spec.describe(),
+                spec.io_count,
+                spec.seed
+            );
         }
-        let (status, error) = record_run(&mut results, idx, &spec.name, spec.total_ios(), show_progress, |w, hooks| {
-            execute(&mut *device, spec, w, hooks)
-        })?;
+        let (status, error) = record_run(
+            &mut results,
+            idx,
+            &spec.name,
+            spec.total_ios(),
+            show_progress,
+            |w, hooks| execute(&mut *device, spec, w, hooks),
+        )?;
         let summary = results
             .finish_run(idx, status, error.clone(), device.stats_json())
-            .map_err(|e| CliError::failure(format!("cannot save results of run {}: {e}", spec.name)))?;
+            .map_err(|e| {
+                CliError::failure(format!("cannot save results of run {}: {e}", spec.name))
+            })?;
         device.reset_stats();
-        results.write_summary().map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
+        results
+            .write_summary()
+            .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
         if human {
             rows.extend(output::rows(&summary));
             println!("{}", output::table(&output::rows(&summary)));
@@ -110,7 +158,13 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         match status {
             RunStatus::Complete => {}
             RunStatus::Interrupted => {
-                failure = Some(CliError { message: format!("interrupted; the results so far are in {}", results_root.display()), exit_code: 130 });
+                failure = Some(CliError {
+                    message: format!(
+                        "interrupted; the results so far are in {}",
+                        results_root.display()
+                    ),
+                    exit_code: 130,
+                });
                 break;
             }
             _ => {
@@ -162,9 +216,11 @@ pub(crate) fn record_run(
     let bar = show_progress.then(|| {
         let bar = indicatif::ProgressBar::new(total_ios);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} IOs, ETA {eta}")
-                .expect("valid template")
-                .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {msg} [{bar:30}] {pos}/{len} IOs, ETA {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         );
         bar.set_message(name.to_string());
         bar
@@ -174,7 +230,13 @@ pub(crate) fn record_run(
             b.set_position(done);
         }
     };
-    let result = body(&mut writer, Hooks { stop: Some(&signals::STOP), progress: Some(&mut progress) });
+    let result = body(
+        &mut writer,
+        Hooks {
+            stop: Some(&signals::STOP),
+            progress: Some(&mut progress),
+        },
+    );
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -185,16 +247,22 @@ pub(crate) fn record_run(
         Err(e) => (RunStatus::Failed, Some(e.to_string())),
     };
     if let Err(e) = closed {
-        return Err(CliError::failure(format!("cannot write records of run {name}: {e}")));
+        return Err(CliError::failure(format!(
+            "cannot write records of run {name}: {e}"
+        )));
     }
     Ok((status, error))
 }
 
 pub(crate) fn print_device_stats(summary: &RunSummary) {
-    let Some(stats) = &summary.device_stats else { return };
+    let Some(stats) = &summary.device_stats else {
+        return;
+    };
     let waf = stats.get("write_amplification").and_then(|v| v.as_f64());
     if let Some(waf) = waf {
-        println!("  simulator: write amplification {waf:.3} (full accounting in run.json and --json)");
+        println!(
+            "  simulator: write amplification {waf:.3} (full accounting in run.json and --json)"
+        );
     }
 }
 
@@ -209,10 +277,17 @@ fn dry_run(args: &RunArgs, probed: &Probed, specs: &[PatternSpec], writes: bool)
     );
     if let Target::Path(path) = &probed.target {
         if !path.exists() {
-            println!("note: {} does not exist; a real run creates it with {} of data", path.display(), format_size(probed.create_size.unwrap_or(0)));
+            println!(
+                "note: {} does not exist; a real run creates it with {} of data",
+                path.display(),
+                format_size(probed.create_size.unwrap_or(0))
+            );
         } else if writes && info.kind == DeviceKind::BlockDevice {
-            match flashlab_realdev::check_write_safety(path, args.target.allow_write_to.as_deref()) {
-                Ok(warnings) if warnings.is_empty() => println!("safety: a real run may write to {}", path.display()),
+            match flashlab_realdev::check_write_safety(path, args.target.allow_write_to.as_deref())
+            {
+                Ok(warnings) if warnings.is_empty() => {
+                    println!("safety: a real run may write to {}", path.display())
+                }
                 Ok(warnings) => {
                     for w in warnings {
                         println!("safety: allowed by --allow-write-to, but: {w}");
@@ -233,12 +308,25 @@ fn dry_run(args: &RunArgs, probed: &Probed, specs: &[PatternSpec], writes: bool)
             spec.seed
         );
         println!("  first IOs:");
-        println!("  {:>8} {:>6} {:>14} {:>8}  mode", "index", "stream", "offset_bytes", "size");
+        println!(
+            "  {:>8} {:>6} {:>14} {:>8}  mode",
+            "index", "stream", "offset_bytes", "size"
+        );
         let first = (0..spec.parallel_degree)
-            .flat_map(|p| StreamGen::new(spec, p).take(args.show_ios.div_ceil(spec.parallel_degree as usize).max(1)))
+            .flat_map(|p| {
+                StreamGen::new(spec, p)
+                    .take(args.show_ios.div_ceil(spec.parallel_degree as usize).max(1))
+            })
             .take(args.show_ios);
         for io in first {
-            println!("  {:>8} {:>6} {:>14} {:>8}  {}", io.index, io.stream, io.offset_bytes, format_size(io.size_bytes), io.mode);
+            println!(
+                "  {:>8} {:>6} {:>14} {:>8}  {}",
+                io.index,
+                io.stream,
+                io.offset_bytes,
+                format_size(io.size_bytes),
+                io.mode
+            );
         }
         let touched = Touched::of(spec);
         println!("  would write: {}", output::ranges(&touched.written, 6));
@@ -246,4 +334,3 @@ fn dry_run(args: &RunArgs, probed: &Probed, specs: &[PatternSpec], writes: bool)
     }
     Ok(())
 }
-

@@ -79,7 +79,10 @@ fn install_usr1() {
 
 fn stats_line(s: &StoreStats, prev: &StoreStats, secs: f64, elapsed: f64) -> String {
     let d = |a: u64, b: u64| a.saturating_sub(b) as f64 / secs.max(1e-9);
-    let iops = d(s.reads + s.writes + s.trims, prev.reads + prev.writes + prev.trims);
+    let iops = d(
+        s.reads + s.writes + s.trims,
+        prev.reads + prev.writes + prev.trims,
+    );
     format!(
         "[{elapsed:8.1} s] {iops:.0} IOPS (read {:.0}, write {:.0}, trim {:.0}, flush {:.0}/s) {:.1} MB/s | WAF {:.3} | GC {} foreground, {} background, {} pages relocated, {} erases | free blocks {} | mapped {:.1} % | checkpoints {}",
         d(s.reads, prev.reads),
@@ -101,7 +104,8 @@ fn stats_line(s: &StoreStats, prev: &StoreStats, secs: f64, elapsed: f64) -> Str
 pub fn serve(args: ServeArgs) -> CliResult<()> {
     let every = match &args.stats_every {
         Some(t) => {
-            let ns = flashlab_pattern::units::parse_duration_ns(t).map_err(|e| CliError::user(format!("--stats-every: {e}")))?;
+            let ns = flashlab_pattern::units::parse_duration_ns(t)
+                .map_err(|e| CliError::user(format!("--stats-every: {e}")))?;
             if ns == 0 {
                 return Err(CliError::user("--stats-every must be positive, e.g. 5s"));
             }
@@ -109,7 +113,10 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
         }
         None => None,
     };
-    let listen_text = args.listen.clone().unwrap_or_else(|| format!("unix:{}", args.data.join("nbd.sock").display()));
+    let listen_text = args
+        .listen
+        .clone()
+        .unwrap_or_else(|| format!("unix:{}", args.data.join("nbd.sock").display()));
     let listen = Listen::parse(&listen_text, args.allow_remote).map_err(CliError::user)?;
     let store = Store::open(&StoreOptions {
         dir: args.data.clone(),
@@ -118,13 +125,24 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
         checkpoint_records: args.checkpoint_every,
         trace: args.trace.clone(),
     })
-    .map_err(|e: OpenError| if e.user { CliError::user(e.message) } else { CliError::failure(e.message) })?;
+    .map_err(|e: OpenError| {
+        if e.user {
+            CliError::user(e.message)
+        } else {
+            CliError::failure(e.message)
+        }
+    })?;
     let store = Arc::new(store);
     let server = Server::bind(&listen).map_err(CliError::failure)?;
     let r = &store.recovery;
     let size = store.size();
     if r.created {
-        eprintln!("flashlab serve: new device sim:{} ({} bytes) in {}", store.spec(), size, args.data.display());
+        eprintln!(
+            "flashlab serve: new device sim:{} ({} bytes) in {}",
+            store.spec(),
+            size,
+            args.data.display()
+        );
     } else {
         eprintln!(
             "flashlab serve: recovered sim:{} from {}: checkpoint {} + {} logged requests replayed{} in {} ms",
@@ -180,7 +198,11 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
             }
         })
     };
-    let cfg = SessionConfig { export_name: args.export_name.clone(), description: format!("flashlab sim:{}", store.spec()), pace: args.pace };
+    let cfg = SessionConfig {
+        export_name: args.export_name.clone(),
+        description: format!("flashlab sim:{}", store.spec()),
+        pace: args.pace,
+    };
     let result = server.run(store.clone(), Arc::new(cfg), &signals::STOP);
     done.store(true, Ordering::SeqCst);
     let _ = stats_thread.join();

@@ -10,12 +10,12 @@ use flashlab_device::{ClockKind, Device};
 use flashlab_pattern::units::{format_duration_ns, format_size, parse_duration_ns, parse_size};
 use flashlab_results::dir::write_json_atomic;
 use flashlab_results::ResultsDir;
+use flashlab_suite::findings;
+use flashlab_suite::papers::{self, PaperConfig};
 use flashlab_suite::plan::Plan;
 use flashlab_suite::runner::{register_runs, Journal, Progress, Runner, SuiteOutcome};
 use flashlab_suite::state::StateMethod;
 use flashlab_suite::table3::{hints, table3, Hint, Table3};
-use flashlab_suite::findings;
-use flashlab_suite::papers::{self, PaperConfig};
 use flashlab_suite::uflip::{self, UflipConfig, BENCHMARKS};
 
 use crate::cli::{EngineArg, TargetArgs};
@@ -120,19 +120,31 @@ pub struct PaperArgs {
 }
 
 fn config(args: &UflipArgs) -> CliResult<UflipConfig> {
-    let state = StateMethod::parse(&args.state).map_err(|e| CliError::user(format!("--state: {e}")))?;
+    let state =
+        StateMethod::parse(&args.state).map_err(|e| CliError::user(format!("--state: {e}")))?;
     let io = parse_size(&args.io_size).map_err(|e| CliError::user(format!("--io-size: {e}")))?;
     if io == 0 || io % 512 != 0 {
-        return Err(CliError::user(format!("--io-size {} is not a positive multiple of 512 B; use e.g. 32KiB", args.io_size)));
+        return Err(CliError::user(format!(
+            "--io-size {} is not a positive multiple of 512 B; use e.g. 32KiB",
+            args.io_size
+        )));
     }
     if args.min_ios == 0 || args.min_ios > args.max_ios {
-        return Err(CliError::user(format!("--min-ios ({}) must be between 1 and --max-ios ({})", args.min_ios, args.max_ios)));
+        return Err(CliError::user(format!(
+            "--min-ios ({}) must be between 1 and --max-ios ({})",
+            args.min_ios, args.max_ios
+        )));
     }
     if args.calibration_ios < 64 {
-        return Err(CliError::user("--calibration-ios must be at least 64 to see a start-up phase and a period"));
+        return Err(CliError::user(
+            "--calibration-ios must be at least 64 to see a start-up phase and a period",
+        ));
     }
     if !(args.bound > 0.0 && args.bound < 1.0) {
-        return Err(CliError::user(format!("--bound {} must be between 0 and 1, e.g. 0.05 for +/-5 %", args.bound)));
+        return Err(CliError::user(format!(
+            "--bound {} must be between 0 and 1, e.g. 0.05 for +/-5 %",
+            args.bound
+        )));
     }
     let benchmarks = match &args.only {
         None => BENCHMARKS.iter().map(|s| s.to_string()).collect(),
@@ -140,14 +152,19 @@ fn config(args: &UflipArgs) -> CliResult<UflipConfig> {
             let v: Vec<String> = list.split(',').map(|s| s.trim().to_string()).collect();
             for b in &v {
                 if !BENCHMARKS.contains(&b.as_str()) {
-                    return Err(CliError::user(format!("--only: unknown micro-benchmark '{b}'; use {}", BENCHMARKS.join(", "))));
+                    return Err(CliError::user(format!(
+                        "--only: unknown micro-benchmark '{b}'; use {}",
+                        BENCHMARKS.join(", ")
+                    )));
                 }
             }
             v
         }
     };
     let random_target_bytes = match &args.random_target {
-        Some(s) => Some(parse_size(s).map_err(|e| CliError::user(format!("--random-target: {e}")))?),
+        Some(s) => {
+            Some(parse_size(s).map_err(|e| CliError::user(format!("--random-target: {e}")))?)
+        }
         None => None,
     };
     Ok(UflipConfig {
@@ -159,7 +176,8 @@ fn config(args: &UflipArgs) -> CliResult<UflipConfig> {
         bound: args.bound,
         random_target_bytes,
         seed: args.common.seed,
-        min_pause_ns: parse_duration_ns(&args.min_pause).map_err(|e| CliError::user(format!("--min-pause: {e}")))?,
+        min_pause_ns: parse_duration_ns(&args.min_pause)
+            .map_err(|e| CliError::user(format!("--min-pause: {e}")))?,
         benchmarks,
         quick: args.quick,
     })
@@ -174,7 +192,9 @@ fn estimate_ns(plan: &Plan, device_bytes: u64, per_io_ns: u64, pause_ns: u64) ->
             pauses += match r.spec.timing {
                 flashlab_pattern::Timing::Consecutive => 0,
                 flashlab_pattern::Timing::Pause { pause_ns } => pause_ns * r.spec.io_count,
-                flashlab_pattern::Timing::Burst { pause_ns, burst } => pause_ns * (r.spec.io_count / burst),
+                flashlab_pattern::Timing::Burst { pause_ns, burst } => {
+                    pause_ns * (r.spec.io_count / burst)
+                }
             };
         }
     }
@@ -189,7 +209,12 @@ pub fn run(args: UflipArgs) -> CliResult<()> {
     let probed = target::probe(&args.common.target, cfg.seed)?;
     let size = probed.info.size_bytes;
     if size < 64 * cfg.io_size_bytes * 16 {
-        return Err(CliError::user(format!("{} ({}) is too small for uFLIP; use a device of at least {}", probed.info.name, format_size(size), format_size(64 * cfg.io_size_bytes * 16))));
+        return Err(CliError::user(format!(
+            "{} ({}) is too small for uFLIP; use a device of at least {}",
+            probed.info.name,
+            format_size(size),
+            format_size(64 * cfg.io_size_bytes * 16)
+        )));
     }
     let plan = uflip::plan(&cfg, size);
     let header = format!(
@@ -198,7 +223,15 @@ pub fn run(args: UflipArgs) -> CliResult<()> {
     );
     let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
     let suite = serde_json::json!({ "name": "uflip", "state_enforcement": cfg.state.name(), "config": cfg_json });
-    start(&args.common, probed, plan, header, cfg_json, suite, (cfg.bound, cfg.min_pause_ns, cfg.min_ios))
+    start(
+        &args.common,
+        probed,
+        plan,
+        header,
+        cfg_json,
+        suite,
+        (cfg.bound, cfg.min_pause_ns, cfg.min_ios),
+    )
 }
 
 pub fn run_paper(name: &str, args: PaperArgs) -> CliResult<()> {
@@ -206,24 +239,50 @@ pub fn run_paper(name: &str, args: PaperArgs) -> CliResult<()> {
         return resume(dir, &args.common);
     }
     if !(args.scale > 0.0 && args.scale <= 100.0) {
-        return Err(CliError::user(format!("--scale {} must be a positive factor, e.g. 0.25", args.scale)));
+        return Err(CliError::user(format!(
+            "--scale {} must be a positive factor, e.g. 0.25",
+            args.scale
+        )));
     }
-    let test_file_bytes = parse_size(&args.test_file_size).map_err(|e| CliError::user(format!("--test-file-size: {e}")))?;
-    let cfg = PaperConfig { scale: args.scale, refill: !args.no_refill, seed: args.common.seed, test_file_bytes };
+    let test_file_bytes = parse_size(&args.test_file_size)
+        .map_err(|e| CliError::user(format!("--test-file-size: {e}")))?;
+    let cfg = PaperConfig {
+        scale: args.scale,
+        refill: !args.no_refill,
+        seed: args.common.seed,
+        test_file_bytes,
+    };
     let probed = target::probe(&args.common.target, cfg.seed)?;
     let size = probed.info.size_bytes;
     if size < 64 * 1024 * 1024 {
-        return Err(CliError::user(format!("{} ({}) is too small for {name}; use a device of at least 64MiB", probed.info.name, format_size(size))));
+        return Err(CliError::user(format!(
+            "{} ({}) is too small for {name}; use a device of at least 64MiB",
+            probed.info.name,
+            format_size(size)
+        )));
     }
     let plan = match name {
         "chen09" => papers::chen09(&cfg, size),
         "wang11" => papers::wang11(&cfg, size),
         _ => papers::hudlet11(&cfg, size),
     };
-    let header = format!("{name} plan for {} ({}), runs named after the paper's figures", probed.info.name, format_size(size));
+    let header = format!(
+        "{name} plan for {} ({}), runs named after the paper's figures",
+        probed.info.name,
+        format_size(size)
+    );
     let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
-    let suite = serde_json::json!({ "name": name, "state_enforcement": "sequential", "config": cfg_json });
-    start(&args.common, probed, plan, header, cfg_json, suite, (0.05, 0, 16))
+    let suite =
+        serde_json::json!({ "name": name, "state_enforcement": "sequential", "config": cfg_json });
+    start(
+        &args.common,
+        probed,
+        plan,
+        header,
+        cfg_json,
+        suite,
+        (0.05, 0, 16),
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -246,19 +305,44 @@ fn start(
             println!("estimated duration: seconds to minutes of wall-clock time ({} of simulated time at 0.3 ms/IO)", format_duration_ns(sim));
         } else {
             let est = estimate_ns(&plan, size, 1_000_000, min_pause_ns);
-            println!("estimated duration: at most {} at 1 ms per IO", format_duration_ns(est));
+            println!(
+                "estimated duration: at most {} at 1 ms per IO",
+                format_duration_ns(est)
+            );
         }
     }
     if common.dry_run {
         return Ok(());
     }
     let name = plan.suite.clone();
-    let max_parallel = plan.steps.iter().flat_map(|s| s.runs()).map(|r| r.spec.max_outstanding()).max().unwrap_or(1);
-    let max_io = plan.steps.iter().flat_map(|s| s.runs()).map(|r| r.spec.max_io_bytes()).max().unwrap_or(4096).max(256 * 1024);
-    let (device, engine) = probed.open(&common.target, true, max_parallel.max(32), max_io, common.quiet)?;
+    let max_parallel = plan
+        .steps
+        .iter()
+        .flat_map(|s| s.runs())
+        .map(|r| r.spec.max_outstanding())
+        .max()
+        .unwrap_or(1);
+    let max_io = plan
+        .steps
+        .iter()
+        .flat_map(|s| s.runs())
+        .map(|r| r.spec.max_io_bytes())
+        .max()
+        .unwrap_or(4096)
+        .max(256 * 1024);
+    let (device, engine) = probed.open(
+        &common.target,
+        true,
+        max_parallel.max(32),
+        max_io,
+        common.quiet,
+    )?;
     let mut results = target::create_results(common.results.as_deref(), &name, &*device, &engine)?;
-    results.set_suite(suite).map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
-    register_runs(&mut results, &plan).map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
+    results
+        .set_suite(suite)
+        .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
+    register_runs(&mut results, &plan)
+        .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
     let journal = Journal {
         suite: name,
         config: cfg_json,
@@ -274,10 +358,18 @@ fn start(
         finished: false,
         notes: Vec::new(),
     };
-    journal.save_plan(&results).map_err(|e| CliError::failure(format!("cannot write the plan: {e}")))?;
-    journal.save(&results).map_err(|e| CliError::failure(format!("cannot write the journal: {e}")))?;
+    journal
+        .save_plan(&results)
+        .map_err(|e| CliError::failure(format!("cannot write the plan: {e}")))?;
+    journal
+        .save(&results)
+        .map_err(|e| CliError::failure(format!("cannot write the journal: {e}")))?;
     if !common.json {
-        println!("results: {} (resume with --resume {} if interrupted)", results.root().display(), results.root().display());
+        println!(
+            "results: {} (resume with --resume {} if interrupted)",
+            results.root().display(),
+            results.root().display()
+        );
     }
     execute(device, results, journal, common)
 }
@@ -289,7 +381,11 @@ fn resume(dir: &std::path::Path, common: &SuiteCommon) -> CliResult<()> {
         println!("{} is already complete.", dir.display());
         return summarise(&results, &journal, common.json);
     }
-    let seed = journal.config.get("seed").and_then(|s| s.as_u64()).unwrap_or(42);
+    let seed = journal
+        .config
+        .get("seed")
+        .and_then(|s| s.as_u64())
+        .unwrap_or(42);
     let device_name = results.manifest().device.name.clone();
     let target_args = TargetArgs {
         device: device_name.clone(),
@@ -300,25 +396,62 @@ fn resume(dir: &std::path::Path, common: &SuiteCommon) -> CliResult<()> {
     };
     let probed = target::probe(&target_args, seed)?;
     if probed.info.size_bytes != results.manifest().device.size_bytes {
-        return Err(CliError::user(format!("{device_name} is now {} B, the suite started on {} B; resume on the same device", probed.info.size_bytes, results.manifest().device.size_bytes)));
+        return Err(CliError::user(format!(
+            "{device_name} is now {} B, the suite started on {} B; resume on the same device",
+            probed.info.size_bytes,
+            results.manifest().device.size_bytes
+        )));
     }
-    let max_parallel = journal.plan.steps.iter().flat_map(|s| s.runs()).map(|r| r.spec.max_outstanding()).max().unwrap_or(1);
-    let max_io = journal.plan.steps.iter().flat_map(|s| s.runs()).map(|r| r.spec.max_io_bytes()).max().unwrap_or(4096).max(256 * 1024);
-    let (device, _) = probed.open(&target_args, true, max_parallel.max(32), max_io, common.quiet)?;
+    let max_parallel = journal
+        .plan
+        .steps
+        .iter()
+        .flat_map(|s| s.runs())
+        .map(|r| r.spec.max_outstanding())
+        .max()
+        .unwrap_or(1);
+    let max_io = journal
+        .plan
+        .steps
+        .iter()
+        .flat_map(|s| s.runs())
+        .map(|r| r.spec.max_io_bytes())
+        .max()
+        .unwrap_or(4096)
+        .max(256 * 1024);
+    let (device, _) = probed.open(
+        &target_args,
+        true,
+        max_parallel.max(32),
+        max_io,
+        common.quiet,
+    )?;
     if !common.json {
-        println!("resuming {} at step {} of {}", dir.display(), journal.completed_steps + 1, journal.plan.steps.len());
+        println!(
+            "resuming {} at step {} of {}",
+            dir.display(),
+            journal.completed_steps + 1,
+            journal.plan.steps.len()
+        );
     }
     execute(device, results, journal, common)
 }
 
-fn execute(mut device: Box<dyn Device>, mut results: ResultsDir, journal: Journal, args: &SuiteCommon) -> CliResult<()> {
+fn execute(
+    mut device: Box<dyn Device>,
+    mut results: ResultsDir,
+    journal: Journal,
+    args: &SuiteCommon,
+) -> CliResult<()> {
     signals::install();
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(1);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} step {msg} [{bar:30}] {percent}% ETA {eta}")
-                .expect("valid template")
-                .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} step {msg} [{bar:30}] {percent}% ETA {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         );
         bar
     });
@@ -326,7 +459,17 @@ fn execute(mut device: Box<dyn Device>, mut results: ResultsDir, journal: Journa
         if let Some(b) = &bar {
             b.set_length(p.ios_total.max(1));
             b.set_position(p.ios_done);
-            b.set_message(format!("{}/{} {}{}", p.step, p.steps, p.what, if p.replaying { " (rebuilding simulated state)" } else { "" }));
+            b.set_message(format!(
+                "{}/{} {}{}",
+                p.step,
+                p.steps,
+                p.what,
+                if p.replaying {
+                    " (rebuilding simulated state)"
+                } else {
+                    ""
+                }
+            ));
         }
     };
     let lbs = device.info().logical_block_bytes as u64;
@@ -345,11 +488,20 @@ fn execute(mut device: Box<dyn Device>, mut results: ResultsDir, journal: Journa
         b.finish_and_clear();
     }
     match outcome {
-        Err(e) => Err(CliError::failure(format!("suite failed: {e}; resume with --resume {}", results.root().display()))),
+        Err(e) => Err(CliError::failure(format!(
+            "suite failed: {e}; resume with --resume {}",
+            results.root().display()
+        ))),
         Ok(SuiteOutcome::Interrupted) => {
             let _ = signals::STOP.load(Ordering::Relaxed);
             Err(CliError {
-                message: format!("interrupted at step {} of {}; continue with: flashlab suite {} --resume {}", journal.completed_steps + 1, journal.plan.steps.len(), journal.suite, results.root().display()),
+                message: format!(
+                    "interrupted at step {} of {}; continue with: flashlab suite {} --resume {}",
+                    journal.completed_steps + 1,
+                    journal.plan.steps.len(),
+                    journal.suite,
+                    results.root().display()
+                ),
                 exit_code: 130,
             })
         }
@@ -359,7 +511,9 @@ fn execute(mut device: Box<dyn Device>, mut results: ResultsDir, journal: Journa
 
 /// The suite's summary, printed and saved as JSON and Markdown.
 pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResult<()> {
-    results.write_summary().map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
+    results
+        .write_summary()
+        .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
     if journal.suite != "uflip" {
         return summarise_paper(results, journal, json);
     }
@@ -377,20 +531,32 @@ pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResu
         "runs": journal.runs,
     });
     let save = |name: &str| results.root().join(name);
-    write_json_atomic(&save("uflip-summary.json"), &value).map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
+    write_json_atomic(&save("uflip-summary.json"), &value)
+        .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
     let md = markdown(&device, &t, &h, journal);
-    std::fs::write(save("uflip-summary.md"), &md).map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
+    std::fs::write(save("uflip-summary.md"), &md)
+        .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&value).expect("serializes"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).expect("serializes")
+        );
     } else {
         print!("{md}");
-        println!("\nsaved: {} and {}", save("uflip-summary.md").display(), save("uflip-summary.json").display());
+        println!(
+            "\nsaved: {} and {}",
+            save("uflip-summary.md").display(),
+            save("uflip-summary.json").display()
+        );
     }
     Ok(())
 }
 
 fn markdown(device: &str, t: &Table3, hints: &[Hint], journal: &Journal) -> String {
-    let mut s = format!("## uFLIP summary: {device}\n\n{}\n", Table3::markdown(&[(device.to_string(), t)]));
+    let mut s = format!(
+        "## uFLIP summary: {device}\n\n{}\n",
+        Table3::markdown(&[(device.to_string(), t)])
+    );
     s += "\nCalibration: ";
     s += &journal
         .calibration
@@ -399,10 +565,19 @@ fn markdown(device: &str, t: &Table3, hints: &[Hint], journal: &Journal) -> Stri
         .collect::<Vec<_>>()
         .join("; ");
     if let Some(p) = journal.pause_between_runs_ns {
-        s += &format!(". Pause between runs {} ({} lingering reads).", format_duration_ns(p), journal.lingering_ios.unwrap_or(0));
+        s += &format!(
+            ". Pause between runs {} ({} lingering reads).",
+            format_duration_ns(p),
+            journal.lingering_ios.unwrap_or(0)
+        );
     }
     let converged = journal.runs.values().filter(|r| r.converged).count();
-    s += &format!("\nRuns: {} measured, {} reached the +/-{:.0} % bound before the cap.\n", journal.runs.len(), converged, journal.bound * 100.0);
+    s += &format!(
+        "\nRuns: {} measured, {} reached the +/-{:.0} % bound before the cap.\n",
+        journal.runs.len(),
+        converged,
+        journal.bound * 100.0
+    );
     for n in &journal.notes {
         s += &format!("\nNote: {n}\n");
     }
@@ -412,7 +587,11 @@ fn markdown(device: &str, t: &Table3, hints: &[Hint], journal: &Journal) -> Stri
             "{}. {}{}\n   - paper: {}\n   - measured: {}\n",
             h.number,
             h.device,
-            if h.contradicts_paper { " **(differs from the paper's general hint)**" } else { "" },
+            if h.contradicts_paper {
+                " **(differs from the paper's general hint)**"
+            } else {
+                ""
+            },
             h.paper,
             h.evidence
         );
@@ -433,15 +612,23 @@ fn summarise_paper(results: &ResultsDir, journal: &Journal, json: bool) -> CliRe
     let name = &journal.suite;
     let json_path = results.root().join(format!("{name}-summary.json"));
     let md_path = results.root().join(format!("{name}-summary.md"));
-    write_json_atomic(&json_path, &value).map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
-    let mut md = format!("## {name} on {device}\n\n{}", findings::findings_markdown(&found));
+    write_json_atomic(&json_path, &value)
+        .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
+    let mut md = format!(
+        "## {name} on {device}\n\n{}",
+        findings::findings_markdown(&found)
+    );
     for n in &journal.notes {
         md += &format!("\nNote: {n}\n");
     }
     md += &findings::markdown_tables(&rows);
-    std::fs::write(&md_path, &md).map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
+    std::fs::write(&md_path, &md)
+        .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&value).expect("serializes"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).expect("serializes")
+        );
     } else {
         print!("{md}");
         println!("\nsaved: {} and {}", md_path.display(), json_path.display());

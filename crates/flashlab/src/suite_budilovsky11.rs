@@ -63,11 +63,23 @@ pub fn run(args: Budilovsky11Args) -> CliResult<()> {
         return Err(CliError::user("--requests must be at least 1"));
     }
     // one-line user errors for a bad capacity or override, before any work
-    flashlab_sim::resolve_spec(&format!("budilovsky11,capacity={}{}", p.capacity, if p.extra.is_empty() { String::new() } else { format!(",{}", p.extra) }))
-        .map_err(CliError::user)?;
+    flashlab_sim::resolve_spec(&format!(
+        "budilovsky11,capacity={}{}",
+        p.capacity,
+        if p.extra.is_empty() {
+            String::new()
+        } else {
+            format!(",{}", p.extra)
+        }
+    ))
+    .map_err(CliError::user)?;
     let dir = args.results.clone().unwrap_or_else(default_dir);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| CliError::user(format!("cannot create results directory {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        CliError::user(format!(
+            "cannot create results directory {}: {e}",
+            dir.display()
+        ))
+    })?;
     let quiet = args.quiet || args.json;
     let report = budilovsky11::run(&p, |what| {
         if !quiet {
@@ -89,7 +101,10 @@ pub fn run(args: Budilovsky11Args) -> CliResult<()> {
         println!("{json}");
     } else {
         print!("{md}");
-        println!("\nSaved {} and budilovsky11.md.", dir.join("budilovsky11.json").display());
+        println!(
+            "\nSaved {} and budilovsky11.md.",
+            dir.join("budilovsky11.json").display()
+        );
     }
     Ok(())
 }

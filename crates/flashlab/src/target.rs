@@ -34,7 +34,10 @@ pub struct Probed {
 }
 
 fn open_error(e: flashlab_realdev::OpenError) -> CliError {
-    CliError { message: e.to_string(), exit_code: e.kind().exit_code() as u8 }
+    CliError {
+        message: e.to_string(),
+        exit_code: e.kind().exit_code() as u8,
+    }
 }
 
 pub fn probe(t: &TargetArgs, seed: u64) -> CliResult<Probed> {
@@ -53,10 +56,18 @@ pub fn probe(t: &TargetArgs, seed: u64) -> CliResult<Probed> {
             if t.buffered || t.engine != EngineArg::Auto {
                 return Err(CliError::user("--buffered and --engine apply to real devices only; drop them for a sim: device"));
             }
-            let dev = flashlab_sim::open_device(spec, seed, SIM_MAX_OUTSTANDING).map(|d| Box::new(d) as Box<dyn Device>).map_err(CliError::user)?;
+            let dev = flashlab_sim::open_device(spec, seed, SIM_MAX_OUTSTANDING)
+                .map(|d| Box::new(d) as Box<dyn Device>)
+                .map_err(CliError::user)?;
             let info = dev.info().clone();
             let lbs = info.logical_block_bytes as u64;
-            Ok(Probed { target: Target::Sim, info, lbs, create_size: None, sim: Some(dev) })
+            Ok(Probed {
+                target: Target::Sim,
+                info,
+                lbs,
+                create_size: None,
+                sim: Some(dev),
+            })
         }
         None => {
             let path = PathBuf::from(&t.device);
@@ -91,8 +102,18 @@ pub fn probe(t: &TargetArgs, seed: u64) -> CliResult<Probed> {
                 },
                 Err(e) => return Err(open_error(e)),
             };
-            let lbs = if t.buffered { 512 } else { info.logical_block_bytes as u64 };
-            Ok(Probed { target: Target::Path(path), info, lbs, create_size, sim: None })
+            let lbs = if t.buffered {
+                512
+            } else {
+                info.logical_block_bytes as u64
+            };
+            Ok(Probed {
+                target: Target::Path(path),
+                info,
+                lbs,
+                create_size,
+                sim: None,
+            })
         }
     }
 }
@@ -109,7 +130,10 @@ impl Probed {
         quiet: bool,
     ) -> CliResult<(Box<dyn Device>, String)> {
         match &self.target {
-            Target::Sim => Ok((self.sim.take().expect("built by probe"), "simulator".to_string())),
+            Target::Sim => Ok((
+                self.sim.take().expect("built by probe"),
+                "simulator".to_string(),
+            )),
             Target::Path(path) => {
                 let engine = match t.engine {
                     EngineArg::Auto => Engine::Auto,
@@ -123,7 +147,11 @@ impl Probed {
                 }
                 let creating = self.create_size.is_some() && !path.exists();
                 if creating && !quiet {
-                    eprintln!("creating {} ({}) and filling it with data...", path.display(), format_size(self.create_size.unwrap_or(0)));
+                    eprintln!(
+                        "creating {} ({}) and filling it with data...",
+                        path.display(),
+                        format_size(self.create_size.unwrap_or(0))
+                    );
                 }
                 let opened = flashlab_realdev::open(&OpenOptions {
                     path: path.clone(),
@@ -138,7 +166,11 @@ impl Probed {
                 .map_err(open_error)?;
                 for w in &opened.warnings {
                     // Creating a file is news, not a warning.
-                    let label = if creating && w.starts_with("created ") { "note" } else { "warning" };
+                    let label = if creating && w.starts_with("created ") {
+                        "note"
+                    } else {
+                        "warning"
+                    };
                     if label == "warning" || !quiet {
                         eprintln!("{label}: {w}");
                     }
@@ -158,7 +190,12 @@ impl Probed {
 
 /// Creates the results directory (`root`, or `results/DATE-TIME-NAME`) with
 /// a manifest describing the opened device.
-pub fn create_results(root: Option<&Path>, default_name: &str, device: &dyn Device, engine: &str) -> CliResult<ResultsDir> {
+pub fn create_results(
+    root: Option<&Path>,
+    default_name: &str,
+    device: &dyn Device,
+    engine: &str,
+) -> CliResult<ResultsDir> {
     let root = match root {
         Some(p) => p.to_path_buf(),
         None => default_results_dir(default_name),
@@ -174,12 +211,19 @@ pub fn create_results(root: Option<&Path>, default_name: &str, device: &dyn Devi
         suite: None,
         runs: Vec::new(),
     };
-    ResultsDir::create(&root, manifest)
-        .map_err(|e| CliError::user(format!("cannot create results directory {}: {e}", root.display())))
+    ResultsDir::create(&root, manifest).map_err(|e| {
+        CliError::user(format!(
+            "cannot create results directory {}: {e}",
+            root.display()
+        ))
+    })
 }
 
 fn default_results_dir(name: &str) -> PathBuf {
-    let base = format!("results/{}-{name}", flashlab_results::time::compact_utc(flashlab_results::time::now_unix_s()));
+    let base = format!(
+        "results/{}-{name}",
+        flashlab_results::time::compact_utc(flashlab_results::time::now_unix_s())
+    );
     let mut path = PathBuf::from(&base);
     let mut n = 2;
     while path.exists() {
@@ -198,10 +242,16 @@ pub fn tool_info() -> ToolInfo {
 }
 
 fn host_info() -> HostInfo {
-    let read = |p: &str| fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into());
+    let read = |p: &str| {
+        fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into())
+    };
     HostInfo {
         hostname: read("/proc/sys/kernel/hostname"),
         kernel: read("/proc/sys/kernel/osrelease"),
-        cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
     }
 }

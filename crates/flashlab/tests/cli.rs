@@ -35,38 +35,188 @@ fn check_refused(args: &[&str], expected: &str) {
     let out = flashlab(args, dir.path());
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "args {args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line for {args:?}: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line for {args:?}: {err}"
+    );
     assert!(err.starts_with("error: "), "{err}");
-    assert!(err.contains(expected), "args {args:?}: expected '{expected}' in: {err}");
+    assert!(
+        err.contains(expected),
+        "args {args:?}: expected '{expected}' in: {err}"
+    );
     assert!(stdout(&out).is_empty(), "nothing on stdout for {args:?}");
-    assert!(!dir.path().join("results").exists(), "no results written for {args:?}");
+    assert!(
+        !dir.path().join("results").exists(),
+        "no results written for {args:?}"
+    );
 }
 
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
-    check_refused(&["run", "--device", "x.img", "--size", "1MiB", "--io-szie", "4K"], "did you mean '--io-size'");
-    check_refused(&["run", "--device", "x.img", "--size", "1MiB", "--pattern", "RW", "--mode", "read"], "already sets the location and mode");
-    check_refused(&["run", "--device", "x.img", "--size", "1MiB", "--io-size", "1000"], "not a positive multiple of 512");
-    check_refused(&["run", "--device", "x.img", "--size", "1MiB", "--io-shift", "100"], "IOShift 100 B is not a multiple of 512");
-    check_refused(&["run", "--device", "x.img", "--size", "1MiB", "--target-size", "2MiB"], "runs past the end of x.img");
-    check_refused(&["run", "--device", "x.img", "--size", "1MiB", "--target-offset", "4MiB"], "past the end");
+    check_refused(
+        &[
+            "run",
+            "--device",
+            "x.img",
+            "--size",
+            "1MiB",
+            "--io-szie",
+            "4K",
+        ],
+        "did you mean '--io-size'",
+    );
+    check_refused(
+        &[
+            "run",
+            "--device",
+            "x.img",
+            "--size",
+            "1MiB",
+            "--pattern",
+            "RW",
+            "--mode",
+            "read",
+        ],
+        "already sets the location and mode",
+    );
+    check_refused(
+        &[
+            "run",
+            "--device",
+            "x.img",
+            "--size",
+            "1MiB",
+            "--io-size",
+            "1000",
+        ],
+        "not a positive multiple of 512",
+    );
+    check_refused(
+        &[
+            "run",
+            "--device",
+            "x.img",
+            "--size",
+            "1MiB",
+            "--io-shift",
+            "100",
+        ],
+        "IOShift 100 B is not a multiple of 512",
+    );
+    check_refused(
+        &[
+            "run",
+            "--device",
+            "x.img",
+            "--size",
+            "1MiB",
+            "--target-size",
+            "2MiB",
+        ],
+        "runs past the end of x.img",
+    );
+    check_refused(
+        &[
+            "run",
+            "--device",
+            "x.img",
+            "--size",
+            "1MiB",
+            "--target-offset",
+            "4MiB",
+        ],
+        "past the end",
+    );
     check_refused(&["run", "--device", "missing.img"], "missing.img");
-    check_refused(&["run", "--device", "x.img", "--size", "1MiB", "--ratio", "4"], "--mix");
-    check_refused(&["run", "--device", "x.img", "--size", "1MiB", "--io-count", "10", "--io-ignore", "10"], "IOIgnore (10) must be smaller than IOCount (10)");
-    check_refused(&["run", "--device", "x.img", "--size", "1MiB", "--location", "zigzag"], "unknown location function 'zigzag'");
-    check_refused(&["run", "--device", "x.img", "--size", "1MiB", "--time", "pause:100"], "needs a time unit");
-    check_refused(&["run", "--device", "x.img", "--size", "1MiB", "--location", "partitioned:64", "--target-size", "1MiB"], "per partition");
-    check_refused(&["run", "--device", "x.img", "--size", "1MiB", "--pattern-file", "nope.toml"], "cannot read pattern file nope.toml");
+    check_refused(
+        &["run", "--device", "x.img", "--size", "1MiB", "--ratio", "4"],
+        "--mix",
+    );
+    check_refused(
+        &[
+            "run",
+            "--device",
+            "x.img",
+            "--size",
+            "1MiB",
+            "--io-count",
+            "10",
+            "--io-ignore",
+            "10",
+        ],
+        "IOIgnore (10) must be smaller than IOCount (10)",
+    );
+    check_refused(
+        &[
+            "run",
+            "--device",
+            "x.img",
+            "--size",
+            "1MiB",
+            "--location",
+            "zigzag",
+        ],
+        "unknown location function 'zigzag'",
+    );
+    check_refused(
+        &[
+            "run",
+            "--device",
+            "x.img",
+            "--size",
+            "1MiB",
+            "--time",
+            "pause:100",
+        ],
+        "needs a time unit",
+    );
+    check_refused(
+        &[
+            "run",
+            "--device",
+            "x.img",
+            "--size",
+            "1MiB",
+            "--location",
+            "partitioned:64",
+            "--target-size",
+            "1MiB",
+        ],
+        "per partition",
+    );
+    check_refused(
+        &[
+            "run",
+            "--device",
+            "x.img",
+            "--size",
+            "1MiB",
+            "--pattern-file",
+            "nope.toml",
+        ],
+        "cannot read pattern file nope.toml",
+    );
     check_refused(&["frobnicate"], "flashlab --help");
 }
 
 #[test]
 fn toml_typo_names_the_line_and_the_fix() {
     let dir = scratch();
-    std::fs::write(dir.path().join("p.toml"), "[[run]]\npattern = \"RW\"\nqueue_detph = 4\n").unwrap();
-    let out = flashlab(&["run", "--device", "x.img", "--size", "1MiB", "-f", "p.toml"], dir.path());
+    std::fs::write(
+        dir.path().join("p.toml"),
+        "[[run]]\npattern = \"RW\"\nqueue_detph = 4\n",
+    )
+    .unwrap();
+    let out = flashlab(
+        &["run", "--device", "x.img", "--size", "1MiB", "-f", "p.toml"],
+        dir.path(),
+    );
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(stderr(&out).trim(), "error: p.toml line 3: unknown key `queue_detph`; did you mean `queue_depth`?");
+    assert_eq!(
+        stderr(&out).trim(),
+        "error: p.toml line 3: unknown key `queue_detph`; did you mean `queue_depth`?"
+    );
     assert!(!dir.path().join("x.img").exists(), "nothing created");
 }
 
@@ -74,17 +224,43 @@ fn toml_typo_names_the_line_and_the_fix() {
 fn dry_run_prints_ios_and_ranges_and_touches_nothing() {
     let dir = scratch();
     let out = flashlab(
-        &["run", "--device", "d.img", "--size", "4MiB", "--pattern", "SW", "--io-size", "4KiB", "--target-offset", "1MiB", "--target-size", "1MiB", "--io-count", "8", "--dry-run"],
+        &[
+            "run",
+            "--device",
+            "d.img",
+            "--size",
+            "4MiB",
+            "--pattern",
+            "SW",
+            "--io-size",
+            "4KiB",
+            "--target-offset",
+            "1MiB",
+            "--target-size",
+            "1MiB",
+            "--io-count",
+            "8",
+            "--dry-run",
+        ],
         dir.path(),
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("dry run"), "{text}");
     assert!(text.contains("1048576"), "first IO at TargetOffset: {text}");
-    assert!(text.contains("1052672"), "second IO one IOSize later: {text}");
-    assert!(text.contains("would write: 1 range totalling 32KiB within [1048576, 1081344)"), "{text}");
+    assert!(
+        text.contains("1052672"),
+        "second IO one IOSize later: {text}"
+    );
+    assert!(
+        text.contains("would write: 1 range totalling 32KiB within [1048576, 1081344)"),
+        "{text}"
+    );
     assert!(text.contains("would read:  none"), "{text}");
-    assert!(!dir.path().join("d.img").exists(), "a dry run creates nothing");
+    assert!(
+        !dir.path().join("d.img").exists(),
+        "a dry run creates nothing"
+    );
     assert!(!dir.path().join("results").exists());
 }
 
@@ -94,7 +270,19 @@ fn dry_run_of_an_existing_file_leaves_it_unchanged() {
     let path = dir.path().join("e.img");
     let data: Vec<u8> = (0..1 << 20).map(|i| (i * 7 % 251) as u8).collect();
     std::fs::write(&path, &data).unwrap();
-    let out = flashlab(&["run", "--device", "e.img", "--pattern", "RW", "--io-size", "4KiB", "--dry-run"], dir.path());
+    let out = flashlab(
+        &[
+            "run",
+            "--device",
+            "e.img",
+            "--pattern",
+            "RW",
+            "--io-size",
+            "4KiB",
+            "--dry-run",
+        ],
+        dir.path(),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(std::fs::read(&path).unwrap(), data);
 }
@@ -104,7 +292,8 @@ fn json_run(dir: &Path, args: &[&str]) -> serde_json::Value {
     all.extend_from_slice(args);
     let out = flashlab(&all, dir);
     assert!(out.status.success(), "{args:?}: {}", stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("JSON on stdout: {e}: {}", stdout(&out)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("JSON on stdout: {e}: {}", stdout(&out)))
 }
 
 #[test]
@@ -112,7 +301,20 @@ fn each_baseline_pattern_runs_on_a_file_with_json() {
     let dir = scratch();
     for (i, p) in ["SR", "RR", "SW", "RW"].iter().enumerate() {
         let results = format!("res-{p}");
-        let mut args = vec!["--device", "base.img", "--pattern", p, "--io-size", "4KiB", "--io-count", "200", "--io-ignore", "20", "--results", &results];
+        let mut args = vec![
+            "--device",
+            "base.img",
+            "--pattern",
+            p,
+            "--io-size",
+            "4KiB",
+            "--io-count",
+            "200",
+            "--io-ignore",
+            "20",
+            "--results",
+            &results,
+        ];
         if i == 0 {
             args.extend_from_slice(&["--size", "8MiB"]);
         }
@@ -129,8 +331,10 @@ fn each_baseline_pattern_runs_on_a_file_with_json() {
         assert!(lat["p50_ns"].as_u64() <= lat["p99_ns"].as_u64());
         assert!(lat["p99_ns"].as_u64() <= lat["max_ns"].as_u64());
         assert!(run["stats"]["iops"].as_f64().unwrap() > 0.0);
-        let manifest: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join(&results).join("manifest.json")).unwrap()).unwrap();
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(&results).join("manifest.json")).unwrap(),
+        )
+        .unwrap();
         assert_eq!(manifest["device"]["kind"], "file");
         assert_eq!(manifest["engine"], "io_uring");
         assert_eq!(manifest["runs"][0]["status"], "complete");
@@ -143,8 +347,32 @@ fn every_record_stays_in_the_target_range() {
     let dir = scratch();
     let v = json_run(
         dir.path(),
-        &["--device", "r.img", "--size", "16MiB", "--location", "random", "--mode", "write", "--io-size", "8KiB", "--io-shift", "512",
-          "--target-offset", "3MiB", "--target-size", "5MiB", "--io-count", "300", "--parallel", "3", "--queue-depth", "4", "--results", "res"],
+        &[
+            "--device",
+            "r.img",
+            "--size",
+            "16MiB",
+            "--location",
+            "random",
+            "--mode",
+            "write",
+            "--io-size",
+            "8KiB",
+            "--io-shift",
+            "512",
+            "--target-offset",
+            "3MiB",
+            "--target-size",
+            "5MiB",
+            "--io-count",
+            "300",
+            "--parallel",
+            "3",
+            "--queue-depth",
+            "4",
+            "--results",
+            "res",
+        ],
     );
     assert_eq!(v["runs"][0]["stats"]["ios"], 900);
     assert_eq!(v["engine"], "io_uring");
@@ -161,7 +389,23 @@ fn every_record_stays_in_the_target_range() {
 #[test]
 fn export_csv_has_a_header_and_a_row_per_io() {
     let dir = scratch();
-    json_run(dir.path(), &["--device", "c.img", "--size", "4MiB", "--pattern", "RR", "--io-size", "4KiB", "--io-count", "50", "--results", "res"]);
+    json_run(
+        dir.path(),
+        &[
+            "--device",
+            "c.img",
+            "--size",
+            "4MiB",
+            "--pattern",
+            "RR",
+            "--io-size",
+            "4KiB",
+            "--io-count",
+            "50",
+            "--results",
+            "res",
+        ],
+    );
     let out = flashlab(&["export", "res", "--format", "csv"], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
@@ -173,7 +417,11 @@ fn export_csv_has_a_header_and_a_row_per_io() {
         let cols: Vec<&str> = r.split(',').collect();
         assert_eq!(cols.len(), 11, "{r}");
         assert_eq!((cols[0], cols[3], cols[5]), ("RR", "read", "4096"), "{r}");
-        let (submit, complete, latency): (u64, u64, u64) = (cols[6].parse().unwrap(), cols[7].parse().unwrap(), cols[8].parse().unwrap());
+        let (submit, complete, latency): (u64, u64, u64) = (
+            cols[6].parse().unwrap(),
+            cols[7].parse().unwrap(),
+            cols[8].parse().unwrap(),
+        );
         assert_eq!(complete - submit, latency);
     }
 }
@@ -186,7 +434,19 @@ fn pattern_file_runs_every_run() {
         "[defaults]\nio_size = \"4KiB\"\nio_count = 40\n\n[[run]]\npattern = \"SW\"\n\n[[run]]\nname = \"mix\"\npattern = \"RR\"\nmix = \"SW\"\nratio = \"3:1\"\n",
     )
     .unwrap();
-    let v = json_run(dir.path(), &["--device", "f.img", "--size", "4MiB", "-f", "p.toml", "--results", "res"]);
+    let v = json_run(
+        dir.path(),
+        &[
+            "--device",
+            "f.img",
+            "--size",
+            "4MiB",
+            "-f",
+            "p.toml",
+            "--results",
+            "res",
+        ],
+    );
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[1]["name"], "mix");
@@ -197,9 +457,30 @@ fn pattern_file_runs_every_run() {
 #[test]
 fn pause_shows_in_the_timestamps() {
     let dir = scratch();
-    json_run(dir.path(), &["--device", "p.img", "--size", "4MiB", "--pattern", "SR", "--io-size", "4KiB", "--io-count", "20", "--time", "pause:2ms", "--results", "res"]);
+    json_run(
+        dir.path(),
+        &[
+            "--device",
+            "p.img",
+            "--size",
+            "4MiB",
+            "--pattern",
+            "SR",
+            "--io-size",
+            "4KiB",
+            "--io-count",
+            "20",
+            "--time",
+            "pause:2ms",
+            "--results",
+            "res",
+        ],
+    );
     let recs = read_records(&dir.path().join("res/runs/001-SR/records.bin")).unwrap();
-    let mut gaps: Vec<u64> = recs.windows(2).map(|w| w[1].submit_ns - w[0].complete_ns).collect();
+    let mut gaps: Vec<u64> = recs
+        .windows(2)
+        .map(|w| w[1].submit_ns - w[0].complete_ns)
+        .collect();
     for &gap in &gaps {
         assert!(gap >= 2_000_000, "pause honoured: {gap} ns");
     }
@@ -208,13 +489,30 @@ fn pause_shows_in_the_timestamps() {
     // run); this catches a pause applied twice, which would lengthen every gap.
     gaps.sort_unstable();
     let median = gaps[gaps.len() / 2];
-    assert!(median < 4_000_000, "pause applied once: median gap {median} ns, gaps {gaps:?}");
+    assert!(
+        median < 4_000_000,
+        "pause applied once: median gap {median} ns, gaps {gaps:?}"
+    );
 }
 
 #[test]
 fn show_prints_the_saved_table() {
     let dir = scratch();
-    json_run(dir.path(), &["--device", "s.img", "--size", "4MiB", "--pattern", "SR", "--io-count", "30", "--results", "res"]);
+    json_run(
+        dir.path(),
+        &[
+            "--device",
+            "s.img",
+            "--size",
+            "4MiB",
+            "--pattern",
+            "SR",
+            "--io-count",
+            "30",
+            "--results",
+            "res",
+        ],
+    );
     let out = flashlab(&["show", "res"], dir.path());
     assert!(out.status.success());
     let text = stdout(&out);
@@ -225,8 +523,26 @@ fn show_prints_the_saved_table() {
 fn simulated_runs_are_byte_identical_for_the_same_seed() {
     let dir = scratch();
     let args = |res: &'static str| {
-        vec!["run", "--device", "sim:ssd-m,capacity=1GiB", "--pattern", "RW", "--io-size", "4KiB", "--io-count", "3000",
-             "--queue-depth", "4", "--time", "burst:1ms:100", "--seed", "7", "--quiet", "--results", res]
+        vec![
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=1GiB",
+            "--pattern",
+            "RW",
+            "--io-size",
+            "4KiB",
+            "--io-count",
+            "3000",
+            "--queue-depth",
+            "4",
+            "--time",
+            "burst:1ms:100",
+            "--seed",
+            "7",
+            "--quiet",
+            "--results",
+            res,
+        ]
     };
     for res in ["a", "b"] {
         let out = flashlab(&args(res), dir.path());
@@ -235,10 +551,18 @@ fn simulated_runs_are_byte_identical_for_the_same_seed() {
     let a = std::fs::read(dir.path().join("a/runs/001-RW/records.bin")).unwrap();
     let b = std::fs::read(dir.path().join("b/runs/001-RW/records.bin")).unwrap();
     assert_eq!(a.len(), 32 + 40 * 3000);
-    assert!(a == b, "same config + seed => byte-identical per-IO records");
-    let run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("a/runs/001-RW/run.json")).unwrap()).unwrap();
+    assert!(
+        a == b,
+        "same config + seed => byte-identical per-IO records"
+    );
+    let run: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("a/runs/001-RW/run.json")).unwrap(),
+    )
+    .unwrap();
     assert!(run["device_stats"]["write_amplification"].as_f64().unwrap() >= 1.0);
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("a/manifest.json")).unwrap()).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a/manifest.json")).unwrap())
+            .unwrap();
     assert_eq!(manifest["device"]["clock"], "simulated");
     assert_eq!(manifest["engine"], "simulator");
 }
@@ -254,7 +578,24 @@ fn sim_profiles_are_listed_and_printable() {
     let out = flashlab(&["sim", "show", "ssd-m"], dir.path());
     assert!(out.status.success());
     std::fs::write(dir.path().join("mine.toml"), &out.stdout).unwrap();
-    let out = flashlab(&["run", "--device", "sim:mine.toml,capacity=1GiB", "--pattern", "SR", "--io-count", "10", "--quiet", "--json"], dir.path());
-    assert!(out.status.success(), "a printed profile is a valid profile: {}", stderr(&out));
+    let out = flashlab(
+        &[
+            "run",
+            "--device",
+            "sim:mine.toml,capacity=1GiB",
+            "--pattern",
+            "SR",
+            "--io-count",
+            "10",
+            "--quiet",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "a printed profile is a valid profile: {}",
+        stderr(&out)
+    );
     check_refused(&["run", "--device", "sim:ssd-x"], "ssd-x");
 }

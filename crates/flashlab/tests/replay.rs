@@ -4,7 +4,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).current_dir(cwd).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
 }
 
 fn scratch() -> tempfile::TempDir {
@@ -12,7 +16,10 @@ fn scratch() -> tempfile::TempDir {
 }
 
 fn tpcc() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/tpcc-small.trace"));
+    let p = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces/tpcc-small.trace"
+    ));
     p.exists().then_some(p)
 }
 
@@ -24,10 +31,30 @@ fn tpcc_trace_replays_closed_loop_on_a_file() {
     };
     let dir = scratch();
     let out = flashlab(
-        &["replay", trace.to_str().unwrap(), "--device", "t.img", "--size", "64MiB", "--fit", "wrap", "--closed-loop", "--qd", "4", "--json", "--quiet", "--results", "res"],
+        &[
+            "replay",
+            trace.to_str().unwrap(),
+            "--device",
+            "t.img",
+            "--size",
+            "64MiB",
+            "--fit",
+            "wrap",
+            "--closed-loop",
+            "--qd",
+            "4",
+            "--json",
+            "--quiet",
+            "--results",
+            "res",
+        ],
         dir.path(),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let run = &v["runs"][0];
     assert_eq!(run["workload"]["kind"], "replay");
@@ -35,8 +62,13 @@ fn tpcc_trace_replays_closed_loop_on_a_file() {
     assert_eq!(run["stats"]["ios"], 6999);
     assert_eq!(run["stats"]["by_mode"]["read"]["ios"], 4381);
     assert_eq!(run["stats"]["by_mode"]["write"]["ios"], 2618);
-    let recs = flashlab_results::records::read_records(&dir.path().join("res/runs/001-replay/records.bin")).unwrap();
-    assert!(recs.iter().all(|r| r.offset_bytes + r.size_bytes as u64 <= 64 << 20));
+    let recs = flashlab_results::records::read_records(
+        &dir.path().join("res/runs/001-replay/records.bin"),
+    )
+    .unwrap();
+    assert!(recs
+        .iter()
+        .all(|r| r.offset_bytes + r.size_bytes as u64 <= 64 << 20));
 }
 
 #[test]
@@ -44,17 +76,44 @@ fn open_loop_follows_the_recorded_times() {
     let dir = scratch();
     // Four requests 20 ms apart: an open-loop replay must not run them back to back.
     std::fs::write(dir.path().join("t.trace"), "# flashlab-trace v1\n0 W 0 4096\n20000000 W 4096 4096\n40000000 R 0 4096\n60000000 R 4096 4096\n").unwrap();
-    let out = flashlab(&["replay", "t.trace", "--device", "t.img", "--size", "1MiB", "--quiet", "--results", "res"], dir.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let recs = flashlab_results::records::read_records(&dir.path().join("res/runs/001-replay/records.bin")).unwrap();
+    let out = flashlab(
+        &[
+            "replay",
+            "t.trace",
+            "--device",
+            "t.img",
+            "--size",
+            "1MiB",
+            "--quiet",
+            "--results",
+            "res",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recs = flashlab_results::records::read_records(
+        &dir.path().join("res/runs/001-replay/records.bin"),
+    )
+    .unwrap();
     // How late each request was, against a start estimated from the least late
     // one (the run's start time is not in the records; on a shared VM any
     // request, the first included, can be woken a few hundred us late).
-    let behind: Vec<i64> = recs.iter().enumerate().map(|(i, r)| r.submit_ns as i64 - i as i64 * 20_000_000).collect();
+    let behind: Vec<i64> = recs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| r.submit_ns as i64 - i as i64 * 20_000_000)
+        .collect();
     let start = *behind.iter().min().unwrap();
     for (i, b) in behind.iter().enumerate() {
         let late = b - start;
-        assert!(late < 2_000_000, "request {i} submitted {late} ns behind the schedule; all: {behind:?}");
+        assert!(
+            late < 2_000_000,
+            "request {i} submitted {late} ns behind the schedule; all: {behind:?}"
+        );
     }
 }
 
@@ -64,17 +123,42 @@ fn trace_mistakes_are_one_line() {
     std::fs::write(dir.path().join("bad.trace"), "1 0 0 8 0\n2 0 0 8 9\n").unwrap();
     std::fs::write(dir.path().join("big.trace"), "1 0 999999999 8 0\n").unwrap();
     for (args, expected) in [
-        (vec!["replay", "bad.trace", "--device", "t.img", "--size", "1MiB"], "bad.trace line 2: type 9 is not 0 (write) or 1 (read)"),
-        (vec!["replay", "big.trace", "--device", "t.img", "--size", "1MiB"], "--fit wrap"),
-        (vec!["replay", "nope.trace", "--device", "t.img", "--size", "1MiB"], "cannot read trace nope.trace"),
-        (vec!["replay", "bad.trace", "--format", "xyz"], "unknown trace format 'xyz'"),
+        (
+            vec!["replay", "bad.trace", "--device", "t.img", "--size", "1MiB"],
+            "bad.trace line 2: type 9 is not 0 (write) or 1 (read)",
+        ),
+        (
+            vec!["replay", "big.trace", "--device", "t.img", "--size", "1MiB"],
+            "--fit wrap",
+        ),
+        (
+            vec![
+                "replay",
+                "nope.trace",
+                "--device",
+                "t.img",
+                "--size",
+                "1MiB",
+            ],
+            "cannot read trace nope.trace",
+        ),
+        (
+            vec!["replay", "bad.trace", "--format", "xyz"],
+            "unknown trace format 'xyz'",
+        ),
     ] {
         let out = flashlab(&args, dir.path());
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(expected) && err.trim().lines().count() == 1, "{args:?}: {err}");
+        assert!(
+            err.contains(expected) && err.trim().lines().count() == 1,
+            "{args:?}: {err}"
+        );
     }
-    assert!(!dir.path().join("t.img").exists(), "nothing created for a bad trace");
+    assert!(
+        !dir.path().join("t.img").exists(),
+        "nothing created for a bad trace"
+    );
 }
 
 #[test]
@@ -85,8 +169,26 @@ fn tpcc_trace_replays_on_simulated_ssd_m() {
     };
     let dir = scratch();
     let run = |res: &str| {
-        let out = flashlab(&["replay", trace.to_str().unwrap(), "--device", "sim:ssd-m", "--fit", "wrap", "--json", "--quiet", "--results", res], dir.path());
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = flashlab(
+            &[
+                "replay",
+                trace.to_str().unwrap(),
+                "--device",
+                "sim:ssd-m",
+                "--fit",
+                "wrap",
+                "--json",
+                "--quiet",
+                "--results",
+                res,
+            ],
+            dir.path(),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
     };
     let v = run("a");

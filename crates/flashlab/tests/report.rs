@@ -6,14 +6,34 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-const SMALL: [&str; 10] = ["--quick", "--only", "granularity,locality,order,mix", "--max-ios", "512", "--min-ios", "64", "--calibration-ios", "512", "--quiet"];
+const SMALL: [&str; 10] = [
+    "--quick",
+    "--only",
+    "granularity,locality,order,mix",
+    "--max-ios",
+    "512",
+    "--min-ios",
+    "64",
+    "--calibration-ios",
+    "512",
+    "--quiet",
+];
 
 fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).current_dir(cwd).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
 }
 
 fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -33,10 +53,17 @@ fn check_charts(html: &str) -> usize {
     for c in &charts {
         let c = &c[..c.find("</svg>").unwrap()];
         assert!(c.contains("<title"), "untitled chart");
-        assert!(!c.contains(">no data</text>"), "empty chart: {}", &c[..c.len().min(300)]);
+        assert!(
+            !c.contains(">no data</text>"),
+            "empty chart: {}",
+            &c[..c.len().min(300)]
+        );
         assert!(c.contains("class=\"series\""), "chart without series");
     }
-    assert!(!html.contains("http:") && !html.contains("https:") && !html.contains("src="), "the page refers to something outside it");
+    assert!(
+        !html.contains("http:") && !html.contains("https:") && !html.contains("src="),
+        "the page refers to something outside it"
+    );
     charts.len()
 }
 
@@ -47,14 +74,30 @@ fn report_compares_two_uflip_suites() {
     uflip(dir.path(), "h", "sim:ssd-h,capacity=1GiB");
 
     // Markdown on stdout: the side-by-side Table 3 with a row per device.
-    let md = ok(&flashlab(&["report", "m", "h", "--format", "md"], dir.path()));
-    let t3 = &md[md.find("### uFLIP Table 3, side by side").expect("side-by-side Table 3")..];
+    let md = ok(&flashlab(
+        &["report", "m", "h", "--format", "md"],
+        dir.path(),
+    ));
+    let t3 = &md[md
+        .find("### uFLIP Table 3, side by side")
+        .expect("side-by-side Table 3")..];
     assert!(t3.contains("| Device | SR (ms) | RR (ms) | SW (ms) | RW (ms) | Pause RW (ms) | Locality RW | Partitions | Reverse | In-place | Large Incr |"), "{t3}");
-    let rows: Vec<&str> = t3.lines().skip_while(|l| !l.starts_with("| Device")).skip(2).take_while(|l| l.starts_with('|')).collect();
+    let rows: Vec<&str> = t3
+        .lines()
+        .skip_while(|l| !l.starts_with("| Device"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
     assert_eq!(rows.len(), 2, "{t3}");
-    assert!(rows[0].starts_with("| sim:ssd-m") && rows[1].starts_with("| sim:ssd-h"), "{rows:?}");
+    assert!(
+        rows[0].starts_with("| sim:ssd-m") && rows[1].starts_with("| sim:ssd-h"),
+        "{rows:?}"
+    );
     assert!(md.contains("uFLIP design hints, side by side"));
-    assert!(md.contains("### uFLIP Table 3 row"), "each device's own row");
+    assert!(
+        md.contains("### uFLIP Table 3 row"),
+        "each device's own row"
+    );
 
     // HTML, default file name in the current directory.
     let out = flashlab(&["report", "m", "h"], dir.path());
@@ -74,12 +117,20 @@ fn report_compares_two_uflip_suites() {
     // Overlaid curves carry one legend entry per device.
     let overlay = &html[html.find("device by device</title>").unwrap()..];
     let overlay = &overlay[..overlay.find("</svg>").unwrap()];
-    assert!(overlay.contains(">sim:ssd-m,capacity=1GiB</text>") && overlay.contains(">sim:ssd-h,capacity=1GiB</text>"), "legend per device");
+    assert!(
+        overlay.contains(">sim:ssd-m,capacity=1GiB</text>")
+            && overlay.contains(">sim:ssd-h,capacity=1GiB</text>"),
+        "legend per device"
+    );
     assert!(n > 40, "{n} charts");
 
     // JSON to a file.
-    ok(&flashlab(&["report", "m", "--format", "json", "-o", "r.json"], dir.path()));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    ok(&flashlab(
+        &["report", "m", "--format", "json", "-o", "r.json"],
+        dir.path(),
+    ));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
     assert_eq!(v["format"], "flashlab-report/1");
     let sections = v["devices"][0]["sections"].as_array().unwrap();
     assert!(sections.iter().any(|s| s["id"] == "uflip-table3"));
@@ -89,19 +140,58 @@ fn report_compares_two_uflip_suites() {
 fn run_report_shows_the_runs_time_series_cdf_and_histogram() {
     let dir = scratch();
     let out = flashlab(
-        &["run", "--device", "sim:ssd-m,capacity=1GiB", "--pattern", "RW", "--io-size", "4KiB", "--io-count", "3000", "--io-ignore", "100", "--results", "res", "--report", "out.html", "--quiet"],
+        &[
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=1GiB",
+            "--pattern",
+            "RW",
+            "--io-size",
+            "4KiB",
+            "--io-count",
+            "3000",
+            "--io-ignore",
+            "100",
+            "--results",
+            "res",
+            "--report",
+            "out.html",
+            "--quiet",
+        ],
         dir.path(),
     );
     let text = ok(&out);
     assert!(text.contains("report:  out.html"), "{text}");
     let html = std::fs::read_to_string(dir.path().join("out.html")).unwrap();
     assert_eq!(check_charts(&html), 3, "time series, CDF, histogram");
-    for t in ["Latency over IO number, run RW", "Latency CDF, run RW", "Latency histogram, run RW"] {
+    for t in [
+        "Latency over IO number, run RW",
+        "Latency CDF, run RW",
+        "Latency histogram, run RW",
+    ] {
         assert!(html.contains(t), "{t}");
     }
     // Markdown by extension; and a report of the same directory later.
-    ok(&flashlab(&["run", "--device", "sim:ssd-m,capacity=1GiB", "--pattern", "SR", "--io-count", "200", "--results", "res2", "--report", "out.md", "--quiet"], dir.path()));
-    assert!(std::fs::read_to_string(dir.path().join("out.md")).unwrap().contains("| SR |"));
+    ok(&flashlab(
+        &[
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=1GiB",
+            "--pattern",
+            "SR",
+            "--io-count",
+            "200",
+            "--results",
+            "res2",
+            "--report",
+            "out.md",
+            "--quiet",
+        ],
+        dir.path(),
+    ));
+    assert!(std::fs::read_to_string(dir.path().join("out.md"))
+        .unwrap()
+        .contains("| SR |"));
     let md = ok(&flashlab(&["report", "res", "--format", "md"], dir.path()));
     assert!(md.contains("### Latency distribution"), "{md}");
 }
@@ -128,8 +218,25 @@ fn report_errors_are_one_line_with_exit_2() {
 #[test]
 fn parquet_export_needs_the_feature() {
     let dir = scratch();
-    ok(&flashlab(&["run", "--device", "sim:ssd-m,capacity=1GiB", "--pattern", "RR", "--io-count", "500", "--results", "res", "--quiet"], dir.path()));
-    let out = flashlab(&["export", "res", "--format", "parquet", "-o", "io.parquet"], dir.path());
+    ok(&flashlab(
+        &[
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=1GiB",
+            "--pattern",
+            "RR",
+            "--io-count",
+            "500",
+            "--results",
+            "res",
+            "--quiet",
+        ],
+        dir.path(),
+    ));
+    let out = flashlab(
+        &["export", "res", "--format", "parquet", "-o", "io.parquet"],
+        dir.path(),
+    );
     if cfg!(feature = "parquet") {
         ok(&out);
         let bytes = std::fs::read(dir.path().join("io.parquet")).unwrap();
@@ -138,6 +245,9 @@ fn parquet_export_needs_the_feature() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
-        assert!(err.contains("cargo build --release --features parquet"), "{err}");
+        assert!(
+            err.contains("cargo build --release --features parquet"),
+            "{err}"
+        );
     }
 }

@@ -17,11 +17,30 @@ use std::process::{Command, Output};
 
 use browser_util::{browser_or_skip, check_page, chromium};
 
-const SMALL: [&str; 10] = ["--quick", "--only", "granularity,alignment,locality,order,mix", "--max-ios", "512", "--min-ios", "64", "--calibration-ios", "512", "--quiet"];
+const SMALL: [&str; 10] = [
+    "--quick",
+    "--only",
+    "granularity,alignment,locality,order,mix",
+    "--max-ios",
+    "512",
+    "--min-ios",
+    "64",
+    "--calibration-ios",
+    "512",
+    "--quiet",
+];
 
 fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).current_dir(cwd).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
@@ -32,16 +51,48 @@ fn suite_reports_render_in_headless_chromium() {
     };
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let dir = tmp.path();
-    for (name, device) in [("m", "sim:ssd-m,capacity=1GiB"), ("h", "sim:ssd-h,capacity=1GiB")] {
+    for (name, device) in [
+        ("m", "sim:ssd-m,capacity=1GiB"),
+        ("h", "sim:ssd-h,capacity=1GiB"),
+    ] {
         let mut args = vec!["suite", "uflip", "--device", device, "--results", name];
         args.extend_from_slice(&SMALL);
         flashlab(&args, dir);
     }
-    flashlab(&["suite", "chen09", "--device", "sim:ssd-m,capacity=1GiB", "--scale", "0.02", "--results", "c", "--quiet"], dir);
+    flashlab(
+        &[
+            "suite",
+            "chen09",
+            "--device",
+            "sim:ssd-m,capacity=1GiB",
+            "--scale",
+            "0.02",
+            "--results",
+            "c",
+            "--quiet",
+        ],
+        dir,
+    );
 
     for (page, dirs, titles) in [
-        ("uflip.html", vec!["m", "h"], vec!["uFLIP micro-benchmark 1 (Granularity)", "uFLIP Table 3, side by side", "device by device"]),
-        ("chen09.html", vec!["c"], vec!["Chen et al. Figure 2", "Chen et al. Figure 8(a)", "Chen et al. Figure 9"]),
+        (
+            "uflip.html",
+            vec!["m", "h"],
+            vec![
+                "uFLIP micro-benchmark 1 (Granularity)",
+                "uFLIP Table 3, side by side",
+                "device by device",
+            ],
+        ),
+        (
+            "chen09.html",
+            vec!["c"],
+            vec![
+                "Chen et al. Figure 2",
+                "Chen et al. Figure 8(a)",
+                "Chen et al. Figure 9",
+            ],
+        ),
     ] {
         let mut args = vec!["report"];
         args.extend(dirs.iter().copied());
@@ -59,10 +110,17 @@ fn suite_reports_render_in_headless_chromium() {
     let (_, log) = chromium(
         &browser,
         &dir.join("profile-shot"),
-        &[format!("--screenshot={}", shot.display()), "--window-size=1280,3000".to_string(), format!("file://{}", dir.join("uflip.html").display())],
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1280,3000".to_string(),
+            format!("file://{}", dir.join("uflip.html").display()),
+        ],
     );
     let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
-    assert!(size > 50_000, "screenshot of {size} bytes; chromium log:\n{log}");
+    assert!(
+        size > 50_000,
+        "screenshot of {size} bytes; chromium log:\n{log}"
+    );
     if let Some(keep) = std::env::var_os("FLASHLAB_REPORT_SCREENSHOT") {
         std::fs::copy(&shot, keep).unwrap();
     }

@@ -10,13 +10,23 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn flashlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).current_dir(env!("CARGO_TARGET_TMPDIR")).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .output()
+        .unwrap()
 }
 
 fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
-    let out = Command::new(cmd).args(args).output().map_err(|e| format!("{cmd}: {e}"))?;
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
     if !out.status.success() {
-        return Err(format!("{cmd} {args:?}: {}", String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "{cmd} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
@@ -25,12 +35,19 @@ fn prerequisites() -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let tools = ["losetup", "mkfs.ext4", "mount", "umount"].iter().all(|t| {
-        Command::new("sh").args(["-c", &format!("command -v {t}")]).output().is_ok_and(|o| o.status.success())
+        Command::new("sh")
+            .args(["-c", &format!("command -v {t}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
     });
     if root && tools {
         return true;
     }
-    let why = if !root { "not root" } else { "losetup/mkfs.ext4 missing" };
+    let why = if !root {
+        "not root"
+    } else {
+        "losetup/mkfs.ext4 missing"
+    };
     if std::env::var("FLASHLAB_REQUIRE_ROOT_TESTS").as_deref() == Ok("1") {
         panic!("safety tests cannot run ({why}) but FLASHLAB_REQUIRE_ROOT_TESTS=1");
     }
@@ -47,11 +64,18 @@ struct Loop {
 
 impl Loop {
     fn new(tag: &str, size_mib: u64) -> Loop {
-        let backing = PathBuf::from(format!("/dev/shm/flashlab-cli-{tag}-{}.img", std::process::id()));
+        let backing = PathBuf::from(format!(
+            "/dev/shm/flashlab-cli-{tag}-{}.img",
+            std::process::id()
+        ));
         let f = std::fs::File::create(&backing).unwrap();
         f.set_len(size_mib << 20).unwrap();
         let dev = sh("losetup", &["-f", "--show", backing.to_str().unwrap()]).unwrap();
-        Loop { dev, backing, mount: None }
+        Loop {
+            dev,
+            backing,
+            mount: None,
+        }
     }
 
     fn mkfs(&self) {
@@ -59,7 +83,11 @@ impl Loop {
     }
 
     fn mount(&mut self) {
-        let dir = PathBuf::from(format!("/tmp/flashlab-cli-mnt-{}-{}", std::process::id(), self.dev.replace('/', "_")));
+        let dir = PathBuf::from(format!(
+            "/tmp/flashlab-cli-mnt-{}-{}",
+            std::process::id(),
+            self.dev.replace('/', "_")
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         sh("mount", &[&self.dev, dir.to_str().unwrap()]).unwrap();
         self.mount = Some(dir);
@@ -82,8 +110,25 @@ impl Drop for Loop {
 }
 
 fn refused(dev: &str, extra: &[&str], expected: &str) {
-    let mut args = vec!["run", "--device", dev, "--pattern", "RW", "--io-size", "4KiB", "--io-count", "64", "--quiet", "--results"];
-    let res = format!("{}/res-{}-{}", env!("CARGO_TARGET_TMPDIR"), std::process::id(), dev.replace('/', "_"));
+    let mut args = vec![
+        "run",
+        "--device",
+        dev,
+        "--pattern",
+        "RW",
+        "--io-size",
+        "4KiB",
+        "--io-count",
+        "64",
+        "--quiet",
+        "--results",
+    ];
+    let res = format!(
+        "{}/res-{}-{}",
+        env!("CARGO_TARGET_TMPDIR"),
+        std::process::id(),
+        dev.replace('/', "_")
+    );
     args.push(&res);
     args.extend_from_slice(extra);
     let out = flashlab(&args);
@@ -91,8 +136,14 @@ fn refused(dev: &str, extra: &[&str], expected: &str) {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains(expected), "expected '{expected}' in: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains(&format!("--allow-write-to {dev}")), "names the flag that overrides: {err}");
-    assert!(!Path::new(&res).exists(), "no results directory for a refused run");
+    assert!(
+        err.contains(&format!("--allow-write-to {dev}")),
+        "names the flag that overrides: {err}"
+    );
+    assert!(
+        !Path::new(&res).exists(),
+        "no results directory for a refused run"
+    );
 }
 
 #[test]
@@ -103,15 +154,38 @@ fn mounted_ext4_is_refused_and_left_intact() {
     let mut lo = Loop::new("mounted", 64);
     lo.mkfs();
     lo.mount();
-    std::fs::write(lo.mount.as_ref().unwrap().join("precious.txt"), b"user data").unwrap();
+    std::fs::write(
+        lo.mount.as_ref().unwrap().join("precious.txt"),
+        b"user data",
+    )
+    .unwrap();
     sh("sync", &[]).unwrap();
     let before = lo.contents();
     refused(&lo.dev.clone(), &[], "mounted");
     assert!(lo.contents() == before, "the refused run changed nothing");
     // Reads are always allowed: they cannot destroy anything.
-    let out = flashlab(&["run", "--device", &lo.dev, "--pattern", "RR", "--io-size", "4KiB", "--io-count", "16", "--quiet", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(std::fs::read(lo.mount.as_ref().unwrap().join("precious.txt")).unwrap(), b"user data");
+    let out = flashlab(&[
+        "run",
+        "--device",
+        &lo.dev,
+        "--pattern",
+        "RR",
+        "--io-size",
+        "4KiB",
+        "--io-count",
+        "16",
+        "--quiet",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(lo.mount.as_ref().unwrap().join("precious.txt")).unwrap(),
+        b"user data"
+    );
 }
 
 #[test]
@@ -128,13 +202,47 @@ fn file_system_signature_is_refused_unless_that_device_is_named() {
     refused(&lo.dev.clone(), &["--allow-write-to", &other.dev], "ext4");
     assert!(lo.contents() == before);
     // Naming this device does.
-    let res = format!("{}/res-allowed-{}", env!("CARGO_TARGET_TMPDIR"), std::process::id());
-    let out = flashlab(&["run", "--device", &lo.dev, "--pattern", "RW", "--io-size", "4KiB", "--io-count", "64", "--target-size", "1MiB", "--quiet", "--allow-write-to", &lo.dev, "--results", &res]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("warning"), "the override is announced");
+    let res = format!(
+        "{}/res-allowed-{}",
+        env!("CARGO_TARGET_TMPDIR"),
+        std::process::id()
+    );
+    let out = flashlab(&[
+        "run",
+        "--device",
+        &lo.dev,
+        "--pattern",
+        "RW",
+        "--io-size",
+        "4KiB",
+        "--io-count",
+        "64",
+        "--target-size",
+        "1MiB",
+        "--quiet",
+        "--allow-write-to",
+        &lo.dev,
+        "--results",
+        &res,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("warning"),
+        "the override is announced"
+    );
     let after = lo.contents();
-    assert!(after[1 << 20..] == before[1 << 20..], "nothing written outside the 1 MiB target");
-    assert!(after[..1 << 20] != before[..1 << 20], "the target was written");
+    assert!(
+        after[1 << 20..] == before[1 << 20..],
+        "nothing written outside the 1 MiB target"
+    );
+    assert!(
+        after[..1 << 20] != before[..1 << 20],
+        "the target was written"
+    );
     let _ = std::fs::remove_dir_all(res);
 }
 
@@ -163,18 +271,59 @@ fn blank_device_is_written_and_only_inside_the_target() {
         return;
     }
     let lo = Loop::new("blank", 16);
-    let res = format!("{}/res-blank-{}", env!("CARGO_TARGET_TMPDIR"), std::process::id());
+    let res = format!(
+        "{}/res-blank-{}",
+        env!("CARGO_TARGET_TMPDIR"),
+        std::process::id()
+    );
     for qd in ["1", "8"] {
         let _ = std::fs::remove_dir_all(&res);
-        let out = flashlab(&["run", "--device", &lo.dev, "--pattern", "RW", "--io-size", "4KiB", "--io-count", "500", "--target-offset", "2MiB", "--target-size", "4MiB", "--queue-depth", qd, "--quiet", "--results", &res]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = flashlab(&[
+            "run",
+            "--device",
+            &lo.dev,
+            "--pattern",
+            "RW",
+            "--io-size",
+            "4KiB",
+            "--io-count",
+            "500",
+            "--target-offset",
+            "2MiB",
+            "--target-size",
+            "4MiB",
+            "--queue-depth",
+            qd,
+            "--quiet",
+            "--results",
+            &res,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let data = lo.contents();
-        assert!(data[..2 << 20].iter().all(|&b| b == 0), "nothing before the target");
-        assert!(data[6 << 20..].iter().all(|&b| b == 0), "nothing after the target");
-        assert!(data[2 << 20..6 << 20].iter().any(|&b| b != 0), "the target was written");
-        let recs = flashlab_results::records::read_records(&Path::new(&res).join("runs/001-RW/records.bin")).unwrap();
+        assert!(
+            data[..2 << 20].iter().all(|&b| b == 0),
+            "nothing before the target"
+        );
+        assert!(
+            data[6 << 20..].iter().all(|&b| b == 0),
+            "nothing after the target"
+        );
+        assert!(
+            data[2 << 20..6 << 20].iter().any(|&b| b != 0),
+            "the target was written"
+        );
+        let recs = flashlab_results::records::read_records(
+            &Path::new(&res).join("runs/001-RW/records.bin"),
+        )
+        .unwrap();
         assert_eq!(recs.len(), 500);
-        assert!(recs.iter().all(|r| r.offset_bytes >= 2 << 20 && r.offset_bytes + r.size_bytes as u64 <= 6 << 20));
+        assert!(recs
+            .iter()
+            .all(|r| r.offset_bytes >= 2 << 20 && r.offset_bytes + r.size_bytes as u64 <= 6 << 20));
     }
     let _ = std::fs::remove_dir_all(res);
 }
@@ -185,12 +334,31 @@ fn io_size_below_the_logical_block_is_refused() {
         return;
     }
     let backing = format!("/dev/shm/flashlab-cli-4k-{}.img", std::process::id());
-    std::fs::File::create(&backing).unwrap().set_len(8 << 20).unwrap();
-    let dev = sh("losetup", &["-f", "--show", "--sector-size", "4096", &backing]).unwrap();
-    let out = flashlab(&["run", "--device", &dev, "--pattern", "RR", "--io-size", "2KiB", "--quiet"]);
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let dev = sh(
+        "losetup",
+        &["-f", "--show", "--sector-size", "4096", &backing],
+    )
+    .unwrap();
+    let out = flashlab(&[
+        "run",
+        "--device",
+        &dev,
+        "--pattern",
+        "RR",
+        "--io-size",
+        "2KiB",
+        "--quiet",
+    ]);
     let _ = sh("losetup", &["-d", &dev]);
     let _ = std::fs::remove_file(&backing);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("logical block size (4096 B)") && err.contains("O_DIRECT"), "{err}");
+    assert!(
+        err.contains("logical block size (4096 B)") && err.contains("O_DIRECT"),
+        "{err}"
+    );
 }

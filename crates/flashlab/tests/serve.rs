@@ -14,7 +14,10 @@ const SPEC: &str = "ssd-m,capacity=1GiB";
 
 fn flashlab(args: &[&str]) -> (i32, String) {
     let o = Command::new(bin()).args(args).output().unwrap();
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).to_string())
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
 }
 
 #[test]
@@ -24,10 +27,46 @@ fn user_mistakes_are_one_line_and_exit_2() {
     let data_s = data.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["serve", "--data", data_s], "give --profile"),
-        (vec!["serve", "--data", data_s, "--profile", "nope"], "unknown simulator profile"),
-        (vec!["serve", "--data", data_s, "--profile", SPEC, "--listen", "10.1.2.3:10809"], "--allow-remote"),
-        (vec!["serve", "--data", data_s, "--profile", SPEC, "--listen", "somewhere"], "unix:PATH"),
-        (vec!["serve", "--data", data_s, "--profile", SPEC, "--stats-every", "5"], "--stats-every"),
+        (
+            vec!["serve", "--data", data_s, "--profile", "nope"],
+            "unknown simulator profile",
+        ),
+        (
+            vec![
+                "serve",
+                "--data",
+                data_s,
+                "--profile",
+                SPEC,
+                "--listen",
+                "10.1.2.3:10809",
+            ],
+            "--allow-remote",
+        ),
+        (
+            vec![
+                "serve",
+                "--data",
+                data_s,
+                "--profile",
+                SPEC,
+                "--listen",
+                "somewhere",
+            ],
+            "unix:PATH",
+        ),
+        (
+            vec![
+                "serve",
+                "--data",
+                data_s,
+                "--profile",
+                SPEC,
+                "--stats-every",
+                "5",
+            ],
+            "--stats-every",
+        ),
     ];
     for (args, want) in cases {
         let (code, err) = flashlab(&args);
@@ -39,19 +78,33 @@ fn user_mistakes_are_one_line_and_exit_2() {
     let other = d.path().join("other");
     std::fs::create_dir_all(&other).unwrap();
     std::fs::write(other.join("precious.txt"), "x").unwrap();
-    let (code, err) = flashlab(&["serve", "--data", other.to_str().unwrap(), "--profile", SPEC]);
+    let (code, err) = flashlab(&[
+        "serve",
+        "--data",
+        other.to_str().unwrap(),
+        "--profile",
+        SPEC,
+    ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not empty"), "{err}");
     // A device made with another profile.
     let s = Serve::start(&data, &["--profile", SPEC]);
     s.kill9();
-    let (code, err) = flashlab(&["serve", "--data", data_s, "--profile", "ssd-h,capacity=1GiB"]);
+    let (code, err) = flashlab(&[
+        "serve",
+        "--data",
+        data_s,
+        "--profile",
+        "ssd-h,capacity=1GiB",
+    ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--profile ssd-m,capacity=1GiB"), "{err}");
 }
 
 fn pattern(i: u64) -> Vec<u8> {
-    (0..4096u64).map(|j| (i.wrapping_mul(131) ^ j.wrapping_mul(7)) as u8).collect()
+    (0..4096u64)
+        .map(|j| (i.wrapping_mul(131) ^ j.wrapping_mul(7)) as u8)
+        .collect()
 }
 
 #[test]
@@ -62,11 +115,17 @@ fn kill_9_then_restart_recovers_every_flushed_write() {
     let mut c = Client::connect(&s.addr(), "").unwrap();
     // 1200 writes (two checkpoints happen), a flush, then unflushed writes elsewhere.
     for i in 0..1200u64 {
-        assert_eq!(c.write((i % 700) * 4096 * 3, &pattern(i), false).unwrap(), 0);
+        assert_eq!(
+            c.write((i % 700) * 4096 * 3, &pattern(i), false).unwrap(),
+            0
+        );
     }
     assert_eq!(c.flush().unwrap(), 0);
     for i in 0..50u64 {
-        assert_eq!(c.write((3000 + i) * 4096, &pattern(9999), false).unwrap(), 0);
+        assert_eq!(
+            c.write((3000 + i) * 4096, &pattern(9999), false).unwrap(),
+            0
+        );
     }
     s.kill9();
     let s = Serve::start(&data, &[]);
@@ -82,18 +141,31 @@ fn kill_9_then_restart_recovers_every_flushed_write() {
     // SIGTERM: clean exit with a checkpoint.
     let st = s.terminate();
     assert!(st.success(), "{st}");
-    let names: Vec<String> = std::fs::read_dir(&data).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    let names: Vec<String> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
     assert!(names.iter().any(|n| n.starts_with("ckpt-")), "{names:?}");
 }
 
 #[test]
 fn crash_harness_ci_size() {
     let d = tempfile::tempdir().unwrap();
-    let iterations = std::env::var("FLASHLAB_CRASH_ITERATIONS").ok().and_then(|s| s.parse().ok()).unwrap_or(12);
+    let iterations = std::env::var("FLASHLAB_CRASH_ITERATIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12);
     let opts = HarnessOptions {
         iterations,
         seed: 11,
-        server: vec![bin().into(), "serve".into(), "--profile".into(), SPEC.into(), "--checkpoint-every".into(), "700".into()],
+        server: vec![
+            bin().into(),
+            "serve".into(),
+            "--profile".into(),
+            SPEC.into(),
+            "--checkpoint-every".into(),
+            "700".into(),
+        ],
         dir: d.path().to_path_buf(),
         blocks: 1024,
         span_blocks: 8192,
@@ -114,7 +186,17 @@ fn statistics_on_sigusr1_and_a_replayable_trace() {
     let d = tempfile::tempdir().unwrap();
     let data = d.path().join("dev");
     let trace = d.path().join("phys.trace");
-    let s = Serve::start(&data, &["--profile", SPEC, "--trace", trace.to_str().unwrap(), "--stats-every", "300ms"]);
+    let s = Serve::start(
+        &data,
+        &[
+            "--profile",
+            SPEC,
+            "--trace",
+            trace.to_str().unwrap(),
+            "--stats-every",
+            "300ms",
+        ],
+    );
     let mut c = Client::connect(&s.addr(), "").unwrap();
     for i in 0..300u64 {
         assert_eq!(c.write(i * 8192, &pattern(i), false).unwrap(), 0);
@@ -128,7 +210,10 @@ fn statistics_on_sigusr1_and_a_replayable_trace() {
     s.signal(libc::SIGUSR1);
     std::thread::sleep(Duration::from_millis(700));
     let log = s.log_text();
-    assert!(log.contains("IOPS") && log.contains("WAF") && log.contains("free blocks"), "{log}");
+    assert!(
+        log.contains("IOPS") && log.contains("WAF") && log.contains("free blocks"),
+        "{log}"
+    );
     let st = s.terminate();
     assert!(st.success());
     let text = std::fs::read_to_string(&trace).unwrap();
@@ -137,7 +222,14 @@ fn statistics_on_sigusr1_and_a_replayable_trace() {
     // The trace replays on the simulator.
     let res = d.path().join("res");
     let o = Command::new(bin())
-        .args(["replay", trace.to_str().unwrap(), "--device", &format!("sim:{SPEC}"), "--results", res.to_str().unwrap()])
+        .args([
+            "replay",
+            trace.to_str().unwrap(),
+            "--device",
+            &format!("sim:{SPEC}"),
+            "--results",
+            res.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -10,17 +10,28 @@ use serve_util::{missing_tools, skip, Serve};
 
 fn run(cmd: &str, args: &[&str]) -> String {
     let o = Command::new(cmd).args(args).output().unwrap();
-    assert!(o.status.success(), "{cmd} {args:?}: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{cmd} {args:?}: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).to_string()
 }
 
 #[test]
 fn nbdinfo_nbdcopy_and_qemu_img() {
-    if skip("serve_clients", missing_tools(&["nbdinfo", "nbdcopy", "qemu-img"])) {
+    if skip(
+        "serve_clients",
+        missing_tools(&["nbdinfo", "nbdcopy", "qemu-img"]),
+    ) {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let s = Serve::start(&d.path().join("dev"), &["--profile", "ssd-m,capacity=256MiB,channels=2"]);
+    let s = Serve::start(
+        &d.path().join("dev"),
+        &["--profile", "ssd-m,capacity=256MiB,channels=2"],
+    );
     let uri = s.uri();
 
     // nbdinfo: size, flags and block sizes as advertised.
@@ -28,7 +39,13 @@ fn nbdinfo_nbdcopy_and_qemu_img() {
     let v: serde_json::Value = serde_json::from_str(&info).unwrap();
     let e = &v["exports"][0];
     assert_eq!(e["export-size"], 256u64 << 20, "{info}");
-    for k in ["can_flush", "can_fua", "can_trim", "can_zero", "can_multi_conn"] {
+    for k in [
+        "can_flush",
+        "can_fua",
+        "can_trim",
+        "can_zero",
+        "can_multi_conn",
+    ] {
         assert_eq!(e[k], true, "{k}: {info}");
     }
     assert_eq!(e["block_size_minimum"], 512, "{info}");
@@ -51,8 +68,14 @@ fn nbdinfo_nbdcopy_and_qemu_img() {
     data[8 << 20..12 << 20].fill(0);
     std::fs::write(&src, &data).unwrap();
     let src_s = src.to_str().unwrap();
-    run("qemu-img", &["convert", "-n", "-f", "raw", "-O", "raw", src_s, &uri]);
-    let out = run("qemu-img", &["compare", "-f", "raw", "-F", "raw", src_s, &uri]);
+    run(
+        "qemu-img",
+        &["convert", "-n", "-f", "raw", "-O", "raw", src_s, &uri],
+    );
+    let out = run(
+        "qemu-img",
+        &["compare", "-f", "raw", "-F", "raw", src_s, &uri],
+    );
     assert!(out.contains("identical"), "{out}");
     let qinfo = run("qemu-img", &["info", "--output=json", &uri]);
     assert!(qinfo.contains("268435456"), "{qinfo}");
@@ -62,14 +85,28 @@ fn nbdinfo_nbdcopy_and_qemu_img() {
     run("nbdcopy", &["--flush", &uri, back.to_str().unwrap()]);
     let got = std::fs::read(&back).unwrap();
     assert_eq!(got.len(), 256 << 20);
-    assert!(got[..data.len()] == data[..], "nbdcopy read back different data");
+    assert!(
+        got[..data.len()] == data[..],
+        "nbdcopy read back different data"
+    );
     assert!(got[data.len()..].iter().all(|&b| b == 0));
     // file -> export (writes, zeroes, flush) and a final check with nbdcopy to a pipe's checksum equivalent.
     let mut twice = got;
     twice[100 << 20..(100 << 20) + data.len()].copy_from_slice(&data);
     std::fs::write(&back, &twice).unwrap();
     run("nbdcopy", &["--flush", back.to_str().unwrap(), &uri]);
-    let out = run("qemu-img", &["compare", "-f", "raw", "-F", "raw", back.to_str().unwrap(), &uri]);
+    let out = run(
+        "qemu-img",
+        &[
+            "compare",
+            "-f",
+            "raw",
+            "-F",
+            "raw",
+            back.to_str().unwrap(),
+            &uri,
+        ],
+    );
     assert!(out.contains("identical"), "{out}");
     let st = s.terminate();
     assert!(st.success());

@@ -17,7 +17,12 @@ use serve_util::{is_root, missing_tools, skip, Serve};
 
 fn sh(cmd: &str, args: &[&str]) -> String {
     let o = Command::new(cmd).args(args).output().unwrap();
-    assert!(o.status.success(), "{cmd} {args:?} failed: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{cmd} {args:?} failed: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).to_string()
 }
 
@@ -39,10 +44,16 @@ impl Fuse {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let f = Fuse { child: Some(child), dir: dir.to_path_buf() };
+        let f = Fuse {
+            child: Some(child),
+            dir: dir.to_path_buf(),
+        };
         let t0 = Instant::now();
         while std::fs::metadata(f.file()).map_or(true, |m| m.len() == 0) {
-            assert!(t0.elapsed() < Duration::from_secs(30), "nbdfuse did not come up");
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "nbdfuse did not come up"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         f
@@ -56,10 +67,20 @@ impl Fuse {
 impl Drop for Fuse {
     fn drop(&mut self) {
         let d = self.dir.to_str().unwrap();
-        let ok = Command::new("fusermount3").args(["-u", d]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+        let ok = Command::new("fusermount3")
+            .args(["-u", d])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
         if !ok {
-            let _ = Command::new("fusermount3").args(["-u", "-z", d]).stderr(Stdio::null()).status();
-            let _ = Command::new("umount").args(["-l", d]).stderr(Stdio::null()).status();
+            let _ = Command::new("fusermount3")
+                .args(["-u", "-z", d])
+                .stderr(Stdio::null())
+                .status();
+            let _ = Command::new("umount")
+                .args(["-l", d])
+                .stderr(Stdio::null())
+                .status();
         }
         if let Some(mut c) = self.child.take() {
             let t0 = Instant::now();
@@ -80,13 +101,23 @@ struct Loop(String);
 
 impl Loop {
     fn attach(file: &Path) -> Loop {
-        Loop(sh("losetup", &["-f", "--show", "--direct-io=on", file.to_str().unwrap()]).trim().to_string())
+        Loop(
+            sh(
+                "losetup",
+                &["-f", "--show", "--direct-io=on", file.to_str().unwrap()],
+            )
+            .trim()
+            .to_string(),
+        )
     }
 }
 
 impl Drop for Loop {
     fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.0]).stderr(Stdio::null()).status();
+        let _ = Command::new("losetup")
+            .args(["-d", &self.0])
+            .stderr(Stdio::null())
+            .status();
     }
 }
 
@@ -94,7 +125,7 @@ impl Drop for Loop {
 struct Mount(PathBuf);
 
 impl Mount {
-    fn mount(dev: &str, dir: &Path) -> Mount {
+    fn at(dev: &str, dir: &Path) -> Mount {
         std::fs::create_dir_all(dir).unwrap();
         sh("mount", &[dev, dir.to_str().unwrap()]);
         Mount(dir.to_path_buf())
@@ -108,7 +139,12 @@ impl Mount {
 impl Drop for Mount {
     fn drop(&mut self) {
         let d = self.0.to_str().unwrap();
-        if !Command::new("umount").arg(d).stderr(Stdio::null()).status().is_ok_and(|s| s.success()) {
+        if !Command::new("umount")
+            .arg(d)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+        {
             let _ = Command::new("umount").args(["-l", d]).status();
         }
     }
@@ -137,15 +173,23 @@ fn write_files(root: &Path, from: usize, n: usize) {
 fn check_files(root: &Path, n: usize) {
     for i in 0..n {
         let len = if i % 10 == 0 { 3 << 20 } else { 1000 + i * 517 };
-        let got = std::fs::read(root.join(format!("files/f{i}"))).unwrap_or_else(|e| panic!("file f{i}: {e}"));
+        let got = std::fs::read(root.join(format!("files/f{i}")))
+            .unwrap_or_else(|e| panic!("file f{i}: {e}"));
         assert!(got == content(i, len), "file f{i} has different content");
     }
 }
 
 fn fsck_clean(dev: &str) {
-    let o = Command::new("fsck.ext4").args(["-n", "-f", dev]).output().unwrap();
+    let o = Command::new("fsck.ext4")
+        .args(["-n", "-f", dev])
+        .output()
+        .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "fsck.ext4 -n found problems: {out}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "fsck.ext4 -n found problems: {out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]
@@ -155,7 +199,13 @@ fn ext4_on_a_simulated_ssd_survives_kill_9() {
     } else if !Path::new("/dev/fuse").exists() || !Path::new("/dev/loop-control").exists() {
         Some("needs /dev/fuse and /dev/loop-control".to_string())
     } else {
-        missing_tools(&["nbdfuse", "fusermount3", "losetup", "mkfs.ext4", "fsck.ext4"])
+        missing_tools(&[
+            "nbdfuse",
+            "fusermount3",
+            "losetup",
+            "mkfs.ext4",
+            "fsck.ext4",
+        ])
     };
     if skip("serve_ext4", why) {
         return;
@@ -169,13 +219,13 @@ fn ext4_on_a_simulated_ssd_survives_kill_9() {
         let fuse = Fuse::attach(&s.sock, &fuse_dir);
         let lo = Loop::attach(&fuse.file());
         sh("mkfs.ext4", &["-q", "-F", &lo.0]);
-        let m = Mount::mount(&lo.0, &mnt);
+        let m = Mount::at(&lo.0, &mnt);
         write_files(&mnt, 0, 60);
         check_files(&mnt, 60);
         m.unmount();
         fsck_clean(&lo.0);
         // Mounted again, more files; unmount flushes them.
-        let m = Mount::mount(&lo.0, &mnt);
+        let m = Mount::at(&lo.0, &mnt);
         write_files(&mnt, 60, 40);
         check_files(&mnt, 100);
         m.unmount();
@@ -190,7 +240,7 @@ fn ext4_on_a_simulated_ssd_survives_kill_9() {
         let fuse = Fuse::attach(&s.sock, &fuse_dir);
         let lo = Loop::attach(&fuse.file());
         fsck_clean(&lo.0);
-        let m = Mount::mount(&lo.0, &mnt);
+        let m = Mount::at(&lo.0, &mnt);
         check_files(&mnt, 100);
         std::fs::remove_file(mnt.join("files/f0")).unwrap();
         sh("fstrim", &[mnt.to_str().unwrap()]);

@@ -21,17 +21,31 @@ fn budilovsky11_claims_hold_at_a_small_size() {
     }
     // Figures 5-7: small chunks + hints is the cheapest on every pattern
     for pat in ["SR", "RR", "SW", "RW"] {
-        let (a, b, c) = (total(&r, "fig5-7", dftl, pat), total(&r, "fig5-7", small, pat), total(&r, "fig5-7", hints, pat));
+        let (a, b, c) = (
+            total(&r, "fig5-7", dftl, pat),
+            total(&r, "fig5-7", small, pat),
+            total(&r, "fig5-7", hints, pat),
+        );
         assert!(c <= a && c <= b, "{pat}: {a} {b} {c}");
     }
     // sequential reads: DFTL-like has "a slightly smaller overhead on sequential
     // accesses, but the difference is tiny" (section 8): within 1 %
-    let (a, b) = (total(&r, "fig5-7", dftl, "SR"), total(&r, "fig5-7", small, "SR"));
-    assert!(a <= b && b < 1.01 * a, "SR: DFTL-like {a}, small chunks {b}");
+    let (a, b) = (
+        total(&r, "fig5-7", dftl, "SR"),
+        total(&r, "fig5-7", small, "SR"),
+    );
+    assert!(
+        a <= b && b < 1.01 * a,
+        "SR: DFTL-like {a}, small chunks {b}"
+    );
     // sequential writes: DFTL-like commits every chunk at once, small chunks a page of them
     assert!(total(&r, "fig5-7", dftl, "SW") > 1.5 * total(&r, "fig5-7", small, "SW"));
     for pat in ["RR", "RW"] {
-        let (a, b, c) = (total(&r, "fig5-7", dftl, pat), total(&r, "fig5-7", small, pat), total(&r, "fig5-7", hints, pat));
+        let (a, b, c) = (
+            total(&r, "fig5-7", dftl, pat),
+            total(&r, "fig5-7", small, pat),
+            total(&r, "fig5-7", hints, pat),
+        );
         assert!(a > 1.2 * b && b > 1.01 * c, "{pat}: {a} {b} {c}");
         // hints remove chunk reads (Figure 7: "the time to read hints almost disappears")
         assert!(chunk_read(&r, "fig5-7", hints, pat) < 0.01 * chunk_read(&r, "fig5-7", small, pat));
@@ -60,8 +74,14 @@ fn budilovsky11_claims_hold_at_a_small_size() {
     }
     for &(pct, rnd, half) in pts {
         let expect = 1.0 - pct as f64 / 100.0;
-        assert!((rnd - expect).abs() < 0.1, "{pct} %: random {rnd} vs {expect}");
-        assert!((half - rnd / 2.0).abs() < 0.06, "{pct} %: 50 % random {half} vs random {rnd}");
+        assert!(
+            (rnd - expect).abs() < 0.1,
+            "{pct} %: random {rnd} vs {expect}"
+        );
+        assert!(
+            (half - rnd / 2.0).abs() < 0.06,
+            "{pct} %: 50 % random {half} vs random {rnd}"
+        );
     }
     assert_eq!(pts.last().unwrap().1, 0.0);
 }
@@ -74,13 +94,27 @@ fn budilovsky11_cli_prints_tables_and_saves_results() {
         .arg(dir.path().join("res"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
-    for needle in ["Figures 5-7", "Figure 8", "Figure 9", "Figure 10", "epsilon", "chunk read", "small chunks + hints"] {
+    for needle in [
+        "Figures 5-7",
+        "Figure 8",
+        "Figure 9",
+        "Figure 10",
+        "epsilon",
+        "chunk read",
+        "small chunks + hints",
+    ] {
         assert!(text.contains(needle), "missing {needle}:\n{text}");
     }
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("res/budilovsky11.json")).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("res/budilovsky11.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(json["figures"].as_array().unwrap().len(), 3);
     assert!(dir.path().join("res/budilovsky11.md").exists());
     // a bad override is a one-line user error (exit code 2)

@@ -7,17 +7,32 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const DEVICE: &str = "sim:ssd-m,capacity=1GiB";
-const SMALL: [&str; 10] = ["--quick", "--only", "granularity,locality,order,mix", "--max-ios", "512", "--min-ios", "64", "--calibration-ios", "512", "--quiet"];
+const SMALL: [&str; 10] = [
+    "--quick",
+    "--only",
+    "granularity,locality,order,mix",
+    "--max-ios",
+    "512",
+    "--min-ios",
+    "64",
+    "--calibration-ios",
+    "512",
+    "--quiet",
+];
 
 fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).current_dir(cwd).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
 }
 
 fn scratch() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
 }
 
-fn suite_args<'a>(results: &'a str) -> Vec<&'a str> {
+fn suite_args(results: &str) -> Vec<&str> {
     let mut v = vec!["suite", "uflip", "--device", DEVICE, "--results", results];
     v.extend_from_slice(&SMALL);
     v
@@ -25,16 +40,28 @@ fn suite_args<'a>(results: &'a str) -> Vec<&'a str> {
 
 /// Every run's records and the summary, to compare two suites byte for byte.
 fn fingerprint(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     let mut out = Vec::new();
     for run in manifest["runs"].as_array().unwrap() {
         assert_eq!(run["status"], "complete", "{}", run["name"]);
         let d = run["dir"].as_str().unwrap();
-        out.push((d.to_string(), std::fs::read(dir.join(d).join("records.bin")).unwrap()));
+        out.push((
+            d.to_string(),
+            std::fs::read(dir.join(d).join("records.bin")).unwrap(),
+        ));
     }
-    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("uflip-summary.json")).unwrap()).unwrap();
-    out.push(("table3".into(), serde_json::to_vec(&summary["table3"]).unwrap()));
-    out.push(("hints".into(), serde_json::to_vec(&summary["hints"]).unwrap()));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("uflip-summary.json")).unwrap())
+            .unwrap();
+    out.push((
+        "table3".into(),
+        serde_json::to_vec(&summary["table3"]).unwrap(),
+    ));
+    out.push((
+        "hints".into(),
+        serde_json::to_vec(&summary["hints"]).unwrap(),
+    ));
     out.push(("runs".into(), serde_json::to_vec(&summary["runs"]).unwrap()));
     out
 }
@@ -43,19 +70,33 @@ fn fingerprint(dir: &Path) -> Vec<(String, Vec<u8>)> {
 fn uflip_runs_end_to_end_and_prints_table3_and_hints() {
     let dir = scratch();
     let out = flashlab(&suite_args("a"), dir.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("| Device | SR (ms) | RR (ms) | SW (ms) | RW (ms)"), "{text}");
+    assert!(
+        text.contains("| Device | SR (ms) | RR (ms) | SW (ms) | RW (ms)"),
+        "{text}"
+    );
     assert!(text.contains("Design hints"), "{text}");
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("a/manifest.json")).unwrap()).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a/manifest.json")).unwrap())
+            .unwrap();
     assert_eq!(manifest["suite"]["state_enforcement"], "random");
-    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("a/uflip-summary.json")).unwrap()).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("a/uflip-summary.json")).unwrap(),
+    )
+    .unwrap();
     for k in ["sr_ms", "rr_ms", "sw_ms", "rw_ms"] {
         assert!(summary["table3"][k].as_f64().unwrap() > 0.0, "{k}");
     }
     // Automatic IOIgnore/IOCount are recorded for every measured run.
     let runs = summary["runs"].as_object().unwrap();
-    assert!(runs.values().all(|r| r["io_count"].as_u64().unwrap() >= 64 && r["io_count"].as_u64().unwrap() <= 512));
+    assert!(runs
+        .values()
+        .all(|r| r["io_count"].as_u64().unwrap() >= 64 && r["io_count"].as_u64().unwrap() <= 512));
     assert!(dir.path().join("a/uflip-summary.md").exists());
 }
 
@@ -67,7 +108,12 @@ fn dry_run_prints_the_plan_only() {
     let out = flashlab(&args, dir.path());
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("enforce state") && text.contains("calibrate-RW") && text.contains("estimated duration"), "{text}");
+    assert!(
+        text.contains("enforce state")
+            && text.contains("calibrate-RW")
+            && text.contains("estimated duration"),
+        "{text}"
+    );
     assert!(!dir.path().join("d").exists());
 }
 
@@ -75,7 +121,11 @@ fn dry_run_prints_the_plan_only() {
 fn killed_and_resumed_suite_matches_an_uninterrupted_one() {
     let dir = scratch();
     let reference = flashlab(&suite_args("ref"), dir.path());
-    assert!(reference.status.success(), "{}", String::from_utf8_lossy(&reference.stderr));
+    assert!(
+        reference.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reference.stderr)
+    );
     let started = Instant::now();
     // How long an uninterrupted suite takes here: kill points are spread over it.
     let full = {
@@ -90,7 +140,11 @@ fn killed_and_resumed_suite_matches_an_uninterrupted_one() {
     let mut kills = 0;
     let mut first = true;
     for f in fractions {
-        let args: Vec<&str> = if first { suite_args("resumed") } else { vec!["suite", "uflip", "--resume", "resumed", "--quiet"] };
+        let args: Vec<&str> = if first {
+            suite_args("resumed")
+        } else {
+            vec!["suite", "uflip", "--resume", "resumed", "--quiet"]
+        };
         first = false;
         let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
             .args(&args)
@@ -113,8 +167,15 @@ fn killed_and_resumed_suite_matches_an_uninterrupted_one() {
         child.wait().unwrap();
     }
     // Finish it.
-    let out = flashlab(&["suite", "uflip", "--resume", "resumed", "--quiet"], dir.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = flashlab(
+        &["suite", "uflip", "--resume", "resumed", "--quiet"],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     eprintln!("killed {kills} times");
     assert!(kills >= 1, "the test must actually interrupt the suite");
     let a = fingerprint(&dir.path().join("ref"));
@@ -128,28 +189,72 @@ fn killed_and_resumed_suite_matches_an_uninterrupted_one() {
 
 fn paper_suite(name: &str, extra: &[&str]) -> serde_json::Value {
     let dir = scratch();
-    let mut args = vec!["suite", name, "--device", DEVICE, "--scale", "0.05", "--results", "r", "--quiet"];
+    let mut args = vec![
+        "suite",
+        name,
+        "--device",
+        DEVICE,
+        "--scale",
+        "0.05",
+        "--results",
+        "r",
+        "--quiet",
+    ];
     args.extend_from_slice(extra);
     let out = flashlab(&args, dir.path());
-    assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(&format!("## {name} on {DEVICE}")), "{text}");
     assert!(dir.path().join(format!("r/{name}-summary.md")).exists());
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join(format!("r/{name}-summary.json"))).unwrap()).unwrap();
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("r/manifest.json")).unwrap()).unwrap();
-    assert!(manifest["runs"].as_array().unwrap().iter().all(|r| r["status"] == "complete"));
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(format!("r/{name}-summary.json"))).unwrap(),
+    )
+    .unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r/manifest.json")).unwrap())
+            .unwrap();
+    assert!(manifest["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["status"] == "complete"));
     v
 }
 
 fn measured(v: &serde_json::Value, what: &str) -> f64 {
-    v["findings"].as_array().unwrap().iter().find(|f| f["what"].as_str().unwrap().contains(what)).and_then(|f| f["measured"].as_f64()).unwrap_or_else(|| panic!("finding '{what}' measured"))
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["what"].as_str().unwrap().contains(what))
+        .and_then(|f| f["measured"].as_f64())
+        .unwrap_or_else(|| panic!("finding '{what}' measured"))
 }
 
 #[test]
 fn chen09_runs_every_figure() {
     let v = paper_suite("chen09", &[]);
-    let experiments: std::collections::BTreeSet<&str> = v["runs"].as_array().unwrap().iter().map(|r| r["experiment"].as_str().unwrap()).collect();
-    for fig in ["fig1", "fig2", "fig3", "fig5-cache-off", "fig6", "fig7", "fig8a", "fig8b", "fig9"] {
+    let experiments: std::collections::BTreeSet<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["experiment"].as_str().unwrap())
+        .collect();
+    for fig in [
+        "fig1",
+        "fig2",
+        "fig3",
+        "fig5-cache-off",
+        "fig6",
+        "fig7",
+        "fig8a",
+        "fig8b",
+        "fig9",
+    ] {
         assert!(experiments.contains(fig), "{fig} missing: {experiments:?}");
     }
     assert!(measured(&v, "before / after striker") > 0.0);
@@ -174,16 +279,45 @@ fn hudlet11_reports_the_break_even_selectivity() {
 fn uflip_runs_on_a_file() {
     let dir = scratch();
     let out = flashlab(
-        &["suite", "uflip", "--device", "u.img", "--size", "64MiB", "--quick", "--only", "granularity,order",
-          "--max-ios", "128", "--min-ios", "32", "--calibration-ios", "128", "--min-pause", "1ms", "--results", "r", "--quiet"],
+        &[
+            "suite",
+            "uflip",
+            "--device",
+            "u.img",
+            "--size",
+            "64MiB",
+            "--quick",
+            "--only",
+            "granularity,order",
+            "--max-ios",
+            "128",
+            "--min-ios",
+            "32",
+            "--calibration-ios",
+            "128",
+            "--min-pause",
+            "1ms",
+            "--results",
+            "r",
+            "--quiet",
+        ],
         dir.path(),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("r/uflip-summary.json")).unwrap()).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("r/uflip-summary.json")).unwrap(),
+    )
+    .unwrap();
     for k in ["sr_ms", "rr_ms", "sw_ms", "rw_ms"] {
         assert!(summary["table3"][k].as_f64().unwrap() > 0.0, "{k}");
     }
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("r/manifest.json")).unwrap()).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r/manifest.json")).unwrap())
+            .unwrap();
     assert_eq!(manifest["device"]["kind"], "file");
     assert_eq!(manifest["device"]["clock"], "wall");
 }

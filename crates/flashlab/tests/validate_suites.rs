@@ -11,8 +11,18 @@ fn scratch() -> tempfile::TempDir {
 }
 
 fn suite(args: &[&str], dir: &Path, summary: &str) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).arg("--results").arg(dir).arg("--quiet").output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .arg("--results")
+        .arg(dir)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_str(&std::fs::read_to_string(dir.join(summary)).unwrap()).unwrap()
 }
 
@@ -22,7 +32,18 @@ fn table3(profile: &str) -> serde_json::Value {
     let dir = scratch();
     let device = format!("sim:{profile},capacity=1GiB");
     let s = suite(
-        &["suite", "uflip", "--device", &device, "--only", "locality,partitioning,order,pause", "--max-ios", "1024", "--calibration-ios", "1024"],
+        &[
+            "suite",
+            "uflip",
+            "--device",
+            &device,
+            "--only",
+            "locality,partitioning,order,pause",
+            "--max-ios",
+            "1024",
+            "--calibration-ios",
+            "1024",
+        ],
         dir.path(),
         "uflip-summary.json",
     );
@@ -32,7 +53,8 @@ fn table3(profile: &str) -> serde_json::Value {
 }
 
 fn f(t: &serde_json::Value, k: &str) -> f64 {
-    t[k].as_f64().unwrap_or_else(|| panic!("{k} missing in {t}"))
+    t[k].as_f64()
+        .unwrap_or_else(|| panic!("{k} missing in {t}"))
 }
 
 /// Table 3's row: SR, RR, SW, RW (ms), locality area (MiB, None = "No"),
@@ -52,62 +74,148 @@ struct Row {
 /// and absent where the paper has none.
 fn check(profile: &str, row: Row) {
     let t = table3(profile);
-    for (k, want, lo, hi) in [("sr_ms", row.basics[0], 0.6, 1.6), ("rr_ms", row.basics[1], 0.6, 1.6), ("sw_ms", row.basics[2], 0.6, 1.6), ("rw_ms", row.basics[3], 0.5, 1.6)] {
+    for (k, want, lo, hi) in [
+        ("sr_ms", row.basics[0], 0.6, 1.6),
+        ("rr_ms", row.basics[1], 0.6, 1.6),
+        ("sw_ms", row.basics[2], 0.6, 1.6),
+        ("rw_ms", row.basics[3], 0.5, 1.6),
+    ] {
         let got = f(&t, k);
-        assert!(got >= lo * want && got <= hi * want, "{profile} {k}: {got:.3}, paper {want} ({lo}x..{hi}x)");
+        assert!(
+            got >= lo * want && got <= hi * want,
+            "{profile} {k}: {got:.3}, paper {want} ({lo}x..{hi}x)"
+        );
     }
-    assert_eq!(t["locality_rw_bytes"].as_u64(), Some(row.area_mib << 20), "{profile}: locality area");
-    assert_eq!(t["partitions"].as_u64(), Some(row.partitions), "{profile}: partitions");
+    assert_eq!(
+        t["locality_rw_bytes"].as_u64(),
+        Some(row.area_mib << 20),
+        "{profile}: locality area"
+    );
+    assert_eq!(
+        t["partitions"].as_u64(),
+        Some(row.partitions),
+        "{profile}: partitions"
+    );
     match row.pause_ms {
         Some(p) => {
             let got = f(&t, "pause_rw_ms");
             let step = 0.1 * 2f64.powi((p / 0.1).log2().ceil() as i32);
-            assert!(got <= step + 1e-9, "{profile}: pause {got} ms, paper {p} ms (allowed up to {step} ms)");
+            assert!(
+                got <= step + 1e-9,
+                "{profile}: pause {got} ms, paper {p} ms (allowed up to {step} ms)"
+            );
         }
-        None => assert!(t["pause_rw_ms"].is_null(), "{profile}: pause {} but the paper has none", t["pause_rw_ms"]),
+        None => assert!(
+            t["pause_rw_ms"].is_null(),
+            "{profile}: pause {} but the paper has none",
+            t["pause_rw_ms"]
+        ),
     }
 }
 
 #[test]
 fn uflip_memoright_table3_row() {
-    check("memoright", Row { basics: [0.3, 0.4, 0.3, 5.0], area_mib: 8, partitions: 8, pause_ms: Some(5.0) });
+    check(
+        "memoright",
+        Row {
+            basics: [0.3, 0.4, 0.3, 5.0],
+            area_mib: 8,
+            partitions: 8,
+            pause_ms: Some(5.0),
+        },
+    );
 }
 
 #[test]
 fn uflip_mtron_table3_row() {
-    check("mtron", Row { basics: [0.4, 0.5, 0.4, 9.0], area_mib: 8, partitions: 4, pause_ms: Some(9.0) });
+    check(
+        "mtron",
+        Row {
+            basics: [0.4, 0.5, 0.4, 9.0],
+            area_mib: 8,
+            partitions: 4,
+            pause_ms: Some(9.0),
+        },
+    );
 }
 
 #[test]
 fn uflip_samsung_table3_row() {
-    check("samsung", Row { basics: [0.5, 0.5, 0.6, 18.0], area_mib: 16, partitions: 4, pause_ms: None });
+    check(
+        "samsung",
+        Row {
+            basics: [0.5, 0.5, 0.6, 18.0],
+            area_mib: 16,
+            partitions: 4,
+            pause_ms: None,
+        },
+    );
 }
 
 #[test]
 fn uflip_transcend_module_table3_row() {
-    check("transcend-module", Row { basics: [1.2, 1.3, 1.7, 18.0], area_mib: 4, partitions: 4, pause_ms: None });
+    check(
+        "transcend-module",
+        Row {
+            basics: [1.2, 1.3, 1.7, 18.0],
+            area_mib: 4,
+            partitions: 4,
+            pause_ms: None,
+        },
+    );
 }
 
 #[test]
 fn uflip_transcend_mlc_table3_row() {
-    check("transcend-mlc", Row { basics: [1.4, 3.0, 2.6, 233.0], area_mib: 4, partitions: 4, pause_ms: None });
+    check(
+        "transcend-mlc",
+        Row {
+            basics: [1.4, 3.0, 2.6, 233.0],
+            area_mib: 4,
+            partitions: 4,
+            pause_ms: None,
+        },
+    );
 }
 
 #[test]
 fn uflip_kingston_dthx_table3_row() {
-    check("kingston-dthx", Row { basics: [1.3, 1.5, 1.8, 270.0], area_mib: 16, partitions: 8, pause_ms: None });
+    check(
+        "kingston-dthx",
+        Row {
+            basics: [1.3, 1.5, 1.8, 270.0],
+            area_mib: 16,
+            partitions: 8,
+            pause_ms: None,
+        },
+    );
 }
 
 /// The paper's DTI has no locality area; the profile's log-block FTL has one
 /// of 8 MiB (docs/profiles.md): the test pins the simulated value.
 #[test]
 fn uflip_kingston_dti_table3_row() {
-    check("kingston-dti", Row { basics: [1.9, 2.2, 2.9, 256.0], area_mib: 8, partitions: 4, pause_ms: None });
+    check(
+        "kingston-dti",
+        Row {
+            basics: [1.9, 2.2, 2.9, 256.0],
+            area_mib: 8,
+            partitions: 4,
+            pause_ms: None,
+        },
+    );
 }
 
 fn finding(s: &serde_json::Value, what: &str) -> f64 {
-    let f = s["findings"].as_array().unwrap().iter().find(|f| f["what"].as_str().unwrap().starts_with(what)).unwrap_or_else(|| panic!("no finding '{what}'"));
-    f["measured"].as_f64().unwrap_or_else(|| panic!("'{what}' not measured"))
+    let f = s["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["what"].as_str().unwrap().starts_with(what))
+        .unwrap_or_else(|| panic!("no finding '{what}'"));
+    f["measured"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("'{what}' not measured"))
 }
 
 /// Chen et al. Figure 9 on ssd-m: sequential-write bandwidth collapses 14x
@@ -117,13 +225,20 @@ fn finding(s: &serde_json::Value, what: &str) -> f64 {
 #[test]
 fn chen09_ssd_m_fragmentation_and_cache() {
     let dir = scratch();
-    let s = suite(&["suite", "chen09", "--device", "sim:ssd-m", "--scale", "1"], dir.path(), "chen09-summary.json");
+    let s = suite(
+        &["suite", "chen09", "--device", "sim:ssd-m", "--scale", "1"],
+        dir.path(),
+        "chen09-summary.json",
+    );
     let w = finding(&s, "sequential-write bandwidth, before / after striker");
     let r = finding(&s, "sequential-read bandwidth, before / after striker");
     let c = finding(&s, "sequential write latency, cache off / on");
     println!("ssd-m: sequential writes {w:.1}x, sequential reads {r:.1}x after striker; cache off {c:.1}x");
     assert!(w >= 7.0, "sequential-write collapse {w}x (paper 14x)");
-    assert!((2.0..4.0).contains(&r), "sequential-read drop {r}x (paper 2.8x)");
+    assert!(
+        (2.0..4.0).contains(&r),
+        "sequential-read drop {r}x (paper 2.8x)"
+    );
     assert!(c >= 5.0, "cache off {c}x");
 }
 
@@ -133,14 +248,31 @@ fn chen09_ssd_m_fragmentation_and_cache() {
 #[test]
 fn wang11_mtron_pro7500_bathtub_and_outstanding_ios() {
     let dir = scratch();
-    let s = suite(&["suite", "wang11", "--device", "sim:mtron-pro7500,capacity=8GiB", "--scale", "0.5"], dir.path(), "wang11-summary.json");
+    let s = suite(
+        &[
+            "suite",
+            "wang11",
+            "--device",
+            "sim:mtron-pro7500,capacity=8GiB",
+            "--scale",
+            "0.5",
+        ],
+        dir.path(),
+        "wang11-summary.json",
+    );
     let mix_w = finding(&s, "bathtub");
     let mix_r = finding(&s, "50/50 mix / read");
     let r30 = finding(&s, "random reads: 30 / 1");
     let w30 = finding(&s, "random writes: 30 / 1");
     println!("mtron-pro7500: mix/write {mix_w:.2}, mix/read {mix_r:.3}, reads 30/1 {r30:.2}, writes 30/1 {w30:.2}");
-    assert!(mix_w <= 2.5 && mix_r < 0.1, "bathtub: mix/write {mix_w}, mix/read {mix_r}");
-    assert!(r30 < 1.5 && w30 < 1.5, "30 outstanding: reads {r30}x, writes {w30}x");
+    assert!(
+        mix_w <= 2.5 && mix_r < 0.1,
+        "bathtub: mix/write {mix_w}, mix/read {mix_r}"
+    );
+    assert!(
+        r30 < 1.5 && w30 < 1.5,
+        "30 outstanding: reads {r30}x, writes {w30}x"
+    );
 }
 
 /// Wang et al. Figure 3 on ocz-vertex-ex: reads improve clearly with 30
@@ -148,12 +280,29 @@ fn wang11_mtron_pro7500_bathtub_and_outstanding_ios() {
 #[test]
 fn wang11_ocz_vertex_ex_outstanding_ios() {
     let dir = scratch();
-    let s = suite(&["suite", "wang11", "--device", "sim:ocz-vertex-ex,capacity=8GiB", "--scale", "0.5"], dir.path(), "wang11-summary.json");
+    let s = suite(
+        &[
+            "suite",
+            "wang11",
+            "--device",
+            "sim:ocz-vertex-ex,capacity=8GiB",
+            "--scale",
+            "0.5",
+        ],
+        dir.path(),
+        "wang11-summary.json",
+    );
     let mix_w = finding(&s, "bathtub");
     let mix_r = finding(&s, "50/50 mix / read");
     let r30 = finding(&s, "random reads: 30 / 1");
     let w30 = finding(&s, "random writes: 30 / 1");
     println!("ocz-vertex-ex: mix/write {mix_w:.2}, mix/read {mix_r:.3}, reads 30/1 {r30:.2}, writes 30/1 {w30:.2}");
-    assert!(mix_w <= 2.5 && mix_r < 0.1, "bathtub: mix/write {mix_w}, mix/read {mix_r}");
-    assert!(r30 >= 3.0 && w30 < 1.5, "30 outstanding: reads {r30}x, writes {w30}x");
+    assert!(
+        mix_w <= 2.5 && mix_r < 0.1,
+        "bathtub: mix/write {mix_w}, mix/read {mix_r}"
+    );
+    assert!(
+        r30 >= 3.0 && w30 < 1.5,
+        "30 outstanding: reads {r30}x, writes {w30}x"
+    );
 }

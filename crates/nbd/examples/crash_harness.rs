@@ -93,7 +93,14 @@ fn main() {
         i += 2;
     }
     let exe = std::env::current_exe().unwrap().display().to_string();
-    let server = server.unwrap_or_else(|| vec![exe, "--serve-child".into(), "--profile".into(), profile.clone()]);
+    let server = server.unwrap_or_else(|| {
+        vec![
+            exe,
+            "--serve-child".into(),
+            "--profile".into(),
+            profile.clone(),
+        ]
+    });
     let tmp = tempdir(dir);
     let opts = HarnessOptions {
         iterations,
@@ -123,14 +130,19 @@ fn main() {
             let _ = std::fs::remove_dir_all(&tmp);
         }
         Err(e) => {
-            eprintln!("crash harness FAILED: {e} (state kept in {})", tmp.display());
+            eprintln!(
+                "crash harness FAILED: {e} (state kept in {})",
+                tmp.display()
+            );
             std::process::exit(1);
         }
     }
 }
 
 fn tempdir(dir: Option<PathBuf>) -> PathBuf {
-    let d = dir.unwrap_or_else(|| std::env::temp_dir().join(format!("flashlab-crash-{}", std::process::id())));
+    let d = dir.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("flashlab-crash-{}", std::process::id()))
+    });
     std::fs::create_dir_all(&d).unwrap();
     d
 }

@@ -101,7 +101,9 @@ pub fn read_option_reply<R: Read>(r: &mut R) -> io::Result<(u32, u32, Vec<u8>)> 
 pub fn greet<S: Read + Write>(s: &mut S) -> io::Result<u16> {
     let mut g = [0u8; 18];
     s.read_exact(&mut g)?;
-    if u64::from_be_bytes(g[0..8].try_into().unwrap()) != NBDMAGIC || u64::from_be_bytes(g[8..16].try_into().unwrap()) != IHAVEOPT {
+    if u64::from_be_bytes(g[0..8].try_into().unwrap()) != NBDMAGIC
+        || u64::from_be_bytes(g[8..16].try_into().unwrap()) != IHAVEOPT
+    {
         return Err(bad("not a newstyle NBD server"));
     }
     let hflags = u16::from_be_bytes([g[16], g[17]]);
@@ -140,11 +142,21 @@ impl Client {
                     }
                 }
                 REP_ACK => break,
-                t => return Err(bad(format!("NBD_OPT_GO failed: reply type {t:#x} {}", String::from_utf8_lossy(&data)))),
+                t => {
+                    return Err(bad(format!(
+                        "NBD_OPT_GO failed: reply type {t:#x} {}",
+                        String::from_utf8_lossy(&data)
+                    )))
+                }
             }
         }
         let size = size.ok_or_else(|| bad("no NBD_INFO_EXPORT"))?;
-        Ok(Client { stream: s, size, flags, next_cookie: 1 })
+        Ok(Client {
+            stream: s,
+            size,
+            flags,
+            next_cookie: 1,
+        })
     }
 
     fn cookie(&mut self) -> u64 {
@@ -153,7 +165,14 @@ impl Client {
     }
 
     /// Send a request (and payload); returns its cookie.
-    pub fn send(&mut self, flags: u16, kind: u16, offset: u64, length: u32, payload: &[u8]) -> io::Result<u64> {
+    pub fn send(
+        &mut self,
+        flags: u16,
+        kind: u16,
+        offset: u64,
+        length: u32,
+        payload: &[u8],
+    ) -> io::Result<u64> {
         let c = self.cookie();
         let h = request(flags, kind, c, offset, length);
         if payload.is_empty() {
@@ -174,10 +193,20 @@ impl Client {
         if u32::from_be_bytes(h[0..4].try_into().unwrap()) != SIMPLE_REPLY_MAGIC {
             return Err(bad("bad reply magic"));
         }
-        Ok((u64::from_be_bytes(h[8..16].try_into().unwrap()), u32::from_be_bytes(h[4..8].try_into().unwrap())))
+        Ok((
+            u64::from_be_bytes(h[8..16].try_into().unwrap()),
+            u32::from_be_bytes(h[4..8].try_into().unwrap()),
+        ))
     }
 
-    fn simple(&mut self, flags: u16, kind: u16, offset: u64, length: u32, payload: &[u8]) -> io::Result<u32> {
+    fn simple(
+        &mut self,
+        flags: u16,
+        kind: u16,
+        offset: u64,
+        length: u32,
+        payload: &[u8],
+    ) -> io::Result<u32> {
         let c = self.send(flags, kind, offset, length, payload)?;
         let (rc, err) = self.recv_reply()?;
         if rc != c {
@@ -201,7 +230,13 @@ impl Client {
     }
 
     pub fn write(&mut self, offset: u64, data: &[u8], fua: bool) -> io::Result<u32> {
-        self.simple(if fua { CMD_FLAG_FUA } else { 0 }, CMD_WRITE, offset, data.len() as u32, data)
+        self.simple(
+            if fua { CMD_FLAG_FUA } else { 0 },
+            CMD_WRITE,
+            offset,
+            data.len() as u32,
+            data,
+        )
     }
 
     pub fn flush(&mut self) -> io::Result<u32> {
@@ -213,7 +248,13 @@ impl Client {
     }
 
     pub fn write_zeroes(&mut self, offset: u64, length: u32, no_hole: bool) -> io::Result<u32> {
-        self.simple(if no_hole { CMD_FLAG_NO_HOLE } else { 0 }, CMD_WRITE_ZEROES, offset, length, &[])
+        self.simple(
+            if no_hole { CMD_FLAG_NO_HOLE } else { 0 },
+            CMD_WRITE_ZEROES,
+            offset,
+            length,
+            &[],
+        )
     }
 
     /// Soft disconnect.

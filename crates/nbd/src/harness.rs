@@ -60,7 +60,6 @@ pub struct HarnessReport {
     pub max_restart_ms: u128,
 }
 
-
 /// The content of `block` at `version` (version 0: zeroes).
 pub fn block_content(seed: u64, block: u64, version: u64, out: &mut [u8]) {
     if version == 0 {
@@ -112,7 +111,8 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
     let store = opts.dir.join("store");
     let sock = opts.dir.join("harness.sock");
     let log_path = opts.dir.join("server.log");
-    fs::create_dir_all(&opts.dir).map_err(|e| format!("cannot create {}: {e}", opts.dir.display()))?;
+    fs::create_dir_all(&opts.dir)
+        .map_err(|e| format!("cannot create {}: {e}", opts.dir.display()))?;
     if store.exists() {
         fs::remove_dir_all(&store).map_err(|e| format!("cannot clean {}: {e}", store.display()))?;
     }
@@ -137,7 +137,11 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
 
     for it in 0..=opts.iterations {
         // Start (or restart) the server.
-        let logf = OpenOptions::new().create(true).append(true).open(&log_path).map_err(|e| e.to_string())?;
+        let logf = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(|e| e.to_string())?;
         let mut cmd = Command::new(&opts.server[0]);
         cmd.args(&opts.server[1..])
             .arg("--data")
@@ -148,7 +152,9 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
             .stdout(logf.try_clone().map_err(|e| e.to_string())?)
             .stderr(logf);
         let started = Instant::now();
-        let child = cmd.spawn().map_err(|e| format!("cannot start the server {}: {e}", opts.server[0]))?;
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start the server {}: {e}", opts.server[0]))?;
         let pid = child.id() as i32;
         let mut server = Server { child };
         let last = it == opts.iterations;
@@ -170,7 +176,10 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
         while Instant::now() < deadline {
             if let Ok(Some(st)) = server.child.try_wait() {
                 if !killed.load(Ordering::SeqCst) {
-                    return Err(format!("server exited ({st}) on its own; log: {}", log_tail(&log_path)));
+                    return Err(format!(
+                        "server exited ({st}) on its own; log: {}",
+                        log_tail(&log_path)
+                    ));
                 }
                 break;
             }
@@ -184,7 +193,10 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
         }
         let Some(mut c) = client else {
             if !killed.load(Ordering::SeqCst) {
-                return Err(format!("server did not start in 120 s; log: {}", log_tail(&log_path)));
+                return Err(format!(
+                    "server did not start in 120 s; log: {}",
+                    log_tail(&log_path)
+                ));
             }
             rep.kills_before_ready += 1;
             rep.crash_points += 1;
@@ -203,14 +215,22 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
         for (&b, m) in model.iter() {
             match c.read(b * BLOCK as u64, &mut buf) {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(format!("round {it}: reading block {b} failed with NBD error {e}")),
+                Ok(Err(e)) => {
+                    return Err(format!(
+                        "round {it}: reading block {b} failed with NBD error {e}"
+                    ))
+                }
                 Err(_) if killed.load(Ordering::SeqCst) => {
                     verified_all = false;
                     break;
                 }
                 Err(e) => return Err(format!("round {it}: reading block {b}: {e}")),
             }
-            let got = if buf.iter().all(|&x| x == 0) { 0 } else { u64::from_le_bytes(buf[8..16].try_into().unwrap()) };
+            let got = if buf.iter().all(|&x| x == 0) {
+                0
+            } else {
+                u64::from_le_bytes(buf[8..16].try_into().unwrap())
+            };
             let ok_version = got == m.durable || m.pending.contains(&got);
             block_content(opts.seed, b, got, &mut want);
             if !ok_version || buf != want {
@@ -313,7 +333,10 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
             }
         }
         if !killed.load(Ordering::SeqCst) {
-            return Err(format!("connection lost but the server was not killed; log: {}", log_tail(&log_path)));
+            return Err(format!(
+                "connection lost but the server was not killed; log: {}",
+                log_tail(&log_path)
+            ));
         }
         if let Some(k) = killer {
             let _ = k.join();

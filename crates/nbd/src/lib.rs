@@ -30,5 +30,11 @@ pub fn fuzz_session(data: &[u8]) {
     let backend = mem::MemBackend::new(64 * 1024);
     let counters = server::ServerCounters::default();
     let cfg = SessionConfig::default();
-    let _ = server::session(std::io::Cursor::new(data), std::io::sink(), &backend, &cfg, &counters);
+    let _ = server::session(
+        std::io::Cursor::new(data),
+        std::io::sink(),
+        &backend,
+        &cfg,
+        &counters,
+    );
 }

@@ -12,7 +12,10 @@ pub struct MemBackend {
 
 impl MemBackend {
     pub fn new(size: usize) -> MemBackend {
-        MemBackend { data: Mutex::new(vec![0; size]), size: size as u64 }
+        MemBackend {
+            data: Mutex::new(vec![0; size]),
+            size: size as u64,
+        }
     }
 
     fn range(&self, offset: u64, len: usize) -> Result<std::ops::Range<usize>, u32> {
@@ -42,7 +45,13 @@ impl Backend for MemBackend {
         self.data.lock().unwrap()[r].fill(0);
         Ok(0)
     }
-    fn write_zeroes(&self, offset: u64, length: u32, _no_hole: bool, _fua: bool) -> Result<u64, u32> {
+    fn write_zeroes(
+        &self,
+        offset: u64,
+        length: u32,
+        _no_hole: bool,
+        _fua: bool,
+    ) -> Result<u64, u32> {
         self.trim(offset, length, false)
     }
     fn flush(&self) -> Result<u64, u32> {

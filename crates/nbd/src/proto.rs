@@ -126,12 +126,16 @@ pub struct OptionHeader {
 pub fn parse_option_header(b: &[u8; 16]) -> Result<OptionHeader, Violation> {
     let magic = u64::from_be_bytes(b[0..8].try_into().unwrap());
     if magic != IHAVEOPT {
-        return Err(Violation(format!("option magic {magic:#x} is not IHAVEOPT")));
+        return Err(Violation(format!(
+            "option magic {magic:#x} is not IHAVEOPT"
+        )));
     }
     let option = u32::from_be_bytes(b[8..12].try_into().unwrap());
     let length = u32::from_be_bytes(b[12..16].try_into().unwrap());
     if length > MAX_OPTION_BYTES {
-        return Err(Violation(format!("option {option} of {length} bytes is too long")));
+        return Err(Violation(format!(
+            "option {option} of {length} bytes is too long"
+        )));
     }
     Ok(OptionHeader { option, length })
 }
@@ -157,9 +161,15 @@ pub fn parse_info_request(data: &[u8]) -> Result<InfoRequest, String> {
     let n = u16::from_be_bytes([rest[0], rest[1]]) as usize;
     let items = &rest[2..];
     if items.len() != 2 * n {
-        return Err(format!("INFO/GO announces {n} information requests but carries {} bytes", items.len()));
+        return Err(format!(
+            "INFO/GO announces {n} information requests but carries {} bytes",
+            items.len()
+        ));
     }
-    let requests = items.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
+    let requests = items
+        .chunks_exact(2)
+        .map(|c| u16::from_be_bytes([c[0], c[1]]))
+        .collect();
     Ok(InfoRequest { name, requests })
 }
 
@@ -176,7 +186,9 @@ pub struct Request {
 pub fn parse_request(b: &[u8; REQUEST_BYTES]) -> Result<Request, Violation> {
     let magic = u32::from_be_bytes(b[0..4].try_into().unwrap());
     if magic != REQUEST_MAGIC {
-        return Err(Violation(format!("request magic {magic:#x} is not {REQUEST_MAGIC:#x}")));
+        return Err(Violation(format!(
+            "request magic {magic:#x} is not {REQUEST_MAGIC:#x}"
+        )));
     }
     Ok(Request {
         flags: u16::from_be_bytes([b[4], b[5]]),
@@ -190,11 +202,27 @@ pub fn parse_request(b: &[u8; REQUEST_BYTES]) -> Result<Request, Violation> {
 /// What the server does with a request after checking it against the export.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Checked {
-    Read { offset: u64, length: u32 },
-    Write { offset: u64, length: u32, fua: bool },
+    Read {
+        offset: u64,
+        length: u32,
+    },
+    Write {
+        offset: u64,
+        length: u32,
+        fua: bool,
+    },
     Flush,
-    Trim { offset: u64, length: u32, fua: bool },
-    WriteZeroes { offset: u64, length: u32, fua: bool, no_hole: bool },
+    Trim {
+        offset: u64,
+        length: u32,
+        fua: bool,
+    },
+    WriteZeroes {
+        offset: u64,
+        length: u32,
+        fua: bool,
+        no_hole: bool,
+    },
     Disconnect,
     /// Reply with this error. For a WRITE the payload (if not too large) is
     /// still read and discarded to stay in step with the client.
@@ -212,7 +240,11 @@ pub fn check_request(r: &Request, size: u64) -> Result<Checked, Violation> {
         }
         match r.offset.checked_add(r.length as u64) {
             Some(end) if end <= size => Ok(()),
-            _ => Err(if r.kind == CMD_WRITE || r.kind == CMD_WRITE_ZEROES { ENOSPC } else { EINVAL }),
+            _ => Err(if r.kind == CMD_WRITE || r.kind == CMD_WRITE_ZEROES {
+                ENOSPC
+            } else {
+                EINVAL
+            }),
         }
     };
     let only = |allowed: u16| r.flags & !allowed == 0;
@@ -224,20 +256,30 @@ pub fn check_request(r: &Request, size: u64) -> Result<Checked, Violation> {
                 Checked::Error(EOVERFLOW)
             } else {
                 match range() {
-                    Ok(()) => Checked::Read { offset: r.offset, length: r.length },
+                    Ok(()) => Checked::Read {
+                        offset: r.offset,
+                        length: r.length,
+                    },
                     Err(e) => Checked::Error(e),
                 }
             }
         }
         CMD_WRITE => {
             if r.length > MAX_PAYLOAD {
-                return Err(Violation(format!("write payload of {} bytes exceeds the {MAX_PAYLOAD}-byte maximum", r.length)));
+                return Err(Violation(format!(
+                    "write payload of {} bytes exceeds the {MAX_PAYLOAD}-byte maximum",
+                    r.length
+                )));
             }
             if !only(CMD_FLAG_FUA) {
                 Checked::Error(EINVAL)
             } else {
                 match range() {
-                    Ok(()) => Checked::Write { offset: r.offset, length: r.length, fua },
+                    Ok(()) => Checked::Write {
+                        offset: r.offset,
+                        length: r.length,
+                        fua,
+                    },
                     Err(e) => Checked::Error(e),
                 }
             }
@@ -255,7 +297,11 @@ pub fn check_request(r: &Request, size: u64) -> Result<Checked, Violation> {
                 Checked::Error(EINVAL)
             } else {
                 match range() {
-                    Ok(()) => Checked::Trim { offset: r.offset, length: r.length, fua },
+                    Ok(()) => Checked::Trim {
+                        offset: r.offset,
+                        length: r.length,
+                        fua,
+                    },
                     Err(e) => Checked::Error(e),
                 }
             }
@@ -318,7 +364,13 @@ pub fn simple_reply(error: u32, cookie: u64) -> [u8; 16] {
 }
 
 /// A request header (for clients).
-pub fn request(flags: u16, kind: u16, cookie: u64, offset: u64, length: u32) -> [u8; REQUEST_BYTES] {
+pub fn request(
+    flags: u16,
+    kind: u16,
+    cookie: u64,
+    offset: u64,
+    length: u32,
+) -> [u8; REQUEST_BYTES] {
     let mut b = [0u8; REQUEST_BYTES];
     b[0..4].copy_from_slice(&REQUEST_MAGIC.to_be_bytes());
     b[4..6].copy_from_slice(&flags.to_be_bytes());
@@ -361,22 +413,76 @@ mod tests {
     fn request_round_trip() {
         let b = request(CMD_FLAG_FUA, CMD_WRITE, 77, 4096, 512);
         let r = parse_request(&b).unwrap();
-        assert_eq!(r, Request { flags: 1, kind: 1, cookie: 77, offset: 4096, length: 512 });
-        assert_eq!(check_request(&r, 8192).unwrap(), Checked::Write { offset: 4096, length: 512, fua: true });
+        assert_eq!(
+            r,
+            Request {
+                flags: 1,
+                kind: 1,
+                cookie: 77,
+                offset: 4096,
+                length: 512
+            }
+        );
+        assert_eq!(
+            check_request(&r, 8192).unwrap(),
+            Checked::Write {
+                offset: 4096,
+                length: 512,
+                fua: true
+            }
+        );
     }
 
     #[test]
     fn checks() {
         let size = 1 << 20;
-        let c = |flags, kind, off, len| check_request(&Request { flags, kind, cookie: 0, offset: off, length: len }, size);
-        assert_eq!(c(0, CMD_READ, 1, 512).unwrap(), Checked::Error(EINVAL), "misaligned");
-        assert_eq!(c(0, CMD_READ, 0, 513).unwrap(), Checked::Error(EINVAL), "misaligned length");
-        assert_eq!(c(0, CMD_READ, size, 512).unwrap(), Checked::Error(EINVAL), "past the end");
-        assert_eq!(c(0, CMD_WRITE, size, 512).unwrap(), Checked::Error(ENOSPC), "write past the end");
-        assert_eq!(c(0, CMD_READ, u64::MAX - 511, 512).unwrap(), Checked::Error(EINVAL), "overflow");
-        assert_eq!(c(CMD_FLAG_DF, CMD_READ, 0, 512).unwrap(), Checked::Error(EINVAL), "DF not negotiated");
+        let c = |flags, kind, off, len| {
+            check_request(
+                &Request {
+                    flags,
+                    kind,
+                    cookie: 0,
+                    offset: off,
+                    length: len,
+                },
+                size,
+            )
+        };
+        assert_eq!(
+            c(0, CMD_READ, 1, 512).unwrap(),
+            Checked::Error(EINVAL),
+            "misaligned"
+        );
+        assert_eq!(
+            c(0, CMD_READ, 0, 513).unwrap(),
+            Checked::Error(EINVAL),
+            "misaligned length"
+        );
+        assert_eq!(
+            c(0, CMD_READ, size, 512).unwrap(),
+            Checked::Error(EINVAL),
+            "past the end"
+        );
+        assert_eq!(
+            c(0, CMD_WRITE, size, 512).unwrap(),
+            Checked::Error(ENOSPC),
+            "write past the end"
+        );
+        assert_eq!(
+            c(0, CMD_READ, u64::MAX - 511, 512).unwrap(),
+            Checked::Error(EINVAL),
+            "overflow"
+        );
+        assert_eq!(
+            c(CMD_FLAG_DF, CMD_READ, 0, 512).unwrap(),
+            Checked::Error(EINVAL),
+            "DF not negotiated"
+        );
         assert_eq!(c(0, CMD_FLUSH, 0, 1).unwrap(), Checked::Error(EINVAL));
-        assert_eq!(c(0, CMD_BLOCK_STATUS, 0, 512).unwrap(), Checked::Error(EINVAL));
+        assert_eq!(
+            c(0, CMD_BLOCK_STATUS, 0, 512).unwrap(),
+            Checked::Error(EINVAL)
+        );
         assert_eq!(c(0, 999, 0, 512).unwrap(), Checked::Error(EINVAL));
         assert!(c(0, CMD_WRITE, 0, MAX_PAYLOAD + 512).is_err());
         assert_eq!(c(0, CMD_READ, 0, 0).unwrap(), Checked::Error(EINVAL));

@@ -57,7 +57,11 @@ pub struct SessionConfig {
 
 impl Default for SessionConfig {
     fn default() -> Self {
-        SessionConfig { export_name: "flashlab".into(), description: "flashlab simulated SSD".into(), pace: false }
+        SessionConfig {
+            export_name: "flashlab".into(),
+            description: "flashlab simulated SSD".into(),
+            pace: false,
+        }
     }
 }
 
@@ -93,7 +97,11 @@ const TRANSMISSION_FLAGS: u16 = TFLAG_HAS_FLAGS
 /// Where replies go: straight to the socket, or through the pacer thread.
 enum Out<W: Write + Send + 'static> {
     Direct(W),
-    Paced { tx: mpsc::Sender<(Instant, u64, Vec<u8>)>, thread: thread::JoinHandle<()>, seq: u64 },
+    Paced {
+        tx: mpsc::Sender<(Instant, u64, Vec<u8>)>,
+        thread: thread::JoinHandle<()>,
+        seq: u64,
+    },
 }
 
 impl<W: Write + Send + 'static> Out<W> {
@@ -127,7 +135,8 @@ impl<W: Write + Send + 'static> Out<W> {
                     v.extend_from_slice(p);
                 }
                 *seq += 1;
-                tx.send((due, *seq, v)).map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "pacer gone"))
+                tx.send((due, *seq, v))
+                    .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "pacer gone"))
             }
         }
     }
@@ -195,7 +204,11 @@ fn read_exact_or_eof<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<bool> {
     while done < buf.len() {
         match r.read(&mut buf[done..]) {
             Ok(0) => {
-                return if done == 0 { Ok(false) } else { Err(io::ErrorKind::UnexpectedEof.into()) };
+                return if done == 0 {
+                    Ok(false)
+                } else {
+                    Err(io::ErrorKind::UnexpectedEof.into())
+                };
             }
             Ok(n) => done += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -250,7 +263,9 @@ fn handshake<R: Read, W: Write>(
     r.read_exact(&mut b4)?;
     let client_flags = u32::from_be_bytes(b4);
     if client_flags & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
-        return Err(HsError::Violation(format!("unknown client flags {client_flags:#x}")));
+        return Err(HsError::Violation(format!(
+            "unknown client flags {client_flags:#x}"
+        )));
     }
     let no_zeroes = client_flags & FLAG_C_NO_ZEROES != 0;
     let export_ok = |name: &[u8]| name.is_empty() || name == cfg.export_name.as_bytes();
@@ -287,7 +302,12 @@ fn handshake<R: Read, W: Write>(
             }
             OPT_LIST => {
                 if !data.is_empty() {
-                    option_reply(&mut out, h.option, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data");
+                    option_reply(
+                        &mut out,
+                        h.option,
+                        REP_ERR_INVALID,
+                        b"NBD_OPT_LIST takes no data",
+                    );
                 } else {
                     let name = cfg.export_name.as_bytes();
                     let mut d = Vec::with_capacity(4 + name.len() + cfg.description.len());
@@ -334,13 +354,17 @@ fn handshake<R: Read, W: Write>(
                     }
                 }
             },
-            OPT_STARTTLS => option_reply(&mut out, h.option, REP_ERR_POLICY, b"TLS is not supported"),
+            OPT_STARTTLS => {
+                option_reply(&mut out, h.option, REP_ERR_POLICY, b"TLS is not supported")
+            }
             _ => option_reply(&mut out, h.option, REP_ERR_UNSUP, b"option not supported"),
         }
         w.write_all(&out)?;
         w.flush()?;
     }
-    Err(HsError::Violation(format!("more than {MAX_OPTIONS} options")))
+    Err(HsError::Violation(format!(
+        "more than {MAX_OPTIONS} options"
+    )))
 }
 
 fn transmission<R: Read, W: Write + Send + 'static>(
@@ -385,7 +409,10 @@ fn transmission<R: Read, W: Write + Send + 'static>(
                 match backend.read(offset, &mut v[16..]) {
                     Ok(lat) => {
                         v[..16].copy_from_slice(&simple_reply(0, req.cookie));
-                        if out.send(arrived + Duration::from_nanos(lat), &[&v]).is_err() {
+                        if out
+                            .send(arrived + Duration::from_nanos(lat), &[&v])
+                            .is_err()
+                        {
                             break SessionEnd::Vanished;
                         }
                         continue;
@@ -393,14 +420,27 @@ fn transmission<R: Read, W: Write + Send + 'static>(
                     Err(e) => Err(e),
                 }
             }
-            Checked::Write { offset, length, fua } => {
-                backend.write(offset, &buf[..length as usize], fua).map(|l| (l, true))
-            }
+            Checked::Write {
+                offset,
+                length,
+                fua,
+            } => backend
+                .write(offset, &buf[..length as usize], fua)
+                .map(|l| (l, true)),
             Checked::Flush => backend.flush().map(|l| (l, true)),
-            Checked::Trim { offset, length, fua } => backend.trim(offset, length, fua).map(|l| (l, true)),
-            Checked::WriteZeroes { offset, length, fua, no_hole } => {
-                backend.write_zeroes(offset, length, no_hole, fua).map(|l| (l, true))
-            }
+            Checked::Trim {
+                offset,
+                length,
+                fua,
+            } => backend.trim(offset, length, fua).map(|l| (l, true)),
+            Checked::WriteZeroes {
+                offset,
+                length,
+                fua,
+                no_hole,
+            } => backend
+                .write_zeroes(offset, length, no_hole, fua)
+                .map(|l| (l, true)),
         };
         let (err, lat) = match result {
             Ok((lat, _)) => (0, lat),
@@ -409,7 +449,13 @@ fn transmission<R: Read, W: Write + Send + 'static>(
                 (e, 0)
             }
         };
-        if out.send(arrived + Duration::from_nanos(lat), &[&simple_reply(err, req.cookie)]).is_err() {
+        if out
+            .send(
+                arrived + Duration::from_nanos(lat),
+                &[&simple_reply(err, req.cookie)],
+            )
+            .is_err()
+        {
             break SessionEnd::Vanished;
         }
     };
@@ -490,20 +536,31 @@ impl Server {
             Listen::Unix(p) => {
                 if p.exists() {
                     if UnixStream::connect(p).is_ok() {
-                        return Err(format!("{} is in use by another server; stop it or choose another socket", p.display()));
+                        return Err(format!(
+                            "{} is in use by another server; stop it or choose another socket",
+                            p.display()
+                        ));
                     }
-                    std::fs::remove_file(p).map_err(|e| format!("cannot remove stale socket {}: {e}", p.display()))?;
+                    std::fs::remove_file(p)
+                        .map_err(|e| format!("cannot remove stale socket {}: {e}", p.display()))?;
                 }
-                let l = UnixListener::bind(p).map_err(|e| format!("cannot listen on {}: {e}", p.display()))?;
+                let l = UnixListener::bind(p)
+                    .map_err(|e| format!("cannot listen on {}: {e}", p.display()))?;
                 AnyListener::Unix(l, p.clone())
             }
-            Listen::Tcp(a) => AnyListener::Tcp(TcpListener::bind(a).map_err(|e| format!("cannot listen on {a}: {e}"))?),
+            Listen::Tcp(a) => AnyListener::Tcp(
+                TcpListener::bind(a).map_err(|e| format!("cannot listen on {a}: {e}"))?,
+            ),
         };
         let local = match &listener {
             AnyListener::Unix(_, p) => format!("unix:{}", p.display()),
             AnyListener::Tcp(l) => l.local_addr().map(|a| a.to_string()).unwrap_or_default(),
         };
-        Ok(Server { listener, counters: Arc::new(ServerCounters::default()), local })
+        Ok(Server {
+            listener,
+            counters: Arc::new(ServerCounters::default()),
+            local,
+        })
     }
 
     /// The address actually bound (useful with port 0).
@@ -512,13 +569,22 @@ impl Server {
     }
 
     /// Accept connections until `stop` is set; each runs on its own thread.
-    pub fn run(&self, backend: Arc<dyn Backend>, cfg: Arc<SessionConfig>, stop: &AtomicBool) -> Result<(), String> {
+    pub fn run(
+        &self,
+        backend: Arc<dyn Backend>,
+        cfg: Arc<SessionConfig>,
+        stop: &AtomicBool,
+    ) -> Result<(), String> {
         let fd = match &self.listener {
             AnyListener::Unix(l, _) => l.as_raw_fd(),
             AnyListener::Tcp(l) => l.as_raw_fd(),
         };
         while !stop.load(Ordering::SeqCst) {
-            let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
             // SAFETY: one valid pollfd.
             let n = unsafe { libc::poll(&mut pfd, 1, 100) };
             if n <= 0 {
@@ -542,7 +608,9 @@ impl Server {
 
 fn accept_error(e: io::Error) -> Result<(), String> {
     match e.kind() {
-        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionAborted => Ok(()),
+        io::ErrorKind::Interrupted
+        | io::ErrorKind::WouldBlock
+        | io::ErrorKind::ConnectionAborted => Ok(()),
         _ if e.raw_os_error() == Some(libc::EMFILE) || e.raw_os_error() == Some(libc::ENFILE) => {
             thread::sleep(Duration::from_millis(50));
             Ok(())
@@ -571,10 +639,12 @@ fn spawn_session<R: Read + Send + 'static, W: Write + Send + 'static>(
 ) {
     k.connections_total.fetch_add(1, Ordering::Relaxed);
     k.connections_active.fetch_add(1, Ordering::Relaxed);
-    let spawned = thread::Builder::new().name("nbd-conn".into()).spawn(move || {
-        let _ = session(r, w, &*b, &c, &k);
-        k.connections_active.fetch_sub(1, Ordering::Relaxed);
-    });
+    let spawned = thread::Builder::new()
+        .name("nbd-conn".into())
+        .spawn(move || {
+            let _ = session(r, w, &*b, &c, &k);
+            k.connections_active.fetch_sub(1, Ordering::Relaxed);
+        });
     if spawned.is_err() {
         // Out of threads: the connection is dropped (closed), the server goes on.
     }

@@ -101,7 +101,10 @@ pub struct OpenError {
 
 impl From<String> for OpenError {
     fn from(message: String) -> OpenError {
-        OpenError { user: false, message }
+        OpenError {
+            user: false,
+            message,
+        }
     }
 }
 
@@ -112,7 +115,10 @@ impl std::fmt::Display for OpenError {
 }
 
 fn user(message: String) -> OpenError {
-    OpenError { user: true, message }
+    OpenError {
+        user: true,
+        message,
+    }
 }
 
 /// What recovery found and did.
@@ -191,7 +197,9 @@ fn io_err(what: &str, p: &Path, e: std::io::Error) -> String {
 }
 
 fn fsync_dir(dir: &Path) -> Result<(), String> {
-    File::open(dir).and_then(|f| f.sync_all()).map_err(|e| io_err("cannot sync directory", dir, e))
+    File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| io_err("cannot sync directory", dir, e))
 }
 
 fn encode_record(gen: u64, op: u8, offset: u64, len: u32, at: Nanos) -> [u8; RECORD_BYTES] {
@@ -207,7 +215,10 @@ fn encode_record(gen: u64, op: u8, offset: u64, len: u32, at: Nanos) -> [u8; REC
 
 fn decode_record(gen: u64, r: &[u8]) -> Option<(u8, u64, u32, Nanos)> {
     let sum = checksum(&r[..24]) ^ gen.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    if u64::from_le_bytes(r[24..32].try_into().unwrap()) != sum || r[0] > OP_TRIM || r[1..4] != [0, 0, 0] {
+    if u64::from_le_bytes(r[24..32].try_into().unwrap()) != sum
+        || r[0] > OP_TRIM
+        || r[1..4] != [0, 0, 0]
+    {
         return None;
     }
     Some((
@@ -233,9 +244,17 @@ fn generations(dir: &Path) -> Result<(Vec<u64>, Vec<u64>), String> {
     for e in fs::read_dir(dir).map_err(|e| io_err("cannot list", dir, e))? {
         let name = e.map_err(|e| io_err("cannot list", dir, e))?.file_name();
         let name = name.to_string_lossy();
-        if let Some(g) = name.strip_prefix("ckpt-").and_then(|s| s.strip_suffix(".bin")).and_then(|s| s.parse().ok()) {
+        if let Some(g) = name
+            .strip_prefix("ckpt-")
+            .and_then(|s| s.strip_suffix(".bin"))
+            .and_then(|s| s.parse().ok())
+        {
             ck.push(g);
-        } else if let Some(g) = name.strip_prefix("wal-").and_then(|s| s.strip_suffix(".log")).and_then(|s| s.parse().ok()) {
+        } else if let Some(g) = name
+            .strip_prefix("wal-")
+            .and_then(|s| s.strip_suffix(".log"))
+            .and_then(|s| s.parse().ok())
+        {
             wl.push(g);
         }
     }
@@ -253,9 +272,14 @@ impl Store {
         let meta_path = dir.join("device.json");
         let mut recovery = Recovery::default();
         let (spec, seed) = if meta_path.exists() {
-            let text = fs::read_to_string(&meta_path).map_err(|e| io_err("cannot read", &meta_path, e))?;
-            let v: serde_json::Value = serde_json::from_str(&text)
-                .map_err(|e| user(format!("{} is damaged ({e}); it is not a flashlab serve directory", meta_path.display())))?;
+            let text =
+                fs::read_to_string(&meta_path).map_err(|e| io_err("cannot read", &meta_path, e))?;
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                user(format!(
+                    "{} is damaged ({e}); it is not a flashlab serve directory",
+                    meta_path.display()
+                ))
+            })?;
             let spec = v["spec"].as_str().unwrap_or("").to_string();
             let seed = v["seed"].as_u64().unwrap_or(0);
             if let Some(want) = &opts.spec {
@@ -272,17 +296,24 @@ impl Store {
             let others = fs::read_dir(&dir)
                 .map_err(|e| io_err("cannot list", &dir, e))?
                 .flatten()
-                .any(|e| !matches!(e.file_name().to_str(), Some("data.img" | "device.json.tmp" | "nbd.sock")));
+                .any(|e| {
+                    !matches!(
+                        e.file_name().to_str(),
+                        Some("data.img" | "device.json.tmp" | "nbd.sock")
+                    )
+                });
             if others {
                 return Err(user(format!(
                     "{} is not empty and holds no flashlab device (no device.json); use an empty or new directory",
                     dir.display()
                 )));
             }
-            let spec = opts
-                .spec
-                .clone()
-                .ok_or_else(|| user(format!("{} holds no device yet; give --profile, e.g. --profile ssd-m", dir.display())))?;
+            let spec = opts.spec.clone().ok_or_else(|| {
+                user(format!(
+                    "{} holds no device yet; give --profile, e.g. --profile ssd-m",
+                    dir.display()
+                ))
+            })?;
             recovery.created = true;
             (spec, opts.seed)
         };
@@ -294,8 +325,10 @@ impl Store {
         let data_path = dir.join("data.img");
         if recovery.created {
             let f = File::create(&data_path).map_err(|e| io_err("cannot create", &data_path, e))?;
-            f.set_len(size).map_err(|e| io_err("cannot size", &data_path, e))?;
-            f.sync_all().map_err(|e| io_err("cannot sync", &data_path, e))?;
+            f.set_len(size)
+                .map_err(|e| io_err("cannot size", &data_path, e))?;
+            f.sync_all()
+                .map_err(|e| io_err("cannot sync", &data_path, e))?;
             let meta = serde_json::json!({
                 "format": "flashlab-serve v1",
                 "spec": spec,
@@ -304,15 +337,29 @@ impl Store {
                 "identity": fresh.info().identity,
             });
             let tmp = dir.join("device.json.tmp");
-            fs::write(&tmp, serde_json::to_string_pretty(&meta).unwrap() + "\n").map_err(|e| io_err("cannot write", &tmp, e))?;
-            File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| io_err("cannot sync", &tmp, e))?;
+            fs::write(&tmp, serde_json::to_string_pretty(&meta).unwrap() + "\n")
+                .map_err(|e| io_err("cannot write", &tmp, e))?;
+            File::open(&tmp)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| io_err("cannot sync", &tmp, e))?;
             fs::rename(&tmp, &meta_path).map_err(|e| io_err("cannot rename", &tmp, e))?;
             fsync_dir(&dir)?;
         }
-        let data = OpenOptions::new().read(true).write(true).open(&data_path).map_err(|e| io_err("cannot open", &data_path, e))?;
-        let have = data.metadata().map_err(|e| io_err("cannot stat", &data_path, e))?.len();
+        let data = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&data_path)
+            .map_err(|e| io_err("cannot open", &data_path, e))?;
+        let have = data
+            .metadata()
+            .map_err(|e| io_err("cannot stat", &data_path, e))?
+            .len();
         if have != size {
-            return Err(format!("{} is {have} bytes, the device is {size}; the directory is damaged", data_path.display()).into());
+            return Err(format!(
+                "{} is {have} bytes, the device is {size}; the directory is damaged",
+                data_path.display()
+            )
+            .into());
         }
 
         // Recovery: newest loadable checkpoint, then its log.
@@ -335,7 +382,7 @@ impl Store {
             Some(d) => d,
             None => {
                 if cks.iter().any(|&g| g > 0) || wals.iter().any(|&g| g > 0) {
-                        return Err(format!(
+                    return Err(format!(
                         "{}: no usable checkpoint for the logs present; the directory is damaged",
                         dir.display()
                     )
@@ -353,18 +400,30 @@ impl Store {
                 .and_then(|mut f| f.read_to_end(&mut bytes))
                 .map_err(|e| io_err("cannot read", &wal_path, e))?;
             for rec in bytes.chunks(RECORD_BYTES) {
-                let Some((op, offset, len, at)) = (rec.len() == RECORD_BYTES).then(|| decode_record(gen, rec)).flatten() else {
+                let Some((op, offset, len, at)) = (rec.len() == RECORD_BYTES)
+                    .then(|| decode_record(gen, rec))
+                    .flatten()
+                else {
                     break;
                 };
-                let req = IoRequest { tag: 0, offset_bytes: offset, size_bytes: len, mode: op_mode(op) };
-                dev.issue_at(req, at).map_err(|e| format!("replaying {}: {e}", wal_path.display()))?;
+                let req = IoRequest {
+                    tag: 0,
+                    offset_bytes: offset,
+                    size_bytes: len,
+                    mode: op_mode(op),
+                };
+                dev.issue_at(req, at)
+                    .map_err(|e| format!("replaying {}: {e}", wal_path.display()))?;
                 valid_len += RECORD_BYTES as u64;
                 recovery.log_records_replayed += 1;
             }
             recovery.log_tail_bytes_dropped = bytes.len() as u64 - valid_len;
         }
         // Clean up leftovers of other generations and interrupted checkpoints.
-        for e in fs::read_dir(&dir).map_err(|e| io_err("cannot list", &dir, e))?.flatten() {
+        for e in fs::read_dir(&dir)
+            .map_err(|e| io_err("cannot list", &dir, e))?
+            .flatten()
+        {
             let n = e.file_name().to_string_lossy().to_string();
             let keep = n == format!("ckpt-{gen}.bin") || n == format!("wal-{gen}.log");
             if (n.starts_with("ckpt-") || n.starts_with("wal-")) && !keep {
@@ -377,17 +436,26 @@ impl Store {
             .write(true)
             .open(&wal_path)
             .map_err(|e| io_err("cannot open", &wal_path, e))?;
-        wal_file.set_len(valid_len).map_err(|e| io_err("cannot truncate", &wal_path, e))?;
-        wal_file.sync_all().map_err(|e| io_err("cannot sync", &wal_path, e))?;
+        wal_file
+            .set_len(valid_len)
+            .map_err(|e| io_err("cannot truncate", &wal_path, e))?;
+        wal_file
+            .sync_all()
+            .map_err(|e| io_err("cannot sync", &wal_path, e))?;
         fsync_dir(&dir)?;
         let mut wal_file = wal_file;
         use std::io::Seek;
-        wal_file.seek(std::io::SeekFrom::End(0)).map_err(|e| io_err("cannot seek", &wal_path, e))?;
+        wal_file
+            .seek(std::io::SeekFrom::End(0))
+            .map_err(|e| io_err("cannot seek", &wal_path, e))?;
 
         let trace = match &opts.trace {
             Some(p) => {
                 let f = File::create(p).map_err(|e| io_err("cannot create trace", p, e))?;
-                Some(TraceWriter::new(BufWriter::with_capacity(1 << 20, f)).map_err(|e| io_err("cannot write trace", p, e))?)
+                Some(
+                    TraceWriter::new(BufWriter::with_capacity(1 << 20, f))
+                        .map_err(|e| io_err("cannot write trace", p, e))?,
+                )
             }
             None => None,
         };
@@ -463,7 +531,12 @@ impl Store {
                 at = at.max(t);
             }
         }
-        let req = IoRequest { tag: 0, offset_bytes: offset, size_bytes: len, mode: op_mode(op) };
+        let req = IoRequest {
+            tag: 0,
+            offset_bytes: offset,
+            size_bytes: len,
+            mode: op_mode(op),
+        };
         let done = match g.dev.issue_at(req, at) {
             Ok(d) => d,
             Err(e) => {
@@ -474,7 +547,8 @@ impl Store {
         };
         g.inflight.push(Reverse(done));
         let gen = g.gen;
-        g.log.extend_from_slice(&encode_record(gen, op, offset, len, at));
+        g.log
+            .extend_from_slice(&encode_record(gen, op, offset, len, at));
         g.records += 1;
         let s = &mut g.stats;
         match op {
@@ -489,9 +563,17 @@ impl Store {
             _ => s.trims += 1,
         }
         if let Some(t) = g.trace.as_mut() {
-            let _ = t.write(&TraceIo { time_ns: at, op: TraceOp::Io(op_mode(op)), offset_bytes: offset, size_bytes: len as u64 });
+            let _ = t.write(&TraceIo {
+                time_ns: at,
+                op: TraceOp::Io(op_mode(op)),
+                offset_bytes: offset,
+                size_bytes: len as u64,
+            });
         }
-        let next = if self.checkpoint_records > 0 && self.can_checkpoint && g.records >= self.checkpoint_records {
+        let next = if self.checkpoint_records > 0
+            && self.can_checkpoint
+            && g.records >= self.checkpoint_records
+        {
             Next::Checkpoint
         } else if g.log.len() >= LOG_BUFFER_LIMIT {
             Next::Sync
@@ -505,11 +587,17 @@ impl Store {
     pub fn sync(&self) -> Result<(), String> {
         let mut wal = self.lock_wal();
         let buf = std::mem::take(&mut self.lock_inner().log);
-        self.data.sync_data().map_err(|e| format!("fdatasync data.img: {e}"))?;
+        self.data
+            .sync_data()
+            .map_err(|e| format!("fdatasync data.img: {e}"))?;
         if !buf.is_empty() {
-            wal.file.write_all(&buf).map_err(|e| format!("writing the log: {e}"))?;
+            wal.file
+                .write_all(&buf)
+                .map_err(|e| format!("writing the log: {e}"))?;
         }
-        wal.file.sync_data().map_err(|e| format!("fdatasync the log: {e}"))?;
+        wal.file
+            .sync_data()
+            .map_err(|e| format!("fdatasync the log: {e}"))?;
         Ok(())
     }
 
@@ -551,19 +639,23 @@ impl Store {
         };
         // Every request in the snapshot had written its data before it was
         // applied, so this covers all of it.
-        self.data.sync_data().map_err(|e| format!("fdatasync data.img: {e}"))?;
+        self.data
+            .sync_data()
+            .map_err(|e| format!("fdatasync data.img: {e}"))?;
         let tmp = self.dir.join(format!("ckpt-{next}.tmp"));
         let fin = self.dir.join(format!("ckpt-{next}.bin"));
         {
             let mut f = File::create(&tmp).map_err(|e| io_err("cannot create", &tmp, e))?;
-            f.write_all(&bytes).map_err(|e| io_err("cannot write", &tmp, e))?;
+            f.write_all(&bytes)
+                .map_err(|e| io_err("cannot write", &tmp, e))?;
             f.sync_all().map_err(|e| io_err("cannot sync", &tmp, e))?;
         }
         fs::rename(&tmp, &fin).map_err(|e| io_err("cannot rename", &tmp, e))?;
         fsync_dir(&self.dir)?;
         let wal_path = self.dir.join(format!("wal-{next}.log"));
         let f = File::create(&wal_path).map_err(|e| io_err("cannot create", &wal_path, e))?;
-        f.sync_all().map_err(|e| io_err("cannot sync", &wal_path, e))?;
+        f.sync_all()
+            .map_err(|e| io_err("cannot sync", &wal_path, e))?;
         fsync_dir(&self.dir)?;
         let _ = fs::remove_file(self.dir.join(format!("wal-{old}.log")));
         let _ = fs::remove_file(self.dir.join(format!("ckpt-{old}.bin")));
@@ -646,7 +738,9 @@ impl Store {
         let mut done = 0u64;
         while done < len {
             let n = (len - done).min(zero.len() as u64) as usize;
-            self.data.write_all_at(&zero[..n], offset + done).map_err(|_| EIO)?;
+            self.data
+                .write_all_at(&zero[..n], offset + done)
+                .map_err(|_| EIO)?;
             done += n as u64;
         }
         Ok(())
@@ -711,7 +805,12 @@ impl Backend for Store {
             g.stats.flushes += 1;
             let now = g.dev.now_ns();
             if let Some(t) = g.trace.as_mut() {
-                let _ = t.write(&TraceIo { time_ns: now, op: TraceOp::Flush, offset_bytes: 0, size_bytes: 0 });
+                let _ = t.write(&TraceIo {
+                    time_ns: now,
+                    op: TraceOp::Flush,
+                    offset_bytes: 0,
+                    size_bytes: 0,
+                });
             }
             g.dev.quiesce_at().saturating_sub(now)
         };

@@ -37,9 +37,17 @@ fn start(backend: Arc<dyn Backend>, pace: bool) -> Running {
     let server = Server::bind(&Listen::Unix(sock.clone())).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let s2 = stop.clone();
-    let cfg = Arc::new(SessionConfig { pace, ..SessionConfig::default() });
+    let cfg = Arc::new(SessionConfig {
+        pace,
+        ..SessionConfig::default()
+    });
     let thread = thread::spawn(move || server.run(backend, cfg, &s2).unwrap());
-    Running { addr: format!("unix:{}", sock.display()), stop, thread: Some(thread), _dir: dir }
+    Running {
+        addr: format!("unix:{}", sock.display()),
+        stop,
+        thread: Some(thread),
+        _dir: dir,
+    }
 }
 
 fn mem() -> Arc<dyn Backend> {
@@ -71,16 +79,47 @@ fn errors_for_bad_requests_and_the_connection_survives() {
     let srv = start(mem(), false);
     let mut c = Client::connect(&srv.addr, "flashlab").unwrap();
     let mut b = vec![0u8; 512];
-    assert_eq!(c.read(1 << 20, &mut b).unwrap(), Err(EINVAL), "read past the end");
+    assert_eq!(
+        c.read(1 << 20, &mut b).unwrap(),
+        Err(EINVAL),
+        "read past the end"
+    );
     assert_eq!(c.read(100, &mut b).unwrap(), Err(EINVAL), "misaligned read");
-    assert_eq!(c.write((1 << 20) - 512, &[0u8; 1024], false).unwrap(), ENOSPC, "write past the end");
-    assert_eq!(c.write(3, &[0u8; 512], false).unwrap(), EINVAL, "misaligned write (payload skipped)");
-    assert_eq!(c.write(0, &[1u8; 100], false).unwrap(), EINVAL, "odd length");
-    assert_eq!(c.trim(u64::MAX - 511, 512).unwrap(), EINVAL, "offset overflow");
+    assert_eq!(
+        c.write((1 << 20) - 512, &[0u8; 1024], false).unwrap(),
+        ENOSPC,
+        "write past the end"
+    );
+    assert_eq!(
+        c.write(3, &[0u8; 512], false).unwrap(),
+        EINVAL,
+        "misaligned write (payload skipped)"
+    );
+    assert_eq!(
+        c.write(0, &[1u8; 100], false).unwrap(),
+        EINVAL,
+        "odd length"
+    );
+    assert_eq!(
+        c.trim(u64::MAX - 511, 512).unwrap(),
+        EINVAL,
+        "offset overflow"
+    );
     // unknown command, unknown flag, flush with a length, DF not negotiated
-    for (flags, kind, off, len) in [(0, 99u16, 0u64, 0u32), (1 << 9, CMD_FLUSH, 0, 0), (0, CMD_FLUSH, 0, 512), (CMD_FLAG_DF, CMD_READ, 0, 512), (0, CMD_BLOCK_STATUS, 0, 512), (0, CMD_CACHE, 0, 512)] {
+    for (flags, kind, off, len) in [
+        (0, 99u16, 0u64, 0u32),
+        (1 << 9, CMD_FLUSH, 0, 0),
+        (0, CMD_FLUSH, 0, 512),
+        (CMD_FLAG_DF, CMD_READ, 0, 512),
+        (0, CMD_BLOCK_STATUS, 0, 512),
+        (0, CMD_CACHE, 0, 512),
+    ] {
         let cookie = c.send(flags, kind, off, len, &[]).unwrap();
-        assert_eq!(c.recv_reply().unwrap(), (cookie, EINVAL), "flags {flags} kind {kind}");
+        assert_eq!(
+            c.recv_reply().unwrap(),
+            (cookie, EINVAL),
+            "flags {flags} kind {kind}"
+        );
     }
     // still serving
     assert_eq!(c.write(0, &[5u8; 512], false).unwrap(), 0);
@@ -140,14 +179,20 @@ fn hostile_handshakes_get_errors_or_a_hang_up() {
     let mut o = Vec::new();
     option(&mut o, OPT_GO, &[0, 0, 0, 200, 1]);
     s.write_all(&o).unwrap();
-    assert_eq!(client::read_option_reply(&mut s).unwrap().1, REP_ERR_INVALID);
+    assert_eq!(
+        client::read_option_reply(&mut s).unwrap().1,
+        REP_ERR_INVALID
+    );
     let mut d = 4u32.to_be_bytes().to_vec();
     d.extend_from_slice(b"nope");
     d.extend_from_slice(&0u16.to_be_bytes());
     let mut o = Vec::new();
     option(&mut o, OPT_INFO, &d);
     s.write_all(&o).unwrap();
-    assert_eq!(client::read_option_reply(&mut s).unwrap().1, REP_ERR_UNKNOWN);
+    assert_eq!(
+        client::read_option_reply(&mut s).unwrap().1,
+        REP_ERR_UNKNOWN
+    );
     let mut o = Vec::new();
     option(&mut o, 4242, b"whatever");
     option(&mut o, OPT_STRUCTURED_REPLY, &[]);
@@ -155,7 +200,10 @@ fn hostile_handshakes_get_errors_or_a_hang_up() {
     s.write_all(&o).unwrap();
     assert_eq!(client::read_option_reply(&mut s).unwrap().1, REP_ERR_UNSUP);
     assert_eq!(client::read_option_reply(&mut s).unwrap().1, REP_ERR_UNSUP);
-    assert_eq!(client::read_option_reply(&mut s).unwrap().1, REP_ERR_INVALID);
+    assert_eq!(
+        client::read_option_reply(&mut s).unwrap().1,
+        REP_ERR_INVALID
+    );
     // LIST, then INFO, then ABORT.
     let mut o = Vec::new();
     option(&mut o, OPT_LIST, &[]);
@@ -220,7 +268,9 @@ fn hostile_handshakes_get_errors_or_a_hang_up() {
     assert!(closed(&mut c.stream));
     // Oversized write payload: hang up.
     let mut c = Client::connect(&srv.addr, "").unwrap();
-    c.stream.write_all(&request(0, CMD_WRITE, 1, 0, u32::MAX)).unwrap();
+    c.stream
+        .write_all(&request(0, CMD_WRITE, 1, 0, u32::MAX))
+        .unwrap();
     assert!(closed(&mut c.stream));
 
     // The good client never noticed.
@@ -238,7 +288,10 @@ fn a_stalled_client_does_not_block_the_others() {
     let srv = start(mem(), false);
     // Sends half a write and then nothing.
     let mut stalled = Client::connect(&srv.addr, "").unwrap();
-    stalled.stream.write_all(&request(0, CMD_WRITE, 1, 0, 8192)).unwrap();
+    stalled
+        .stream
+        .write_all(&request(0, CMD_WRITE, 1, 0, 8192))
+        .unwrap();
     stalled.stream.write_all(&[1u8; 1000]).unwrap();
     let t0 = Instant::now();
     let mut c = Client::connect(&srv.addr, "").unwrap();
@@ -264,7 +317,13 @@ fn several_connections_in_parallel_with_pipelining() {
                         let data = vec![(t * 31 + round + i) as u8; 4096];
                         cookies.push(c.send(0, CMD_WRITE, off, 4096, &data).unwrap());
                     }
-                    let mut got: Vec<u64> = (0..16).map(|_| { let (ck, e) = c.recv_reply().unwrap(); assert_eq!(e, 0); ck }).collect();
+                    let mut got: Vec<u64> = (0..16)
+                        .map(|_| {
+                            let (ck, e) = c.recv_reply().unwrap();
+                            assert_eq!(e, 0);
+                            ck
+                        })
+                        .collect();
                     got.sort();
                     cookies.sort();
                     assert_eq!(got, cookies);
@@ -306,7 +365,10 @@ fn pacing_delays_replies_by_simulated_latency() {
     };
     let fast = time(false);
     let paced = time(true);
-    assert!(paced >= Duration::from_millis(40), "50 paced writes of ~1 ms took {paced:?}");
+    assert!(
+        paced >= Duration::from_millis(40),
+        "50 paced writes of ~1 ms took {paced:?}"
+    );
     assert!(paced > fast, "paced {paced:?} vs unpaced {fast:?}");
 }
 
@@ -315,7 +377,10 @@ fn pacing_delays_replies_by_simulated_latency() {
 /// entry point (`fuzz/`).
 #[test]
 fn fuzz_sessions_never_panic() {
-    let secs: u64 = std::env::var("FLASHLAB_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
+    let secs: u64 = std::env::var("FLASHLAB_FUZZ_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
     // A valid session to mutate: flags, GO, write, read, flush, trim, zero, disc.
     let mut seed = Vec::new();
     seed.extend_from_slice(&(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes());
@@ -357,7 +422,16 @@ fn fuzz_sessions_never_panic() {
                         2 => input.truncate(i),
                         _ => {
                             // an interesting value in a 4-byte field
-                            let v = [0u32, 1, 511, 512, 4096, 0xffff_ffff, 0x8000_0000, MAX_PAYLOAD + 1][(rnd() % 8) as usize];
+                            let v = [
+                                0u32,
+                                1,
+                                511,
+                                512,
+                                4096,
+                                0xffff_ffff,
+                                0x8000_0000,
+                                MAX_PAYLOAD + 1,
+                            ][(rnd() % 8) as usize];
                             let i = i.min(input.len().saturating_sub(4));
                             if input.len() >= 4 {
                                 input[i..i + 4].copy_from_slice(&v.to_be_bytes());

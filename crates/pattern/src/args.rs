@@ -47,7 +47,8 @@ impl RatioValue {
         match self {
             RatioValue::Number(n) => Ok((*n, 1)),
             RatioValue::Text(t) => {
-                let bad = || format!("Ratio '{t}' is not N or A:B; write e.g. --ratio 4 or --ratio 1:4");
+                let bad =
+                    || format!("Ratio '{t}' is not N or A:B; write e.g. --ratio 4 or --ratio 1:4");
                 match t.split_once(':') {
                     Some((a, b)) => Ok((
                         a.trim().parse().map_err(|_| bad())?,
@@ -88,7 +89,10 @@ impl MixValue {
                     Some((h, s)) => (h, Some(SizeValue::Text(s.to_string()))),
                     None => (text.as_str(), None),
                 };
-                let mut t = MixTable { io_size: size, ..MixTable::default() };
+                let mut t = MixTable {
+                    io_size: size,
+                    ..MixTable::default()
+                };
                 match head.rsplit_once('/') {
                     Some((loc, mode)) => {
                         t.location = Some(loc.to_string());
@@ -127,8 +131,22 @@ pub struct PatternArgs {
 
 /// The field names, for "did you mean" suggestions on typos.
 pub const FIELD_NAMES: &[&str] = &[
-    "name", "pattern", "location", "mode", "io_size", "io_shift", "target_offset", "target_size", "time",
-    "io_count", "io_ignore", "parallel", "queue_depth", "seed", "mix", "ratio",
+    "name",
+    "pattern",
+    "location",
+    "mode",
+    "io_size",
+    "io_shift",
+    "target_offset",
+    "target_size",
+    "time",
+    "io_count",
+    "io_ignore",
+    "parallel",
+    "queue_depth",
+    "seed",
+    "mix",
+    "ratio",
 ];
 
 /// Parses SR, RR, SW, RW (any case) into a location and a mode.
@@ -161,7 +179,11 @@ fn location_and_mode(
 ) -> Result<(Location, Mode), String> {
     if let Some(p) = pattern {
         if location.is_some() || mode.is_some() {
-            let other = if location.is_some() { "location" } else { "mode" };
+            let other = if location.is_some() {
+                "location"
+            } else {
+                "mode"
+            };
             return Err(format!(
                 "{who}pattern '{p}' already sets the location and mode; drop the {other}, or replace the pattern with location and mode"
             ));
@@ -189,9 +211,21 @@ impl PatternArgs {
             name: self.name.or(base.name),
             // A run that names its own location or mode replaces a default
             // baseline pattern rather than contradicting it, and vice versa.
-            pattern: if own_location_or_mode { self.pattern } else { self.pattern.or(base.pattern) },
-            location: if own_pattern { self.location } else { self.location.or(base.location) },
-            mode: if own_pattern { self.mode } else { self.mode.or(base.mode) },
+            pattern: if own_location_or_mode {
+                self.pattern
+            } else {
+                self.pattern.or(base.pattern)
+            },
+            location: if own_pattern {
+                self.location
+            } else {
+                self.location.or(base.location)
+            },
+            mode: if own_pattern {
+                self.mode
+            } else {
+                self.mode.or(base.mode)
+            },
             io_size: self.io_size.or(base.io_size),
             io_shift: self.io_shift.or(base.io_shift),
             target_offset: self.target_offset.or(base.target_offset),
@@ -251,15 +285,23 @@ impl PatternArgs {
             Some(t) => Timing::parse(t)?,
             None => Timing::Consecutive,
         };
-        let primary = Basic { location, mode, io_size_bytes, io_shift_bytes };
+        let primary = Basic {
+            location,
+            mode,
+            io_size_bytes,
+            io_shift_bytes,
+        };
         let mix = match (&self.mix, &self.ratio) {
             (None, Some(_)) => {
-                return Err("--ratio needs a second pattern to mix with; add --mix SR|RR|SW|RW".into())
+                return Err(
+                    "--ratio needs a second pattern to mix with; add --mix SR|RR|SW|RW".into(),
+                )
             }
             (None, None) => None,
             (Some(m), ratio) => {
                 let t = m.table()?;
-                let (location, mode) = location_and_mode("mixed ", &t.pattern, &t.location, &t.mode)?;
+                let (location, mode) =
+                    location_and_mode("mixed ", &t.pattern, &t.location, &t.mode)?;
                 let io_size_bytes = match &t.io_size {
                     Some(v) => v.bytes("mix io_size")?,
                     None => io_size_bytes,
@@ -273,7 +315,12 @@ impl PatternArgs {
                     None => (1, 1),
                 };
                 Some(Mix {
-                    secondary: Basic { location, mode, io_size_bytes, io_shift_bytes },
+                    secondary: Basic {
+                        location,
+                        mode,
+                        io_size_bytes,
+                        io_shift_bytes,
+                    },
                     ratio_primary: a,
                     ratio_secondary: b,
                 })
@@ -284,7 +331,9 @@ impl PatternArgs {
             None => default_name(&primary, mix.as_ref()),
         };
         if name.is_empty() || name.contains('/') || name.contains('\0') || name.starts_with('.') {
-            return Err(format!("run name '{name}' cannot name a directory; use letters, digits, '-' and '_'"));
+            return Err(format!(
+                "run name '{name}' cannot name a directory; use letters, digits, '-' and '_'"
+            ));
         }
         let spec = PatternSpec {
             name,
@@ -314,6 +363,12 @@ fn default_name(primary: &Basic, mix: Option<&Mix>) -> String {
     };
     match mix {
         None => one(primary),
-        Some(m) => format!("{}-{}-{}to{}", one(primary), one(&m.secondary), m.ratio_primary, m.ratio_secondary),
+        Some(m) => format!(
+            "{}-{}-{}to{}",
+            one(primary),
+            one(&m.secondary),
+            m.ratio_primary,
+            m.ratio_secondary
+        ),
     }
 }

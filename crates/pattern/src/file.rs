@@ -41,7 +41,8 @@ pub struct PatternFile {
 impl PatternFile {
     /// Parses a pattern file's text; `origin` names the file in messages.
     pub fn parse(text: &str, origin: &str) -> Result<PatternFile, String> {
-        let file: PatternFile = toml::from_str(text).map_err(|e| describe_toml_error(&e, text, origin))?;
+        let file: PatternFile =
+            toml::from_str(text).map_err(|e| describe_toml_error(&e, text, origin))?;
         if file.run.is_empty() {
             return Err(format!("{origin} has no [[run]] table; add one per run, e.g. [[run]] followed by pattern = \"RW\""));
         }
@@ -50,7 +51,10 @@ impl PatternFile {
 
     /// The runs with the defaults applied.
     pub fn runs(&self) -> Vec<PatternArgs> {
-        self.run.iter().map(|r| r.clone().or(&self.defaults)).collect()
+        self.run
+            .iter()
+            .map(|r| r.clone().or(&self.defaults))
+            .collect()
     }
 }
 
@@ -111,7 +115,10 @@ mod tests {
     fn typo_names_line_and_suggestion() {
         let text = "[[run]]\npattern = \"RW\"\nio_szie = \"4KiB\"\n";
         let err = PatternFile::parse(text, "p.toml").unwrap_err();
-        assert_eq!(err, "p.toml line 3: unknown key `io_szie`; did you mean `io_size`?");
+        assert_eq!(
+            err,
+            "p.toml line 3: unknown key `io_szie`; did you mean `io_size`?"
+        );
         assert!(!err.contains('\n'));
     }
 
@@ -130,7 +137,9 @@ mod tests {
 
     #[test]
     fn empty_file_is_refused() {
-        assert!(PatternFile::parse("", "p.toml").unwrap_err().contains("no [[run]]"));
+        assert!(PatternFile::parse("", "p.toml")
+            .unwrap_err()
+            .contains("no [[run]]"));
     }
 
     #[test]

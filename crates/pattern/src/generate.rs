@@ -44,13 +44,30 @@ enum LocKind {
     Random(Rng),
     /// Slot `(incr x j) mod slots`, plus one per completed pass when
     /// |incr| > 1 (reverse patterns count down from the last slot).
-    Ordered { incr: i64 },
-    Partitioned { partitions: u64, slots_per_partition: u64 },
-    Stride { step_bytes: u64, positions: u64 },
+    Ordered {
+        incr: i64,
+    },
+    Partitioned {
+        partitions: u64,
+        slots_per_partition: u64,
+    },
+    Stride {
+        step_bytes: u64,
+        positions: u64,
+    },
     /// Selection sampling (Knuth's Algorithm S): visits exactly `take` of the
     /// slots in ascending order per pass, each subset equally likely.
-    SkipSequential { rng: Rng, take: u64, cursor: u64, chosen: u64 },
-    RandomOnce { seed: u64, pass: u64, perm: Permutation },
+    SkipSequential {
+        rng: Rng,
+        take: u64,
+        cursor: u64,
+        chosen: u64,
+    },
+    RandomOnce {
+        seed: u64,
+        pass: u64,
+        perm: Permutation,
+    },
 }
 
 impl LocationGen {
@@ -68,7 +85,10 @@ impl LocationGen {
             Location::Stride { gap_bytes } => {
                 let step = basic.io_size_bytes + gap_bytes;
                 let usable = target_size - basic.io_shift_bytes;
-                LocKind::Stride { step_bytes: step, positions: (usable - basic.io_size_bytes) / step + 1 }
+                LocKind::Stride {
+                    step_bytes: step,
+                    positions: (usable - basic.io_size_bytes) / step + 1,
+                }
             }
             Location::SkipSequential { fraction } => LocKind::SkipSequential {
                 rng: Rng::new(seed),
@@ -76,9 +96,18 @@ impl LocationGen {
                 cursor: 0,
                 chosen: 0,
             },
-            Location::RandomOnce => LocKind::RandomOnce { seed, pass: 0, perm: Permutation::new(slots, seed) },
+            Location::RandomOnce => LocKind::RandomOnce {
+                seed,
+                pass: 0,
+                perm: Permutation::new(slots, seed),
+            },
         };
-        LocationGen { io_size: basic.io_size_bytes, io_shift: basic.io_shift_bytes, slots, kind }
+        LocationGen {
+            io_size: basic.io_size_bytes,
+            io_shift: basic.io_shift_bytes,
+            slots,
+            kind,
+        }
     }
 
     /// The relative offset of the j-th IO; `j` counts up by one per call.
@@ -92,7 +121,11 @@ impl LocationGen {
                 // last, so gaps (|Incr| > 1) visit new slots after wrapping
                 // instead of rewriting the same few.
                 let raw = incr.unsigned_abs() as u128 * j as u128;
-                let pass = if incr.unsigned_abs() > 1 { raw / n as u128 } else { 0 };
+                let pass = if incr.unsigned_abs() > 1 {
+                    raw / n as u128
+                } else {
+                    0
+                };
                 let step = ((raw + pass) % n as u128) as u64;
                 if *incr >= 0 {
                     step
@@ -100,15 +133,26 @@ impl LocationGen {
                     n - 1 - step
                 }
             }
-            LocKind::Partitioned { partitions, slots_per_partition } => {
+            LocKind::Partitioned {
+                partitions,
+                slots_per_partition,
+            } => {
                 let p = j % *partitions;
                 let o = (j / *partitions) % *slots_per_partition;
                 p * *slots_per_partition + o
             }
-            LocKind::Stride { step_bytes, positions } => {
+            LocKind::Stride {
+                step_bytes,
+                positions,
+            } => {
                 return self.io_shift + (j % *positions) * *step_bytes;
             }
-            LocKind::SkipSequential { rng, take, cursor, chosen } => loop {
+            LocKind::SkipSequential {
+                rng,
+                take,
+                cursor,
+                chosen,
+            } => loop {
                 if *chosen == *take {
                     *cursor = 0;
                     *chosen = 0;
@@ -156,11 +200,19 @@ impl StreamGen {
         let (target_offset, target_size) = spec.stream_target(stream);
         let stream_seed = derive_seed(spec.seed, stream);
         let make = |b: &Basic, label: u64| {
-            (LocationGen::new(b, target_size, derive_seed(stream_seed, label)), b.io_size_bytes, b.mode)
+            (
+                LocationGen::new(b, target_size, derive_seed(stream_seed, label)),
+                b.io_size_bytes,
+                b.mode,
+            )
         };
         let primary = make(&spec.primary, 1);
         let secondary = spec.mix.as_ref().map(|m| make(&m.secondary, 2));
-        let ratio = spec.mix.as_ref().map(|m| (m.ratio_primary, m.ratio_secondary)).unwrap_or((1, 0));
+        let ratio = spec
+            .mix
+            .as_ref()
+            .map(|m| (m.ratio_primary, m.ratio_secondary))
+            .unwrap_or((1, 0));
         StreamGen {
             stream,
             target_offset,
@@ -206,7 +258,13 @@ impl Iterator for StreamGen {
         };
         let rel = gen.offset(j);
         debug_assert!(rel + size <= self.target_size, "IO leaves the target");
-        Some(PlannedIo { index: i, stream: self.stream, offset_bytes: self.target_offset + rel, size_bytes: size, mode })
+        Some(PlannedIo {
+            index: i,
+            stream: self.stream,
+            offset_bytes: self.target_offset + rel,
+            size_bytes: size,
+            mode,
+        })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -241,7 +299,10 @@ impl Touched {
                 read.push(r);
             }
         }
-        Touched { written: merge(written), read: merge(read) }
+        Touched {
+            written: merge(written),
+            read: merge(read),
+        }
     }
 }
 

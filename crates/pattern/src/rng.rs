@@ -123,7 +123,11 @@ impl Permutation {
     /// The image of `i` (< n). Cycle walking terminates because the Feistel
     /// network is a bijection on a domain at most 4x larger than `n`.
     pub fn apply(&self, i: u64) -> u64 {
-        assert!(i < self.n, "Permutation::apply({i}) outside [0, {})", self.n);
+        assert!(
+            i < self.n,
+            "Permutation::apply({i}) outside [0, {})",
+            self.n
+        );
         let mut x = self.feistel(i);
         while x >= self.n {
             x = self.feistel(x);
@@ -138,9 +142,15 @@ mod tests {
 
     #[test]
     fn same_seed_same_sequence() {
-        let a: Vec<u64> = (0..8).scan(Rng::new(7), |r, _| Some(r.next_u64())).collect();
-        let b: Vec<u64> = (0..8).scan(Rng::new(7), |r, _| Some(r.next_u64())).collect();
-        let c: Vec<u64> = (0..8).scan(Rng::new(8), |r, _| Some(r.next_u64())).collect();
+        let a: Vec<u64> = (0..8)
+            .scan(Rng::new(7), |r, _| Some(r.next_u64()))
+            .collect();
+        let b: Vec<u64> = (0..8)
+            .scan(Rng::new(7), |r, _| Some(r.next_u64()))
+            .collect();
+        let c: Vec<u64> = (0..8)
+            .scan(Rng::new(8), |r, _| Some(r.next_u64()))
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }
@@ -171,8 +181,12 @@ mod tests {
 
     #[test]
     fn permutation_depends_on_seed() {
-        let a: Vec<u64> = (0..100).map(|i| Permutation::new(100, 1).apply(i)).collect();
-        let b: Vec<u64> = (0..100).map(|i| Permutation::new(100, 2).apply(i)).collect();
+        let a: Vec<u64> = (0..100)
+            .map(|i| Permutation::new(100, 1).apply(i))
+            .collect();
+        let b: Vec<u64> = (0..100)
+            .map(|i| Permutation::new(100, 2).apply(i))
+            .collect();
         assert_ne!(a, b);
         assert_ne!(a, (0..100).collect::<Vec<_>>());
     }

@@ -47,7 +47,9 @@ impl Location {
         };
         let no_arg = |loc: Location| match arg {
             None => Ok(loc),
-            Some(_) => Err(format!("location '{name}' takes no argument; write just '{name}'")),
+            Some(_) => Err(format!(
+                "location '{name}' takes no argument; write just '{name}'"
+            )),
         };
         match name {
             "sequential" | "seq" => no_arg(Location::Sequential),
@@ -55,9 +57,9 @@ impl Location {
             "random-once" => no_arg(Location::RandomOnce),
             "ordered" | "order" => {
                 let a = arg.ok_or_else(|| need("an Incr", "ordered:-1, ordered:0 or ordered:4"))?;
-                let incr = a
-                    .parse::<i64>()
-                    .map_err(|_| format!("Incr '{a}' is not a whole number; write e.g. ordered:-1"))?;
+                let incr = a.parse::<i64>().map_err(|_| {
+                    format!("Incr '{a}' is not a whole number; write e.g. ordered:-1")
+                })?;
                 Ok(Location::Ordered { incr })
             }
             "partitioned" | "partition" => {
@@ -73,7 +75,8 @@ impl Location {
                 Ok(Location::Stride { gap_bytes })
             }
             "skip-sequential" | "skip-seq" => {
-                let a = arg.ok_or_else(|| need("the fraction of slots to visit", "skip-sequential:0.1"))?;
+                let a = arg
+                    .ok_or_else(|| need("the fraction of slots to visit", "skip-sequential:0.1"))?;
                 let fraction = a.parse::<f64>().map_err(|_| {
                     format!("fraction '{a}' is not a number; write e.g. skip-sequential:0.1")
                 })?;
@@ -154,7 +157,7 @@ impl Timing {
             Timing::Consecutive => 0,
             Timing::Pause { pause_ns } => pause_ns,
             Timing::Burst { pause_ns, burst } => {
-                if (i + 1) % burst == 0 {
+                if (i + 1).is_multiple_of(burst) {
                     pause_ns
                 } else {
                     0
@@ -198,7 +201,12 @@ impl Basic {
     }
 
     pub fn describe(&self) -> String {
-        let mut s = format!("{} {} {}", self.location.short_name(), self.mode, format_size(self.io_size_bytes));
+        let mut s = format!(
+            "{} {} {}",
+            self.location.short_name(),
+            self.mode,
+            format_size(self.io_size_bytes)
+        );
         if self.io_shift_bytes != 0 {
             s += &format!(" shift {}", format_size(self.io_shift_bytes));
         }
@@ -278,8 +286,15 @@ impl PatternSpec {
             s += &format!(" shift {}", format_size(self.primary.io_shift_bytes));
         }
         if let Some(m) = &self.mix {
-            let other = m.secondary.baseline_name().map(str::to_string).unwrap_or_else(|| m.secondary.describe());
-            s += &format!(" mixed {}:{} with {other}", m.ratio_primary, m.ratio_secondary);
+            let other = m
+                .secondary
+                .baseline_name()
+                .map(str::to_string)
+                .unwrap_or_else(|| m.secondary.describe());
+            s += &format!(
+                " mixed {}:{} with {other}",
+                m.ratio_primary, m.ratio_secondary
+            );
         }
         s += &format!(
             " in [{}, +{})",
@@ -320,18 +335,17 @@ impl PatternSpec {
                 self.io_ignore, self.io_count
             ));
         }
-        if self.target_offset_bytes % SECTOR_BYTES != 0 {
+        if !self.target_offset_bytes.is_multiple_of(SECTOR_BYTES) {
             return Err(format!(
                 "TargetOffset {} is not a multiple of 512 B; use e.g. --target-offset {}",
                 self.target_offset_bytes,
                 format_size(self.target_offset_bytes / SECTOR_BYTES * SECTOR_BYTES)
             ));
         }
-        match self.timing {
-            Timing::Burst { burst: 0, .. } => {
-                return Err("a burst must hold at least one IO; write e.g. --time burst:100ms:10".into())
-            }
-            _ => {}
+        if let Timing::Burst { burst: 0, .. } = self.timing {
+            return Err(
+                "a burst must hold at least one IO; write e.g. --time burst:100ms:10".into(),
+            );
         }
         if let Some(m) = &self.mix {
             if m.ratio_primary == 0 || m.ratio_secondary == 0 {
@@ -347,7 +361,10 @@ impl PatternSpec {
                 ));
             }
             if b.io_size_bytes > u32::MAX as u64 {
-                return Err(format!("{who}IOSize {} is larger than 4 GiB; use a smaller --io-size", format_size(b.io_size_bytes)));
+                return Err(format!(
+                    "{who}IOSize {} is larger than 4 GiB; use a smaller --io-size",
+                    format_size(b.io_size_bytes)
+                ));
             }
             if b.io_shift_bytes % SECTOR_BYTES != 0 {
                 return Err(format!(
@@ -359,7 +376,11 @@ impl PatternSpec {
             let slots = crate::generate::slot_count(b, stream_size);
             if slots == 0 {
                 let streams = if self.parallel_degree > 1 {
-                    format!(" (each of the {} streams gets {})", self.parallel_degree, format_size(stream_size))
+                    format!(
+                        " (each of the {} streams gets {})",
+                        self.parallel_degree,
+                        format_size(stream_size)
+                    )
                 } else {
                     String::new()
                 };
@@ -373,7 +394,10 @@ impl PatternSpec {
             match b.location {
                 Location::Partitioned { partitions } => {
                     if partitions == 0 {
-                        return Err("the number of partitions must be at least 1; write e.g. partitioned:4".into());
+                        return Err(
+                            "the number of partitions must be at least 1; write e.g. partitioned:4"
+                                .into(),
+                        );
                     }
                     if slots / partitions == 0 {
                         return Err(format!(
@@ -383,19 +407,15 @@ impl PatternSpec {
                         ));
                     }
                 }
-                Location::Stride { gap_bytes } => {
-                    if gap_bytes % SECTOR_BYTES != 0 {
-                        return Err(format!(
+                Location::Stride { gap_bytes } if gap_bytes % SECTOR_BYTES != 0 => {
+                    return Err(format!(
                             "stride gap {gap_bytes} B is not a multiple of 512 B; write e.g. stride:4KiB"
                         ));
-                    }
                 }
-                Location::SkipSequential { fraction } => {
-                    if !(fraction > 0.0 && fraction <= 1.0) {
-                        return Err(format!(
+                Location::SkipSequential { fraction } if !(fraction > 0.0 && fraction <= 1.0) => {
+                    return Err(format!(
                             "skip-sequential fraction {fraction} is outside (0, 1]; write e.g. skip-sequential:0.1"
                         ));
-                    }
                 }
                 _ => {}
             }
@@ -404,7 +424,12 @@ impl PatternSpec {
     }
 
     /// Checks the spec against a device's size and alignment.
-    pub fn check_against_device(&self, device_name: &str, size_bytes: u64, logical_block_bytes: u64) -> Result<(), String> {
+    pub fn check_against_device(
+        &self,
+        device_name: &str,
+        size_bytes: u64,
+        logical_block_bytes: u64,
+    ) -> Result<(), String> {
         let end = self.target_offset_bytes.checked_add(self.target_size_bytes);
         match end {
             Some(end) if end <= size_bytes => {}
@@ -419,7 +444,7 @@ impl PatternSpec {
             }
         }
         let lbs = logical_block_bytes.max(1);
-        if self.target_offset_bytes % lbs != 0 {
+        if !self.target_offset_bytes.is_multiple_of(lbs) {
             return Err(format!(
                 "TargetOffset {} is not a multiple of {device_name}'s logical block size ({lbs} B) required by O_DIRECT; use a multiple of {lbs}",
                 self.target_offset_bytes

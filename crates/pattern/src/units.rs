@@ -14,7 +14,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let (num, suffix) = t.split_at(split);
     let num = num.replace('_', "");
     if num.is_empty() {
-        return Err(format!("'{text}' is not a size; write e.g. 4096, 32KiB or 1GiB"));
+        return Err(format!(
+            "'{text}' is not a size; write e.g. 4096, 32KiB or 1GiB"
+        ));
     }
     let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
@@ -84,9 +86,14 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
 
 /// Formats bytes with the largest binary unit that divides them exactly.
 pub fn format_size(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
     for (name, unit) in UNITS {
-        if bytes >= unit && bytes % unit == 0 {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{}{}", bytes / unit, name);
         }
     }
@@ -133,7 +140,9 @@ mod tests {
         size("1.5MiB", 3 << 19);
         size("8s", 4096);
         size("1_000", 1000);
-        assert!(parse_size("12 parsecs").unwrap_err().contains("unknown size unit"));
+        assert!(parse_size("12 parsecs")
+            .unwrap_err()
+            .contains("unknown size unit"));
         assert!(parse_size("KiB").is_err());
         assert!(parse_size("0.3K").is_err());
     }
@@ -144,7 +153,9 @@ mod tests {
         assert_eq!(parse_duration_ns("0.1ms"), Ok(100_000));
         assert_eq!(parse_duration_ns("2s"), Ok(2_000_000_000));
         assert_eq!(parse_duration_ns("5ns"), Ok(5));
-        assert!(parse_duration_ns("100").unwrap_err().contains("needs a time unit"));
+        assert!(parse_duration_ns("100")
+            .unwrap_err()
+            .contains("needs a time unit"));
     }
 
     #[test]

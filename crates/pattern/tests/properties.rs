@@ -2,8 +2,8 @@
 //! [TargetOffset, TargetOffset + TargetSize), every IO is aligned as the
 //! algebra says, and generation is a pure function of the spec.
 
-use flashlab_pattern::{all_ios, PatternArgs, StreamGen};
 use flashlab_pattern::args::{MixValue, RatioValue, SizeValue};
+use flashlab_pattern::{all_ios, PatternArgs, StreamGen};
 use proptest::prelude::*;
 
 const DEVICE_BYTES: u64 = 64 << 30;
@@ -24,28 +24,32 @@ fn args() -> impl Strategy<Value = PatternArgs> {
     (
         location(),
         prop_oneof![Just("read"), Just("write"), Just("trim")],
-        1u64..=512,               // IOSize in sectors
-        0u64..=64,                // IOShift in sectors
-        0u64..(1 << 20),          // TargetOffset in sectors
-        1u64..(1 << 16),          // TargetSize in sectors x 8
-        1u64..=8,                 // ParallelDegree
+        1u64..=512,      // IOSize in sectors
+        0u64..=64,       // IOShift in sectors
+        0u64..(1 << 20), // TargetOffset in sectors
+        1u64..(1 << 16), // TargetSize in sectors x 8
+        1u64..=8,        // ParallelDegree
         prop::option::of((location(), 1u64..=64, 1u64..=8)),
         any::<u64>(),
     )
-        .prop_map(|(loc, mode, size, shift, off, ts, par, mix, seed)| PatternArgs {
-            location: Some(loc),
-            mode: Some(mode.to_string()),
-            io_size: Some(SizeValue::Bytes(size * 512)),
-            io_shift: Some(SizeValue::Bytes(shift * 512)),
-            target_offset: Some(SizeValue::Bytes(off * 512)),
-            target_size: Some(SizeValue::Bytes(ts * 8 * 512)),
-            io_count: Some(300),
-            parallel: Some(par),
-            seed: Some(seed),
-            mix: mix.as_ref().map(|(l, _, _)| MixValue::Text(format!("{l}/read"))),
-            ratio: mix.map(|(_, a, b)| RatioValue::Text(format!("{a}:{b}"))),
-            ..PatternArgs::default()
-        })
+        .prop_map(
+            |(loc, mode, size, shift, off, ts, par, mix, seed)| PatternArgs {
+                location: Some(loc),
+                mode: Some(mode.to_string()),
+                io_size: Some(SizeValue::Bytes(size * 512)),
+                io_shift: Some(SizeValue::Bytes(shift * 512)),
+                target_offset: Some(SizeValue::Bytes(off * 512)),
+                target_size: Some(SizeValue::Bytes(ts * 8 * 512)),
+                io_count: Some(300),
+                parallel: Some(par),
+                seed: Some(seed),
+                mix: mix
+                    .as_ref()
+                    .map(|(l, _, _)| MixValue::Text(format!("{l}/read"))),
+                ratio: mix.map(|(_, a, b)| RatioValue::Text(format!("{a}:{b}"))),
+                ..PatternArgs::default()
+            },
+        )
 }
 
 proptest! {

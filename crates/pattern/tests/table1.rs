@@ -27,28 +27,35 @@ fn check(toml_table: &str, formula: impl Fn(u64) -> u64) {
 
 #[test]
 fn sequential_is_target_offset_plus_i_iosize() {
-    check("pattern='SR'\nio_size='32KiB'\ntarget_offset='1MiB'\ntarget_size='64MiB'\nio_count=100", |i| {
-        MIB + i * 32 * KIB
-    });
+    check(
+        "pattern='SR'\nio_size='32KiB'\ntarget_offset='1MiB'\ntarget_size='64MiB'\nio_count=100",
+        |i| MIB + i * 32 * KIB,
+    );
 }
 
 #[test]
 fn locality_sequential_wraps_mod_target_size() {
     // Table 1, Locality: Seq = TargetOffset + (i x IOSize) mod TargetSize.
-    check("pattern='SW'\nio_size='32KiB'\ntarget_offset='2MiB'\ntarget_size='128KiB'\nio_count=20", |i| {
-        2 * MIB + (i * 32 * KIB) % (128 * KIB)
-    });
+    check(
+        "pattern='SW'\nio_size='32KiB'\ntarget_offset='2MiB'\ntarget_size='128KiB'\nio_count=20",
+        |i| 2 * MIB + (i * 32 * KIB) % (128 * KIB),
+    );
 }
 
 #[test]
 fn alignment_adds_io_shift() {
     // Table 1, Alignment: TargetOffset + IOShift + i x IOSize.
-    check("pattern='SR'\nio_size='32KiB'\nio_shift='512'\ntarget_size='64MiB'\nio_count=50", |i| 512 + i * 32 * KIB);
+    check(
+        "pattern='SR'\nio_size='32KiB'\nio_shift='512'\ntarget_size='64MiB'\nio_count=50",
+        |i| 512 + i * 32 * KIB,
+    );
 }
 
 #[test]
 fn random_is_a_uniform_slot_times_iosize() {
-    let s = spec("pattern='RR'\nio_size='4KiB'\ntarget_offset='4MiB'\ntarget_size='64KiB'\nio_count=16000");
+    let s = spec(
+        "pattern='RR'\nio_size='4KiB'\ntarget_offset='4MiB'\ntarget_size='64KiB'\nio_count=16000",
+    );
     let mut hits = [0u32; 16];
     for off in offsets(&s) {
         let rel = off - 4 * MIB;
@@ -81,13 +88,20 @@ fn partitioned_follows_table1() {
 #[test]
 fn ordered_positive_incr_leaves_gaps() {
     // Order: TargetOffset + Incr x i x IOSize.
-    check("location='ordered:4'\nmode='write'\nio_size='32KiB'\ntarget_size='1GiB'\nio_count=100", |i| 4 * i * 32 * KIB);
+    check(
+        "location='ordered:4'\nmode='write'\nio_size='32KiB'\ntarget_size='1GiB'\nio_count=100",
+        |i| 4 * i * 32 * KIB,
+    );
 }
 
 #[test]
 fn ordered_incr_one_is_sequential() {
-    let a = offsets(&spec("location='ordered:1'\nio_size='4KiB'\ntarget_size='1MiB'\nio_count=300"));
-    let b = offsets(&spec("location='sequential'\nio_size='4KiB'\ntarget_size='1MiB'\nio_count=300"));
+    let a = offsets(&spec(
+        "location='ordered:1'\nio_size='4KiB'\ntarget_size='1MiB'\nio_count=300",
+    ));
+    let b = offsets(&spec(
+        "location='sequential'\nio_size='4KiB'\ntarget_size='1MiB'\nio_count=300",
+    ));
     assert_eq!(a, b);
 }
 
@@ -100,22 +114,30 @@ fn ordered_zero_is_in_place() {
 fn ordered_minus_one_is_reverse_from_the_end() {
     // Incr = -1 walks down from the last slot of the target.
     let n = MIB / (32 * KIB);
-    check("location='ordered:-1'\nmode='write'\nio_size='32KiB'\ntarget_size='1MiB'\nio_count=64", |i| {
-        (n - 1 - i % n) * 32 * KIB
-    });
+    check(
+        "location='ordered:-1'\nmode='write'\nio_size='32KiB'\ntarget_size='1MiB'\nio_count=64",
+        |i| (n - 1 - i % n) * 32 * KIB,
+    );
 }
 
 #[test]
 fn stride_skips_gap_bytes_between_ios() {
     // Chen et al.: the distance between the end of one IO and the start of the next is the gap.
-    check("location='stride:4KiB'\nio_size='4KiB'\ntarget_size='1MiB'\nio_count=100", |i| i * 8 * KIB);
+    check(
+        "location='stride:4KiB'\nio_size='4KiB'\ntarget_size='1MiB'\nio_count=100",
+        |i| i * 8 * KIB,
+    );
 }
 
 #[test]
 fn skip_sequential_is_an_ascending_subset_of_the_right_size() {
-    let s = spec("location='skip-sequential:0.25'\nio_size='4KiB'\ntarget_size='4MiB'\nio_count=256");
+    let s =
+        spec("location='skip-sequential:0.25'\nio_size='4KiB'\ntarget_size='4MiB'\nio_count=256");
     let offs = offsets(&s);
-    assert!(offs.windows(2).all(|w| w[0] < w[1]), "ascending within a pass");
+    assert!(
+        offs.windows(2).all(|w| w[0] < w[1]),
+        "ascending within a pass"
+    );
     // 1024 slots x 0.25 = 256 IOs: the first pass is exactly the IOCount.
     assert_eq!(offs.len(), 256);
     assert!(offs.iter().all(|o| o % (4 * KIB) == 0 && *o < 4 * MIB));
@@ -125,7 +147,8 @@ fn skip_sequential_is_an_ascending_subset_of_the_right_size() {
 
 #[test]
 fn skip_sequential_starts_a_new_pass_after_the_subset() {
-    let s = spec("location='skip-sequential:0.5'\nio_size='4KiB'\ntarget_size='64KiB'\nio_count=16");
+    let s =
+        spec("location='skip-sequential:0.5'\nio_size='4KiB'\ntarget_size='64KiB'\nio_count=16");
     let offs = offsets(&s);
     assert!(offs[..8].windows(2).all(|w| w[0] < w[1]));
     assert!(offs[8..].windows(2).all(|w| w[0] < w[1]));
@@ -142,7 +165,11 @@ fn random_once_visits_every_slot_once_per_pass() {
         assert_eq!(sorted, expected);
     }
     assert_ne!(offs[..256], offs[256..], "each pass is a new permutation");
-    assert_ne!(offs[..8], [0, 4096, 8192, 12288, 16384, 20480, 24576, 28672], "not sequential");
+    assert_ne!(
+        offs[..8],
+        [0, 4096, 8192, 12288, 16384, 20480, 24576, 28672],
+        "not sequential"
+    );
 }
 
 #[test]
@@ -160,12 +187,19 @@ fn parallel_streams_split_the_target() {
 
 #[test]
 fn mix_interleaves_by_ratio() {
-    let s = spec("pattern='SR'\nmix='RW'\nratio='3:1'\nio_size='4KiB'\ntarget_size='1MiB'\nio_count=16");
+    let s = spec(
+        "pattern='SR'\nmix='RW'\nratio='3:1'\nio_size='4KiB'\ntarget_size='1MiB'\nio_count=16",
+    );
     let modes: Vec<Mode> = StreamGen::new(&s, 0).map(|io| io.mode).collect();
-    let expected: Vec<Mode> = (0..16).map(|i| if i % 4 == 3 { Mode::Write } else { Mode::Read }).collect();
+    let expected: Vec<Mode> = (0..16)
+        .map(|i| if i % 4 == 3 { Mode::Write } else { Mode::Read })
+        .collect();
     assert_eq!(modes, expected);
     // The sequential reads keep their own counter: 0, 1, 2, then 3 after the write.
-    let reads: Vec<u64> = StreamGen::new(&s, 0).filter(|io| io.mode == Mode::Read).map(|io| io.offset_bytes).collect();
+    let reads: Vec<u64> = StreamGen::new(&s, 0)
+        .filter(|io| io.mode == Mode::Read)
+        .map(|io| io.offset_bytes)
+        .collect();
     assert_eq!(&reads[..4], &[0, 4096, 8192, 12288]);
 }
 
@@ -190,9 +224,15 @@ fn pause_and_burst_timing() {
 
 #[test]
 fn same_seed_same_ios_other_seed_other_ios() {
-    let a: Vec<u64> = offsets(&spec("pattern='RW'\nio_size='4KiB'\ntarget_size='1GiB'\nio_count=100\nseed=7"));
-    let b: Vec<u64> = offsets(&spec("pattern='RW'\nio_size='4KiB'\ntarget_size='1GiB'\nio_count=100\nseed=7"));
-    let c: Vec<u64> = offsets(&spec("pattern='RW'\nio_size='4KiB'\ntarget_size='1GiB'\nio_count=100\nseed=8"));
+    let a: Vec<u64> = offsets(&spec(
+        "pattern='RW'\nio_size='4KiB'\ntarget_size='1GiB'\nio_count=100\nseed=7",
+    ));
+    let b: Vec<u64> = offsets(&spec(
+        "pattern='RW'\nio_size='4KiB'\ntarget_size='1GiB'\nio_count=100\nseed=7",
+    ));
+    let c: Vec<u64> = offsets(&spec(
+        "pattern='RW'\nio_size='4KiB'\ntarget_size='1GiB'\nio_count=100\nseed=8",
+    ));
     assert_eq!(a, b);
     assert_ne!(a, c);
 }
@@ -213,10 +253,16 @@ const PINNED_RR_SEED1: [u64; 4] = [220102656, 1002594304, 518168576, 811528192];
 #[test]
 fn ordered_gaps_visit_new_slots_after_wrapping() {
     // 32 slots, Incr 8: pass 0 visits 0, 8, 16, 24; pass 1 starts one slot further.
-    let s = spec("location='ordered:8'\nmode='write'\nio_size='4KiB'\ntarget_size='128KiB'\nio_count=32");
+    let s = spec(
+        "location='ordered:8'\nmode='write'\nio_size='4KiB'\ntarget_size='128KiB'\nio_count=32",
+    );
     let slots: Vec<u64> = offsets(&s).iter().map(|o| o / 4096).collect();
     assert_eq!(&slots[..8], &[0, 8, 16, 24, 1, 9, 17, 25]);
     let mut sorted = slots.clone();
     sorted.sort_unstable();
-    assert_eq!(sorted, (0..32).collect::<Vec<_>>(), "every slot once before any repeats");
+    assert_eq!(
+        sorted,
+        (0..32).collect::<Vec<_>>(),
+        "every slot once before any repeats"
+    );
 }

@@ -172,7 +172,10 @@ mod tests {
         c.settle_ns = 0;
         let t1 = c.now_ns();
         c.settle();
-        assert!(c.now_ns() - t1 < 30_000_000, "FLASHLAB_SETTLE_MS=0 turns it off");
+        assert!(
+            c.now_ns() - t1 < 30_000_000,
+            "FLASHLAB_SETTLE_MS=0 turns it off"
+        );
     }
 
     #[test]

@@ -139,7 +139,10 @@ impl Target {
             )));
         }
         let flag = if enabled { "-W1" } else { "-W0" };
-        let out = std::process::Command::new("hdparm").arg(flag).arg(&self.display).output();
+        let out = std::process::Command::new("hdparm")
+            .arg(flag)
+            .arg(&self.display)
+            .output();
         match out {
             Err(e) => Err(DeviceError::Unsupported(format!(
                 "cannot run hdparm ({e}); install it (apt-get install hdparm) to switch the write cache of {}",

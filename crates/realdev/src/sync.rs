@@ -35,10 +35,7 @@ impl SyncEngine {
         let mut write_buf = AlignedBuf::new(max_io_bytes as usize, t.mem_align)?;
         write_buf.fill_random(&mut SplitMix64::new(0x5EED_0001));
         let clock = Clock::start();
-        t.note_engine(
-            "sync",
-            &[("settle_ms", clock.settle_ms().to_string())],
-        );
+        t.note_engine("sync", &[("settle_ms", clock.settle_ms().to_string())]);
         Some(SyncEngine {
             t,
             clock,

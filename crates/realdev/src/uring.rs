@@ -84,9 +84,12 @@ fn enter_outcome(r: std::io::Result<usize>) -> Result<(), DeviceError> {
     match r {
         Ok(_) => Ok(()),
         Err(e) => match e.raw_os_error() {
-            Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY) => Ok(()),
+            Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY) => {
+                Ok(())
+            }
             Some(libc::EEXIST) => Err(DeviceError::Invariant(
-                "the io_uring device was driven from a second thread; poll it from one thread only".into(),
+                "the io_uring device was driven from a second thread; poll it from one thread only"
+                    .into(),
             )),
             _ => Err(os_err("io_uring_enter", &e)),
         },
@@ -258,9 +261,12 @@ impl UringEngine {
         let to_submit = self.ring.submission().len() as u32;
         // SAFETY: no signal mask is passed.
         let r = unsafe {
-            self.ring
-                .submitter()
-                .enter::<libc::sigset_t>(to_submit, 0, IORING_ENTER_GETEVENTS, None)
+            self.ring.submitter().enter::<libc::sigset_t>(
+                to_submit,
+                0,
+                IORING_ENTER_GETEVENTS,
+                None,
+            )
         };
         enter_outcome(r)
     }

@@ -118,7 +118,12 @@ fn roundtrip(path: &Path, writer: Engine, reader: Engine, size: u64) {
     roundtrip_qd(path, (writer, wqd), (reader, rqd), size);
 }
 
-fn roundtrip_qd(path: &Path, (writer, wqd): (Engine, usize), (reader, rqd): (Engine, usize), size: u64) {
+fn roundtrip_qd(
+    path: &Path,
+    (writer, wqd): (Engine, usize),
+    (reader, rqd): (Engine, usize),
+    size: u64,
+) {
     let wsize = 65536u64;
     let mut w = Eng::open(&opts(path, true, wqd, wsize as u32), writer);
     let reqs: Vec<IoRequest> = shuffled(size / wsize, 7)

@@ -57,7 +57,11 @@ fn main() {
         println!("reusing {}", root.display());
     } else {
         let t = Instant::now();
-        let plan = if uflip { uflip_plan() } else { plain_plan(runs) };
+        let plan = if uflip {
+            uflip_plan()
+        } else {
+            plain_plan(runs)
+        };
         let runs = plan.len();
         generate(&root, records, &plan, uflip);
         println!(
@@ -108,7 +112,15 @@ type PlanRun = (String, String, String, String, f64);
 
 fn plain_plan(runs: u64) -> Vec<PlanRun> {
     (0..runs)
-        .map(|r| (format!("run{:02}", r + 1), String::new(), "RW".into(), String::new(), 0.0))
+        .map(|r| {
+            (
+                format!("run{:02}", r + 1),
+                String::new(),
+                "RW".into(),
+                String::new(),
+                0.0,
+            )
+        })
         .collect()
 }
 
@@ -183,7 +195,10 @@ fn write_suite_files(root: &std::path::Path, plan: &[PlanRun]) {
     let write = |name: &str, v: serde_json::Value| {
         std::fs::write(root.join(name), serde_json::to_string_pretty(&v).unwrap()).unwrap()
     };
-    write("plan.json", serde_json::json!({"suite": "uflip", "steps": steps}));
+    write(
+        "plan.json",
+        serde_json::json!({"suite": "uflip", "steps": steps}),
+    );
     write(
         "suite.json",
         serde_json::json!({"suite": "uflip", "finished": true, "calibration": {
@@ -199,8 +214,10 @@ fn write_suite_files(root: &std::path::Path, plan: &[PlanRun]) {
                 "device": "Confirmed (synthetic).", "evidence": "-", "contradicts_paper": false}]}),
     );
     let m = root.join("manifest.json");
-    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
-    v["suite"] = serde_json::json!({"name": "uflip", "state_enforcement": "random", "config": {"seed": 42}});
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
+    v["suite"] =
+        serde_json::json!({"name": "uflip", "state_enforcement": "random", "config": {"seed": 42}});
     std::fs::write(&m, serde_json::to_string_pretty(&v).unwrap()).unwrap();
 }
 

@@ -403,7 +403,6 @@ fn rate_cells(t: &Throughput) -> String {
     format!("<td>{:.0}</td><td>{:.1}</td>", t.iops, t.mb_per_s)
 }
 
-
 fn kv(o: &mut String, k: &str, v: &str) {
     let _ = write!(o, "<tr><th>{}</th><td>{v}</td></tr>", html(k));
 }

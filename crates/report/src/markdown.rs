@@ -138,7 +138,6 @@ fn section(o: &mut String, s: &crate::model::Section) {
     }
 }
 
-
 fn device(o: &mut String, d: &DeviceReport) {
     let _ = writeln!(o, "## Device: {}\n", md_cell(&d.label));
     o.push_str("### Provenance\n\n");

@@ -281,7 +281,9 @@ fn series_curves(
 ) -> Vec<Curve> {
     let mut curves: Vec<Curve> = Vec::new();
     for r in runs {
-        let Some((y, band)) = by_name.get(r.name.as_str()).and_then(|run| metric_of(run, metric))
+        let Some((y, band)) = by_name
+            .get(r.name.as_str())
+            .and_then(|run| metric_of(run, metric))
         else {
             continue;
         };
@@ -329,7 +331,14 @@ fn cdf_curves(runs: &[&PlanRun], by_name: &BTreeMap<&str, &RunReport>) -> Vec<Cu
         .collect()
 }
 
-fn fig(id: &str, title: String, x_label: &str, x: XKind, metric: Metric, curves: Vec<Curve>) -> Fig {
+fn fig(
+    id: &str,
+    title: String,
+    x_label: &str,
+    x: XKind,
+    metric: Metric,
+    curves: Vec<Curve>,
+) -> Fig {
     Fig {
         id: id.to_string(),
         title,
@@ -441,7 +450,11 @@ fn hudlet_break_even(s: &SuiteData, by_name: &BTreeMap<&str, &RunReport>) -> Opt
         .and_then(|r| by_name.get(r.name.as_str()))
         .and_then(|run| metric_of(run, Metric::Duration))
         .map(|m| m.0);
-    let index: Vec<&PlanRun> = runs.iter().copied().filter(|r| r.series != "scan").collect();
+    let index: Vec<&PlanRun> = runs
+        .iter()
+        .copied()
+        .filter(|r| r.series != "scan")
+        .collect();
     let mut curves = series_curves(&index, by_name, XKind::Fraction, Metric::Duration);
     if curves.is_empty() {
         return None;
@@ -518,8 +531,9 @@ fn paper_figs(s: &SuiteData, by_name: &BTreeMap<&str, &RunReport>) -> Vec<Fig> {
             };
             if let Data::Points(p) = &mut curve.data {
                 for (i, r) in runs.iter().enumerate() {
-                    if let Some((y, band)) =
-                        by_name.get(r.name.as_str()).and_then(|run| metric_of(run, metric))
+                    if let Some((y, band)) = by_name
+                        .get(r.name.as_str())
+                        .and_then(|run| metric_of(run, metric))
                     {
                         p.push(Pt {
                             x: i as f64,
@@ -530,10 +544,24 @@ fn paper_figs(s: &SuiteData, by_name: &BTreeMap<&str, &RunReport>) -> Vec<Fig> {
                     }
                 }
             }
-            fig(e, title.to_string(), "pattern", XKind::BySeries, metric, vec![curve])
+            fig(
+                e,
+                title.to_string(),
+                "pattern",
+                XKind::BySeries,
+                metric,
+                vec![curve],
+            )
         };
         let line = |title: String, x_label: &str, x: XKind, metric: Metric| {
-            fig(e, title, x_label, x, metric, series_curves(&runs, by_name, x, metric))
+            fig(
+                e,
+                title,
+                x_label,
+                x,
+                metric,
+                series_curves(&runs, by_name, x, metric),
+            )
         };
         let cdf = |title: String| cdf_fig(e, title, cdf_curves(&runs, by_name));
         let f = match (s.name.as_str(), e) {
@@ -579,16 +607,29 @@ fn paper_figs(s: &SuiteData, by_name: &BTreeMap<&str, &RunReport>) -> Vec<Fig> {
 
 /// An experiment no figure is known for: mean response time by its
 /// parameter when it varies one, else the CDFs of its series.
-fn generic(s: &SuiteData, e: &str, runs: &[&PlanRun], by_name: &BTreeMap<&str, &RunReport>) -> Vec<Fig> {
+fn generic(
+    s: &SuiteData,
+    e: &str,
+    runs: &[&PlanRun],
+    by_name: &BTreeMap<&str, &RunReport>,
+) -> Vec<Fig> {
     let param = runs.first().map(|r| r.parameter.as_str()).unwrap_or("");
     let mut values: Vec<f64> = runs.iter().map(|r| r.value).collect();
     values.sort_by(f64::total_cmp);
     values.dedup();
     let title = format!("{} experiment {e}", s.name);
     if !param.is_empty() && values.len() >= 2 {
-        let bytes = ["IOSize", "TargetSize", "IOShift", "range", "stride", "size", "chunk"]
-            .iter()
-            .any(|p| param.to_ascii_lowercase().contains(&p.to_ascii_lowercase()));
+        let bytes = [
+            "IOSize",
+            "TargetSize",
+            "IOShift",
+            "range",
+            "stride",
+            "size",
+            "chunk",
+        ]
+        .iter()
+        .any(|p| param.to_ascii_lowercase().contains(&p.to_ascii_lowercase()));
         let x = match (bytes, values[0] > 0.0) {
             (true, true) => XKind::LogBytes,
             (false, true) => XKind::Log,
@@ -606,7 +647,11 @@ fn generic(s: &SuiteData, e: &str, runs: &[&PlanRun], by_name: &BTreeMap<&str, &
     }
     let curves = cdf_curves(runs, by_name);
     if curves.len() >= 2 && curves.len() <= 12 {
-        return vec![cdf_fig(e, format!("{title}: response-time CDFs of its runs"), curves)];
+        return vec![cdf_fig(
+            e,
+            format!("{title}: response-time CDFs of its runs"),
+            curves,
+        )];
     }
     Vec::new()
 }
@@ -669,7 +714,10 @@ fn draw(f: &Fig, id: &str, title: &str, curves: &[Drawn], markers: &[(f64, Strin
         });
     }
     xs.sort_by(f64::total_cmp);
-    let categorical = matches!(f.x, XKind::Cat | XKind::CatBytes | XKind::BySeries | XKind::Named);
+    let categorical = matches!(
+        f.x,
+        XKind::Cat | XKind::CatBytes | XKind::BySeries | XKind::Named
+    );
     let xpos = |q: &Pt| -> f64 {
         match (&q.cat, categorical) {
             (Some(c), true) => cats.iter().position(|x| x == c).unwrap_or(0) as f64,
@@ -708,9 +756,15 @@ fn draw(f: &Fig, id: &str, title: &str, curves: &[Drawn], markers: &[(f64, Strin
         Axis::categorical(&f.x_label, cats)
     } else {
         match f.x {
-            XKind::LogBytes => Axis::new(&format!("{} (log)", f.x_label), Scale::Log, Unit::Bytes).with_ticks(xs),
-            XKind::Fraction => Axis::new(&f.x_label, Scale::Linear, Unit::Fraction).with_range(0.0, 1.0),
-            _ => Axis::new(&format!("{} (log)", f.x_label), Scale::Log, Unit::Number).with_ticks(xs),
+            XKind::LogBytes => {
+                Axis::new(&format!("{} (log)", f.x_label), Scale::Log, Unit::Bytes).with_ticks(xs)
+            }
+            XKind::Fraction => {
+                Axis::new(&f.x_label, Scale::Linear, Unit::Fraction).with_range(0.0, 1.0)
+            }
+            _ => {
+                Axis::new(&format!("{} (log)", f.x_label), Scale::Log, Unit::Number).with_ticks(xs)
+            }
         }
     };
     Chart {
@@ -762,7 +816,9 @@ fn draw_compare(figs: &[(&DeviceReport, &Fig)]) -> Vec<Chart> {
             }
         }
     }
-    let single = figs.iter().all(|(_, f)| f.curves.iter().filter(|c| !c.reference).count() <= 1);
+    let single = figs
+        .iter()
+        .all(|(_, f)| f.curves.iter().filter(|c| !c.reference).count() <= 1);
     let mut out = Vec::new();
     for name in &names {
         let mut drawn = Vec::new();
@@ -791,7 +847,10 @@ fn draw_compare(figs: &[(&DeviceReport, &Fig)]) -> Vec<Chart> {
             }
         }
         let (id, title) = if single {
-            (first.id.clone(), format!("{}, device by device", first.title))
+            (
+                first.id.clone(),
+                format!("{}, device by device", first.title),
+            )
         } else {
             (
                 format!("{}-{name}", first.id),
@@ -904,7 +963,10 @@ fn calibration_text(journal: Option<&Value>) -> Option<String> {
             )
         })
         .collect();
-    Some(format!("Calibration (uFLIP section 4.2): {}.", parts.join("; ")))
+    Some(format!(
+        "Calibration (uFLIP section 4.2): {}.",
+        parts.join("; ")
+    ))
 }
 
 fn uflip_sections(s: &SuiteData, d: &DeviceReport) -> Vec<Section> {
@@ -935,13 +997,19 @@ fn uflip_sections(s: &SuiteData, d: &DeviceReport) -> Vec<Section> {
                 .map(|h| {
                     h.iter()
                         .map(|h| {
-                            let f = |k: &str| h.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                            let f = |k: &str| {
+                                h.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+                            };
                             vec![
-                                h.get("number").and_then(Value::as_u64).map(|n| n.to_string()).unwrap_or_default(),
+                                h.get("number")
+                                    .and_then(Value::as_u64)
+                                    .map(|n| n.to_string())
+                                    .unwrap_or_default(),
                                 f("device"),
                                 f("paper"),
                                 f("evidence"),
-                                if h.get("contradicts_paper").and_then(Value::as_bool) == Some(true) {
+                                if h.get("contradicts_paper").and_then(Value::as_bool) == Some(true)
+                                {
                                     "differs from the paper".into()
                                 } else {
                                     "agrees".into()
@@ -1050,7 +1118,9 @@ fn paper_sections(s: &SuiteData, d: &DeviceReport) -> Vec<Section> {
                 d.label, s.name
             ));
             f.tables.push(Table {
-                header: ["source", "finding", "measured here", "paper"].map(str::to_string).to_vec(),
+                header: ["source", "finding", "measured here", "paper"]
+                    .map(str::to_string)
+                    .to_vec(),
                 rows,
             });
         }
@@ -1130,11 +1200,21 @@ impl Analysis for SuiteAnalysis {
                             continue;
                         };
                         let row = hints.entry(n).or_insert_with(|| {
-                            let mut r = vec![n.to_string(), h.get("paper").and_then(Value::as_str).unwrap_or("").to_string()];
+                            let mut r = vec![
+                                n.to_string(),
+                                h.get("paper")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("")
+                                    .to_string(),
+                            ];
                             r.extend(std::iter::repeat_n("-".to_string(), group.len()));
                             r
                         });
-                        row[2 + i] = h.get("device").and_then(Value::as_str).unwrap_or("").to_string();
+                        row[2 + i] = h
+                            .get("device")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string();
                     }
                 }
                 let mut header = vec!["#".to_string(), "paper's hint".to_string()];
@@ -1170,7 +1250,9 @@ impl Analysis for SuiteAnalysis {
                         if !keys.contains(&k) {
                             keys.push(k.clone());
                         }
-                        let row = cells.entry(k).or_insert_with(|| vec!["-".into(); group.len()]);
+                        let row = cells
+                            .entry(k)
+                            .or_insert_with(|| vec!["-".into(); group.len()]);
                         row[i] = r[2].clone();
                     }
                 }
@@ -1211,7 +1293,11 @@ impl Analysis for SuiteAnalysis {
                 charts.extend(draw_compare(&same));
             }
             if !charts.is_empty() {
-                let what = if name == "uflip" { "micro-benchmark" } else { "figure" };
+                let what = if name == "uflip" {
+                    "micro-benchmark"
+                } else {
+                    "figure"
+                };
                 out.push(Section {
                     id: format!("{name}-overlay"),
                     title: format!("{}: each {what}, device by device", suite_title(if name == "uflip" { "uFLIP" } else { name })),

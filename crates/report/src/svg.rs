@@ -254,10 +254,7 @@ pub fn render(c: &Chart) -> String {
     let xcat = if c.x.categories.is_empty() {
         String::new()
     } else {
-        format!(
-            r#" data-xcat="{}""#,
-            text::html(&c.x.categories.join("|"))
-        )
+        format!(r#" data-xcat="{}""#, text::html(&c.x.categories.join("|")))
     };
     let _ = write!(
         out,
@@ -294,8 +291,7 @@ pub fn render(c: &Chart) -> String {
         let (x, y) = (item.x, legend_top + 18.0 * item.row as f64);
         // An envelope is drawn pale: so is its swatch, to tell it from the mean line.
         let pale = !s.shapes.is_empty()
-            && s
-                .shapes
+            && s.shapes
                 .iter()
                 .all(|sh| matches!(sh, Shape::Envelope(_) | Shape::Band(_)));
         let _ = write!(

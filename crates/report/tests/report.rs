@@ -493,7 +493,10 @@ fn golden_uflip_suite() {
     golden("uflip.json", &common::normalize(&json, tmp.path()));
     let md = render(&[a.clone(), b.clone()], ReportFormat::Markdown).unwrap();
     golden("uflip-compare.md", &common::normalize(&md, tmp.path()));
-    assert!(md.contains("| sim:fast | 0.07 | - | - | 1.2 |  | 4MiB (=) | 4 (x2.5) | - | - | - |"), "{md}");
+    assert!(
+        md.contains("| sim:fast | 0.07 | - | - | 1.2 |  | 4MiB (=) | 4 (x2.5) | - | - | - |"),
+        "{md}"
+    );
     assert!(md.contains("| sim:slow | 0.21 | - | - | 3.6 |"), "{md}");
 
     let html = render(&[a, b], ReportFormat::Html).unwrap();

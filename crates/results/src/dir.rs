@@ -103,7 +103,10 @@ impl Workload {
                 r.requests,
                 r.loop_mode.replace('_', " "),
                 if r.loop_mode == "open_loop" {
-                    format!(" at {}x speed, up to {} in flight", r.speed, r.max_outstanding)
+                    format!(
+                        " at {}x speed, up to {} in flight",
+                        r.speed, r.max_outstanding
+                    )
                 } else {
                     format!(", QD{}", r.max_outstanding)
                 }
@@ -189,7 +192,11 @@ impl ResultsDir {
             ));
         }
         fs::create_dir_all(root.join("runs"))?;
-        let dir = ResultsDir { root: root.to_path_buf(), manifest, summaries: Vec::new() };
+        let dir = ResultsDir {
+            root: root.to_path_buf(),
+            manifest,
+            summaries: Vec::new(),
+        };
         dir.write_manifest()?;
         Ok(dir)
     }
@@ -203,7 +210,11 @@ impl ResultsDir {
                 summaries.push(read_json(&p)?);
             }
         }
-        Ok(ResultsDir { root: root.to_path_buf(), manifest, summaries })
+        Ok(ResultsDir {
+            root: root.to_path_buf(),
+            manifest,
+            summaries,
+        })
     }
 
     pub fn root(&self) -> &Path {
@@ -293,7 +304,13 @@ impl ResultsDir {
     /// Every finished run's summary, in manifest order.
     pub fn summary(&self) -> Summary {
         let mut runs = self.summaries.clone();
-        let order = |name: &str| self.manifest.runs.iter().position(|r| r.name == name).unwrap_or(usize::MAX);
+        let order = |name: &str| {
+            self.manifest
+                .runs
+                .iter()
+                .position(|r| r.name == name)
+                .unwrap_or(usize::MAX)
+        };
         runs.sort_by_key(|r| order(&r.name));
         Summary {
             schema_version: SCHEMA_VERSION,
@@ -306,7 +323,12 @@ impl ResultsDir {
 
     /// The records of the run named `name` (or of run number `name`, 1-based).
     pub fn records_of(&self, idx: usize) -> io::Result<Vec<IoRecord>> {
-        read_records(&self.root.join(&self.manifest.runs[idx].dir).join("records.bin"))
+        read_records(
+            &self
+                .root
+                .join(&self.manifest.runs[idx].dir)
+                .join("records.bin"),
+        )
     }
 
     fn write_manifest(&self) -> io::Result<()> {
@@ -316,8 +338,12 @@ impl ResultsDir {
 
 pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> io::Result<T> {
     let text = fs::read_to_string(path)?;
-    serde_json::from_str(&text)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", path.display())))
+    serde_json::from_str(&text).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {e}", path.display()),
+        )
+    })
 }
 
 /// Writes JSON so that readers see the old or the new file, never half of one

@@ -9,7 +9,7 @@
 //! - [`records`]: the per-IO record file, appended while a run goes;
 //! - [`dir`]: the directory layout, manifest and per-run summaries;
 //! - [`stats`]: per-run statistics (IOIgnore excluded);
-//! - [`export`]: CSV;
+//! - [`export`] writes CSV;
 //! - `parquet` (cargo feature `parquet`): the same columns as Parquet;
 //! - [`time`]: UTC dates without a time-zone database.
 
@@ -22,8 +22,8 @@ pub mod stats;
 pub mod time;
 
 pub use dir::{
-    HostInfo, Manifest, ReplaySpec, ResultsDir, RunEntry, RunStatus, RunSummary, Summary, ToolInfo, Workload,
-    SCHEMA_VERSION,
+    HostInfo, Manifest, ReplaySpec, ResultsDir, RunEntry, RunStatus, RunSummary, Summary, ToolInfo,
+    Workload, SCHEMA_VERSION,
 };
 pub use records::{IoRecord, RecordWriter, FLAG_ERROR, FLAG_WARMUP};
 pub use stats::{LatencyStats, RunStats, Throughput};

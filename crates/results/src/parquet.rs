@@ -60,38 +60,57 @@ impl ParquetWriter {
             let mut rg = self.inner.next_row_group()?;
             let mut col = 0;
             while let Some(mut w) = rg.next_column()? {
-                let i64s = |f: &dyn Fn(&IoRecord) -> u64| -> Vec<i64> { chunk.iter().map(|r| f(r) as i64).collect() };
+                let i64s = |f: &dyn Fn(&IoRecord) -> u64| -> Vec<i64> {
+                    chunk.iter().map(|r| f(r) as i64).collect()
+                };
                 match col {
                     0 => {
                         let v = vec![ByteArray::from(run); chunk.len()];
                         w.typed::<ByteArrayType>().write_batch(&v, None, None)?;
                     }
                     1 => {
-                        w.typed::<Int64Type>().write_batch(&i64s(&|r| r.index), None, None)?;
+                        w.typed::<Int64Type>()
+                            .write_batch(&i64s(&|r| r.index), None, None)?;
                     }
                     2 => {
                         let v: Vec<i32> = chunk.iter().map(|r| i32::from(r.stream)).collect();
                         w.typed::<Int32Type>().write_batch(&v, None, None)?;
                     }
                     3 => {
-                        let v: Vec<ByteArray> = chunk.iter().map(|r| ByteArray::from(r.mode.to_string().as_str())).collect();
+                        let v: Vec<ByteArray> = chunk
+                            .iter()
+                            .map(|r| ByteArray::from(r.mode.to_string().as_str()))
+                            .collect();
                         w.typed::<ByteArrayType>().write_batch(&v, None, None)?;
                     }
                     4 => {
-                        w.typed::<Int64Type>().write_batch(&i64s(&|r| r.offset_bytes), None, None)?;
+                        w.typed::<Int64Type>().write_batch(
+                            &i64s(&|r| r.offset_bytes),
+                            None,
+                            None,
+                        )?;
                     }
                     5 => {
                         let v: Vec<i32> = chunk.iter().map(|r| r.size_bytes as i32).collect();
                         w.typed::<Int32Type>().write_batch(&v, None, None)?;
                     }
                     6 => {
-                        w.typed::<Int64Type>().write_batch(&i64s(&|r| r.submit_ns), None, None)?;
+                        w.typed::<Int64Type>()
+                            .write_batch(&i64s(&|r| r.submit_ns), None, None)?;
                     }
                     7 => {
-                        w.typed::<Int64Type>().write_batch(&i64s(&|r| r.complete_ns), None, None)?;
+                        w.typed::<Int64Type>().write_batch(
+                            &i64s(&|r| r.complete_ns),
+                            None,
+                            None,
+                        )?;
                     }
                     8 => {
-                        w.typed::<Int64Type>().write_batch(&i64s(&|r| r.latency_ns()), None, None)?;
+                        w.typed::<Int64Type>().write_batch(
+                            &i64s(&|r| r.latency_ns()),
+                            None,
+                            None,
+                        )?;
                     }
                     9 => {
                         let v: Vec<bool> = chunk.iter().map(IoRecord::is_warmup).collect();
@@ -126,10 +145,27 @@ mod tests {
     fn writes_rows_that_read_back() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("io.parquet");
-        let rec = |i: u64, mode| IoRecord { index: i, stream: 0, mode, offset_bytes: i * 4096, size_bytes: 4096, submit_ns: i * 10, complete_ns: i * 10 + 7, flags: u8::from(i == 0) };
+        let rec = |i: u64, mode| IoRecord {
+            index: i,
+            stream: 0,
+            mode,
+            offset_bytes: i * 4096,
+            size_bytes: 4096,
+            submit_ns: i * 10,
+            complete_ns: i * 10 + 7,
+            flags: u8::from(i == 0),
+        };
         let mut w = ParquetWriter::new(File::create(&path).unwrap()).unwrap();
-        w.write_run("RW", &(0..100).map(|i| rec(i, Mode::Write)).collect::<Vec<_>>()).unwrap();
-        w.write_run("SR", &(0..20).map(|i| rec(i, Mode::Read)).collect::<Vec<_>>()).unwrap();
+        w.write_run(
+            "RW",
+            &(0..100).map(|i| rec(i, Mode::Write)).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        w.write_run(
+            "SR",
+            &(0..20).map(|i| rec(i, Mode::Read)).collect::<Vec<_>>(),
+        )
+        .unwrap();
         w.finish().unwrap();
         let r = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
         let meta = r.metadata();
@@ -137,6 +173,11 @@ mod tests {
         assert_eq!(meta.file_metadata().schema_descr().num_columns(), 11);
         let first = r.get_row_iter(None).unwrap().next().unwrap().unwrap();
         let text = first.to_string();
-        assert!(text.contains("run: \"RW\"") && text.contains("latency_ns: 7") && text.contains("warmup: true"), "{text}");
+        assert!(
+            text.contains("run: \"RW\"")
+                && text.contains("latency_ns: 7")
+                && text.contains("warmup: true"),
+            "{text}"
+        );
     }
 }

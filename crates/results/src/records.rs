@@ -118,7 +118,11 @@ impl RecordWriter {
         let file = File::create(path)?;
         let mut out = BufWriter::with_capacity(RECORD_BYTES * FLUSH_EVERY, file);
         out.write_all(&header())?;
-        Ok(RecordWriter { out, since_flush: 0, written: 0 })
+        Ok(RecordWriter {
+            out,
+            since_flush: 0,
+            written: 0,
+        })
     }
 
     pub fn append(&mut self, r: &IoRecord) -> io::Result<()> {
@@ -147,7 +151,12 @@ impl RecordWriter {
 pub fn read_records(path: &Path) -> io::Result<Vec<IoRecord>> {
     let mut bytes = Vec::new();
     File::open(path)?.read_to_end(&mut bytes)?;
-    decode_all(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", path.display())))
+    decode_all(&bytes).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {e}", path.display()),
+        )
+    })
 }
 
 pub fn decode_all(bytes: &[u8]) -> Result<Vec<IoRecord>, String> {
@@ -157,11 +166,16 @@ pub fn decode_all(bytes: &[u8]) -> Result<Vec<IoRecord>, String> {
     let header_bytes = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
     let record_bytes = u16::from_le_bytes([bytes[10], bytes[11]]) as usize;
     if record_bytes != RECORD_BYTES || header_bytes != HEADER_BYTES {
-        return Err(format!("records file layout {header_bytes}/{record_bytes} is not schema 1 (32/40)"));
+        return Err(format!(
+            "records file layout {header_bytes}/{record_bytes} is not schema 1 (32/40)"
+        ));
     }
     bytes[HEADER_BYTES..]
         .chunks_exact(RECORD_BYTES)
-        .map(|c| IoRecord::decode(c.try_into().expect("chunk size")).ok_or_else(|| "bad mode code".to_string()))
+        .map(|c| {
+            IoRecord::decode(c.try_into().expect("chunk size"))
+                .ok_or_else(|| "bad mode code".to_string())
+        })
         .collect()
 }
 

@@ -88,14 +88,22 @@ fn throughput<'a>(records: impl Iterator<Item = &'a IoRecord>) -> Throughput {
         last = last.max(r.complete_ns);
     }
     let ios = lat.len() as u64;
-    let window_ns = if ios == 0 { 0 } else { last.saturating_sub(first) };
+    let window_ns = if ios == 0 {
+        0
+    } else {
+        last.saturating_sub(first)
+    };
     let secs = window_ns as f64 / 1e9;
     Throughput {
         ios,
         bytes,
         window_ns,
         iops: if secs > 0.0 { ios as f64 / secs } else { 0.0 },
-        mb_per_s: if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 },
+        mb_per_s: if secs > 0.0 {
+            bytes as f64 / secs / 1e6
+        } else {
+            0.0
+        },
         latency: LatencyStats::from_latencies(&mut lat),
     }
 }
@@ -107,7 +115,10 @@ impl RunStats {
         let modes: std::collections::BTreeSet<_> = measured().map(|r| r.mode).collect();
         if modes.len() > 1 {
             for m in modes {
-                by_mode.insert(m.name().to_string(), throughput(measured().filter(|r| r.mode == m)));
+                by_mode.insert(
+                    m.name().to_string(),
+                    throughput(measured().filter(|r| r.mode == m)),
+                );
             }
         }
         RunStats {
@@ -142,14 +153,20 @@ mod tests {
     fn percentiles_are_nearest_rank() {
         let mut lat: Vec<u64> = (1..=1000).collect();
         let s = LatencyStats::from_latencies(&mut lat);
-        assert_eq!((s.min_ns, s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns, s.max_ns), (1, 500, 900, 990, 999, 1000));
+        assert_eq!(
+            (s.min_ns, s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns, s.max_ns),
+            (1, 500, 900, 990, 999, 1000)
+        );
         assert_eq!(s.mean_ns, 500.5);
     }
 
     #[test]
     fn warmup_is_excluded_and_throughput_uses_the_window() {
         // Two warm-up IOs of 1 s, then 10 back-to-back IOs of 100 ms each.
-        let mut recs = vec![rec(0, 0, 1_000_000_000, FLAG_WARMUP), rec(1, 1_000_000_000, 1_000_000_000, FLAG_WARMUP)];
+        let mut recs = vec![
+            rec(0, 0, 1_000_000_000, FLAG_WARMUP),
+            rec(1, 1_000_000_000, 1_000_000_000, FLAG_WARMUP),
+        ];
         for i in 0..10 {
             recs.push(rec(i + 2, 2_000_000_000 + i * 100_000_000, 100_000_000, 0));
         }

@@ -55,7 +55,10 @@ fn status_kib(field: &str) -> u64 {
 fn cpu_secs() -> f64 {
     #[cfg(target_os = "linux")]
     {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         // SAFETY: clock_gettime writes into the timespec we own.
         if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } == 0 {
             return ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9;
@@ -124,8 +127,15 @@ struct Opts {
 fn bench(o: &Opts, label: &str, ftl: &str) -> Row {
     let rss_before_kib = status_kib("VmRSS:");
     let check = if o.small { ",check=off" } else { "" };
-    let ftl_set = if ftl.is_empty() { String::new() } else { format!(",{ftl}") };
-    let spec = format!("{},capacity={},op={}{check}{ftl_set}{}", o.profile, o.capacity, o.op, o.extra);
+    let ftl_set = if ftl.is_empty() {
+        String::new()
+    } else {
+        format!(",{ftl}")
+    };
+    let spec = format!(
+        "{},capacity={},op={}{check}{ftl_set}{}",
+        o.profile, o.capacity, o.op, o.extra
+    );
     let mut dev = flashlab_sim::open_device(&spec, 1, o.qd).unwrap_or_else(|e| {
         eprintln!("sim_bench: {e}");
         std::process::exit(2);
@@ -169,7 +179,9 @@ fn bench(o: &Opts, label: &str, ftl: &str) -> Row {
     let mut rng = Rng(7);
     let warm_n = ((warmup * pages as f64) as u64).max(if block_mapped { 1 << 18 } else { 0 });
     let t = Instant::now();
-    drive(&mut dev, qd, warm_n, |_| ((rng.next() % pages) * 4096, 4096));
+    drive(&mut dev, qd, warm_n, |_| {
+        ((rng.next() % pages) * 4096, 4096)
+    });
     if o.verbose {
         println!(
             "  warm-up: {warm_n} random 4 KiB writes in {:.2} s, WAF so far {:.3}",
@@ -291,14 +303,23 @@ fn main() {
     let rows: &[(&str, &str)] = &[
         ("page", "ftl=page"),
         ("block", "ftl=block,check.stall_ns=1000000000000000"),
-        ("bast (8 logs)", "ftl=bast,log_blocks=8,check.stall_ns=1000000000000000"),
-        ("fast (8 logs)", "ftl=fast,log_blocks=8,check.stall_ns=1000000000000000"),
+        (
+            "bast (8 logs)",
+            "ftl=bast,log_blocks=8,check.stall_ns=1000000000000000",
+        ),
+        (
+            "fast (8 logs)",
+            "ftl=fast,log_blocks=8,check.stall_ns=1000000000000000",
+        ),
         ("dftl (64 KiB CMT)", "ftl=dftl"),
         ("two-level (c=64, no hints)", "ftl=two-level"),
         ("two-level (c=64, hints)", "ftl=two-level,hints=on"),
         ("page + metadata sync", "ftl=page,sync=on"),
     ];
-    println!("sim_bench --all-ftls: {} at {} (op {}), QD {}", o.profile, o.capacity, o.op, o.qd);
+    println!(
+        "sim_bench --all-ftls: {} at {} (op {}), QD {}",
+        o.profile, o.capacity, o.op, o.qd
+    );
     println!("| FTL | measured writes | requests/s (CPU time) | requests/s (wall) | WAF | map reads | map writes | peak RSS (MiB) | bytes / logical page |");
     println!("|-----|------|------|------|------|------|------|------|------|");
     o.verbose = false;

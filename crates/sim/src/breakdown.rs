@@ -52,11 +52,23 @@ impl ChipTime {
         let map_write_bus = a.flash_programs[m] * x;
         let chunk_read = a.read_ns[m] + a.bus_ns[m].saturating_sub(map_write_bus);
         let chunk_write = a.program_ns[m] + map_write_bus + a.erase_ns[m];
-        let gc = a.read_ns[g] + a.program_ns[g] + a.erase_ns[g] + a.bus_ns[g]
-            + a.read_ns[w] + a.program_ns[w] + a.erase_ns[w] + a.bus_ns[w];
-        let accesses = (a.flash_reads[h] + a.flash_programs[h] + a.flash_reads[m] + a.flash_programs[m]) as f64;
+        let gc = a.read_ns[g]
+            + a.program_ns[g]
+            + a.erase_ns[g]
+            + a.bus_ns[g]
+            + a.read_ns[w]
+            + a.program_ns[w]
+            + a.erase_ns[w]
+            + a.bus_ns[w];
+        let accesses =
+            (a.flash_reads[h] + a.flash_programs[h] + a.flash_reads[m] + a.flash_programs[m])
+                as f64;
         let updates = a.map_host_updates + a.map_gc_updates;
-        let gc_share = if updates == 0 { 0.0 } else { a.map_gc_updates as f64 / updates as f64 };
+        let gc_share = if updates == 0 {
+            0.0
+        } else {
+            a.map_gc_updates as f64 / updates as f64
+        };
         let gc_map_writes = a.flash_programs[m] as f64 * gc_share;
         let f = |ns: u64| ns as f64 / reqs;
         ChipTime {

@@ -119,23 +119,32 @@ impl<'a> Dec<'a> {
     pub fn vec_u16(&mut self) -> Result<Vec<u16>, String> {
         let n = self.len(2)?;
         let s = self.take(n * 2)?;
-        Ok(s.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect())
+        Ok(s.chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect())
     }
     pub fn vec_u32(&mut self) -> Result<Vec<u32>, String> {
         let n = self.len(4)?;
         let s = self.take(n * 4)?;
-        Ok(s.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
+        Ok(s.chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect())
     }
     pub fn vec_u64(&mut self) -> Result<Vec<u64>, String> {
         let n = self.len(8)?;
         let s = self.take(n * 8)?;
-        Ok(s.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
+        Ok(s.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect())
     }
     /// Read a vector that must have exactly `n` elements.
     pub fn vec_u32_len(&mut self, n: usize, what: &str) -> Result<Vec<u32>, String> {
         let v = self.vec_u32()?;
         if v.len() != n {
-            return Err(format!("checkpoint {what}: {} entries, expected {n}", v.len()));
+            return Err(format!(
+                "checkpoint {what}: {} entries, expected {n}",
+                v.len()
+            ));
         }
         Ok(v)
     }
@@ -341,7 +350,9 @@ impl SimDevice {
         let mut d = Dec::new(&body[8..]);
         let v = d.u32()?;
         if v != VERSION {
-            return Err(format!("simulator checkpoint version {v}, this flashlab reads {VERSION}"));
+            return Err(format!(
+                "simulator checkpoint version {v}, this flashlab reads {VERSION}"
+            ));
         }
         let ident = d.bytes()?;
         if ident != dev.identity_json().as_bytes() {
@@ -356,7 +367,9 @@ impl SimDevice {
         if !d.done() {
             return Err("simulator checkpoint has trailing bytes".into());
         }
-        dev.ftl.check().map_err(|e| format!("restored simulator state is inconsistent: {e}"))?;
+        dev.ftl
+            .check()
+            .map_err(|e| format!("restored simulator state is inconsistent: {e}"))?;
         Ok(dev)
     }
 }

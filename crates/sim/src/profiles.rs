@@ -9,17 +9,38 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("ssd-m", include_str!("../profiles/ssd-m.toml")),
     ("ssd-h", include_str!("../profiles/ssd-h.toml")),
     ("nvme-tlc", include_str!("../profiles/nvme-tlc.toml")),
-    ("budilovsky11", include_str!("../profiles/budilovsky11.toml")),
+    (
+        "budilovsky11",
+        include_str!("../profiles/budilovsky11.toml"),
+    ),
     ("memoright", include_str!("../profiles/memoright.toml")),
     ("mtron", include_str!("../profiles/mtron.toml")),
     ("samsung", include_str!("../profiles/samsung.toml")),
-    ("transcend-module", include_str!("../profiles/transcend-module.toml")),
-    ("transcend-mlc", include_str!("../profiles/transcend-mlc.toml")),
-    ("kingston-dthx", include_str!("../profiles/kingston-dthx.toml")),
-    ("kingston-dti", include_str!("../profiles/kingston-dti.toml")),
-    ("mtron-pro7500", include_str!("../profiles/mtron-pro7500.toml")),
+    (
+        "transcend-module",
+        include_str!("../profiles/transcend-module.toml"),
+    ),
+    (
+        "transcend-mlc",
+        include_str!("../profiles/transcend-mlc.toml"),
+    ),
+    (
+        "kingston-dthx",
+        include_str!("../profiles/kingston-dthx.toml"),
+    ),
+    (
+        "kingston-dti",
+        include_str!("../profiles/kingston-dti.toml"),
+    ),
+    (
+        "mtron-pro7500",
+        include_str!("../profiles/mtron-pro7500.toml"),
+    ),
     ("intel-x25e", include_str!("../profiles/intel-x25e.toml")),
-    ("ocz-vertex-ex", include_str!("../profiles/ocz-vertex-ex.toml")),
+    (
+        "ocz-vertex-ex",
+        include_str!("../profiles/ocz-vertex-ex.toml"),
+    ),
 ];
 
 /// A built-in profile, parsed.

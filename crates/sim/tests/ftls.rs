@@ -60,7 +60,10 @@ fn every_ftl_stays_consistent_under_mixed_io() {
             a.map_flash_reads,
             a.map_page_writes
         );
-        assert!(d.write_amplification() > 1.0, "{kind}: no write amplification");
+        assert!(
+            d.write_amplification() > 1.0,
+            "{kind}: no write amplification"
+        );
     }
 }
 
@@ -86,19 +89,34 @@ fn map_traffic_is_accounted() {
         run(&mut d, random(2, size, 4 * KIB, 3000, Mode::Read), 1);
         let a = d.accounting().clone();
         assert_eq!(a.map_lookups, 3000, "{kind}");
-        assert!(a.map_flash_reads > 1500, "{kind}: {} chunk reads", a.map_flash_reads);
-        assert_eq!(a.map_flash_reads + a.map_ram_hits + a.map_hint_hits, a.map_lookups, "{kind}");
+        assert!(
+            a.map_flash_reads > 1500,
+            "{kind}: {} chunk reads",
+            a.map_flash_reads
+        );
+        assert_eq!(
+            a.map_flash_reads + a.map_ram_hits + a.map_hint_hits,
+            a.map_lookups,
+            "{kind}"
+        );
         // dftl also reads translation pages to write dirty entries back
         assert!(a.flash_reads[3] >= a.map_flash_reads, "{kind}");
         run(&mut d, random(3, size, 4 * KIB, 3000, Mode::Write), 1);
         let a = d.accounting();
-        assert!(a.flash_programs[3] > 0 && a.map_page_writes == a.flash_programs[3], "{kind}");
+        assert!(
+            a.flash_programs[3] > 0 && a.map_page_writes == a.flash_programs[3],
+            "{kind}"
+        );
     }
     for kind in ["page", "block", "bast", "fast"] {
         let mut d = small(kind, "");
         seq_fill(&mut d, 64 * KIB);
         mixed(&mut d, 9, 1000);
-        assert_eq!(d.accounting().flash_reads[3] + d.accounting().flash_programs[3], 0, "{kind}");
+        assert_eq!(
+            d.accounting().flash_reads[3] + d.accounting().flash_programs[3],
+            0,
+            "{kind}"
+        );
     }
 }
 
@@ -121,7 +139,11 @@ fn block_ftl_rewrites_the_block_on_random_updates() {
     assert!(rnd_waf > 40.0, "random update WAF {rnd_waf}");
     // every random write rewrites a block, unless it lands above the write
     // pointer of the open replacement block (then the gap is copied instead)
-    assert!(d.accounting().block_rewrites >= 250, "{}", d.accounting().block_rewrites);
+    assert!(
+        d.accounting().block_rewrites >= 250,
+        "{}",
+        d.accounting().block_rewrites
+    );
 }
 
 /// BAST: sequential overwrites are switch merges; random writes within
@@ -184,7 +206,10 @@ fn two_level_hints_remove_chunk_reads() {
         run(d, random(3, size, 4 * KIB, 2000, Mode::Read), 1);
     }
     let (a, b) = (without.accounting(), with.accounting());
-    println!("chunk reads: without hints {}, with {}", a.map_flash_reads, b.map_flash_reads);
+    println!(
+        "chunk reads: without hints {}, with {}",
+        a.map_flash_reads, b.map_flash_reads
+    );
     // the 1 KiB chunk cache holds 4 of the 64 chunks (plus up to 15 dirty ones)
     assert!(a.map_flash_reads > 1200, "{}", a.map_flash_reads);
     assert_eq!(b.map_flash_reads, 0);

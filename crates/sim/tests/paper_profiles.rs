@@ -27,9 +27,19 @@ fn ssd_l_random_writes_degrade_with_range() {
         let c = run(&mut d, random(21, range, 4 * KIB, 8192, Mode::Write), 1);
         res.push(mean_ms(&c[4096..]));
     }
-    println!("ssd-l random 4 KiB writes: 1 GiB range {:.2} ms, 16 GiB range {:.2} ms ({:.1}x)", res[0], res[1], res[1] / res[0]);
+    println!(
+        "ssd-l random 4 KiB writes: 1 GiB range {:.2} ms, 16 GiB range {:.2} ms ({:.1}x)",
+        res[0],
+        res[1],
+        res[1] / res[0]
+    );
     assert!((1.2..4.0).contains(&res[0]), "1 GiB: {} ms", res[0]);
-    assert!(res[1] > 8.0 * res[0], "16 GiB {} ms vs 1 GiB {} ms", res[1], res[0]);
+    assert!(
+        res[1] > 8.0 * res[0],
+        "16 GiB {} ms vs 1 GiB {} ms",
+        res[1],
+        res[0]
+    );
 }
 
 /// Chen et al. Figure 4: sequential 4 KiB writes on SSD-L mostly take 140-160 us,
@@ -44,7 +54,11 @@ fn ssd_l_sequential_write_spikes() {
     let mut phases = Vec::new();
     let mut peaks = Vec::new();
     for w in c[64..].chunks(64) {
-        let (i, m) = w.iter().enumerate().max_by_key(|(_, c)| c.latency_ns()).unwrap();
+        let (i, m) = w
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, c)| c.latency_ns())
+            .unwrap();
         phases.push(i);
         peaks.push(m.latency_ns() as f64 / 1000.0);
     }
@@ -57,7 +71,10 @@ fn ssd_l_sequential_write_spikes() {
     assert!((157.0..262.0).contains(&avg), "mean {avg} us");
     assert!(peaks.iter().all(|&p| p > 1000.0), "{peaks:?}");
     let p0 = phases[0];
-    assert!(phases.iter().filter(|&&p| p == p0).count() * 10 >= phases.len() * 9, "{phases:?}");
+    assert!(
+        phases.iter().filter(|&&p| p == p0).count() * 10 >= phases.len() * 9,
+        "{phases:?}"
+    );
 }
 
 /// Chen et al. Figure 2: SSD-L reads take 200-250 us for sequential, random and stride alike.
@@ -67,7 +84,11 @@ fn ssd_l_reads_uniform() {
     let size = 4u64 << 30;
     let s = mean_latency_us(&run(&mut d, sequential(0, 4 * KIB, 2000, Mode::Read), 1));
     let r = mean_latency_us(&run(&mut d, random(3, size, 4 * KIB, 2000, Mode::Read), 1));
-    let st = mean_latency_us(&run(&mut d, sequential(0, 8 * KIB, 2000, Mode::Read).map(|(o, _, m)| (o, 4096, m)), 1));
+    let st = mean_latency_us(&run(
+        &mut d,
+        sequential(0, 8 * KIB, 2000, Mode::Read).map(|(o, _, m)| (o, 4096, m)),
+        1,
+    ));
     println!("ssd-l 4 KiB reads: sequential {s:.0} us, random {r:.0} us, stride {st:.0} us");
     for v in [s, r, st] {
         assert!((200.0..250.0).contains(&v), "{v} us");
@@ -122,7 +143,13 @@ fn quiet(d: &mut SimDevice) {
 
 /// Partitioned sequential writes: `p` partitions of `part` bytes from `base`, round robin.
 fn partitioned(base: u64, p: u64, part: u64, count: u64) -> impl Iterator<Item = (u64, u32, Mode)> {
-    (0..count).map(move |i| (base + (i % p) * part + (i / p) * K32 % part, K32 as u32, Mode::Write))
+    (0..count).map(move |i| {
+        (
+            base + (i % p) * part + (i / p) * K32 % part,
+            K32 as u32,
+            Mode::Write,
+        )
+    })
 }
 
 /// `area` = the locality area the profile claims; `parts` = its partition count.
@@ -137,17 +164,45 @@ fn uflip_measure(spec: &str, area: u64, parts: u64) -> Uflip {
     quiet(&mut d);
     let rw = mean(&run(&mut d, random(6, size, K32, 768, Mode::Write), 1), 256);
     quiet(&mut d);
-    let sw = mean(&run(&mut d, sequential(size / 2, K32, 768, Mode::Write), 1), 256);
+    let sw = mean(
+        &run(&mut d, sequential(size / 2, K32, 768, Mode::Write), 1),
+        256,
+    );
     quiet(&mut d);
-    let area_rw = mean(&run(&mut d, random(7, area, K32, 1536, Mode::Write), 1), 512);
+    let area_rw = mean(
+        &run(&mut d, random(7, area, K32, 1536, Mode::Write), 1),
+        512,
+    );
     quiet(&mut d);
-    let double_area_rw = mean(&run(&mut d, random(8, 2 * area, K32, 768, Mode::Write), 1), 256);
+    let double_area_rw = mean(
+        &run(&mut d, random(8, 2 * area, K32, 768, Mode::Write), 1),
+        256,
+    );
     quiet(&mut d);
     let part = 16 * MIB;
-    let parts_sw = mean(&run(&mut d, partitioned(size / 4, parts, part, 1024), 1), 256);
+    let parts_sw = mean(
+        &run(&mut d, partitioned(size / 4, parts, part, 1024), 1),
+        256,
+    );
     quiet(&mut d);
-    let double_parts_sw = mean(&run(&mut d, partitioned(size / 4 + 32 * part, 2 * parts, part, 1024), 1), 256);
-    Uflip { sr, rr, sw, rw, area_rw, double_area_rw, parts_sw, double_parts_sw }
+    let double_parts_sw = mean(
+        &run(
+            &mut d,
+            partitioned(size / 4 + 32 * part, 2 * parts, part, 1024),
+            1,
+        ),
+        256,
+    );
+    Uflip {
+        sr,
+        rr,
+        sw,
+        rw,
+        area_rw,
+        double_area_rw,
+        parts_sw,
+        double_parts_sw,
+    }
 }
 
 /// Checks one profile against its Table 3 row: (SR, RR, SW, RW) in ms.
@@ -155,15 +210,45 @@ fn check_table3(name: &str, paper: [f64; 4], area: u64, parts: u64) {
     let u = uflip_measure(&format!("{name},capacity=1GiB"), area, parts);
     println!(
         "{name}: SR {:.2} RR {:.2} SW {:.2} RW {:.1} ms (paper {paper:?}); RW in {} MiB {:.2} ms, in {} MiB {:.2} ms; SW over {parts} partitions {:.2} ms, over {} {:.2} ms",
-        u.sr, u.rr, u.sw, u.rw, area >> 20, u.area_rw, 2 * area >> 20, u.double_area_rw, u.parts_sw, 2 * parts, u.double_parts_sw
+        u.sr, u.rr, u.sw, u.rw, area >> 20, u.area_rw, (2 * area) >> 20, u.double_area_rw, u.parts_sw, 2 * parts, u.double_parts_sw
     );
-    for (what, got, want, lo, hi) in [("SR", u.sr, paper[0], 0.6, 1.6), ("RR", u.rr, paper[1], 0.6, 1.6), ("SW", u.sw, paper[2], 0.6, 1.6), ("RW", u.rw, paper[3], 0.5, 1.6)] {
-        assert!(got >= lo * want && got <= hi * want, "{name} {what}: {got:.3} ms, paper {want} ms (allowed {lo}x..{hi}x)");
+    for (what, got, want, lo, hi) in [
+        ("SR", u.sr, paper[0], 0.6, 1.6),
+        ("RR", u.rr, paper[1], 0.6, 1.6),
+        ("SW", u.sw, paper[2], 0.6, 1.6),
+        ("RW", u.rw, paper[3], 0.5, 1.6),
+    ] {
+        assert!(
+            got >= lo * want && got <= hi * want,
+            "{name} {what}: {got:.3} ms, paper {want} ms (allowed {lo}x..{hi}x)"
+        );
     }
-    assert!(u.area_rw < 0.5 * u.rw, "{name}: RW inside the {} MiB locality area {:.2} ms, not below half of RW {:.2}", area >> 20, u.area_rw, u.rw);
-    assert!(u.double_area_rw > 0.5 * u.rw, "{name}: RW inside twice the area {:.2} ms, not above half of RW {:.2}", u.double_area_rw, u.rw);
-    assert!(u.parts_sw < 0.5 * u.rw, "{name}: SW over {parts} partitions {:.2} ms, not below half of RW {:.2}", u.parts_sw, u.rw);
-    assert!(u.double_parts_sw > 0.5 * u.rw, "{name}: SW over {} partitions {:.2} ms, not above half of RW {:.2}", 2 * parts, u.double_parts_sw, u.rw);
+    assert!(
+        u.area_rw < 0.5 * u.rw,
+        "{name}: RW inside the {} MiB locality area {:.2} ms, not below half of RW {:.2}",
+        area >> 20,
+        u.area_rw,
+        u.rw
+    );
+    assert!(
+        u.double_area_rw > 0.5 * u.rw,
+        "{name}: RW inside twice the area {:.2} ms, not above half of RW {:.2}",
+        u.double_area_rw,
+        u.rw
+    );
+    assert!(
+        u.parts_sw < 0.5 * u.rw,
+        "{name}: SW over {parts} partitions {:.2} ms, not below half of RW {:.2}",
+        u.parts_sw,
+        u.rw
+    );
+    assert!(
+        u.double_parts_sw > 0.5 * u.rw,
+        "{name}: SW over {} partitions {:.2} ms, not above half of RW {:.2}",
+        2 * parts,
+        u.double_parts_sw,
+        u.rw
+    );
 }
 
 #[test]
@@ -210,19 +295,31 @@ fn kingston_dti_table3() {
 /// 1.3x SW; Samsung's RW with a 36 ms pause still above 10x SW.
 #[test]
 fn pause_lets_cached_devices_absorb_random_writes() {
-    for (name, pause_ms, expect_absorbed) in [("memoright", 10.0, true), ("mtron", 18.0, true), ("samsung", 36.0, false)] {
+    for (name, pause_ms, expect_absorbed) in [
+        ("memoright", 10.0, true),
+        ("mtron", 18.0, true),
+        ("samsung", 36.0, false),
+    ] {
         let mut d = dev(&format!("{name},capacity=1GiB"));
         random_state(&mut d, 12);
         let size = d.info().size_bytes;
         let sw = mean_ms(&run(&mut d, sequential(size / 2, K32, 512, Mode::Write), 1)[128..]);
         quiet(&mut d);
-        let c = run_with(&mut d, random(9, size, K32, 256, Mode::Write), 1, (pause_ms * 1e6) as u64);
+        let c = run_with(
+            &mut d,
+            random(9, size, K32, 256, Mode::Write),
+            1,
+            (pause_ms * 1e6) as u64,
+        );
         let rw = mean_ms(&c[64..]);
         println!("{name}: SW {sw:.2} ms, RW with a {pause_ms} ms pause {rw:.2} ms");
         if expect_absorbed {
             assert!(rw < 1.3 * sw, "{name}: RW with pause {rw} ms vs SW {sw} ms");
         } else {
-            assert!(rw > 10.0 * sw, "{name}: RW with pause {rw} ms vs SW {sw} ms");
+            assert!(
+                rw > 10.0 * sw,
+                "{name}: RW with pause {rw} ms vs SW {sw} ms"
+            );
         }
     }
 }
@@ -258,38 +355,98 @@ fn wang_measure(name: &str) -> Wang {
     let read = iops(&run(&mut d, random(1, size, k4, 2048, Mode::Read), 1));
     let write = iops(&run(&mut d, random(2, size, k4, 2048, Mode::Write), 1)[512..]);
     let mut rng = Rng(3);
-    let mix: Vec<_> = (0..2048).map(|i| (rng.below(size / k4) * k4, k4 as u32, if i % 2 == 0 { Mode::Read } else { Mode::Write })).collect();
+    let mix: Vec<_> = (0..2048)
+        .map(|i| {
+            (
+                rng.below(size / k4) * k4,
+                k4 as u32,
+                if i % 2 == 0 { Mode::Read } else { Mode::Write },
+            )
+        })
+        .collect();
     let mix = iops(&run(&mut d, mix, 1)[512..]);
     quiet(&mut d);
     let read30 = iops(&run(&mut d, random(4, size, k4, 4096, Mode::Read), 30));
     let write30 = iops(&run(&mut d, random(5, size, k4, 2048, Mode::Write), 30)[512..]);
     println!("{name}: 4 KiB random IOPS read {read:.0}, write {write:.0}, 50/50 mix {mix:.0}; 30 outstanding: read {read30:.0} ({:.1}x), write {write30:.0} ({:.1}x)", read30 / read, write30 / write);
-    Wang { read, write, mix, read30, write30 }
+    Wang {
+        read,
+        write,
+        mix,
+        read30,
+        write30,
+    }
 }
 
 #[test]
 fn mtron_pro7500_bathtub_and_no_ncq() {
     let w = wang_measure("mtron-pro7500");
-    assert!(w.mix <= 2.5 * w.write && w.mix < 0.1 * w.read, "bathtub: mix {} write {} read {}", w.mix, w.write, w.read);
-    assert!(w.read30 < 1.5 * w.read, "reads must not scale without NCQ: {} vs {}", w.read30, w.read);
-    assert!(w.write30 < 1.5 * w.write, "writes must not scale: {} vs {}", w.write30, w.write);
-    assert!((50.0..260.0).contains(&w.write), "random write IOPS {} (rated 130)", w.write);
+    assert!(
+        w.mix <= 2.5 * w.write && w.mix < 0.1 * w.read,
+        "bathtub: mix {} write {} read {}",
+        w.mix,
+        w.write,
+        w.read
+    );
+    assert!(
+        w.read30 < 1.5 * w.read,
+        "reads must not scale without NCQ: {} vs {}",
+        w.read30,
+        w.read
+    );
+    assert!(
+        w.write30 < 1.5 * w.write,
+        "writes must not scale: {} vs {}",
+        w.write30,
+        w.write
+    );
+    assert!(
+        (50.0..260.0).contains(&w.write),
+        "random write IOPS {} (rated 130)",
+        w.write
+    );
 }
 
 #[test]
 fn ocz_vertex_ex_bathtub_reads_scale() {
     let w = wang_measure("ocz-vertex-ex");
-    assert!(w.mix <= 2.5 * w.write && w.mix < 0.1 * w.read, "bathtub: mix {} write {} read {}", w.mix, w.write, w.read);
-    assert!(w.read30 >= 3.0 * w.read, "reads must scale with NCQ: {} vs {}", w.read30, w.read);
-    assert!(w.write30 < 1.5 * w.write, "writes must not scale: {} vs {}", w.write30, w.write);
+    assert!(
+        w.mix <= 2.5 * w.write && w.mix < 0.1 * w.read,
+        "bathtub: mix {} write {} read {}",
+        w.mix,
+        w.write,
+        w.read
+    );
+    assert!(
+        w.read30 >= 3.0 * w.read,
+        "reads must scale with NCQ: {} vs {}",
+        w.read30,
+        w.read
+    );
+    assert!(
+        w.write30 < 1.5 * w.write,
+        "writes must not scale: {} vs {}",
+        w.write30,
+        w.write
+    );
 }
 
 #[test]
 fn intel_x25e_reads_scale_with_30_outstanding() {
     let w = wang_measure("intel-x25e");
-    assert!(w.read30 >= 3.0 * w.read, "reads must scale with NCQ: {} vs {}", w.read30, w.read);
+    assert!(
+        w.read30 >= 3.0 * w.read,
+        "reads must scale with NCQ: {} vs {}",
+        w.read30,
+        w.read
+    );
     // The exception of Wang et al.'s Figure 2: write and mix throughput far above a disk's (~100 IOPS).
-    assert!(w.write > 1000.0 && w.mix > 1000.0, "write {} mix {}", w.write, w.mix);
+    assert!(
+        w.write > 1000.0 && w.mix > 1000.0,
+        "write {} mix {}",
+        w.write,
+        w.mix
+    );
 }
 
 /// `Device::set_write_cache` on the simulator (Chen et al. Figure 5): turning
@@ -301,10 +458,24 @@ fn write_cache_switch_drains_and_slows_writes() {
     let on = mean_latency_us(&run(&mut d, sequential(0, 4 * KIB, 1024, Mode::Write), 1));
     let before = d.now_ns();
     d.set_write_cache(false).unwrap();
-    assert!(d.now_ns() >= before && d.now_ns() >= d.quiesce_at(), "the switch drains the cache");
-    let off = mean_latency_us(&run(&mut d, sequential(8 * MIB, 4 * KIB, 1024, Mode::Write), 1));
+    assert!(
+        d.now_ns() >= before && d.now_ns() >= d.quiesce_at(),
+        "the switch drains the cache"
+    );
+    let off = mean_latency_us(&run(
+        &mut d,
+        sequential(8 * MIB, 4 * KIB, 1024, Mode::Write),
+        1,
+    ));
     d.set_write_cache(true).unwrap();
-    let again = mean_latency_us(&run(&mut d, sequential(16 * MIB, 4 * KIB, 1024, Mode::Write), 1));
+    let again = mean_latency_us(&run(
+        &mut d,
+        sequential(16 * MIB, 4 * KIB, 1024, Mode::Write),
+        1,
+    ));
     println!("ssd-m 4 KiB sequential writes: cache on {on:.0} us, off {off:.0} us, on again {again:.0} us");
-    assert!(off > 5.0 * on && again < 2.0 * on, "on {on} off {off} again {again}");
+    assert!(
+        off > 5.0 * on && again < 2.0 * on,
+        "on {on} off {off} again {again}"
+    );
 }

@@ -6,7 +6,10 @@ use flashlab_sim::{resolve_spec, SimDevice};
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
 }
@@ -25,13 +28,28 @@ fn run(spec: &str) {
     let mut log: Vec<(IoRequest, u64)> = Vec::new();
     for i in 0..60_000u64 {
         // mostly back-to-back, sometimes an idle gap (background GC)
-        t += if rng.next() % 500 == 0 { 200_000_000 } else { rng.next() % 50_000 };
+        t += if rng.next() % 500 == 0 {
+            200_000_000
+        } else {
+            rng.next() % 50_000
+        };
         let r = rng.next() % 100;
-        let mode = if r < 60 { Mode::Write } else if r < 95 { Mode::Read } else { Mode::Trim };
+        let mode = if r < 60 {
+            Mode::Write
+        } else if r < 95 {
+            Mode::Read
+        } else {
+            Mode::Trim
+        };
         let sectors = 1 + rng.next() % 64;
         let size_bytes = (sectors * 512) as u32;
         let off = (rng.next() % (size / 512 - sectors)) * 512;
-        let req = IoRequest { tag: i, offset_bytes: off, size_bytes, mode };
+        let req = IoRequest {
+            tag: i,
+            offset_bytes: off,
+            size_bytes,
+            mode,
+        };
         live.issue_at(req, t).unwrap();
         log.push((req, t));
         if i % 9_000 == 8_999 {
@@ -48,7 +66,10 @@ fn run(spec: &str) {
     let a = live.checkpoint().unwrap();
     let b = rec.checkpoint().unwrap();
     assert!(a == b, "recovered device differs from the live one");
-    assert!(live.accounting().gc_foreground + live.accounting().gc_background > 0, "test must exercise GC");
+    assert!(
+        live.accounting().gc_foreground + live.accounting().gc_background > 0,
+        "test must exercise GC"
+    );
     live.check().unwrap();
 }
 
@@ -70,7 +91,10 @@ fn damaged_checkpoint_is_refused() {
     let n = snap.len();
     snap[n / 2] ^= 1;
     assert!(SimDevice::restore(cfg.clone(), "t".into(), 1, 4, &snap).is_err());
-    assert!(SimDevice::restore(cfg.clone(), "t".into(), 2, 4, &dev.checkpoint().unwrap()).is_err(), "other seed");
+    assert!(
+        SimDevice::restore(cfg.clone(), "t".into(), 2, 4, &dev.checkpoint().unwrap()).is_err(),
+        "other seed"
+    );
     assert!(SimDevice::restore(cfg, "t".into(), 1, 4, &snap[..100]).is_err());
 }
 
@@ -92,16 +116,28 @@ fn restored_device_continues_like_the_original() {
         let step = |dev: &mut SimDevice, rng: &mut Lcg, t: &mut u64, i: u64| {
             *t += rng.next() % 10_000_000;
             let r = rng.next() % 100;
-            let mode = if r < 70 { Mode::Write } else if r < 95 { Mode::Read } else { Mode::Trim };
+            let mode = if r < 70 {
+                Mode::Write
+            } else if r < 95 {
+                Mode::Read
+            } else {
+                Mode::Trim
+            };
             let sectors = 8 * (1 + rng.next() % 8);
             let off = (rng.next() % (size / 4096 - 8)) * 4096;
-            let req = IoRequest { tag: i, offset_bytes: off, size_bytes: (sectors * 512) as u32, mode };
+            let req = IoRequest {
+                tag: i,
+                offset_bytes: off,
+                size_bytes: (sectors * 512) as u32,
+                mode,
+            };
             dev.issue_at(req, *t).unwrap();
         };
         for i in 0..40_000 {
             step(&mut orig, &mut rng, &mut t, i);
         }
-        let mut copy = SimDevice::restore(cfg.clone(), "t".into(), 3, 4, &orig.checkpoint().unwrap()).unwrap();
+        let mut copy =
+            SimDevice::restore(cfg.clone(), "t".into(), 3, 4, &orig.checkpoint().unwrap()).unwrap();
         t = orig.quiesce_at() + 1;
         let (mut rng_a, mut rng_b) = (Lcg(77), Lcg(77));
         let (mut ta, mut tb) = (t, t);
@@ -110,6 +146,9 @@ fn restored_device_continues_like_the_original() {
             step(&mut copy, &mut rng_b, &mut tb, i);
         }
         assert!(orig.accounting().flash_erases.iter().sum::<u64>() > 0);
-        assert!(orig.checkpoint().unwrap() == copy.checkpoint().unwrap(), "{spec}: restored device diverged");
+        assert!(
+            orig.checkpoint().unwrap() == copy.checkpoint().unwrap(),
+            "{spec}: restored device diverged"
+        );
     }
 }

@@ -118,15 +118,25 @@ pub const CONFIGS: [(&str, &str); 3] = [
     ("small chunks + hints", "chunk_entries=64,hints=on"),
 ];
 
-
 fn open(p: &Params, overrides: &str) -> Result<SimDevice, String> {
-    let extra = if p.extra.is_empty() { String::new() } else { format!(",{}", p.extra) };
-    let spec = format!("budilovsky11,capacity={},prefill=on,{overrides}{extra}", p.capacity);
+    let extra = if p.extra.is_empty() {
+        String::new()
+    } else {
+        format!(",{}", p.extra)
+    };
+    let spec = format!(
+        "budilovsky11,capacity={},prefill=on,{overrides}{extra}",
+        p.capacity
+    );
     flashlab_sim::open_device(&spec, p.seed, 1)
 }
 
 /// Issue `n` 4 KiB requests at queue depth 1; `next(i)` gives (page, mode).
-fn drive(dev: &mut SimDevice, n: u64, mut next: impl FnMut(u64) -> (u64, Mode)) -> Result<(), String> {
+fn drive(
+    dev: &mut SimDevice,
+    n: u64,
+    mut next: impl FnMut(u64) -> (u64, Mode),
+) -> Result<(), String> {
     let mut out = Vec::with_capacity(1);
     for i in 0..n {
         let (page, mode) = next(i);
@@ -146,7 +156,11 @@ fn drive(dev: &mut SimDevice, n: u64, mut next: impl FnMut(u64) -> (u64, Mode)) 
 }
 
 fn pattern_gen(pattern: &str, pages: u64, seed: u64) -> impl FnMut(u64) -> (u64, Mode) {
-    let mode = if pattern.ends_with('W') { Mode::Write } else { Mode::Read };
+    let mode = if pattern.ends_with('W') {
+        Mode::Write
+    } else {
+        Mode::Read
+    };
     let random = pattern.starts_with('R');
     let mut rng = Rng::new(seed);
     let mut seq = 0u64;
@@ -165,7 +179,11 @@ fn pattern_gen(pattern: &str, pages: u64, seed: u64) -> impl FnMut(u64) -> (u64,
 fn measure(p: &Params, config: &str, overrides: &str, pattern: &str) -> Result<Cell, String> {
     let mut dev = open(p, overrides)?;
     let pages = dev.geometry().logical_pages;
-    let n = if p.requests == 0 { pages / 8 } else { p.requests };
+    let n = if p.requests == 0 {
+        pages / 8
+    } else {
+        p.requests
+    };
     let mut gen = pattern_gen(pattern, pages, p.seed ^ 0x5eed);
     if pattern.ends_with('W') {
         drive(&mut dev, n, &mut gen)?;
@@ -188,10 +206,20 @@ fn cell(dev: &SimDevice, config: &str, pattern: &str, n: u64) -> Cell {
     }
 }
 
-fn figure(p: &Params, name: &str, title: &str, timing: &str, configs: &[(&str, &str)]) -> Result<Figure, String> {
+fn figure(
+    p: &Params,
+    name: &str,
+    title: &str,
+    timing: &str,
+    configs: &[(&str, &str)],
+) -> Result<Figure, String> {
     let mut cells = Vec::new();
     for (config, ov) in configs {
-        let ov = if timing.is_empty() { ov.to_string() } else { format!("{ov},{timing}") };
+        let ov = if timing.is_empty() {
+            ov.to_string()
+        } else {
+            format!("{ov},{timing}")
+        };
         for pat in PATTERNS {
             cells.push(measure(p, config, &ov, pat)?);
         }
@@ -216,7 +244,11 @@ fn hint_sweep(p: &Params) -> Result<HintSweep, String> {
             let chunks = pages.div_ceil(64);
             let host = (chunks * pct as u64 / 100).max(1);
             let mut dev = open(p, &format!("chunk_entries=64,hints=on,hint_chunks={host}"))?;
-            let n = if p.requests == 0 { pages / 8 } else { p.requests };
+            let n = if p.requests == 0 {
+                pages / 8
+            } else {
+                p.requests
+            };
             let mut rng = Rng::new(p.seed ^ (pct as u64) << 8 ^ k as u64);
             let mut seq = rng.next_u64() % pages;
             let mut gen = move |_| {
@@ -313,10 +345,9 @@ impl Report {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "# Budilovsky et al. (SYSTOR 2011) on the simulator\n\nDevice: `sim:budilovsky11,capacity={}` (sequentially prefilled), 4 KiB requests at QD 1, {} measured requests per cell{}.\nChip time per host request, microseconds.\n",
+            "# Budilovsky et al. (SYSTOR 2011) on the simulator\n\nDevice: `sim:budilovsky11,capacity={}` (sequentially prefilled), 4 KiB requests at QD 1, {} measured requests per cell.\nChip time per host request, microseconds.\n",
             self.capacity,
-            self.requests,
-            ""
+            self.requests
         );
         for f in &self.figures {
             let _ = writeln!(s, "## {}\n", f.title);
@@ -341,14 +372,26 @@ impl Report {
             }
             s.push('\n');
         }
-        let _ = writeln!(s, "## Figure 10: requests that needed a chunk read, by host hint-cache size\n");
-        let _ = writeln!(s, "| host cache (% of the map) | random writes | 50 % random writes |");
+        let _ = writeln!(
+            s,
+            "## Figure 10: requests that needed a chunk read, by host hint-cache size\n"
+        );
+        let _ = writeln!(
+            s,
+            "| host cache (% of the map) | random writes | 50 % random writes |"
+        );
         let _ = writeln!(s, "|---:|---:|---:|");
         for (pct, a, b) in &self.hint_sweep.points {
             let _ = writeln!(s, "| {pct} % | {:.1} % | {:.1} % |", a * 100.0, b * 100.0);
         }
-        let _ = writeln!(s, "\n## Flash page accesses per 4 KiB request, small chunks + hints\n");
-        let _ = writeln!(s, "| pattern | epsilon (GC's map writes left out) | epsilon (all map writes) |");
+        let _ = writeln!(
+            s,
+            "\n## Flash page accesses per 4 KiB request, small chunks + hints\n"
+        );
+        let _ = writeln!(
+            s,
+            "| pattern | epsilon (GC's map writes left out) | epsilon (all map writes) |"
+        );
         let _ = writeln!(s, "|---|---:|---:|");
         for ((p, e), (_, e2)) in self.epsilon.iter().zip(&self.epsilon_with_gc_map_writes) {
             let _ = writeln!(s, "| {p} | {e:.4} | {e2:.4} |");

@@ -28,11 +28,14 @@ pub struct Row {
 }
 
 pub fn rows(plan: &Plan, summaries: &[RunSummary]) -> Vec<Row> {
-    let by_name: BTreeMap<&str, &RunSummary> = summaries.iter().map(|s| (s.name.as_str(), s)).collect();
+    let by_name: BTreeMap<&str, &RunSummary> =
+        summaries.iter().map(|s| (s.name.as_str(), s)).collect();
     let mut out = Vec::new();
     for step in &plan.steps {
         for r in step.runs() {
-            let Some(s) = by_name.get(r.name.as_str()) else { continue };
+            let Some(s) = by_name.get(r.name.as_str()) else {
+                continue;
+            };
             let t: &Throughput = &s.stats.all;
             out.push(Row {
                 experiment: r.experiment.clone(),
@@ -45,7 +48,12 @@ pub fn rows(plan: &Plan, summaries: &[RunSummary]) -> Vec<Row> {
                 p99_ns: t.latency.p99_ns,
                 iops: t.iops,
                 mb_per_s: t.mb_per_s,
-                by_mode: s.stats.by_mode.iter().map(|(m, t)| (m.clone(), (t.latency.mean_ns, t.mb_per_s))).collect(),
+                by_mode: s
+                    .stats
+                    .by_mode
+                    .iter()
+                    .map(|(m, t)| (m.clone(), (t.latency.mean_ns, t.mb_per_s)))
+                    .collect(),
                 window_ns: t.window_ns,
             });
         }
@@ -95,11 +103,14 @@ pub struct Finding {
 }
 
 fn find<'a>(rows: &'a [Row], experiment: &str, series: &str) -> Option<&'a Row> {
-    rows.iter().find(|r| r.experiment == experiment && r.series == series)
+    rows.iter()
+        .find(|r| r.experiment == experiment && r.series == series)
 }
 
 fn find_v<'a>(rows: &'a [Row], experiment: &str, series: &str, value: f64) -> Option<&'a Row> {
-    rows.iter().find(|r| r.experiment == experiment && r.series == series && (r.value - value).abs() < 1e-9)
+    rows.iter().find(|r| {
+        r.experiment == experiment && r.series == series && (r.value - value).abs() < 1e-9
+    })
 }
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -118,7 +129,13 @@ fn slower(r: f64) -> String {
     }
 }
 
-fn finding(source: &str, what: &str, measured: Option<f64>, text: impl Fn(f64) -> String, paper: &str) -> Finding {
+fn finding(
+    source: &str,
+    what: &str,
+    measured: Option<f64>,
+    text: impl Fn(f64) -> String,
+    paper: &str,
+) -> Finding {
     Finding {
         source: source.into(),
         what: what.into(),
@@ -131,7 +148,9 @@ fn finding(source: &str, what: &str, measured: Option<f64>, text: impl Fn(f64) -
 pub fn chen09(rows: &[Row]) -> Vec<Finding> {
     let mean = |e: &str, s: &str| find(rows, e, s).map(|r| r.mean_ns);
     let mbs = |e: &str, s: &str| find(rows, e, s).map(|r| r.mb_per_s);
-    let read_mean = |e: &str, s: &str| find(rows, e, s).and_then(|r| r.by_mode.get("read").map(|m| m.0).or(Some(r.mean_ns)));
+    let read_mean = |e: &str, s: &str| {
+        find(rows, e, s).and_then(|r| r.by_mode.get("read").map(|m| m.0).or(Some(r.mean_ns)))
+    };
     let mut out = vec![
         finding("Figure 2", "random / sequential 4 KiB read latency", ratio(mean("fig2", "random"), mean("fig2", "sequential")),
             |r| format!("random reads are {} than sequential ones", slower(r)),
@@ -152,16 +171,41 @@ pub fn chen09(rows: &[Row]) -> Vec<Finding> {
     let fig8: Vec<&Row> = rows.iter().filter(|r| r.experiment == "fig8a").collect();
     if fig8.len() >= 2 {
         let (a, b) = (fig8[0], fig8[fig8.len() - 1]);
-        out.push(finding("Figure 8", "random-write latency, largest / smallest range", Some(b.mean_ns / a.mean_ns),
-            |r| format!("random writes over {} are {} than over {}", format_size(b.value as u64), slower(r), format_size(a.value as u64)),
-            "SSD-L: 2.17 ms over 1 GB to 120.7 ms over 30 GB (55x); SSD-M/H flat"));
+        out.push(finding(
+            "Figure 8",
+            "random-write latency, largest / smallest range",
+            Some(b.mean_ns / a.mean_ns),
+            |r| {
+                format!(
+                    "random writes over {} are {} than over {}",
+                    format_size(b.value as u64),
+                    slower(r),
+                    format_size(a.value as u64)
+                )
+            },
+            "SSD-L: 2.17 ms over 1 GB to 120.7 ms over 30 GB (55x); SSD-M/H flat",
+        ));
     }
-    out.push(finding("Figure 9", "sequential-write bandwidth, before / after striker", ratio(mbs("fig9", "SEQ-WR-before"), mbs("fig9", "SEQ-WR-fragmented")),
+    out.push(finding(
+        "Figure 9",
+        "sequential-write bandwidth, before / after striker",
+        ratio(
+            mbs("fig9", "SEQ-WR-before"),
+            mbs("fig9", "SEQ-WR-fragmented"),
+        ),
         |r| format!("fragmentation cuts sequential-write bandwidth {r:.1}x"),
-        "SSD-M: 42.7 MB/s to 3.02 MB/s (14x); SSD-H: 40.3 MB/s after"));
-    out.push(finding("Figure 9", "sequential-read bandwidth, before / after striker", ratio(mbs("fig9", "SEQ-RD-before"), mbs("fig9", "SEQ-RD-fragmented")),
+        "SSD-M: 42.7 MB/s to 3.02 MB/s (14x); SSD-H: 40.3 MB/s after",
+    ));
+    out.push(finding(
+        "Figure 9",
+        "sequential-read bandwidth, before / after striker",
+        ratio(
+            mbs("fig9", "SEQ-RD-before"),
+            mbs("fig9", "SEQ-RD-fragmented"),
+        ),
         |r| format!("fragmentation cuts sequential-read bandwidth {r:.1}x"),
-        "SSD-M: 43 MB/s to 15 MB/s (2.8x): read-ahead ineffective"));
+        "SSD-M: 43 MB/s to 15 MB/s (2.8x): read-ahead ineffective",
+    ));
     out.push(finding("Figure 9", "sequential-write bandwidth, recovered / before", ratio(mbs("fig9", "SEQ-WR-recovered"), mbs("fig9", "SEQ-WR-before")),
         |r| format!("after the recovery procedure sequential writes run at {:.0} % of the fresh bandwidth", r * 100.0),
         "big sequential writes, then repeated small sequential writes to the first GiB, restore performance"));
@@ -171,7 +215,12 @@ pub fn chen09(rows: &[Row]) -> Vec<Finding> {
 pub fn wang11(rows: &[Row]) -> Vec<Finding> {
     let iops = |fig: &str, series: &str, size: f64| find_v(rows, fig, series, size).map(|r| r.iops);
     let k4 = 4096.0;
-    let max_mbs = |series: &str| rows.iter().filter(|r| r.experiment == "fig1" && r.series == series).map(|r| r.mb_per_s).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    let max_mbs = |series: &str| {
+        rows.iter()
+            .filter(|r| r.experiment == "fig1" && r.series == series)
+            .map(|r| r.mb_per_s)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    };
     vec![
         finding("Figure 1", "best sequential read bandwidth (MB/s)", max_mbs("sequential-read"), |v| format!("sequential reads reach {v:.0} MB/s"), "Mtron 120 MB/s, Intel 250 MB/s"),
         finding("Figure 1", "best sequential write bandwidth (MB/s)", max_mbs("sequential-write"), |v| format!("sequential writes reach {v:.0} MB/s"), "Mtron 120 MB/s, Intel 170 MB/s"),
@@ -207,7 +256,10 @@ pub fn break_even(scan_ns: f64, points: &[(f64, f64)]) -> Option<f64> {
 pub fn hudlet11(rows: &[Row]) -> Vec<Finding> {
     let scan = find(rows, "break-even", "scan").map(|r| r.window_ns as f64);
     let curve = |series: &str| -> Vec<(f64, f64)> {
-        rows.iter().filter(|r| r.experiment == "break-even" && r.series == series).map(|r| (r.value, r.window_ns as f64)).collect()
+        rows.iter()
+            .filter(|r| r.experiment == "break-even" && r.series == series)
+            .map(|r| (r.value, r.window_ns as f64))
+            .collect()
     };
     let be = |series: &str| scan.and_then(|s| break_even(s, &curve(series)));
     let qd = |q: f64| find_v(rows, "queue-depth", "random-once-read", q).map(|r| r.iops);
@@ -217,14 +269,51 @@ pub fn hudlet11(rows: &[Row]) -> Vec<Finding> {
     );
     let pct = |v: f64| format!("{:.0} %", v * 100.0);
     vec![
-        finding("Section 6", "index-vs-scan break-even selectivity (skip-sequential index access)", be("skip-sequential"),
-            |v| format!("an index (sorted page accesses) beats a full scan below {} selectivity", pct(v)),
-            "SSD1/SSD2 about 90 %, SSD3/SSD4 about 50 %, SSD5 about 75 %; hard disks 1-3 %"),
-        finding("Section 6", "index-vs-scan break-even selectivity (unsorted random accesses)", be("random-once"),
-            |v| format!("unsorted index access beats a full scan below {} selectivity", pct(v)), "(not in the paper: the unsorted variant)"),
-        finding("Figure 6", "random-read throughput, QD2 / QD1", ratio(qd(2.0), qd(1.0)), |r| format!("queue depth 2 gives {r:.1}x QD1"), "the only significant improvement is from QD1 to QD2"),
-        finding("Figure 6", "random-read throughput, QD32 / QD2", ratio(qd(32.0), qd(2.0)), |r| format!("queue depth 32 gives {r:.1}x QD2"), "beyond QD2 no improvement"),
-        finding("Section 5", "4 KiB random-write latency, full / empty drive", empty_full, |r| format!("random writes are {} on a full drive", slower(r)), "write performance degrades on a full drive"),
+        finding(
+            "Section 6",
+            "index-vs-scan break-even selectivity (skip-sequential index access)",
+            be("skip-sequential"),
+            |v| {
+                format!(
+                    "an index (sorted page accesses) beats a full scan below {} selectivity",
+                    pct(v)
+                )
+            },
+            "SSD1/SSD2 about 90 %, SSD3/SSD4 about 50 %, SSD5 about 75 %; hard disks 1-3 %",
+        ),
+        finding(
+            "Section 6",
+            "index-vs-scan break-even selectivity (unsorted random accesses)",
+            be("random-once"),
+            |v| {
+                format!(
+                    "unsorted index access beats a full scan below {} selectivity",
+                    pct(v)
+                )
+            },
+            "(not in the paper: the unsorted variant)",
+        ),
+        finding(
+            "Figure 6",
+            "random-read throughput, QD2 / QD1",
+            ratio(qd(2.0), qd(1.0)),
+            |r| format!("queue depth 2 gives {r:.1}x QD1"),
+            "the only significant improvement is from QD1 to QD2",
+        ),
+        finding(
+            "Figure 6",
+            "random-read throughput, QD32 / QD2",
+            ratio(qd(32.0), qd(2.0)),
+            |r| format!("queue depth 32 gives {r:.1}x QD2"),
+            "beyond QD2 no improvement",
+        ),
+        finding(
+            "Section 5",
+            "4 KiB random-write latency, full / empty drive",
+            empty_full,
+            |r| format!("random writes are {} on a full drive", slower(r)),
+            "write performance degrades on a full drive",
+        ),
     ]
 }
 

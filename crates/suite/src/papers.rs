@@ -28,12 +28,22 @@ pub struct PaperConfig {
 
 impl Default for PaperConfig {
     fn default() -> Self {
-        PaperConfig { scale: 1.0, refill: true, seed: 42, test_file_bytes: GIB }
+        PaperConfig {
+            scale: 1.0,
+            refill: true,
+            seed: 42,
+            test_file_bytes: GIB,
+        }
     }
 }
 
 fn basic(location: Location, mode: Mode, io_size: u64) -> Basic {
-    Basic { location, mode, io_size_bytes: io_size, io_shift_bytes: 0 }
+    Basic {
+        location,
+        mode,
+        io_size_bytes: io_size,
+        io_shift_bytes: 0,
+    }
 }
 
 struct Builder {
@@ -53,11 +63,29 @@ impl Builder {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn run(&mut self, experiment: &str, series: &str, parameter: &str, value: f64, primary: Basic, mix: Option<Mix>, timing: Timing, target: (u64, u64), ios: u64, parallel: u64) {
+    fn run(
+        &mut self,
+        experiment: &str,
+        series: &str,
+        parameter: &str,
+        value: f64,
+        primary: Basic,
+        mix: Option<Mix>,
+        timing: Timing,
+        target: (u64, u64),
+        ios: u64,
+        parallel: u64,
+    ) {
         self.n += 1;
-        let label = if parameter.is_empty() { String::new() } else { format!("-{}", value_label(parameter, value)) };
+        let label = if parameter.is_empty() {
+            String::new()
+        } else {
+            format!("-{}", value_label(parameter, value))
+        };
         let name = format!("{experiment}-{series}{label}");
-        let unit = primary.io_size_bytes.max(mix.as_ref().map(|m| m.secondary.io_size_bytes).unwrap_or(0));
+        let unit = primary
+            .io_size_bytes
+            .max(mix.as_ref().map(|m| m.secondary.io_size_bytes).unwrap_or(0));
         let size = target.1 / unit * unit;
         let spec = PatternSpec {
             name: name.clone(),
@@ -72,11 +100,22 @@ impl Builder {
             queue_depth: 1,
             seed: derive_seed(self.cfg.seed, self.n),
         };
-        self.steps.push(Step::Run(RunStep { name, experiment: experiment.into(), series: series.into(), parameter: parameter.into(), value, spec, adaptive: false }));
+        self.steps.push(Step::Run(RunStep {
+            name,
+            experiment: experiment.into(),
+            series: series.into(),
+            parameter: parameter.into(),
+            value,
+            spec,
+            adaptive: false,
+        }));
     }
 
     fn fill(&mut self, reason: &str) {
-        self.steps.push(Step::EnforceState { method: StateMethod::Sequential, reason: reason.into() });
+        self.steps.push(Step::EnforceState {
+            method: StateMethod::Sequential,
+            reason: reason.into(),
+        });
     }
 }
 
@@ -93,7 +132,12 @@ fn value_label(parameter: &str, value: f64) -> String {
 /// interference (Figure 6), background operations (Figure 7), randomness
 /// (Figure 8), fragmentation and recovery (Figure 9).
 pub fn chen09(cfg: &PaperConfig, device_bytes: u64) -> Plan {
-    let mut b = Builder { cfg: cfg.clone(), device_bytes, steps: Vec::new(), n: 0 };
+    let mut b = Builder {
+        cfg: cfg.clone(),
+        device_bytes,
+        steps: Vec::new(),
+        n: 0,
+    };
     let first_gib = (0, b.cap(GIB));
     let whole = (0, device_bytes);
     let seq = Location::Sequential;
@@ -102,115 +146,394 @@ pub fn chen09(cfg: &PaperConfig, device_bytes: u64) -> Plan {
     b.fill("Chen et al. 5.1: the device is filled with sequential 256 KiB writes first");
     // Figure 1: 4 KiB random in the first GiB, 256 KiB sequential; 32 jobs.
     let c = b.count(1024);
-    b.run("fig1", "random-read", "", 0.0, basic(rnd.clone(), Mode::Read, 4 * KIB), None, Timing::Consecutive, first_gib, c, 32);
-    b.run("fig1", "sequential-read", "", 0.0, basic(seq.clone(), Mode::Read, 256 * KIB), None, Timing::Consecutive, whole, b.count(128), 32);
-    b.run("fig1", "random-write", "", 0.0, basic(rnd.clone(), Mode::Write, 4 * KIB), None, Timing::Consecutive, first_gib, c, 32);
-    b.run("fig1", "sequential-write", "", 0.0, basic(seq.clone(), Mode::Write, 256 * KIB), None, Timing::Consecutive, whole, b.count(128), 32);
+    b.run(
+        "fig1",
+        "random-read",
+        "",
+        0.0,
+        basic(rnd.clone(), Mode::Read, 4 * KIB),
+        None,
+        Timing::Consecutive,
+        first_gib,
+        c,
+        32,
+    );
+    b.run(
+        "fig1",
+        "sequential-read",
+        "",
+        0.0,
+        basic(seq.clone(), Mode::Read, 256 * KIB),
+        None,
+        Timing::Consecutive,
+        whole,
+        b.count(128),
+        32,
+    );
+    b.run(
+        "fig1",
+        "random-write",
+        "",
+        0.0,
+        basic(rnd.clone(), Mode::Write, 4 * KIB),
+        None,
+        Timing::Consecutive,
+        first_gib,
+        c,
+        32,
+    );
+    b.run(
+        "fig1",
+        "sequential-write",
+        "",
+        0.0,
+        basic(seq.clone(), Mode::Write, 256 * KIB),
+        None,
+        Timing::Consecutive,
+        whole,
+        b.count(128),
+        32,
+    );
     // Figure 2: 4 KiB reads, sequential / random / stride, one job, each on
     // a freshly filled device ("before each experiment", Chen et al. 5.1).
     let c = b.count(4096);
-    for (name, loc) in [("sequential", seq.clone()), ("random", rnd.clone()), ("stride", stride.clone())] {
+    for (name, loc) in [
+        ("sequential", seq.clone()),
+        ("random", rnd.clone()),
+        ("stride", stride.clone()),
+    ] {
         if cfg.refill {
             b.fill("Chen et al. 5.1: re-fill before each experiment");
         }
-        b.run("fig2", name, "", 0.0, basic(loc, Mode::Read, 4 * KIB), None, Timing::Consecutive, first_gib, c, 1);
+        b.run(
+            "fig2",
+            name,
+            "",
+            0.0,
+            basic(loc, Mode::Read, 4 * KIB),
+            None,
+            Timing::Consecutive,
+            first_gib,
+            c,
+            1,
+        );
     }
     // Figure 3: the same as writes, each on a freshly filled device.
-    for (name, loc) in [("sequential", seq.clone()), ("random", rnd.clone()), ("stride", stride.clone())] {
+    for (name, loc) in [
+        ("sequential", seq.clone()),
+        ("random", rnd.clone()),
+        ("stride", stride.clone()),
+    ] {
         if cfg.refill {
             b.fill("Chen et al. 5.1: re-fill before each experiment");
         }
-        b.run("fig3", name, "", 0.0, basic(loc, Mode::Write, 4 * KIB), None, Timing::Consecutive, first_gib, c, 1);
+        b.run(
+            "fig3",
+            name,
+            "",
+            0.0,
+            basic(loc, Mode::Write, 4 * KIB),
+            None,
+            Timing::Consecutive,
+            first_gib,
+            c,
+            1,
+        );
     }
     // Figure 5: writes with the write cache disabled.
     b.steps.push(Step::WriteCache { enabled: false });
-    for (name, loc) in [("sequential", seq.clone()), ("random", rnd.clone()), ("stride", stride.clone())] {
+    for (name, loc) in [
+        ("sequential", seq.clone()),
+        ("random", rnd.clone()),
+        ("stride", stride.clone()),
+    ] {
         if cfg.refill {
             b.fill("Chen et al. 5.1: re-fill before each experiment");
         }
-        b.run("fig5-cache-off", name, "", 0.0, basic(loc, Mode::Write, 4 * KIB), None, Timing::Consecutive, first_gib, c, 1);
+        b.run(
+            "fig5-cache-off",
+            name,
+            "",
+            0.0,
+            basic(loc, Mode::Write, 4 * KIB),
+            None,
+            Timing::Consecutive,
+            first_gib,
+            c,
+            1,
+        );
     }
     b.steps.push(Step::WriteCache { enabled: true });
     // Figure 6: 1000 requests of 4 KiB in four read/write sequences, without and with a 10 ms interval.
     let c = b.count(1000);
     let area = (0, b.cap(64 * MIB));
-    for (timing, suffix) in [(Timing::Consecutive, ""), (Timing::Pause { pause_ns: 10_000_000 }, "-10ms")] {
+    for (timing, suffix) in [
+        (Timing::Consecutive, ""),
+        (
+            Timing::Pause {
+                pause_ns: 10_000_000,
+            },
+            "-10ms",
+        ),
+    ] {
         if cfg.refill {
             b.fill("Chen et al. 5.1: re-fill before each experiment");
         }
         let r = |loc| basic(loc, Mode::Read, 4 * KIB);
         let w = |loc| basic(loc, Mode::Write, 4 * KIB);
-        let one_to_one = |second: Basic| Some(Mix { secondary: second, ratio_primary: 1, ratio_secondary: 1 });
-        b.run("fig6", &format!("only-read{suffix}"), "", 0.0, r(seq.clone()), None, timing, area, c, 1);
-        b.run("fig6", &format!("only-write{suffix}"), "", 0.0, w(seq.clone()), None, timing, area, c, 1);
-        b.run("fig6", &format!("read-n-write-n{suffix}"), "", 0.0, r(seq.clone()), one_to_one(w(seq.clone())), timing, area, 2 * c, 1);
-        b.run("fig6", &format!("write-n-read-n{suffix}"), "", 0.0, w(seq.clone()), one_to_one(r(seq.clone())), timing, area, 2 * c, 1);
+        let one_to_one = |second: Basic| {
+            Some(Mix {
+                secondary: second,
+                ratio_primary: 1,
+                ratio_secondary: 1,
+            })
+        };
+        b.run(
+            "fig6",
+            &format!("only-read{suffix}"),
+            "",
+            0.0,
+            r(seq.clone()),
+            None,
+            timing,
+            area,
+            c,
+            1,
+        );
+        b.run(
+            "fig6",
+            &format!("only-write{suffix}"),
+            "",
+            0.0,
+            w(seq.clone()),
+            None,
+            timing,
+            area,
+            c,
+            1,
+        );
+        b.run(
+            "fig6",
+            &format!("read-n-write-n{suffix}"),
+            "",
+            0.0,
+            r(seq.clone()),
+            one_to_one(w(seq.clone())),
+            timing,
+            area,
+            2 * c,
+            1,
+        );
+        b.run(
+            "fig6",
+            &format!("write-n-read-n{suffix}"),
+            "",
+            0.0,
+            w(seq.clone()),
+            one_to_one(r(seq.clone())),
+            timing,
+            area,
+            2 * c,
+            1,
+        );
         let mut odd = w(stride.clone());
         odd.io_shift_bytes = 4 * KIB;
-        b.run("fig6", &format!("read-n-write-n+1{suffix}"), "", 0.0, r(stride.clone()), one_to_one(odd), timing, area, 2 * c, 1);
+        b.run(
+            "fig6",
+            &format!("read-n-write-n+1{suffix}"),
+            "",
+            0.0,
+            r(stride.clone()),
+            one_to_one(odd),
+            timing,
+            area,
+            2 * c,
+            1,
+        );
         let mut far = w(seq.clone());
         far.io_shift_bytes = 4 * MIB;
-        b.run("fig6", &format!("read-n-write-n+4MiB{suffix}"), "", 0.0, r(seq.clone()), one_to_one(far), timing, (0, b.cap(64 * MIB + 4 * MIB)), 2 * c, 1);
+        b.run(
+            "fig6",
+            &format!("read-n-write-n+4MiB{suffix}"),
+            "",
+            0.0,
+            r(seq.clone()),
+            one_to_one(far),
+            timing,
+            (0, b.cap(64 * MIB + 4 * MIB)),
+            2 * c,
+            1,
+        );
     }
     // Figure 7: sequential 4 KiB, half writes, without and with a 10 ms interval.
     let c = b.count(5000);
-    for (timing, suffix) in [(Timing::Consecutive, ""), (Timing::Pause { pause_ns: 10_000_000 }, "-10ms")] {
+    for (timing, suffix) in [
+        (Timing::Consecutive, ""),
+        (
+            Timing::Pause {
+                pause_ns: 10_000_000,
+            },
+            "-10ms",
+        ),
+    ] {
         if cfg.refill {
             b.fill("Chen et al. 5.1: re-fill before each experiment");
         }
-        let mix = Some(Mix { secondary: basic(seq.clone(), Mode::Write, 4 * KIB), ratio_primary: 1, ratio_secondary: 1 });
-        b.run("fig7", &format!("seq-50pct-write{suffix}"), "", 0.0, basic(seq.clone(), Mode::Read, 4 * KIB), mix, timing, area, c, 1);
+        let mix = Some(Mix {
+            secondary: basic(seq.clone(), Mode::Write, 4 * KIB),
+            ratio_primary: 1,
+            ratio_secondary: 1,
+        });
+        b.run(
+            "fig7",
+            &format!("seq-50pct-write{suffix}"),
+            "",
+            0.0,
+            basic(seq.clone(), Mode::Read, 4 * KIB),
+            mix,
+            timing,
+            area,
+            c,
+            1,
+        );
     }
     // Figure 8: random writes over a growing range, stride writes with a growing stride.
     let c = b.count(1024);
     if cfg.refill {
         b.fill("Chen et al. 5.1: re-fill before each experiment");
     }
-    let mut ranges: Vec<u64> = [1, 2, 4, 8, 16, 30].iter().map(|g| g * GIB).filter(|r| *r <= device_bytes).collect();
+    let mut ranges: Vec<u64> = [1, 2, 4, 8, 16, 30]
+        .iter()
+        .map(|g| g * GIB)
+        .filter(|r| *r <= device_bytes)
+        .collect();
     if ranges.is_empty() || *ranges.last().unwrap() < device_bytes.min(30 * GIB) {
         ranges.push(device_bytes.min(30 * GIB) / (4 * KIB) * 4 * KIB);
     }
     for r in ranges {
-        b.run("fig8a", "random-write", "range", r as f64, basic(rnd.clone(), Mode::Write, 4 * KIB), None, Timing::Consecutive, (0, r), c, 1);
+        b.run(
+            "fig8a",
+            "random-write",
+            "range",
+            r as f64,
+            basic(rnd.clone(), Mode::Write, 4 * KIB),
+            None,
+            Timing::Consecutive,
+            (0, r),
+            c,
+            1,
+        );
     }
     let mut s = 4 * KIB;
     while s <= 128 * MIB && c * (s + 4 * KIB) <= device_bytes * 4 {
-        b.run("fig8b", "stride-write", "stride", s as f64, basic(Location::Stride { gap_bytes: s }, Mode::Write, 4 * KIB), None, Timing::Consecutive, whole, c, 1);
+        b.run(
+            "fig8b",
+            "stride-write",
+            "stride",
+            s as f64,
+            basic(Location::Stride { gap_bytes: s }, Mode::Write, 4 * KIB),
+            None,
+            Timing::Consecutive,
+            whole,
+            c,
+            1,
+        );
         s *= 4;
     }
     // Figure 9: the four 4 KiB patterns before fragmentation, after "striker", after recovery.
     let c = b.count(4096);
     let four = |b: &mut Builder, phase: &str| {
-        for (name, loc, mode) in [("RND-RD", rnd.clone(), Mode::Read), ("SEQ-RD", seq.clone(), Mode::Read), ("RND-WR", rnd.clone(), Mode::Write), ("SEQ-WR", seq.clone(), Mode::Write)] {
-            b.run("fig9", &format!("{name}-{phase}"), "", 0.0, basic(loc, mode, 4 * KIB), None, Timing::Consecutive, if name.starts_with("RND") { whole } else { first_gib }, c, 1);
+        for (name, loc, mode) in [
+            ("RND-RD", rnd.clone(), Mode::Read),
+            ("SEQ-RD", seq.clone(), Mode::Read),
+            ("RND-WR", rnd.clone(), Mode::Write),
+            ("SEQ-WR", seq.clone(), Mode::Write),
+        ] {
+            b.run(
+                "fig9",
+                &format!("{name}-{phase}"),
+                "",
+                0.0,
+                basic(loc, mode, 4 * KIB),
+                None,
+                Timing::Consecutive,
+                if name.starts_with("RND") {
+                    whole
+                } else {
+                    first_gib
+                },
+                c,
+                1,
+            );
         }
     };
     b.fill("Chen et al. 5.8: a freshly filled device before fragmentation");
     four(&mut b, "before");
     // Striker: 4 KiB random writes, 4 GiB in all, over the whole device.
     let striker = b.cap(4 * GIB) / (4 * KIB);
-    b.run("fig9", "striker", "", 0.0, basic(rnd.clone(), Mode::Write, 4 * KIB), None, Timing::Consecutive, whole, ((striker as f64 * cfg.scale.min(1.0)) as u64).max(1024), 1);
+    b.run(
+        "fig9",
+        "striker",
+        "",
+        0.0,
+        basic(rnd.clone(), Mode::Write, 4 * KIB),
+        None,
+        Timing::Consecutive,
+        whole,
+        ((striker as f64 * cfg.scale.min(1.0)) as u64).max(1024),
+        1,
+    );
     four(&mut b, "fragmented");
     // Recovery: fill with 256 KiB writes, then write the first GiB sequentially in 4 KiB, four times.
     b.fill("Chen et al. 5.8 recovery: big sequential writes");
     let passes = first_gib.1 / (4 * KIB);
-    b.run("fig9", "recovery-4KiB-passes", "", 0.0, basic(seq.clone(), Mode::Write, 4 * KIB), None, Timing::Consecutive, first_gib, ((4 * passes) as f64 * cfg.scale.min(1.0)) as u64 + 1, 1);
+    b.run(
+        "fig9",
+        "recovery-4KiB-passes",
+        "",
+        0.0,
+        basic(seq.clone(), Mode::Write, 4 * KIB),
+        None,
+        Timing::Consecutive,
+        first_gib,
+        ((4 * passes) as f64 * cfg.scale.min(1.0)) as u64 + 1,
+        1,
+    );
     four(&mut b, "recovered");
-    Plan { suite: "chen09".into(), steps: b.steps }
+    Plan {
+        suite: "chen09".into(),
+        steps: b.steps,
+    }
 }
 
 /// Wang et al.: sequential throughput by request size (Figure 1), random
 /// throughput with one (Figure 2) and thirty (Figure 3) outstanding IOs for
 /// reads, writes and a 50/50 mix, response-time distributions (Figure 4).
 pub fn wang11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
-    let mut b = Builder { cfg: cfg.clone(), device_bytes, steps: Vec::new(), n: 0 };
+    let mut b = Builder {
+        cfg: cfg.clone(),
+        device_bytes,
+        steps: Vec::new(),
+        n: 0,
+    };
     b.fill("a filled device");
     let sizes: Vec<u64> = (0..=9).map(|e| 512u64 << e).collect();
     let area = (0, b.cap(8 * GIB));
     for mode in [Mode::Read, Mode::Write] {
         for &s in &sizes {
             let ios = b.count((64 * MIB / s).clamp(256, 8192));
-            b.run("fig1", &format!("sequential-{mode}"), "IOSize", s as f64, basic(Location::Sequential, mode, s), None, Timing::Consecutive, area, ios, 1);
+            b.run(
+                "fig1",
+                &format!("sequential-{mode}"),
+                "IOSize",
+                s as f64,
+                basic(Location::Sequential, mode, s),
+                None,
+                Timing::Consecutive,
+                area,
+                ios,
+                1,
+            );
         }
     }
     for (fig, parallel) in [("fig2", 1u64), ("fig3", 30)] {
@@ -219,35 +542,88 @@ pub fn wang11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
                 let (mode, mix) = match series {
                     "read" => (Mode::Read, None),
                     "write" => (Mode::Write, None),
-                    _ => (Mode::Read, Some(Mix { secondary: basic(Location::Random, Mode::Write, s), ratio_primary: 1, ratio_secondary: 1 })),
+                    _ => (
+                        Mode::Read,
+                        Some(Mix {
+                            secondary: basic(Location::Random, Mode::Write, s),
+                            ratio_primary: 1,
+                            ratio_secondary: 1,
+                        }),
+                    ),
                 };
                 let ios = b.count(if parallel == 1 { 1024 } else { 128 });
-                b.run(fig, &format!("random-{series}"), "IOSize", s as f64, basic(Location::Random, mode, s), mix, Timing::Consecutive, area, ios, parallel);
+                b.run(
+                    fig,
+                    &format!("random-{series}"),
+                    "IOSize",
+                    s as f64,
+                    basic(Location::Random, mode, s),
+                    mix,
+                    Timing::Consecutive,
+                    area,
+                    ios,
+                    parallel,
+                );
             }
         }
     }
-    Plan { suite: "wang11".into(), steps: b.steps }
+    Plan {
+        suite: "wang11".into(),
+        steps: b.steps,
+    }
 }
 
 /// Hudlet & Schall: sequential, random-once and skip-sequential access to a
 /// test file, by page size and queue depth, on an empty then a full device,
 /// and the index-vs-scan break-even selectivity.
 pub fn hudlet11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
-    let mut b = Builder { cfg: cfg.clone(), device_bytes, steps: Vec::new(), n: 0 };
+    let mut b = Builder {
+        cfg: cfg.clone(),
+        device_bytes,
+        steps: Vec::new(),
+        n: 0,
+    };
     let file = (0, b.cap(cfg.test_file_bytes));
     // The test file, filled with data, on an otherwise empty device.
-    b.steps.push(Step::Discard { reason: "Hudlet & Schall: a nearly empty drive".into() });
+    b.steps.push(Step::Discard {
+        reason: "Hudlet & Schall: a nearly empty drive".into(),
+    });
     let pages = |size: u64| file.1 / size;
-    b.run("setup", "fill-test-file", "", 0.0, basic(Location::Sequential, Mode::Write, 256 * KIB), None, Timing::Consecutive, file, pages(256 * KIB).max(1), 1);
+    b.run(
+        "setup",
+        "fill-test-file",
+        "",
+        0.0,
+        basic(Location::Sequential, Mode::Write, 256 * KIB),
+        None,
+        Timing::Consecutive,
+        file,
+        pages(256 * KIB).max(1),
+        1,
+    );
     for state in ["empty", "full"] {
         if state == "full" {
             b.fill("Hudlet & Schall: the drive filled with data (the test file included)");
         }
         for size in [4 * KIB, 8 * KIB, 16 * KIB, 32 * KIB, 64 * KIB] {
-            for (name, loc) in [("sequential", Location::Sequential), ("random-once", Location::RandomOnce)] {
+            for (name, loc) in [
+                ("sequential", Location::Sequential),
+                ("random-once", Location::RandomOnce),
+            ] {
                 for mode in [Mode::Read, Mode::Write] {
                     let ios = b.count(pages(size).min(65_536));
-                    b.run(&format!("pagesize-{state}"), &format!("{name}-{mode}"), "IOSize", size as f64, basic(loc.clone(), mode, size), None, Timing::Consecutive, file, ios, 1);
+                    b.run(
+                        &format!("pagesize-{state}"),
+                        &format!("{name}-{mode}"),
+                        "IOSize",
+                        size as f64,
+                        basic(loc.clone(), mode, size),
+                        None,
+                        Timing::Consecutive,
+                        file,
+                        ios,
+                        1,
+                    );
                 }
             }
         }
@@ -255,23 +631,89 @@ pub fn hudlet11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
     // Figure 6: random reads by queue depth.
     for qd in [1u64, 2, 4, 8, 16, 32] {
         let ios = b.count(16_384);
-        b.run_qd("queue-depth", "random-once-read", qd, basic(Location::RandomOnce, Mode::Read, 4 * KIB), file, ios);
+        b.run_qd(
+            "queue-depth",
+            "random-once-read",
+            qd,
+            basic(Location::RandomOnce, Mode::Read, 4 * KIB),
+            file,
+            ios,
+        );
     }
     // Index-vs-scan: a full scan, and index access (skip-sequential) at a range of selectivities.
     let n = pages(4 * KIB);
     let scan_ios = b.count(n.min(262_144));
-    b.run("break-even", "scan", "selectivity", 1.0, basic(Location::Sequential, Mode::Read, 4 * KIB), None, Timing::Consecutive, (0, scan_ios * 4 * KIB), scan_ios, 1);
+    b.run(
+        "break-even",
+        "scan",
+        "selectivity",
+        1.0,
+        basic(Location::Sequential, Mode::Read, 4 * KIB),
+        None,
+        Timing::Consecutive,
+        (0, scan_ios * 4 * KIB),
+        scan_ios,
+        1,
+    );
     for s in [0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9] {
         let ios = ((scan_ios as f64 * s).round() as u64).max(16);
-        b.run("break-even", "skip-sequential", "selectivity", s, basic(Location::SkipSequential { fraction: s }, Mode::Read, 4 * KIB), None, Timing::Consecutive, (0, scan_ios * 4 * KIB), ios, 1);
-        b.run("break-even", "random-once", "selectivity", s, basic(Location::RandomOnce, Mode::Read, 4 * KIB), None, Timing::Consecutive, (0, scan_ios * 4 * KIB), ios, 1);
+        b.run(
+            "break-even",
+            "skip-sequential",
+            "selectivity",
+            s,
+            basic(
+                Location::SkipSequential { fraction: s },
+                Mode::Read,
+                4 * KIB,
+            ),
+            None,
+            Timing::Consecutive,
+            (0, scan_ios * 4 * KIB),
+            ios,
+            1,
+        );
+        b.run(
+            "break-even",
+            "random-once",
+            "selectivity",
+            s,
+            basic(Location::RandomOnce, Mode::Read, 4 * KIB),
+            None,
+            Timing::Consecutive,
+            (0, scan_ios * 4 * KIB),
+            ios,
+            1,
+        );
     }
-    Plan { suite: "hudlet11".into(), steps: b.steps }
+    Plan {
+        suite: "hudlet11".into(),
+        steps: b.steps,
+    }
 }
 
 impl Builder {
-    fn run_qd(&mut self, experiment: &str, series: &str, qd: u64, primary: Basic, target: (u64, u64), ios: u64) {
-        self.run(experiment, series, "QD", qd as f64, primary, None, Timing::Consecutive, target, ios, 1);
+    fn run_qd(
+        &mut self,
+        experiment: &str,
+        series: &str,
+        qd: u64,
+        primary: Basic,
+        target: (u64, u64),
+        ios: u64,
+    ) {
+        self.run(
+            experiment,
+            series,
+            "QD",
+            qd as f64,
+            primary,
+            None,
+            Timing::Consecutive,
+            target,
+            ios,
+            1,
+        );
         if let Some(Step::Run(r)) = self.steps.last_mut() {
             r.spec.queue_depth = qd;
         }

@@ -64,7 +64,12 @@ pub fn detect_period(latencies_ns: &[u64]) -> usize {
     }
     let max_lag = (n / 4).min(2048);
     let acf: Vec<f64> = (0..=max_lag + 1)
-        .map(|lag| (0..n - lag).map(|i| (x[i] - mean) * (x[i + lag] - mean)).sum::<f64>() / var)
+        .map(|lag| {
+            (0..n - lag)
+                .map(|i| (x[i] - mean) * (x[i + lag] - mean))
+                .sum::<f64>()
+                / var
+        })
         .collect();
     let mut best: Option<(f64, usize)> = None;
     for lag in 2..=max_lag {
@@ -81,8 +86,9 @@ pub fn detect_period(latencies_ns: &[u64]) -> usize {
 /// expansion beyond (error < 1e-3).
 pub fn t975(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
     ];
     match df {
         0 => f64::INFINITY,
@@ -90,7 +96,8 @@ pub fn t975(df: usize) -> f64 {
         d => {
             let z: f64 = 1.959964;
             let d = d as f64;
-            z + (z.powi(3) + z) / (4.0 * d) + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
+            z + (z.powi(3) + z) / (4.0 * d)
+                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
         }
     }
 }
@@ -108,7 +115,12 @@ pub struct BatchMeans {
 
 impl BatchMeans {
     pub fn new(batch: usize) -> BatchMeans {
-        BatchMeans { batch: batch.max(1), current_sum: 0.0, current_len: 0, means: Vec::new() }
+        BatchMeans {
+            batch: batch.max(1),
+            current_sum: 0.0,
+            current_len: 0,
+            means: Vec::new(),
+        }
     }
 
     /// Adds one measured latency; returns true when it closed a batch.
@@ -168,7 +180,15 @@ mod tests {
     #[test]
     fn period_of_a_spike_every_128() {
         // uFLIP Figure 4: Kingston DTI, period about 128.
-        let lat: Vec<u64> = (0..4096).map(|i| if i % 128 == 127 { 50_000_000 } else { 2_000_000 }).collect();
+        let lat: Vec<u64> = (0..4096)
+            .map(|i| {
+                if i % 128 == 127 {
+                    50_000_000
+                } else {
+                    2_000_000
+                }
+            })
+            .collect();
         assert_eq!(detect_startup(&lat), 0);
         assert_eq!(detect_period(&lat), 128);
     }
@@ -188,6 +208,9 @@ mod tests {
         }
         let (mean, rel) = b.interval().unwrap();
         assert_eq!(mean, 200.0);
-        assert_eq!(rel, 0.0, "batches of one period remove the oscillation entirely");
+        assert_eq!(
+            rel, 0.0,
+            "batches of one period remove the oscillation entirely"
+        );
     }
 }

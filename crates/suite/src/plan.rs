@@ -28,19 +28,36 @@ pub struct RunStep {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
+// A plan holds a few hundred steps built once per suite, so the size
+// difference between variants costs nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
 pub enum Step {
     /// Write the device into a defined state.
-    EnforceState { method: StateMethod, reason: String },
+    EnforceState {
+        method: StateMethod,
+        reason: String,
+    },
     /// A long baseline run whose records give the start-up phase and period.
-    Calibrate { baseline: String, run: RunStep },
+    Calibrate {
+        baseline: String,
+        run: RunStep,
+    },
     /// uFLIP 4.3: sequential reads, a batch of random writes, sequential
     /// reads again; the lingering effect sets the pause between runs.
-    MeasurePause { before: RunStep, writes: RunStep, after: RunStep },
+    MeasurePause {
+        before: RunStep,
+        writes: RunStep,
+        after: RunStep,
+    },
     Run(RunStep),
     /// Turn the device's write cache on or off (Chen et al. Figure 5).
-    WriteCache { enabled: bool },
+    WriteCache {
+        enabled: bool,
+    },
     /// Discard (TRIM) the whole device: an "empty" drive (Hudlet & Schall).
-    Discard { reason: String },
+    Discard {
+        reason: String,
+    },
 }
 
 impl Step {
@@ -49,7 +66,11 @@ impl Step {
         match self {
             Step::EnforceState { .. } | Step::WriteCache { .. } | Step::Discard { .. } => vec![],
             Step::Calibrate { run, .. } => vec![run],
-            Step::MeasurePause { before, writes, after } => vec![before, writes, after],
+            Step::MeasurePause {
+                before,
+                writes,
+                after,
+            } => vec![before, writes, after],
             Step::Run(r) => vec![r],
         }
     }
@@ -80,7 +101,10 @@ impl Plan {
                     out += &format!("     -- enforce state: {} ({reason})\n", method.describe());
                 }
                 Step::WriteCache { enabled } => {
-                    out += &format!("     -- write cache {}\n", if *enabled { "on" } else { "off" });
+                    out += &format!(
+                        "     -- write cache {}\n",
+                        if *enabled { "on" } else { "off" }
+                    );
                 }
                 Step::Discard { reason } => {
                     out += &format!("     -- discard the whole device ({reason})\n");
@@ -106,7 +130,9 @@ impl Plan {
             }
         }
         let budget: u64 = self.steps.iter().map(|s| s.io_budget(device_bytes)).sum();
-        out += &format!("{n} runs; at most {budget} IOs in all (state enforcement counted as 64 KiB IOs)\n");
+        out += &format!(
+            "{n} runs; at most {budget} IOs in all (state enforcement counted as 64 KiB IOs)\n"
+        );
         out
     }
 
@@ -135,7 +161,11 @@ impl DescribeShort for PatternSpec {
             None => self.primary.describe(),
         };
         if let Some(m) = &self.mix {
-            let other = m.secondary.baseline_name().map(str::to_string).unwrap_or_else(|| m.secondary.describe());
+            let other = m
+                .secondary
+                .baseline_name()
+                .map(str::to_string)
+                .unwrap_or_else(|| m.secondary.describe());
             s += &format!(" {}:{} {other}", m.ratio_primary, m.ratio_secondary);
         }
         if self.primary.io_shift_bytes > 0 {

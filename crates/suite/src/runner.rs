@@ -182,7 +182,11 @@ impl RecordSink for AdaptiveSink<'_> {
             return Ok(());
         }
         self.measured += 1;
-        if self.batches.push(r.latency_ns()) && self.adaptive && !self.converged && self.measured >= self.min_ios {
+        if self.batches.push(r.latency_ns())
+            && self.adaptive
+            && !self.converged
+            && self.measured >= self.min_ios
+        {
             if let Some((_, rel)) = self.batches.interval() {
                 if self.batches.batches() >= 10 && rel <= self.bound {
                     self.converged = true;
@@ -213,13 +217,22 @@ pub enum SuiteOutcome {
 
 impl Runner<'_> {
     fn run_index(&self, name: &str) -> usize {
-        self.results.manifest().runs.iter().position(|r| r.name == name).expect("every planned run is registered")
+        self.results
+            .manifest()
+            .runs
+            .iter()
+            .position(|r| r.name == name)
+            .expect("every planned run is registered")
     }
 
     fn ignore_and_batch(&self, spec: &PatternSpec) -> (u64, u64) {
         // uFLIP scales IOIgnore for mixed patterns: a component that is one
         // IO in k needs k times as many IOs to get through its start-up.
-        let total_ratio = spec.mix.as_ref().map(|m| m.ratio_primary + m.ratio_secondary).unwrap_or(1);
+        let total_ratio = spec
+            .mix
+            .as_ref()
+            .map(|m| m.ratio_primary + m.ratio_secondary)
+            .unwrap_or(1);
         let mut ignore = 0;
         let mut batch = 1;
         for (i, b) in spec.basics().enumerate() {
@@ -229,7 +242,12 @@ impl Runner<'_> {
                 (Some(m), _) => m.ratio_secondary,
             };
             let scale = total_ratio.div_ceil(share.max(1));
-            let c = self.journal.calibration.get(baseline_of(b)).copied().unwrap_or_default();
+            let c = self
+                .journal
+                .calibration
+                .get(baseline_of(b))
+                .copied()
+                .unwrap_or_default();
             ignore = ignore.max(c.startup * scale);
             batch = batch.max(c.period * scale);
         }
@@ -237,13 +255,27 @@ impl Runner<'_> {
     }
 
     /// Runs (or, when `record` is false, re-executes) one run.
-    fn run(&mut self, step: &RunStep, record: bool, adaptive: bool, keep: bool) -> Result<(Outcome, RunOutcome, Vec<u64>), SuiteError> {
-        let (ignore, batch) = if adaptive { self.ignore_and_batch(&step.spec) } else { (0, 1) };
+    fn run(
+        &mut self,
+        step: &RunStep,
+        record: bool,
+        adaptive: bool,
+        keep: bool,
+    ) -> Result<(Outcome, RunOutcome, Vec<u64>), SuiteError> {
+        let (ignore, batch) = if adaptive {
+            self.ignore_and_batch(&step.spec)
+        } else {
+            (0, 1)
+        };
         let mut spec = step.spec.clone();
         spec.io_ignore = ignore;
         let stop = AtomicBool::new(false);
         let idx = self.run_index(&step.name);
-        let mut writer = if record { Some(self.results.start_run(idx)?) } else { None };
+        let mut writer = if record {
+            Some(self.results.start_run(idx)?)
+        } else {
+            None
+        };
         let mut sink = AdaptiveSink {
             out: writer.as_mut().map(|w| w as &mut dyn RecordSink),
             batches: BatchMeans::new(batch as usize),
@@ -258,7 +290,15 @@ impl Runner<'_> {
             keep_latencies: keep,
             issued_max_index: 0,
         };
-        let result = execute(self.dev, &spec, &mut sink, Hooks { stop: Some(&stop), progress: None });
+        let result = execute(
+            self.dev,
+            &spec,
+            &mut sink,
+            Hooks {
+                stop: Some(&stop),
+                progress: None,
+            },
+        );
         let outcome = RunOutcome {
             io_ignore: ignore,
             io_count: sink.issued_max_index,
@@ -269,15 +309,26 @@ impl Runner<'_> {
         let latencies = std::mem::take(&mut sink.latencies);
         let user_stopped = self.user_stop.load(Ordering::Relaxed);
         let (status, error, out) = match &result {
-            Ok(Outcome::Interrupted) if !user_stopped => (RunStatus::Complete, None, Outcome::Complete),
-            Ok(o) => (if *o == Outcome::Complete { RunStatus::Complete } else { RunStatus::Interrupted }, None, *o),
+            Ok(Outcome::Interrupted) if !user_stopped => {
+                (RunStatus::Complete, None, Outcome::Complete)
+            }
+            Ok(o) => (
+                if *o == Outcome::Complete {
+                    RunStatus::Complete
+                } else {
+                    RunStatus::Interrupted
+                },
+                None,
+                *o,
+            ),
             Err(e) => (RunStatus::Failed, Some(e.to_string()), Outcome::Interrupted),
         };
         if let Some(w) = writer {
             w.finish()?;
             spec.io_count = outcome.io_count.max(1);
             self.results.set_workload(idx, Workload::Pattern(spec));
-            self.results.finish_run(idx, status, error, self.dev.stats_json())?;
+            self.results
+                .finish_run(idx, status, error, self.dev.stats_json())?;
             self.dev.reset_stats();
         }
         result?;
@@ -314,9 +365,23 @@ impl Runner<'_> {
             let finished = match step {
                 Step::EnforceState { method, .. } => {
                     let mut nop = |_: u64, _: u64| {};
-                    let seed = self.journal.config.get("seed").and_then(|s| s.as_u64()).unwrap_or(42) ^ i as u64;
-                    enforce_state(self.dev, *method, seed, self.state_queue_depth, self.block_bytes, self.user_stop, &mut nop)?
-                        .is_some()
+                    let seed = self
+                        .journal
+                        .config
+                        .get("seed")
+                        .and_then(|s| s.as_u64())
+                        .unwrap_or(42)
+                        ^ i as u64;
+                    enforce_state(
+                        self.dev,
+                        *method,
+                        seed,
+                        self.state_queue_depth,
+                        self.block_bytes,
+                        self.user_stop,
+                        &mut nop,
+                    )?
+                    .is_some()
                 }
                 Step::Calibrate { baseline, run } => {
                     self.pause_between(&mut first_run)?;
@@ -324,26 +389,49 @@ impl Runner<'_> {
                     if o == Outcome::Complete && record {
                         let startup = detect_startup(&lat);
                         let period = detect_period(&lat[startup..]);
-                        self.journal.calibration.insert(baseline.clone(), Calibration { startup: startup as u64, period: period as u64 });
+                        self.journal.calibration.insert(
+                            baseline.clone(),
+                            Calibration {
+                                startup: startup as u64,
+                                period: period as u64,
+                            },
+                        );
                         self.journal.runs.insert(run.name.clone(), outcome);
                     }
                     o == Outcome::Complete
                 }
-                Step::MeasurePause { before, writes, after } => {
+                Step::MeasurePause {
+                    before,
+                    writes,
+                    after,
+                } => {
                     self.pause_between(&mut first_run)?;
                     let (o1, _, lat_before) = self.run(before, record, false, true)?;
-                    let (o2, _, _) = if o1 == Outcome::Complete { self.run(writes, record, false, false)? } else { (o1, RunOutcome::default(), vec![]) };
-                    let (o3, _, lat_after) = if o2 == Outcome::Complete { self.run(after, record, false, true)? } else { (o2, RunOutcome::default(), vec![]) };
+                    let (o2, _, _) = if o1 == Outcome::Complete {
+                        self.run(writes, record, false, false)?
+                    } else {
+                        (o1, RunOutcome::default(), vec![])
+                    };
+                    let (o3, _, lat_after) = if o2 == Outcome::Complete {
+                        self.run(after, record, false, true)?
+                    } else {
+                        (o2, RunOutcome::default(), vec![])
+                    };
                     if o3 == Outcome::Complete && record {
                         let (lingering, lingering_ns) = lingering(&lat_before, &lat_after);
                         self.journal.lingering_ios = Some(lingering);
-                        self.journal.pause_between_runs_ns = Some((2 * lingering_ns).max(self.journal.min_pause_ns));
+                        self.journal.pause_between_runs_ns =
+                            Some((2 * lingering_ns).max(self.journal.min_pause_ns));
                     }
                     o3 == Outcome::Complete
                 }
                 Step::WriteCache { enabled } => {
                     if let Err(e) = self.dev.set_write_cache(*enabled) {
-                        let note = format!("step {}: write cache {} not possible: {e}", i + 1, if *enabled { "on" } else { "off" });
+                        let note = format!(
+                            "step {}: write cache {} not possible: {e}",
+                            i + 1,
+                            if *enabled { "on" } else { "off" }
+                        );
                         if record && !self.journal.notes.contains(&note) {
                             self.journal.notes.push(note);
                         }
@@ -380,7 +468,14 @@ impl Runner<'_> {
         }
         self.journal.finished = true;
         self.journal.save(self.results)?;
-        (self.progress)(&Progress { step: steps.len(), steps: steps.len(), what: "done".into(), ios_done: total, ios_total: total, replaying: false });
+        (self.progress)(&Progress {
+            step: steps.len(),
+            steps: steps.len(),
+            what: "done".into(),
+            ios_done: total,
+            ios_total: total,
+            replaying: false,
+        });
         Ok(SuiteOutcome::Complete)
     }
 
@@ -390,7 +485,10 @@ impl Runner<'_> {
         if std::mem::take(first) {
             return Ok(());
         }
-        let pause = self.journal.pause_between_runs_ns.unwrap_or(self.journal.min_pause_ns);
+        let pause = self
+            .journal
+            .pause_between_runs_ns
+            .unwrap_or(self.journal.min_pause_ns);
         let until = self.dev.now_ns() + pause;
         self.dev.idle_until(until)?;
         Ok(())
@@ -405,13 +503,21 @@ fn discard_all(dev: &mut dyn Device) -> Result<(), flashlab_device::DeviceError>
     let mut out = Vec::new();
     while off < size {
         let len = chunk.min(size - off);
-        dev.submit(flashlab_device::IoRequest { tag: 0, offset_bytes: off, size_bytes: len as u32, mode: flashlab_device::Mode::Trim })?;
+        dev.submit(flashlab_device::IoRequest {
+            tag: 0,
+            offset_bytes: off,
+            size_bytes: len as u32,
+            mode: flashlab_device::Mode::Trim,
+        })?;
         loop {
             out.clear();
             dev.poll(None, &mut out)?;
             if let Some(c) = out.first() {
                 if let Some(errno) = c.errno {
-                    return Err(flashlab_device::DeviceError::Os { what: "discard".into(), errno });
+                    return Err(flashlab_device::DeviceError::Os {
+                        what: "discard".into(),
+                        errno,
+                    });
                 }
                 break;
             }
@@ -423,7 +529,9 @@ fn discard_all(dev: &mut dyn Device) -> Result<(), flashlab_device::DeviceError>
 
 fn step_label(step: &Step) -> String {
     match step {
-        Step::WriteCache { enabled } => format!("write cache {}", if *enabled { "on" } else { "off" }),
+        Step::WriteCache { enabled } => {
+            format!("write cache {}", if *enabled { "on" } else { "off" })
+        }
         Step::Discard { .. } => "discard".into(),
         Step::EnforceState { method, .. } => format!("state: {}", method.name()),
         Step::Calibrate { baseline, .. } => format!("calibrate {baseline}"),

@@ -28,7 +28,9 @@ impl StateMethod {
             "sequential" | "seq" => Ok(StateMethod::Sequential),
             "snia" => Ok(StateMethod::Snia),
             "none" => Ok(StateMethod::None),
-            other => Err(format!("unknown state enforcement '{other}'; use random, sequential, snia or none")),
+            other => Err(format!(
+                "unknown state enforcement '{other}'; use random, sequential, snia or none"
+            )),
         }
     }
 
@@ -97,7 +99,11 @@ pub fn enforce_state(
                     (rng.below(slots) * unit, len)
                 }
                 StateMethod::Sequential | StateMethod::Snia => {
-                    let chunk = if method == StateMethod::Sequential { 256 * 1024 } else { 128 * 1024 };
+                    let chunk = if method == StateMethod::Sequential {
+                        256 * 1024
+                    } else {
+                        128 * 1024
+                    };
                     let chunk = (chunk / unit * unit).max(unit);
                     if cursor >= size {
                         cursor = 0;
@@ -110,7 +116,12 @@ pub fn enforce_state(
                 StateMethod::None => unreachable!("returned above"),
             };
             let tag = free.pop().expect("checked");
-            dev.submit(IoRequest { tag, offset_bytes: offset, size_bytes: len as u32, mode: Mode::Write })?;
+            dev.submit(IoRequest {
+                tag,
+                offset_bytes: offset,
+                size_bytes: len as u32,
+                mode: Mode::Write,
+            })?;
             outstanding += 1;
             written += len;
             ios += 1;
@@ -122,12 +133,15 @@ pub fn enforce_state(
         dev.poll(None, &mut completions)?;
         for c in &completions {
             if let Some(errno) = c.errno {
-                return Err(DeviceError::Os { what: "state enforcement write".into(), errno });
+                return Err(DeviceError::Os {
+                    what: "state enforcement write".into(),
+                    errno,
+                });
             }
             free.push(c.tag);
             outstanding -= 1;
         }
-        if written - last_report >= total / 200 + 1 {
+        if written - last_report > total / 200 {
             last_report = written;
             progress(written.min(total), total);
         }

@@ -57,7 +57,8 @@ pub struct Means<'a> {
 
 impl<'a> Means<'a> {
     pub fn new(plan: &'a Plan, summaries: &[RunSummary]) -> Means<'a> {
-        let by_name: BTreeMap<&str, &RunSummary> = summaries.iter().map(|s| (s.name.as_str(), s)).collect();
+        let by_name: BTreeMap<&str, &RunSummary> =
+            summaries.iter().map(|s| (s.name.as_str(), s)).collect();
         let mut runs = Vec::new();
         for step in &plan.steps {
             for r in step.runs() {
@@ -74,7 +75,9 @@ impl<'a> Means<'a> {
     pub fn get(&self, experiment: &str, series: &str, value: f64) -> Option<f64> {
         self.runs
             .iter()
-            .find(|(r, _)| r.experiment == experiment && r.series == series && (r.value - value).abs() < 1e-9)
+            .find(|(r, _)| {
+                r.experiment == experiment && r.series == series && (r.value - value).abs() < 1e-9
+            })
             .map(|(_, m)| *m)
     }
 
@@ -106,23 +109,53 @@ fn largest_prefix_below(series: &[(f64, f64)], limit: f64) -> Option<(f64, f64)>
 
 pub fn table3(plan: &Plan, summaries: &[RunSummary], io_size: u64) -> Table3 {
     let means = Means::new(plan, summaries);
-    let base = |b: &str| means.get("granularity", b, io_size as f64).or_else(|| means.get("calibration", b, means.series("calibration", b).first().map(|x| x.0).unwrap_or(0.0)));
+    let base = |b: &str| {
+        means.get("granularity", b, io_size as f64).or_else(|| {
+            means.get(
+                "calibration",
+                b,
+                means
+                    .series("calibration", b)
+                    .first()
+                    .map(|x| x.0)
+                    .unwrap_or(0.0),
+            )
+        })
+    };
     let ms = |ns: Option<f64>| ns.map(|v| v / 1e6);
     let (sr, rr, sw, rw) = (base("SR"), base("RR"), base("SW"), base("RW"));
-    let mut t = Table3 { sr_ms: ms(sr), rr_ms: ms(rr), sw_ms: ms(sw), rw_ms: ms(rw), ..Table3::default() };
+    let mut t = Table3 {
+        sr_ms: ms(sr),
+        rr_ms: ms(rr),
+        sw_ms: ms(sw),
+        rw_ms: ms(rw),
+        ..Table3::default()
+    };
     if let (Some(sw), Some(rw)) = (sw, rw) {
-        t.pause_rw_ms = means.series("pause", "RW").into_iter().find(|&(_, m)| m <= 1.2 * sw).map(|(p, _)| p);
-        if let Some((area, worst)) = largest_prefix_below(&means.series("locality", "RW"), 0.5 * rw) {
+        t.pause_rw_ms = means
+            .series("pause", "RW")
+            .into_iter()
+            .find(|&(_, m)| m <= 1.2 * sw)
+            .map(|(p, _)| p);
+        if let Some((area, worst)) = largest_prefix_below(&means.series("locality", "RW"), 0.5 * rw)
+        {
             t.locality_rw_bytes = Some(area as u64);
             t.locality_rw_relative = Some(worst / sw);
         }
-        if let Some((p, worst)) = largest_prefix_below(&means.series("partitioning", "SW"), 0.5 * rw) {
+        if let Some((p, worst)) =
+            largest_prefix_below(&means.series("partitioning", "SW"), 0.5 * rw)
+        {
             t.partitions = Some(p as u64);
             t.partitions_relative = Some(worst / sw);
         }
         t.reverse_relative = means.get("order", "SW", -1.0).map(|m| m / sw);
         t.in_place_relative = means.get("order", "SW", 0.0).map(|m| m / sw);
-        let large: Vec<f64> = means.series("order", "SW").into_iter().filter(|(v, _)| *v >= 32.0).map(|(_, m)| m).collect();
+        let large: Vec<f64> = means
+            .series("order", "SW")
+            .into_iter()
+            .filter(|(v, _)| *v >= 32.0)
+            .map(|(_, m)| m)
+            .collect();
         if !large.is_empty() {
             t.large_incr_relative = Some(large.iter().sum::<f64>() / large.len() as f64 / rw);
         }
@@ -150,8 +183,18 @@ fn ms(v: Option<f64>) -> String {
 }
 
 impl Table3 {
-    pub const HEADER: [&'static str; 10] =
-        ["SR (ms)", "RR (ms)", "SW (ms)", "RW (ms)", "Pause RW (ms)", "Locality RW", "Partitions", "Reverse", "In-place", "Large Incr"];
+    pub const HEADER: [&'static str; 10] = [
+        "SR (ms)",
+        "RR (ms)",
+        "SW (ms)",
+        "RW (ms)",
+        "Pause RW (ms)",
+        "Locality RW",
+        "Partitions",
+        "Reverse",
+        "In-place",
+        "Large Incr",
+    ];
 
     pub fn cells(&self) -> [String; 10] {
         let area = match self.locality_rw_bytes {
@@ -178,7 +221,11 @@ impl Table3 {
 
     /// A Markdown table: one header row, one row per (device, row).
     pub fn markdown(rows: &[(String, &Table3)]) -> String {
-        let mut s = format!("| Device | {} |\n|---|{}\n", Table3::HEADER.join(" | "), "---|".repeat(10));
+        let mut s = format!(
+            "| Device | {} |\n|---|{}\n",
+            Table3::HEADER.join(" | "),
+            "---|".repeat(10)
+        );
         for (name, t) in rows {
             s += &format!("| {name} | {} |\n", t.cells().join(" | "));
         }
@@ -191,7 +238,13 @@ pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) ->
     let means = Means::new(plan, summaries);
     let mut out = Vec::new();
     let mut push = |number, paper: &str, device: String, evidence: String, contradicts| {
-        out.push(Hint { number, paper: paper.into(), device, evidence, contradicts_paper: contradicts })
+        out.push(Hint {
+            number,
+            paper: paper.into(),
+            device,
+            evidence,
+            contradicts_paper: contradicts,
+        })
     };
     // Hint 1: per-IO latency makes larger IOs beneficial, even for reads.
     let sr = means.series("granularity", "SR");
@@ -199,22 +252,47 @@ pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) ->
         let (small, large) = (sr[0], sr[sr.len() - 1]);
         let tp = |(size, m): (f64, f64)| size / m * 1e9 / 1e6; // MB/s
         let gain = tp(large) / tp(small);
-        push(1, "Flash devices do incur latency: larger IOs are beneficial, even for reads.",
-            if gain > 1.5 { format!("Confirmed: sequential reads of {} move {gain:.1}x more data per second than reads of {}.", format_size(large.0 as u64), format_size(small.0 as u64)) }
-            else { format!("Not on this device: read throughput barely grows with IO size ({gain:.1}x from {} to {}).", format_size(small.0 as u64), format_size(large.0 as u64)) },
-            format!("SR {}: {:.1} us; SR {}: {:.1} us", format_size(small.0 as u64), small.1 / 1e3, format_size(large.0 as u64), large.1 / 1e3),
-            gain <= 1.5);
+        push(
+            1,
+            "Flash devices do incur latency: larger IOs are beneficial, even for reads.",
+            if gain > 1.5 {
+                format!("Confirmed: sequential reads of {} move {gain:.1}x more data per second than reads of {}.", format_size(large.0 as u64), format_size(small.0 as u64))
+            } else {
+                format!("Not on this device: read throughput barely grows with IO size ({gain:.1}x from {} to {}).", format_size(small.0 as u64), format_size(large.0 as u64))
+            },
+            format!(
+                "SR {}: {:.1} us; SR {}: {:.1} us",
+                format_size(small.0 as u64),
+                small.1 / 1e3,
+                format_size(large.0 as u64),
+                large.1 / 1e3
+            ),
+            gain <= 1.5,
+        );
     }
     // Hint 2: block size 32 KiB: the smallest write size whose per-byte cost is near the best.
     let rw = means.series("granularity", "RW");
     if !rw.is_empty() {
         let per_byte: Vec<(f64, f64)> = rw.iter().map(|&(s, m)| (s, m / s)).collect();
         let best = per_byte.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
-        let knee = per_byte.iter().find(|x| x.1 <= 1.25 * best).map(|x| x.0 as u64).unwrap_or(io_size);
-        push(2, "Block size should (currently) be 32 KiB.",
-            format!("Use IOs of at least {} for random writes: smaller ones cost more per byte.", format_size(knee)),
-            format!("random-write cost per KiB is within 25 % of its best from {} on", format_size(knee)),
-            knee != 32 * 1024);
+        let knee = per_byte
+            .iter()
+            .find(|x| x.1 <= 1.25 * best)
+            .map(|x| x.0 as u64)
+            .unwrap_or(io_size);
+        push(
+            2,
+            "Block size should (currently) be 32 KiB.",
+            format!(
+                "Use IOs of at least {} for random writes: smaller ones cost more per byte.",
+                format_size(knee)
+            ),
+            format!(
+                "random-write cost per KiB is within 25 % of its best from {} on",
+                format_size(knee)
+            ),
+            knee != 32 * 1024,
+        );
     }
     // Hint 3: alignment.
     for base in ["RW", "SW", "RR"] {
@@ -223,34 +301,69 @@ pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) ->
             let aligned = al[0].1;
             let worst = al[1..].iter().map(|x| x.1).fold(0.0, f64::max);
             let pen = worst / aligned;
-            push(3, "Blocks should be aligned to flash pages.",
-                if pen > 1.2 { format!("Align IOs: misaligned {base} cost up to {pen:.1}x aligned ones.") } else { format!("Alignment hardly matters for {base} here (worst misaligned cost {pen:.2}x aligned).") },
-                format!("{base} aligned {:.2} ms, worst shifted {:.2} ms", aligned / 1e6, worst / 1e6),
-                pen <= 1.2);
+            push(
+                3,
+                "Blocks should be aligned to flash pages.",
+                if pen > 1.2 {
+                    format!("Align IOs: misaligned {base} cost up to {pen:.1}x aligned ones.")
+                } else {
+                    format!("Alignment hardly matters for {base} here (worst misaligned cost {pen:.2}x aligned).")
+                },
+                format!(
+                    "{base} aligned {:.2} ms, worst shifted {:.2} ms",
+                    aligned / 1e6,
+                    worst / 1e6
+                ),
+                pen <= 1.2,
+            );
             break;
         }
     }
     // Hint 4: random writes in a focused area.
     if t.rw_ms.is_some() && !means.series("locality", "RW").is_empty() {
         let (device, contra) = match t.locality_rw_bytes {
-            Some(b) => (format!("Keep random writes inside {}: there they cost {} sequential writes.", format_size(b), match factor(t.locality_rw_relative).as_str() { "=" => "the same as".to_string(), f => format!("{f}") }), b < 4 << 20),
+            Some(b) => (format!("Keep random writes inside {}: there they cost {} sequential writes.", format_size(b), match factor(t.locality_rw_relative).as_str() { "=" => "the same as".to_string(), f => f.to_string() }), b < 4 << 20),
             None => ("Random writes cost the same whatever the area: focusing them does not help on this device.".into(), true),
         };
-        push(4, "Random writes should be limited to a focused area (4-16 MB).", device,
-            format!("RW {:.2} ms over the whole target; locality area {}", t.rw_ms.unwrap_or(0.0), t.locality_rw_bytes.map(format_size).unwrap_or_else(|| "none".into())), contra);
+        push(
+            4,
+            "Random writes should be limited to a focused area (4-16 MB).",
+            device,
+            format!(
+                "RW {:.2} ms over the whole target; locality area {}",
+                t.rw_ms.unwrap_or(0.0),
+                t.locality_rw_bytes
+                    .map(format_size)
+                    .unwrap_or_else(|| "none".into())
+            ),
+            contra,
+        );
     }
     // Hint 5: few partitions.
     if let Some(p) = t.partitions {
-        push(5, "Sequential writes should be limited to a few (4-8) partitions.",
-            format!("Write at most {p} sequential streams at once; more degrade toward random writes."),
-            format!("partitioned SW cost {} SW up to {p} partitions", factor(t.partitions_relative)),
-            !(4..=8).contains(&p));
+        push(
+            5,
+            "Sequential writes should be limited to a few (4-8) partitions.",
+            format!(
+                "Write at most {p} sequential streams at once; more degrade toward random writes."
+            ),
+            format!(
+                "partitioned SW cost {} SW up to {p} partitions",
+                factor(t.partitions_relative)
+            ),
+            !(4..=8).contains(&p),
+        );
     }
     // Hint 6: mixes.
     let mut worst_mix: Option<(String, f64)> = None;
     for pair in ["SR-RR", "SR-SW", "SR-RW", "RR-SW", "RR-RW", "SW-RW"] {
         let (a, b) = pair.split_once('-').expect("pair");
-        let (Some(ma), Some(mb)) = (means.get("granularity", a, io_size as f64), means.get("granularity", b, io_size as f64)) else { continue };
+        let (Some(ma), Some(mb)) = (
+            means.get("granularity", a, io_size as f64),
+            means.get("granularity", b, io_size as f64),
+        ) else {
+            continue;
+        };
         for (ratio, m) in means.series("mix", pair) {
             let expected = (ratio * ma + mb) / (ratio + 1.0);
             let r = m / expected;
@@ -260,10 +373,19 @@ pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) ->
         }
     }
     if let Some((which, r)) = worst_mix {
-        push(6, "Combining a limited number of patterns is acceptable.",
-            if r <= 1.25 { "Mixing patterns costs what its parts cost: combining them is fine.".into() } else { format!("Avoid mixing {which}: the mix costs {r:.1}x the weighted cost of its parts.") },
+        push(
+            6,
+            "Combining a limited number of patterns is acceptable.",
+            if r <= 1.25 {
+                "Mixing patterns costs what its parts cost: combining them is fine.".into()
+            } else {
+                format!(
+                    "Avoid mixing {which}: the mix costs {r:.1}x the weighted cost of its parts."
+                )
+            },
             format!("worst mix {which}: {r:.2}x its parts' weighted mean"),
-            r > 1.25);
+            r > 1.25,
+        );
     }
     // Hint 7: neither parallel nor delayed IOs help.
     let par = means.series("parallelism", "RW");
@@ -272,10 +394,21 @@ pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) ->
         let (d, md) = par[par.len() - 1];
         // Throughput gain with D streams: D IOs per mean response time.
         let gain = (d / md) / (1.0 / one);
-        push(7, "Neither concurrent nor delayed IOs improve performance.",
-            if gain > 1.3 { format!("Issue random writes concurrently: {d:.0} streams give {gain:.1}x the throughput of one.") } else { "Concurrency does not raise random-write throughput here.".into() },
-            format!("RW with 1 stream {:.2} ms/IO; with {d:.0} streams {:.2} ms/IO each", one / 1e6, md / 1e6),
-            gain > 1.3);
+        push(
+            7,
+            "Neither concurrent nor delayed IOs improve performance.",
+            if gain > 1.3 {
+                format!("Issue random writes concurrently: {d:.0} streams give {gain:.1}x the throughput of one.")
+            } else {
+                "Concurrency does not raise random-write throughput here.".into()
+            },
+            format!(
+                "RW with 1 stream {:.2} ms/IO; with {d:.0} streams {:.2} ms/IO each",
+                one / 1e6,
+                md / 1e6
+            ),
+            gain > 1.3,
+        );
     }
     out
 }

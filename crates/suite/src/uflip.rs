@@ -12,8 +12,17 @@ use crate::plan::{Plan, RunStep, Step};
 use crate::state::StateMethod;
 
 /// The nine micro-benchmarks, in uFLIP's order.
-pub const BENCHMARKS: [&str; 9] =
-    ["granularity", "alignment", "locality", "partitioning", "order", "parallelism", "mix", "pause", "bursts"];
+pub const BENCHMARKS: [&str; 9] = [
+    "granularity",
+    "alignment",
+    "locality",
+    "partitioning",
+    "order",
+    "parallelism",
+    "mix",
+    "pause",
+    "bursts",
+];
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UflipConfig {
@@ -64,7 +73,12 @@ fn basic(baseline: &str, io_size: u64) -> Basic {
         "RW" => (Location::Random, Mode::Write),
         other => unreachable!("not a baseline: {other}"),
     };
-    Basic { location, mode, io_size_bytes: io_size, io_shift_bytes: 0 }
+    Basic {
+        location,
+        mode,
+        io_size_bytes: io_size,
+        io_shift_bytes: 0,
+    }
 }
 
 /// The baseline a basic pattern behaves like, for IOIgnore and batch sizes.
@@ -80,7 +94,9 @@ pub fn baseline_of(b: &Basic) -> &'static str {
 /// Whether a run writes non-randomly: such runs get target space of their
 /// own, so that they do not disturb the random state (uFLIP 4.1).
 fn needs_own_space(spec: &PatternSpec) -> bool {
-    spec.basics().any(|b| b.mode.modifies() && !matches!(b.location, Location::Random | Location::RandomOnce))
+    spec.basics().any(|b| {
+        b.mode.modifies() && !matches!(b.location, Location::Random | Location::RandomOnce)
+    })
 }
 
 struct Builder<'a> {
@@ -92,7 +108,19 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     #[allow(clippy::too_many_arguments)]
-    fn add(&mut self, bench: &str, series: &str, parameter: &str, value: f64, label: String, primary: Basic, mix: Option<Mix>, timing: Timing, parallel: u64, target: Option<u64>) {
+    fn add(
+        &mut self,
+        bench: &str,
+        series: &str,
+        parameter: &str,
+        value: f64,
+        label: String,
+        primary: Basic,
+        mix: Option<Mix>,
+        timing: Timing,
+        parallel: u64,
+        target: Option<u64>,
+    ) {
         let name = format!("{bench}-{series}-{label}");
         let seed = derive_seed(self.cfg.seed, self.runs.len() as u64 + 1);
         let spec = PatternSpec {
@@ -108,11 +136,21 @@ impl Builder<'_> {
             queue_depth: 1,
             seed,
         };
-        self.runs.push(RunStep { name, experiment: bench.into(), series: series.into(), parameter: parameter.into(), value, spec, adaptive: true });
+        self.runs.push(RunStep {
+            name,
+            experiment: bench.into(),
+            series: series.into(),
+            parameter: parameter.into(),
+            value,
+            spec,
+            adaptive: true,
+        });
     }
 
     fn sequential_target(&self, io_size: u64, parallel: u64) -> u64 {
-        (self.cfg.max_ios * io_size * parallel).min(self.device_bytes / 4 / io_size * io_size).max(io_size * parallel)
+        (self.cfg.max_ios * io_size * parallel)
+            .min(self.device_bytes / 4 / io_size * io_size)
+            .max(io_size * parallel)
     }
 }
 
@@ -124,87 +162,229 @@ fn powers(lo: u32, hi: u32) -> impl Iterator<Item = u64> {
 pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
     let io = cfg.io_size_bytes;
     let random_target = cfg.random_target_bytes.unwrap_or(device_bytes) / io * io;
-    let mut b = Builder { cfg, device_bytes, random_target, runs: Vec::new() };
+    let mut b = Builder {
+        cfg,
+        device_bytes,
+        random_target,
+        runs: Vec::new(),
+    };
     let on = |name: &str| cfg.benchmarks.iter().any(|x| x == name);
     let q = cfg.quick;
     let all = ["SR", "RR", "SW", "RW"];
 
     if on("granularity") {
         // [2^0 .. 2^9] x 512 B, plus some non-powers of 2.
-        let mut sizes: Vec<u64> = if q { vec![4096, 32768, 131072] } else { powers(0, 9).map(|p| p * 512).collect() };
+        let mut sizes: Vec<u64> = if q {
+            vec![4096, 32768, 131072]
+        } else {
+            powers(0, 9).map(|p| p * 512).collect()
+        };
         if !q {
             sizes.extend([12 * 1024, 48 * 1024]);
             sizes.sort_unstable();
         }
         for base in all {
             for &s in &sizes {
-                let t = if base.starts_with('S') { Some(b.sequential_target(s, 1)) } else { None };
-                b.add("granularity", base, "IOSize", s as f64, format_size(s), basic(base, s), None, Timing::Consecutive, 1, t);
+                let t = if base.starts_with('S') {
+                    Some(b.sequential_target(s, 1))
+                } else {
+                    None
+                };
+                b.add(
+                    "granularity",
+                    base,
+                    "IOSize",
+                    s as f64,
+                    format_size(s),
+                    basic(base, s),
+                    None,
+                    Timing::Consecutive,
+                    1,
+                    t,
+                );
             }
         }
     }
     if on("alignment") {
         // IOShift in [2^0 .. IOSize/512] x 512 B (0 is the baseline).
         let max_exp = (io / 512).trailing_zeros();
-        let shifts: Vec<u64> = if q { vec![0, 512, io / 2] } else { std::iter::once(0).chain(powers(0, max_exp.saturating_sub(1)).map(|p| p * 512)).collect() };
+        let shifts: Vec<u64> = if q {
+            vec![0, 512, io / 2]
+        } else {
+            std::iter::once(0)
+                .chain(powers(0, max_exp.saturating_sub(1)).map(|p| p * 512))
+                .collect()
+        };
         for base in all {
             for &shift in &shifts {
                 let mut p = basic(base, io);
                 p.io_shift_bytes = shift;
-                let t = if base.starts_with('S') { Some(b.sequential_target(io, 1) + io) } else { None };
-                b.add("alignment", base, "IOShift", shift as f64, format_size(shift), p, None, Timing::Consecutive, 1, t);
+                let t = if base.starts_with('S') {
+                    Some(b.sequential_target(io, 1) + io)
+                } else {
+                    None
+                };
+                b.add(
+                    "alignment",
+                    base,
+                    "IOShift",
+                    shift as f64,
+                    format_size(shift),
+                    p,
+                    None,
+                    Timing::Consecutive,
+                    1,
+                    t,
+                );
             }
         }
     }
     if on("locality") {
         // TargetSize: Rnd [2^0 .. 2^16] x IOSize, Seq [2^0 .. 2^8] x IOSize.
         for base in all {
-            let hi = if base.starts_with('R') { if q { 12 } else { 16 } } else if q { 4 } else { 8 };
+            let hi = if base.starts_with('R') {
+                if q {
+                    12
+                } else {
+                    16
+                }
+            } else if q {
+                4
+            } else {
+                8
+            };
             let step = if q { 4 } else { 1 };
             for e in (0..=hi).step_by(step) {
                 let ts = (io << e).min(device_bytes / io * io);
-                b.add("locality", base, "TargetSize", ts as f64, format_size(ts), basic(base, io), None, Timing::Consecutive, 1, Some(ts));
+                b.add(
+                    "locality",
+                    base,
+                    "TargetSize",
+                    ts as f64,
+                    format_size(ts),
+                    basic(base, io),
+                    None,
+                    Timing::Consecutive,
+                    1,
+                    Some(ts),
+                );
             }
         }
     }
     if on("partitioning") {
         for base in ["SR", "SW"] {
             for p in powers(0, if q { 4 } else { 8 }).filter(|p| !q || p % 4 == 1 || *p == 16) {
-                let loc = Basic { location: Location::Partitioned { partitions: p }, ..basic(base, io) };
+                let loc = Basic {
+                    location: Location::Partitioned { partitions: p },
+                    ..basic(base, io)
+                };
                 let t = b.sequential_target(io, 1).max(p * io);
-                b.add("partitioning", base, "Partitions", p as f64, p.to_string(), loc, None, Timing::Consecutive, 1, Some(t));
+                b.add(
+                    "partitioning",
+                    base,
+                    "Partitions",
+                    p as f64,
+                    p.to_string(),
+                    loc,
+                    None,
+                    Timing::Consecutive,
+                    1,
+                    Some(t),
+                );
             }
         }
     }
     if on("order") {
-        let incrs: Vec<i64> = if q { vec![-1, 0, 1, 64] } else { [-1i64, 0].into_iter().chain(powers(0, 8).map(|p| p as i64)).collect() };
+        let incrs: Vec<i64> = if q {
+            vec![-1, 0, 1, 64]
+        } else {
+            [-1i64, 0]
+                .into_iter()
+                .chain(powers(0, 8).map(|p| p as i64))
+                .collect()
+        };
         for base in ["SR", "SW"] {
             for &incr in &incrs {
-                let loc = Basic { location: Location::Ordered { incr }, ..basic(base, io) };
+                let loc = Basic {
+                    location: Location::Ordered { incr },
+                    ..basic(base, io)
+                };
                 // Room for one pass without wrapping: IOCount x |Incr| x IOSize.
                 let span = cfg.max_ios * incr.unsigned_abs().max(1) * io;
                 let t = span.min(device_bytes / 2 / io * io).max(io);
-                b.add("order", base, "Incr", incr as f64, format!("incr{incr}"), loc, None, Timing::Consecutive, 1, Some(t));
+                b.add(
+                    "order",
+                    base,
+                    "Incr",
+                    incr as f64,
+                    format!("incr{incr}"),
+                    loc,
+                    None,
+                    Timing::Consecutive,
+                    1,
+                    Some(t),
+                );
             }
         }
     }
     if on("parallelism") {
         for base in all {
             for d in powers(0, if q { 2 } else { 4 }) {
-                let t = if base.starts_with('S') { Some(b.sequential_target(io, d)) } else { None };
-                b.add("parallelism", base, "ParallelDegree", d as f64, d.to_string(), basic(base, io), None, Timing::Consecutive, d, t);
+                let t = if base.starts_with('S') {
+                    Some(b.sequential_target(io, d))
+                } else {
+                    None
+                };
+                b.add(
+                    "parallelism",
+                    base,
+                    "ParallelDegree",
+                    d as f64,
+                    d.to_string(),
+                    basic(base, io),
+                    None,
+                    Timing::Consecutive,
+                    d,
+                    t,
+                );
             }
         }
     }
     if on("mix") {
         // Pattern #1 / #2: SR/RR, SR/SW, SR/RW, RR/SW, RR/RW, SW/RW; Ratio [2^0 .. 2^6].
-        let pairs = [("SR", "RR"), ("SR", "SW"), ("SR", "RW"), ("RR", "SW"), ("RR", "RW"), ("SW", "RW")];
+        let pairs = [
+            ("SR", "RR"),
+            ("SR", "SW"),
+            ("SR", "RW"),
+            ("RR", "SW"),
+            ("RR", "RW"),
+            ("SW", "RW"),
+        ];
         for (one, two) in pairs {
             for r in powers(0, 6).filter(|r| !q || *r == 1 || *r == 16) {
-                let mix = Mix { secondary: basic(two, io), ratio_primary: r, ratio_secondary: 1 };
+                let mix = Mix {
+                    secondary: basic(two, io),
+                    ratio_primary: r,
+                    ratio_secondary: 1,
+                };
                 let seq = one.starts_with('S') || two.starts_with('S');
-                let t = if seq { Some(b.sequential_target(io, 1)) } else { None };
-                b.add("mix", &format!("{one}-{two}"), "Ratio", r as f64, format!("{r}to1"), basic(one, io), Some(mix), Timing::Consecutive, 1, t);
+                let t = if seq {
+                    Some(b.sequential_target(io, 1))
+                } else {
+                    None
+                };
+                b.add(
+                    "mix",
+                    &format!("{one}-{two}"),
+                    "Ratio",
+                    r as f64,
+                    format!("{r}to1"),
+                    basic(one, io),
+                    Some(mix),
+                    Timing::Consecutive,
+                    1,
+                    t,
+                );
             }
         }
     }
@@ -213,8 +393,23 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
         for base in all {
             for p in powers(0, 8).filter(|p| !q || [1, 16, 256].contains(p)) {
                 let ns = p * 100_000;
-                let t = if base.starts_with('S') { Some(b.sequential_target(io, 1)) } else { None };
-                b.add("pause", base, "Pause_ms", ns as f64 / 1e6, format!("{}us", ns / 1000), basic(base, io), None, Timing::Pause { pause_ns: ns }, 1, t);
+                let t = if base.starts_with('S') {
+                    Some(b.sequential_target(io, 1))
+                } else {
+                    None
+                };
+                b.add(
+                    "pause",
+                    base,
+                    "Pause_ms",
+                    ns as f64 / 1e6,
+                    format!("{}us", ns / 1000),
+                    basic(base, io),
+                    None,
+                    Timing::Pause { pause_ns: ns },
+                    1,
+                    t,
+                );
             }
         }
     }
@@ -223,18 +418,40 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
         for base in all {
             for k in powers(0, 6).filter(|k| !q || [1, 8].contains(k)) {
                 let burst = k * 10;
-                let t = if base.starts_with('S') { Some(b.sequential_target(io, 1)) } else { None };
-                b.add("bursts", base, "Burst", burst as f64, burst.to_string(), basic(base, io), None, Timing::Burst { pause_ns: 100_000_000, burst }, 1, t);
+                let t = if base.starts_with('S') {
+                    Some(b.sequential_target(io, 1))
+                } else {
+                    None
+                };
+                b.add(
+                    "bursts",
+                    base,
+                    "Burst",
+                    burst as f64,
+                    burst.to_string(),
+                    basic(base, io),
+                    None,
+                    Timing::Burst {
+                        pause_ns: 100_000_000,
+                        burst,
+                    },
+                    1,
+                    t,
+                );
             }
         }
     }
 
     // Runs that write sequentially go last, each in space of its own; when
     // that space runs out the state is enforced again (uFLIP 4.2).
-    let (mut own, shared): (Vec<RunStep>, Vec<RunStep>) = b.runs.into_iter().partition(|r| needs_own_space(&r.spec));
+    let (mut own, shared): (Vec<RunStep>, Vec<RunStep>) =
+        b.runs.into_iter().partition(|r| needs_own_space(&r.spec));
     let mut steps = Vec::new();
     if cfg.state != StateMethod::None {
-        steps.push(Step::EnforceState { method: cfg.state, reason: "initial state".into() });
+        steps.push(Step::EnforceState {
+            method: cfg.state,
+            reason: "initial state".into(),
+        });
     }
     let cal = |base: &str, target: u64, offset: u64| {
         let spec = PatternSpec {
@@ -248,18 +465,35 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
             io_ignore: 0,
             parallel_degree: 1,
             queue_depth: 1,
-            seed: derive_seed(cfg.seed, 0xCA1 + base.len() as u64 + base.as_bytes()[0] as u64),
+            seed: derive_seed(
+                cfg.seed,
+                0xCA1 + base.len() as u64 + base.as_bytes()[0] as u64,
+            ),
         };
-        RunStep { name: spec.name.clone(), experiment: "calibration".into(), series: base.into(), parameter: "IOCount".into(), value: cfg.calibration_ios as f64, spec, adaptive: false }
+        RunStep {
+            name: spec.name.clone(),
+            experiment: "calibration".into(),
+            series: base.into(),
+            parameter: "IOCount".into(),
+            value: cfg.calibration_ios as f64,
+            spec,
+            adaptive: false,
+        }
     };
     let cal_seq = (cfg.calibration_ios * io).min(device_bytes / 4 / io * io);
     let mut cursor = 0u64;
     for base in ["SR", "RR", "RW"] {
         let t = if base == "SR" { cal_seq } else { random_target };
-        steps.push(Step::Calibrate { baseline: base.into(), run: cal(base, t, 0) });
+        steps.push(Step::Calibrate {
+            baseline: base.into(),
+            run: cal(base, t, 0),
+        });
     }
     // SW calibration gets space of its own, at the start of the sequential area.
-    steps.push(Step::Calibrate { baseline: "SW".into(), run: cal("SW", cal_seq, cursor) });
+    steps.push(Step::Calibrate {
+        baseline: "SW".into(),
+        run: cal("SW", cal_seq, cursor),
+    });
     cursor += cal_seq;
     // Pause determination: SR, a batch of RW, SR again (uFLIP 4.3).
     let probe = |name: &str, base: &str, count: u64, target: u64| {
@@ -292,5 +526,8 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
         cursor += need;
         steps.push(Step::Run(r));
     }
-    Plan { suite: "uflip".into(), steps }
+    Plan {
+        suite: "uflip".into(),
+        steps,
+    }
 }

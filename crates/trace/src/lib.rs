@@ -69,7 +69,10 @@ impl Format {
             "mqsim" => Ok(Format::Mqsim),
             "disksim" => Ok(Format::Disksim),
             "msr" => Ok(Format::Msr),
-            other => Err(format!("unknown trace format '{other}'; use {}", Format::NAMES)),
+            other => Err(format!(
+                "unknown trace format '{other}'; use {}",
+                Format::NAMES
+            )),
         }
     }
 
@@ -96,7 +99,9 @@ impl Format {
             return Some(Format::Fio);
         }
         let comma: Vec<&str> = first.split(',').collect();
-        if comma.len() == 7 && (comma[3].eq_ignore_ascii_case("read") || comma[3].eq_ignore_ascii_case("write")) {
+        if comma.len() == 7
+            && (comma[3].eq_ignore_ascii_case("read") || comma[3].eq_ignore_ascii_case("write"))
+        {
             return Some(Format::Msr);
         }
         let cols: Vec<&str> = first.split_whitespace().collect();
@@ -104,7 +109,11 @@ impl Format {
             return Some(Format::Blkparse);
         }
         if cols.len() == 5 && cols.iter().all(|c| c.parse::<f64>().is_ok()) {
-            return Some(if cols[0].contains('.') { Format::Disksim } else { Format::Mqsim });
+            return Some(if cols[0].contains('.') {
+                Format::Disksim
+            } else {
+                Format::Mqsim
+            });
         }
         None
     }
@@ -130,7 +139,9 @@ pub fn parse(text: &str, format: Format, origin: &str) -> Result<Vec<TraceIo>, S
     }
     .map_err(|(line, msg)| format!("{origin} line {line}: {msg}"))?;
     if ios.is_empty() {
-        return Err(format!("{origin} holds no requests in {format} format; check the file or pass --format"));
+        return Err(format!(
+            "{origin} holds no requests in {format} format; check the file or pass --format"
+        ));
     }
     ios.sort_by_key(|io| io.time_ns);
     let t0 = ios[0].time_ns;
@@ -171,9 +182,18 @@ impl Fit {
 /// Makes every request fit a device of `device_bytes` with `block_bytes`
 /// alignment, or explains why it cannot. Offsets stay aligned to
 /// `block_bytes`; sizes must already be multiples of it.
-pub fn fit_to_device(ios: &mut [TraceIo], device_bytes: u64, block_bytes: u64, fit: Fit) -> Result<(), String> {
+pub fn fit_to_device(
+    ios: &mut [TraceIo],
+    device_bytes: u64,
+    block_bytes: u64,
+    fit: Fit,
+) -> Result<(), String> {
     let block = block_bytes.max(1);
-    let max_end = ios.iter().map(|io| io.offset_bytes + io.size_bytes).max().unwrap_or(0);
+    let max_end = ios
+        .iter()
+        .map(|io| io.offset_bytes + io.size_bytes)
+        .max()
+        .unwrap_or(0);
     for (i, io) in ios.iter_mut().enumerate() {
         if io.op == TraceOp::Flush {
             continue;
@@ -186,12 +206,20 @@ pub fn fit_to_device(ios: &mut [TraceIo], device_bytes: u64, block_bytes: u64, f
             ));
         }
         if io.size_bytes > device_bytes {
-            return Err(format!("request {} ({} B) is larger than the device", i + 1, io.size_bytes));
+            return Err(format!(
+                "request {} ({} B) is larger than the device",
+                i + 1,
+                io.size_bytes
+            ));
         }
         let end = io.offset_bytes + io.size_bytes;
         if end <= device_bytes && fit != Fit::Scale {
             if io.offset_bytes % block != 0 {
-                return Err(format!("request {} at offset {} is not aligned to {block} B", i + 1, io.offset_bytes));
+                return Err(format!(
+                    "request {} at offset {} is not aligned to {block} B",
+                    i + 1,
+                    io.offset_bytes
+                ));
             }
             continue;
         }

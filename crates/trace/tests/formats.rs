@@ -10,7 +10,12 @@ fn io(time_ns: u64, op: char, offset_bytes: u64, size_bytes: u64) -> TraceIo {
         'T' => TraceOp::Io(Mode::Trim),
         _ => TraceOp::Flush,
     };
-    TraceIo { time_ns, op, offset_bytes, size_bytes }
+    TraceIo {
+        time_ns,
+        op,
+        offset_bytes,
+        size_bytes,
+    }
 }
 
 fn check(text: &str, format: Format, expected: &[TraceIo]) {
@@ -23,13 +28,20 @@ fn mqsim() {
     check(
         "938513000 4 264719034 16 0\n938828000 3 197570570 16 1\n",
         Format::Mqsim,
-        &[io(0, 'W', 264719034 * 512, 8192), io(315000, 'R', 197570570 * 512, 8192)],
+        &[
+            io(0, 'W', 264719034 * 512, 8192),
+            io(315000, 'R', 197570570 * 512, 8192),
+        ],
     );
 }
 
 #[test]
 fn disksim() {
-    check("0.000000 0 100 8 1\n1.500000 0 200 16 0\n", Format::Disksim, &[io(0, 'R', 51200, 4096), io(1_500_000, 'W', 102400, 8192)]);
+    check(
+        "0.000000 0 100 8 1\n1.500000 0 200 16 0\n",
+        Format::Disksim,
+        &[io(0, 'R', 51200, 4096), io(1_500_000, 'W', 102400, 8192)],
+    );
 }
 
 #[test]
@@ -47,16 +59,33 @@ CPU0 (8,0):
     check(
         text,
         Format::Blkparse,
-        &[io(0, 'W', 223490 * 512, 4096), io(999_000, 'R', 51200, 32768), io(1_999_000, 'T', 4096 * 512, 1 << 20), io(2_999_000, 'F', 0, 0)],
+        &[
+            io(0, 'W', 223490 * 512, 4096),
+            io(999_000, 'R', 51200, 32768),
+            io(1_999_000, 'T', 4096 * 512, 1 << 20),
+            io(2_999_000, 'F', 0, 0),
+        ],
     );
 }
 
 #[test]
 fn fio_v2_and_v3() {
     let v2 = "fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n/dev/sdb write 0 4096\n/dev/sdb wait 250\n/dev/sdb read 8192 4096\n/dev/sdb sync\n/dev/sdb close\n";
-    check(v2, Format::Fio, &[io(0, 'W', 0, 4096), io(250_000, 'R', 8192, 4096), io(250_000, 'F', 0, 0)]);
+    check(
+        v2,
+        Format::Fio,
+        &[
+            io(0, 'W', 0, 4096),
+            io(250_000, 'R', 8192, 4096),
+            io(250_000, 'F', 0, 0),
+        ],
+    );
     let v3 = "fio version 3 iolog\n0 /dev/sdb add\n0 /dev/sdb open\n12 /dev/sdb write 0 4096\n15 /dev/sdb trim 8192 65536\n20 /dev/sdb close\n";
-    check(v3, Format::Fio, &[io(0, 'W', 0, 4096), io(3_000_000, 'T', 8192, 65536)]);
+    check(
+        v3,
+        Format::Fio,
+        &[io(0, 'W', 0, 4096), io(3_000_000, 'T', 8192, 65536)],
+    );
 }
 
 #[test]
@@ -70,7 +99,12 @@ fn msr() {
 
 #[test]
 fn own_format_round_trips() {
-    let ios = vec![io(0, 'W', 1 << 20, 4096), io(1200, 'R', 0, 32768), io(5000, 'F', 0, 0), io(9000, 'T', 4096, 4096)];
+    let ios = vec![
+        io(0, 'W', 1 << 20, 4096),
+        io(1200, 'R', 0, 32768),
+        io(5000, 'F', 0, 0),
+        io(9000, 'T', 4096, 4096),
+    ];
     let mut w = TraceWriter::new(Vec::new()).unwrap();
     for i in &ios {
         w.write(i).unwrap();
@@ -81,21 +115,38 @@ fn own_format_round_trips() {
 
 #[test]
 fn bad_lines_are_reported_with_their_number() {
-    assert_eq!(parse("1 0 0 8 0\n2 0 0 8 7\n", Format::Mqsim, "t.trace").unwrap_err(), "t.trace line 2: type 7 is not 0 (write) or 1 (read)");
-    assert!(parse("1 0 0 8\n", Format::Mqsim, "t").unwrap_err().contains("expected 5 fields"));
-    assert!(parse("", Format::Mqsim, "t").unwrap_err().contains("holds no requests"));
-    assert!(parse("fio version 9 iolog\n", Format::Fio, "t").unwrap_err().contains("line 1"));
+    assert_eq!(
+        parse("1 0 0 8 0\n2 0 0 8 7\n", Format::Mqsim, "t.trace").unwrap_err(),
+        "t.trace line 2: type 7 is not 0 (write) or 1 (read)"
+    );
+    assert!(parse("1 0 0 8\n", Format::Mqsim, "t")
+        .unwrap_err()
+        .contains("expected 5 fields"));
+    assert!(parse("", Format::Mqsim, "t")
+        .unwrap_err()
+        .contains("holds no requests"));
+    assert!(parse("fio version 9 iolog\n", Format::Fio, "t")
+        .unwrap_err()
+        .contains("line 1"));
 }
 
 #[test]
 fn times_are_relative_and_sorted() {
-    let ios = parse("# flashlab-trace v1\n500 R 0 512\n100 W 512 512\n", Format::Flashlab, "t").unwrap();
+    let ios = parse(
+        "# flashlab-trace v1\n500 R 0 512\n100 W 512 512\n",
+        Format::Flashlab,
+        "t",
+    )
+    .unwrap();
     assert_eq!(ios, vec![io(0, 'W', 512, 512), io(400, 'R', 0, 512)]);
 }
 
 #[test]
 fn the_shared_tpcc_trace_parses() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/tpcc-small.trace");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces/tpcc-small.trace"
+    );
     let Ok(text) = std::fs::read_to_string(path) else {
         eprintln!("SKIPPED: {path} not present");
         return;
@@ -109,16 +160,29 @@ fn the_shared_tpcc_trace_parses() {
 #[test]
 fn fitting_a_trace_onto_a_small_device() {
     use flashlab_trace::{fit_to_device, Fit};
-    let trace = vec![io(0, 'W', 0, 4096), io(1, 'R', 10 << 20, 8192), io(2, 'W', 100 << 20, 4096)];
+    let trace = vec![
+        io(0, 'W', 0, 4096),
+        io(1, 'R', 10 << 20, 8192),
+        io(2, 'W', 100 << 20, 4096),
+    ];
     let mut t = trace.clone();
-    assert!(fit_to_device(&mut t, 16 << 20, 512, Fit::Error).unwrap_err().contains("--fit wrap"));
+    assert!(fit_to_device(&mut t, 16 << 20, 512, Fit::Error)
+        .unwrap_err()
+        .contains("--fit wrap"));
     let mut t = trace.clone();
     fit_to_device(&mut t, 16 << 20, 512, Fit::Wrap).unwrap();
-    assert_eq!(t.iter().map(|i| i.offset_bytes).collect::<Vec<_>>(), vec![0, 10 << 20, (100 << 20) % (16 << 20)]);
+    assert_eq!(
+        t.iter().map(|i| i.offset_bytes).collect::<Vec<_>>(),
+        vec![0, 10 << 20, (100 << 20) % (16 << 20)]
+    );
     let mut t = trace.clone();
     fit_to_device(&mut t, 16 << 20, 4096, Fit::Scale).unwrap();
-    assert!(t.iter().all(|i| i.offset_bytes + i.size_bytes <= 16 << 20 && i.offset_bytes % 4096 == 0));
+    assert!(t
+        .iter()
+        .all(|i| i.offset_bytes + i.size_bytes <= 16 << 20 && i.offset_bytes % 4096 == 0));
     assert!(t[1].offset_bytes < t[2].offset_bytes, "order kept");
     let mut t = vec![io(0, 'W', 0, 1024)];
-    assert!(fit_to_device(&mut t, 16 << 20, 4096, Fit::Wrap).unwrap_err().contains("multiple"));
+    assert!(fit_to_device(&mut t, 16 << 20, 4096, Fit::Wrap)
+        .unwrap_err()
+        .contains("multiple"));
 }

@@ -3,7 +3,9 @@
 
 use std::collections::VecDeque;
 
-use flashlab_device::{ClockKind, Completion, Device, DeviceError, DeviceInfo, DeviceKind, IoRequest, Nanos};
+use flashlab_device::{
+    ClockKind, Completion, Device, DeviceError, DeviceInfo, DeviceKind, IoRequest, Nanos,
+};
 
 /// Every IO takes `latency_ns`; IOs run in parallel without limit. Tracks the
 /// most IOs ever outstanding.
@@ -59,7 +61,10 @@ impl Device for FakeDevice {
         self.max_outstanding
     }
     fn begin_run(&mut self) {
-        assert!(self.queued.is_empty() && self.in_flight.is_empty(), "begin_run with IO outstanding");
+        assert!(
+            self.queued.is_empty() && self.in_flight.is_empty(),
+            "begin_run with IO outstanding"
+        );
         self.runs_begun.push(self.now);
         self.now += self.settle_ns;
     }
@@ -67,10 +72,19 @@ impl Device for FakeDevice {
         self.queued.push(req);
         Ok(())
     }
-    fn poll(&mut self, deadline: Option<Nanos>, out: &mut Vec<Completion>) -> Result<(), DeviceError> {
+    fn poll(
+        &mut self,
+        deadline: Option<Nanos>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), DeviceError> {
         for r in self.queued.drain(..) {
-            let tag = if Some(r.offset_bytes) == self.fail_at_offset { r.tag | 1 << 63 } else { r.tag };
-            self.in_flight.push_back((self.now, self.now + self.latency_ns, tag));
+            let tag = if Some(r.offset_bytes) == self.fail_at_offset {
+                r.tag | 1 << 63
+            } else {
+                r.tag
+            };
+            self.in_flight
+                .push_back((self.now, self.now + self.latency_ns, tag));
         }
         self.max_seen = self.max_seen.max(self.in_flight.len());
         let Some(&(_, done, _)) = self.in_flight.front() else {
@@ -87,7 +101,12 @@ impl Device for FakeDevice {
         while self.in_flight.front().is_some_and(|f| f.1 <= self.now) {
             let (s, c, tag) = self.in_flight.pop_front().unwrap();
             let failed = tag & 1 << 63 != 0;
-            out.push(Completion { tag: tag & !(1 << 63), submit_ns: s, complete_ns: c, errno: failed.then_some(5) });
+            out.push(Completion {
+                tag: tag & !(1 << 63),
+                submit_ns: s,
+                complete_ns: c,
+                errno: failed.then_some(5),
+            });
         }
         Ok(())
     }
@@ -96,8 +115,8 @@ impl Device for FakeDevice {
         Ok(())
     }
     fn flush(&mut self) -> Result<(), DeviceError> {
-        self.flushes.push((self.now, self.in_flight.len() + self.queued.len()));
+        self.flushes
+            .push((self.now, self.in_flight.len() + self.queued.len()));
         Ok(())
     }
 }
-

@@ -26,12 +26,22 @@ pub fn skip(test: &str, why: Option<String>) -> bool {
 }
 
 pub fn have(tool: &str) -> bool {
-    Command::new("sh").arg("-c").arg(format!("command -v {tool}")).stdout(Stdio::null()).status().is_ok_and(|s| s.success())
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool}"))
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 pub fn missing_tools(tools: &[&str]) -> Option<String> {
     let m: Vec<&str> = tools.iter().copied().filter(|t| !have(t)).collect();
-    (!m.is_empty()).then(|| format!("missing {} (apt-get install nbdkit libnbd-bin fuse3 qemu-utils e2fsprogs)", m.join(", ")))
+    (!m.is_empty()).then(|| {
+        format!(
+            "missing {} (apt-get install nbdkit libnbd-bin fuse3 qemu-utils e2fsprogs)",
+            m.join(", ")
+        )
+    })
 }
 
 pub fn is_root() -> bool {
@@ -51,7 +61,11 @@ impl Serve {
     pub fn start(data: &Path, args: &[&str]) -> Serve {
         let sock = data.with_extension("sock");
         let log = data.with_extension("log");
-        let logf = std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap();
+        let logf = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .unwrap();
         let child = Command::new(bin())
             .arg("serve")
             .arg("--data")
@@ -64,7 +78,11 @@ impl Serve {
             .stderr(logf)
             .spawn()
             .unwrap();
-        let mut s = Serve { child: Some(child), sock, log };
+        let mut s = Serve {
+            child: Some(child),
+            sock,
+            log,
+        };
         s.wait_ready();
         s
     }

@@ -155,4 +155,3 @@ pub fn check_page(browser: &Path, tmp: &Path, html_path: &Path, html: &str) {
         "clicking a legend entry did not hide its series"
     );
 }
-

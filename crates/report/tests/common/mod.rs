@@ -278,12 +278,47 @@ pub fn normalize(text: &str, tmp: &Path) -> String {
 pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
     const RUNS: [(&str, &str, &str, &str, &str, f64); 7] = [
         ("calibrate-RW", "calibration", "RW", "random", "write", 96.0),
-        ("granularity-SR-4KiB", "granularity", "SR", "sequential", "read", 4096.0),
-        ("granularity-SR-32KiB", "granularity", "SR", "sequential", "read", 32768.0),
-        ("granularity-RW-4KiB", "granularity", "RW", "random", "write", 4096.0),
-        ("granularity-RW-32KiB", "granularity", "RW", "random", "write", 32768.0),
+        (
+            "granularity-SR-4KiB",
+            "granularity",
+            "SR",
+            "sequential",
+            "read",
+            4096.0,
+        ),
+        (
+            "granularity-SR-32KiB",
+            "granularity",
+            "SR",
+            "sequential",
+            "read",
+            32768.0,
+        ),
+        (
+            "granularity-RW-4KiB",
+            "granularity",
+            "RW",
+            "random",
+            "write",
+            4096.0,
+        ),
+        (
+            "granularity-RW-32KiB",
+            "granularity",
+            "RW",
+            "random",
+            "write",
+            32768.0,
+        ),
         ("alignment-RW-0B", "alignment", "RW", "random", "write", 0.0),
-        ("alignment-RW-512B", "alignment", "RW", "random", "write", 512.0),
+        (
+            "alignment-RW-512B",
+            "alignment",
+            "RW",
+            "random",
+            "write",
+            512.0,
+        ),
     ];
     let runs = RUNS
         .iter()
@@ -300,7 +335,13 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
                 pattern: pattern(run, loc, mode, 64, 0, false),
                 records: records(
                     &lat,
-                    |_| if mode == "read" { Mode::Read } else { Mode::Write },
+                    |_| {
+                        if mode == "read" {
+                            Mode::Read
+                        } else {
+                            Mode::Write
+                        }
+                    },
                     |_| 0,
                 ),
             }
@@ -321,13 +362,17 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
             r
         }
     };
-    let mut steps = vec![serde_json::json!({"kind": "enforce-state", "method": "random", "reason": "initial state"})];
+    let mut steps = vec![
+        serde_json::json!({"kind": "enforce-state", "method": "random", "reason": "initial state"}),
+    ];
     steps.extend(RUNS.iter().map(step));
     let dir = write_dir(
         root,
         device(name, DeviceKind::Simulated),
         runs,
-        Some(serde_json::json!({"suite": {"name": "uflip", "state_enforcement": "random", "config": {"seed": 42}}})),
+        Some(
+            serde_json::json!({"suite": {"name": "uflip", "state_enforcement": "random", "config": {"seed": 42}}}),
+        ),
         Some(serde_json::json!({
             "suite": "uflip",
             "completed_steps": 8,
@@ -337,7 +382,8 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
     );
     std::fs::write(
         dir.join("plan.json"),
-        serde_json::to_string_pretty(&serde_json::json!({"suite": "uflip", "steps": steps})).unwrap(),
+        serde_json::to_string_pretty(&serde_json::json!({"suite": "uflip", "steps": steps}))
+            .unwrap(),
     )
     .unwrap();
     let ms = scale as f64 / 1000.0;

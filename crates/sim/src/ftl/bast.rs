@@ -79,7 +79,13 @@ impl Ftl for BastFtl {
 
     sb_common!();
 
-    fn write(&mut self, lpn: u64, _partial: bool, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn write(
+        &mut self,
+        lpn: u64,
+        _partial: bool,
+        at: Nanos,
+        flash: &mut Flash,
+    ) -> Result<Nanos, String> {
         let (lu, off) = self.core.lu_off(lpn);
         let c = &mut self.core;
         if c.data_sb[lu as usize] == NONE {

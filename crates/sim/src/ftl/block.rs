@@ -59,7 +59,13 @@ impl Ftl for BlockFtl {
 
     sb_common!();
 
-    fn write(&mut self, lpn: u64, _partial: bool, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn write(
+        &mut self,
+        lpn: u64,
+        _partial: bool,
+        at: Nanos,
+        flash: &mut Flash,
+    ) -> Result<Nanos, String> {
         let c = &mut self.core;
         let (lu, off) = c.lu_off(lpn);
         if c.seq_log[lu as usize] != NONE {

@@ -261,7 +261,10 @@ impl BlockTable {
         let valid = d.vec_u16()?;
         let ns = d.u64()? as usize;
         if valid.len() != n || ns != n {
-            return Err(format!("checkpoint block table: {} blocks, expected {n}", valid.len()));
+            return Err(format!(
+                "checkpoint block table: {} blocks, expected {n}",
+                valid.len()
+            ));
         }
         let mut state = Vec::with_capacity(n);
         for _ in 0..n {
@@ -283,7 +286,11 @@ impl BlockTable {
             return Err("checkpoint block table: bad close times".into());
         }
         if valid.iter().any(|&v| v as u32 > self.pages_per_block)
-            || prev.iter().chain(&next).chain(&heads).any(|&b| b != NONE && b as usize >= n)
+            || prev
+                .iter()
+                .chain(&next)
+                .chain(&heads)
+                .any(|&b| b != NONE && b as usize >= n)
         {
             return Err("checkpoint block table: values out of range".into());
         }

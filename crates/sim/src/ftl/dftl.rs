@@ -18,9 +18,9 @@
 //!   touched by the victim block (batch update).
 //! - Translation pages are written round-robin over the dies ([`super::mapstore`]).
 
+use super::lru::Lru;
 use super::mapstore::MapStore;
 use super::page::PageFtl;
-use super::lru::Lru;
 use super::Ftl;
 use crate::accounting::Cause;
 use crate::config::SimConfig;
@@ -118,7 +118,9 @@ impl DftlFtl {
 
     /// Update the map for pages the garbage collector relocated.
     fn after_gc(&mut self, at: Nanos, flash: &mut Flash) {
-        let Some(moved) = self.inner.relocated.as_mut() else { return };
+        let Some(moved) = self.inner.relocated.as_mut() else {
+            return;
+        };
         if moved.is_empty() {
             return;
         }
@@ -156,7 +158,13 @@ impl Ftl for DftlFtl {
         self.inner.read(lpn, t, flash)
     }
 
-    fn write(&mut self, lpn: u64, partial: bool, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn write(
+        &mut self,
+        lpn: u64,
+        partial: bool,
+        at: Nanos,
+        flash: &mut Flash,
+    ) -> Result<Nanos, String> {
         let t = self.lookup(lpn, at, flash);
         let end = self.inner.write(lpn, partial, t, flash)?;
         flash.acct.map_host_updates += 1;

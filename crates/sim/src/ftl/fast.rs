@@ -135,7 +135,13 @@ impl Ftl for FastFtl {
 
     sb_common!();
 
-    fn write(&mut self, lpn: u64, _partial: bool, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn write(
+        &mut self,
+        lpn: u64,
+        _partial: bool,
+        at: Nanos,
+        flash: &mut Flash,
+    ) -> Result<Nanos, String> {
         let (lu, off) = self.core.lu_off(lpn);
         let c = &mut self.core;
         if c.data_sb[lu as usize] == NONE {
@@ -178,7 +184,10 @@ impl Ftl for FastFtl {
         self.core.check()?;
         for &b in &self.rw {
             if self.core.sb_kind[b as usize] != SbKind::RandLog {
-                return Err(format!("random log {b} has kind {:?}", self.core.sb_kind[b as usize]));
+                return Err(format!(
+                    "random log {b} has kind {:?}",
+                    self.core.sb_kind[b as usize]
+                ));
             }
         }
         if self.sw != NONE && self.core.seq_log[self.sw as usize] == NONE {

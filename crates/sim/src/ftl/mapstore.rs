@@ -33,7 +33,11 @@ impl MapStore {
     /// Write one map page starting at `at`; returns (die, end of program).
     pub fn write(&mut self, at: Nanos, flash: &mut Flash) -> (u32, Nanos) {
         let die = self.rr;
-        self.rr = if self.rr + 1 == self.units { 0 } else { self.rr + 1 };
+        self.rr = if self.rr + 1 == self.units {
+            0
+        } else {
+            self.rr + 1
+        };
         self.write_on(die, at, flash)
     }
 

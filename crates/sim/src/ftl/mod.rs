@@ -195,7 +195,9 @@ pub fn validate(cfg: &SimConfig, geo: &Geometry) -> Result<(), String> {
         FtlKind::Page | FtlKind::Dftl => {}
     }
     if f.kind != FtlKind::TwoLevel && f.hints.enabled {
-        return Err(format!("profile '{n}': ftl.hints need ftl.kind = \"two-level\""));
+        return Err(format!(
+            "profile '{n}': ftl.hints need ftl.kind = \"two-level\""
+        ));
     }
     if f.sync.enabled && f.sync.interval_writes == 0 && f.sync.dirty_limit == 0 {
         return Err(format!(

@@ -45,13 +45,18 @@ impl PageFtl {
         let nblocks = self.blocks.len() as u32;
         let l2p = d.vec_u32_len(lp, "forward map")?;
         let p2l = d.vec_u32_len(pp, "reverse map")?;
-        if l2p.iter().any(|&p| p != NONE && p as usize >= pp) || p2l.iter().any(|&l| l != NONE && l as usize >= lp) {
+        if l2p.iter().any(|&p| p != NONE && p as usize >= pp)
+            || p2l.iter().any(|&l| l != NONE && l as usize >= lp)
+        {
             return Err("checkpoint maps: page numbers out of range".into());
         }
         self.blocks.load_state(d)?;
         let units = d.u64()? as usize;
         if units != self.free.len() {
-            return Err(format!("checkpoint free pools: {units} dies, expected {}", self.free.len()));
+            return Err(format!(
+                "checkpoint free pools: {units} dies, expected {}",
+                self.free.len()
+            ));
         }
         for u in 0..units {
             let n = d.u64()?;

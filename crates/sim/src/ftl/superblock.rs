@@ -300,7 +300,10 @@ impl SbCore {
     pub fn erase_sb(&mut self, sb: u32, at: Nanos, flash: &mut Flash) -> Nanos {
         debug_assert!(self.sb_kind[sb as usize] != SbKind::Free);
         if self.sb_kind[sb as usize] == SbKind::RandLog {
-            debug_assert_eq!(self.sb_valid[sb as usize], 0, "erasing a log with valid pages");
+            debug_assert_eq!(
+                self.sb_valid[sb as usize], 0,
+                "erasing a log with valid pages"
+            );
             let slot = self.sb_slot[sb as usize];
             let wp = self.sb_wp[sb as usize] as usize;
             self.log_pages[slot as usize][..wp].fill(NONE);
@@ -622,11 +625,17 @@ impl SbCore {
                 let loc = self.log_loc[lpn as usize];
                 let (sb, pos) = (loc / self.n, loc % self.n);
                 if self.sb_kind[sb as usize] != SbKind::RandLog {
-                    return Err(format!("lpn {lpn} in log superblock {sb} of kind {:?}", self.sb_kind[sb as usize]));
+                    return Err(format!(
+                        "lpn {lpn} in log superblock {sb} of kind {:?}",
+                        self.sb_kind[sb as usize]
+                    ));
                 }
                 let slot = self.sb_slot[sb as usize];
                 if self.log_pages[slot as usize][pos as usize] != lpn as u32 {
-                    return Err(format!("lpn {lpn}: log position {pos} of superblock {sb} holds {}", self.log_pages[slot as usize][pos as usize]));
+                    return Err(format!(
+                        "lpn {lpn}: log position {pos} of superblock {sb} holds {}",
+                        self.log_pages[slot as usize][pos as usize]
+                    ));
                 }
                 if pos >= self.sb_wp[sb as usize] {
                     return Err(format!("lpn {lpn} past the write pointer of log {sb}"));
@@ -639,18 +648,26 @@ impl SbCore {
                 let in_seq = sl != NONE && off < self.sb_wp[sl as usize];
                 let d = self.data_sb[lu as usize];
                 if !in_seq && (d == NONE || off >= self.sb_wp[d as usize]) {
-                    return Err(format!("lpn {lpn} marked written but unit {lu} has no programmed page for it"));
+                    return Err(format!(
+                        "lpn {lpn} marked written but unit {lu} has no programmed page for it"
+                    ));
                 }
             }
         }
         if mapped != self.mapped {
-            return Err(format!("{mapped} pages mapped, counter says {}", self.mapped));
+            return Err(format!(
+                "{mapped} pages mapped, counter says {}",
+                self.mapped
+            ));
         }
         let mut free_seen = vec![false; self.n_sb as usize];
         for (g, h) in self.free.iter().enumerate() {
             for Reverse((_, sb)) in h.iter() {
                 if self.group_of(*sb) as usize != g || self.sb_kind[*sb as usize] != SbKind::Free {
-                    return Err(format!("free pool {g} holds superblock {sb} ({:?})", self.sb_kind[*sb as usize]));
+                    return Err(format!(
+                        "free pool {g} holds superblock {sb} ({:?})",
+                        self.sb_kind[*sb as usize]
+                    ));
                 }
                 free_seen[*sb as usize] = true;
             }
@@ -658,15 +675,22 @@ impl SbCore {
         for sb in 0..self.n_sb {
             let k = self.sb_kind[sb as usize];
             if (k == SbKind::Free) != free_seen[sb as usize] {
-                return Err(format!("superblock {sb} ({k:?}) and the free pools disagree"));
+                return Err(format!(
+                    "superblock {sb} ({k:?}) and the free pools disagree"
+                ));
             }
             if k == SbKind::RandLog && valid[sb as usize] != self.sb_valid[sb as usize] {
-                return Err(format!("log {sb}: {} valid pages, counter says {}", valid[sb as usize], self.sb_valid[sb as usize]));
+                return Err(format!(
+                    "log {sb}: {} valid pages, counter says {}",
+                    valid[sb as usize], self.sb_valid[sb as usize]
+                ));
             }
             let o = self.sb_owner[sb as usize];
             match k {
                 SbKind::Data if self.data_sb[o as usize] != sb => {
-                    return Err(format!("data superblock {sb} not the data block of its unit {o}"))
+                    return Err(format!(
+                        "data superblock {sb} not the data block of its unit {o}"
+                    ))
                 }
                 SbKind::SeqLog if self.seq_log[o as usize] != sb => {
                     return Err(format!("sequential log {sb} not the log of its unit {o}"))
@@ -682,7 +706,11 @@ impl SbCore {
             + self.log_loc.capacity() * 4
             + (self.data_sb.len() + self.seq_log.len()) * 4
             + self.n_sb as usize * (1 + 4 * 4)
-            + self.log_pages.iter().map(|v| v.capacity() * 4).sum::<usize>()
+            + self
+                .log_pages
+                .iter()
+                .map(|v| v.capacity() * 4)
+                .sum::<usize>()
             + self.free.iter().map(|h| h.capacity() * 16).sum::<usize>()
             + self.erase.capacity() * 4
     }
@@ -690,7 +718,8 @@ impl SbCore {
     /// Run the checker if `check=on`.
     pub fn maybe_check(&self, what: &str) -> Result<(), String> {
         if self.check {
-            self.check().map_err(|e| format!("checker after {what}: {e}"))
+            self.check()
+                .map_err(|e| format!("checker after {what}: {e}"))
         } else {
             Ok(())
         }

@@ -89,8 +89,16 @@ impl Ftl for SyncFtl {
         self.inner.read(lpn, at.max(self.blocked_until), flash)
     }
 
-    fn write(&mut self, lpn: u64, partial: bool, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
-        let end = self.inner.write(lpn, partial, at.max(self.blocked_until), flash)?;
+    fn write(
+        &mut self,
+        lpn: u64,
+        partial: bool,
+        at: Nanos,
+        flash: &mut Flash,
+    ) -> Result<Nanos, String> {
+        let end = self
+            .inner
+            .write(lpn, partial, at.max(self.blocked_until), flash)?;
         let p = lpn / self.epp;
         let w = &mut self.dirty[(p >> 6) as usize];
         if *w >> (p & 63) & 1 == 0 {
@@ -111,7 +119,8 @@ impl Ftl for SyncFtl {
     }
 
     fn idle(&mut self, idle_from: Nanos, deadline: Nanos, flash: &mut Flash) -> Result<(), String> {
-        self.inner.idle(idle_from.max(self.blocked_until), deadline, flash)
+        self.inner
+            .idle(idle_from.max(self.blocked_until), deadline, flash)
     }
 
     fn check(&self) -> Result<(), String> {

@@ -180,7 +180,9 @@ impl TwoLevelFtl {
     }
 
     fn after_gc(&mut self, at: Nanos, flash: &mut Flash) {
-        let Some(moved) = self.inner.relocated.as_mut() else { return };
+        let Some(moved) = self.inner.relocated.as_mut() else {
+            return;
+        };
         if moved.is_empty() {
             return;
         }
@@ -216,7 +218,13 @@ impl Ftl for TwoLevelFtl {
         self.inner.read(lpn, t, flash)
     }
 
-    fn write(&mut self, lpn: u64, partial: bool, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn write(
+        &mut self,
+        lpn: u64,
+        partial: bool,
+        at: Nanos,
+        flash: &mut Flash,
+    ) -> Result<Nanos, String> {
         let t = self.lookup(lpn, at, flash);
         let end = self.inner.write(lpn, partial, t, flash)?;
         flash.acct.map_host_updates += 1;
@@ -260,6 +268,9 @@ impl Ftl for TwoLevelFtl {
             + self.chunk_die.capacity() * 2
             + self.cache.memory_bytes()
             + self.dirty.capacity()
-            + self.hints.as_ref().map_or(0, |h| h.cache.memory_bytes() + h.version.capacity() * 4)
+            + self
+                .hints
+                .as_ref()
+                .map_or(0, |h| h.cache.memory_bytes() + h.version.capacity() * 4)
     }
 }

@@ -49,7 +49,11 @@ impl VictimPolicy for Fifo {
         }
     }
 
-    fn load_state(&mut self, inp: &mut crate::device::persist::Dec, blocks: u32) -> Result<(), String> {
+    fn load_state(
+        &mut self,
+        inp: &mut crate::device::persist::Dec,
+        blocks: u32,
+    ) -> Result<(), String> {
         if inp.u64()? != self.queues.len() as u64 {
             return Err("checkpoint: FIFO queues for a different number of dies".into());
         }

@@ -26,7 +26,11 @@ pub trait VictimPolicy: Send {
     fn save_state(&self, _out: &mut crate::device::persist::Enc) {}
 
     /// Load what `save_state` wrote; `blocks` is the number of blocks (for range checks).
-    fn load_state(&mut self, _inp: &mut crate::device::persist::Dec, _blocks: u32) -> Result<(), String> {
+    fn load_state(
+        &mut self,
+        _inp: &mut crate::device::persist::Dec,
+        _blocks: u32,
+    ) -> Result<(), String> {
         Ok(())
     }
 }

@@ -23,7 +23,10 @@ pub fn parse(text: &str, action: char) -> Result<Vec<TraceIo>, LineError> {
         let n = i + 1;
         let cols: Vec<&str> = raw.split_whitespace().collect();
         // The summary at the end of blkparse's output starts a different layout.
-        if cols.first().is_some_and(|c| c.starts_with("CPU") || *c == "Total") {
+        if cols
+            .first()
+            .is_some_and(|c| c.starts_with("CPU") || *c == "Total")
+        {
             break;
         }
         if cols.len() < 7 || !cols[0].contains(',') {
@@ -59,11 +62,21 @@ pub fn parse(text: &str, action: char) -> Result<Vec<TraceIo>, LineError> {
         if size_bytes == 0 && op != TraceOp::Flush {
             // A pure flush with a data flag (e.g. "FWS" with no range) is a flush.
             if is_flush {
-                out.push(TraceIo { time_ns: (secs * 1e9).round() as u64, op: TraceOp::Flush, offset_bytes: 0, size_bytes: 0 });
+                out.push(TraceIo {
+                    time_ns: (secs * 1e9).round() as u64,
+                    op: TraceOp::Flush,
+                    offset_bytes: 0,
+                    size_bytes: 0,
+                });
             }
             continue;
         }
-        out.push(TraceIo { time_ns: (secs * 1e9).round() as u64, op, offset_bytes, size_bytes });
+        out.push(TraceIo {
+            time_ns: (secs * 1e9).round() as u64,
+            op,
+            offset_bytes,
+            size_bytes,
+        });
     }
     if !seen_any {
         return Err((1, "no blkparse event lines (expected e.g. '8,0 3 1 0.000000000 697 D W 223490 + 8 [proc]')".into()));

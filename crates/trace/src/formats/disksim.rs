@@ -12,16 +12,29 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
     for (n, line) in lines(text) {
         let cols: Vec<&str> = line.split_whitespace().collect();
         if cols.len() != 5 {
-            return Err((n, format!("expected 5 fields (time_ms device block blocks flags), found {}", cols.len())));
+            return Err((
+                n,
+                format!(
+                    "expected 5 fields (time_ms device block blocks flags), found {}",
+                    cols.len()
+                ),
+            ));
         }
         let ms: f64 = field(&cols, 0, "arrival_time_ms", n)?;
         if !(ms >= 0.0 && ms.is_finite()) {
-            return Err((n, format!("arrival time {ms} is not a non-negative number of ms")));
+            return Err((
+                n,
+                format!("arrival time {ms} is not a non-negative number of ms"),
+            ));
         }
         let flags: u32 = field(&cols, 4, "flags", n)?;
         out.push(TraceIo {
             time_ns: (ms * 1e6).round() as u64,
-            op: TraceOp::Io(if flags & 1 == 1 { Mode::Read } else { Mode::Write }),
+            op: TraceOp::Io(if flags & 1 == 1 {
+                Mode::Read
+            } else {
+                Mode::Write
+            }),
             offset_bytes: field::<u64>(&cols, 2, "block", n)? * 512,
             size_bytes: field::<u64>(&cols, 3, "blocks", n)? * 512,
         });

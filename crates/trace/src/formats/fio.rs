@@ -22,12 +22,21 @@ use super::field;
 use crate::{LineError, TraceIo, TraceOp};
 
 pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty());
     let (n, head) = lines.next().ok_or((1, "empty fio iolog".to_string()))?;
     let version = match head {
         "fio version 2 iolog" => 2,
         "fio version 3 iolog" => 3,
-        other => return Err((n, format!("'{other}' is not 'fio version 2 iolog' or 'fio version 3 iolog'"))),
+        other => {
+            return Err((
+                n,
+                format!("'{other}' is not 'fio version 2 iolog' or 'fio version 3 iolog'"),
+            ))
+        }
     };
     let mut out = Vec::new();
     let mut now_ns = 0u64;
@@ -39,7 +48,9 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
         } else {
             (now_ns, &cols[..])
         };
-        let action = *rest.get(1).ok_or((n, "expected 'FILE ACTION [OFFSET LENGTH]'".to_string()))?;
+        let action = *rest
+            .get(1)
+            .ok_or((n, "expected 'FILE ACTION [OFFSET LENGTH]'".to_string()))?;
         let op = match action {
             "read" => TraceOp::Io(Mode::Read),
             "write" => TraceOp::Io(Mode::Write),
@@ -57,7 +68,12 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
             TraceOp::Flush => (0, 0),
             TraceOp::Io(_) => (field(rest, 2, "offset", n)?, field(rest, 3, "length", n)?),
         };
-        out.push(TraceIo { time_ns, op, offset_bytes, size_bytes });
+        out.push(TraceIo {
+            time_ns,
+            op,
+            offset_bytes,
+            size_bytes,
+        });
     }
     Ok(out)
 }

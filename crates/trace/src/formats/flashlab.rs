@@ -25,7 +25,13 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
     for (n, line) in lines(text) {
         let cols: Vec<&str> = line.split_whitespace().collect();
         if cols.len() != 4 {
-            return Err((n, format!("expected 4 fields (time_ns op offset_bytes size_bytes), found {}", cols.len())));
+            return Err((
+                n,
+                format!(
+                    "expected 4 fields (time_ns op offset_bytes size_bytes), found {}",
+                    cols.len()
+                ),
+            ));
         }
         let op = match cols[1] {
             "R" => TraceOp::Io(Mode::Read),
@@ -56,7 +62,14 @@ impl<W: Write> TraceWriter<W> {
     }
 
     pub fn write(&mut self, io: &TraceIo) -> io::Result<()> {
-        writeln!(self.out, "{} {} {} {}", io.time_ns, io.op.letter(), io.offset_bytes, io.size_bytes)
+        writeln!(
+            self.out,
+            "{} {} {} {}",
+            io.time_ns,
+            io.op.letter(),
+            io.offset_bytes,
+            io.size_bytes
+        )
     }
 
     pub fn flush(&mut self) -> io::Result<()> {

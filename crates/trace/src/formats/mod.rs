@@ -10,9 +10,21 @@ pub mod msr;
 use crate::LineError;
 
 /// Parses one whitespace-separated field as `T`, naming it on failure.
-pub(crate) fn field<T: std::str::FromStr>(cols: &[&str], i: usize, name: &str, line: usize) -> Result<T, LineError> {
-    let text = cols.get(i).ok_or_else(|| (line, format!("missing field {} ({name})", i + 1)))?;
-    text.parse::<T>().map_err(|_| (line, format!("field {} ({name}) '{text}' is not valid", i + 1)))
+pub(crate) fn field<T: std::str::FromStr>(
+    cols: &[&str],
+    i: usize,
+    name: &str,
+    line: usize,
+) -> Result<T, LineError> {
+    let text = cols
+        .get(i)
+        .ok_or_else(|| (line, format!("missing field {} ({name})", i + 1)))?;
+    text.parse::<T>().map_err(|_| {
+        (
+            line,
+            format!("field {} ({name}) '{text}' is not valid", i + 1),
+        )
+    })
 }
 
 /// Lines worth parsing: numbered from 1, blank lines and `#` comments skipped.

@@ -12,7 +12,13 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
     for (n, line) in lines(text) {
         let cols: Vec<&str> = line.split_whitespace().collect();
         if cols.len() != 5 {
-            return Err((n, format!("expected 5 fields (time_ns device sector sectors type), found {}", cols.len())));
+            return Err((
+                n,
+                format!(
+                    "expected 5 fields (time_ns device sector sectors type), found {}",
+                    cols.len()
+                ),
+            ));
         }
         let mode = match field::<u32>(&cols, 4, "type", n)? {
             0 => Mode::Write,

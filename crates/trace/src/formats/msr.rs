@@ -13,13 +13,21 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
     for (n, line) in lines(text) {
         let cols: Vec<&str> = line.split(',').map(str::trim).collect();
         if cols.len() != 7 {
-            return Err((n, format!("expected 7 comma-separated fields, found {}", cols.len())));
+            return Err((
+                n,
+                format!("expected 7 comma-separated fields, found {}", cols.len()),
+            ));
         }
         if n == 1 && cols[0].eq_ignore_ascii_case("timestamp") {
             continue;
         }
         let num = |i: usize, name: &str| {
-            cols[i].parse::<u64>().map_err(|_| (n, format!("field {} ({name}) '{}' is not valid", i + 1, cols[i])))
+            cols[i].parse::<u64>().map_err(|_| {
+                (
+                    n,
+                    format!("field {} ({name}) '{}' is not valid", i + 1, cols[i]),
+                )
+            })
         };
         let mode = match cols[3].to_ascii_lowercase().as_str() {
             "read" => Mode::Read,
