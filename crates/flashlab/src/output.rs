@@ -110,3 +110,14 @@ pub fn ranges(r: &[(u64, u64)], show: usize) -> String {
     }
     s
 }
+
+/// A rate with a K/M suffix and three significant digits: `51.2 K`, `812`.
+pub fn format_rate(per_s: f64) -> String {
+    if per_s >= 1e6 {
+        format!("{:.2} M", per_s / 1e6)
+    } else if per_s >= 1e3 {
+        format!("{:.1} K", per_s / 1e3)
+    } else {
+        format!("{per_s:.0}")
+    }
+}

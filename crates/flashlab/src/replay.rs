@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use flashlab_exec::{replay, ReplayMode};
 use flashlab_pattern::units::format_size;
 use flashlab_results::{ReplaySpec, Workload};
-use flashlab_trace::{fit_to_device, Fit, Format, TraceOp};
+use flashlab_trace::{fit_to_device, Fit, Format, TraceIo, TraceOp};
 
 use crate::cli::ReplayArgs;
 use crate::error::{CliError, CliResult};
@@ -180,6 +180,11 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
                     "  {} of {} requests were late (more than {} in flight when due)",
                     r.late, requests, in_flight
                 );
+                if r.late > 0 {
+                    if let Some(hint) = late_hint(&trace, args.speed, summary.stats.all.iops) {
+                        println!("  {hint}");
+                    }
+                }
             }
         }
         print_device_stats(&summary);
@@ -197,5 +202,34 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
             "replay failed: {}",
             error.unwrap_or_default()
         ))),
+    }
+}
+
+/// Why requests were late, in the user's terms: the rate the trace asks for
+/// against the rate the device sustained, and the flags that replay it at a
+/// pace the device can follow. `None` when the trace spans no time.
+fn late_hint(trace: &[TraceIo], speed: f64, device_iops: f64) -> Option<String> {
+    let first_ns = trace.iter().map(|io| io.time_ns).min()?;
+    let last_ns = trace.iter().map(|io| io.time_ns).max()?;
+    let span_ns = last_ns.checked_sub(first_ns).filter(|&s| s > 0)? as f64 / speed;
+    let asked_per_s = trace.len() as f64 / (span_ns / 1e9);
+    Some(format!(
+        "the trace asks for {} requests/s at {speed}x ({} requests in {}); the device completed {}/s: \
+         use --speed {} or --closed-loop to replay at a pace it can follow",
+        output::format_rate(asked_per_s),
+        trace.len(),
+        flashlab_pattern::units::format_duration_ns(span_ns as u64),
+        output::format_rate(device_iops),
+        format_speed(speed * device_iops / asked_per_s),
+    ))
+}
+
+/// A speed factor with two significant digits, never printed as 0.
+fn format_speed(speed: f64) -> String {
+    if speed >= 1.0 {
+        format!("{speed:.1}")
+    } else {
+        let digits = (-speed.log10().floor()) as usize + 1;
+        format!("{speed:.digits$}")
     }
 }

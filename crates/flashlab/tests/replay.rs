@@ -203,3 +203,68 @@ fn tpcc_trace_replays_on_simulated_ssd_m() {
     let b = std::fs::read(dir.path().join("b/runs/001-replay/records.bin")).unwrap();
     assert!(a == b, "a simulated replay is deterministic");
 }
+
+/// A trace that asks for far more requests per second than the device
+/// completes: the replay says so, and the speed it suggests is one the
+/// device follows (most requests on time).
+#[test]
+fn late_replays_say_what_the_trace_asks_for_and_the_speed_that_fits() {
+    let dir = scratch();
+    // 4000 random 4 KiB reads, one every 100 ns: 10 M requests/s.
+    let mut trace = String::from("# flashlab-trace v1\n# time_ns op offset_bytes size_bytes\n");
+    for i in 0..4000u64 {
+        let offset = (i * 7919 % 65536) * 4096;
+        trace.push_str(&format!("{} R {offset} 4096\n", i * 100));
+    }
+    std::fs::write(dir.path().join("burst.trace"), trace).unwrap();
+    let late_line = |out: &Output| -> (u64, String) {
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = stdout
+            .lines()
+            .find(|l| l.contains("requests were late"))
+            .expect(&stdout)
+            .to_string();
+        (
+            line.split_whitespace().next().unwrap().parse().unwrap(),
+            stdout,
+        )
+    };
+    let args = [
+        "replay",
+        "burst.trace",
+        "--device",
+        "sim:ssd-m",
+        "--queue-depth",
+        "8",
+        "--quiet",
+    ];
+    let (late, stdout) = late_line(&flashlab(&args, dir.path()));
+    assert!(
+        late > 2000,
+        "a 10 M requests/s burst must overrun ssd-m: {stdout}"
+    );
+    let hint = stdout
+        .lines()
+        .find(|l| l.contains("the trace asks for"))
+        .expect(&stdout);
+    assert!(hint.contains("10.00 M requests/s"), "{hint}");
+    let speed = hint
+        .split("--speed ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    assert!(speed.parse::<f64>().unwrap() > 0.0, "{hint}");
+    // At half the suggested speed, the device keeps up.
+    let half = format!("{}", speed.parse::<f64>().unwrap() / 2.0);
+    let mut slower = args.to_vec();
+    slower.extend(["--speed", half.as_str()]);
+    let (late_slower, stdout) = late_line(&flashlab(&slower, dir.path()));
+    assert!(late_slower * 20 < late, "at --speed {half}: {stdout}");
+}
