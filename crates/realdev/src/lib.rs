@@ -16,9 +16,12 @@
 //!   ([`clock`]) so the scheduler does not treat it as busy. Pauses are a sleep followed by a spin ([`clock`]), accurate to a
 //!   few microseconds.
 //! - **Never destroying data by surprise** (design section 8). Writing to a
-//!   block device is refused when it is mounted, stacked on, busy, or carries a
-//!   partition table or a file-system signature, unless the user names that
-//!   very device with `--allow-write-to` ([`safety`]). Files are safe targets:
+//!   block device is refused when it is mounted, stacked on, busy, or carries
+//!   any signature libblkid knows ([`blkid`]), unless the user names that very
+//!   device with `--allow-write-to` ([`safety`]). The target is opened once;
+//!   the check examines that descriptor and the engines write only through
+//!   it ([`open_checked`]), so a path switched meanwhile redirects nothing
+//!   (docs/safety.md). Files are safe targets:
 //!   flashlab creates and fills them itself, and never grows one it did not
 //!   create.
 //! - **Results that say what was measured.** [`probe`] and every opened
@@ -29,6 +32,7 @@
 //! Every error a user can cause is an [`OpenError`] whose `Display` is one
 //! line naming the problem and the fix; nothing here panics on user input.
 
+pub mod blkid;
 pub mod buffers;
 pub mod clock;
 mod error;
@@ -45,6 +49,7 @@ use flashlab_device::{Device, DeviceInfo};
 
 pub use error::{OpenError, OpenErrorKind};
 pub use open::{MAX_IO_BYTES, MAX_OUTSTANDING};
+pub use safety::{open_checked, CheckError, CheckedDevice};
 pub use sync::SyncEngine;
 pub use uring::UringEngine;
 

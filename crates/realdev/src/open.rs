@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use flashlab_device::{ClockKind, DeviceError, DeviceInfo, DeviceKind, IoRequest, Mode};
@@ -139,9 +139,15 @@ impl Target {
             )));
         }
         let flag = if enabled { "-W1" } else { "-W0" };
+        // The device this descriptor holds, not whatever the user's path names now.
+        let node = format!(
+            "/proc/{}/fd/{}",
+            std::process::id(),
+            std::os::fd::AsRawFd::as_raw_fd(&self.fd)
+        );
         let out = std::process::Command::new("hdparm")
             .arg(flag)
-            .arg(&self.display)
+            .arg(&node)
             .output();
         match out {
             Err(e) => Err(DeviceError::Unsupported(format!(
@@ -215,14 +221,19 @@ pub fn validate_options(opts: &OpenOptions) -> Result<(), OpenError> {
 }
 
 /// Open the target for IO. Returns it with the warnings for the CLI to print.
+///
+/// The path is opened exactly once; everything after (the safety check, the
+/// type, size, alignment, identity, O_DIRECT) is learned from that
+/// descriptor, and the engines do all their IO through it. What the path
+/// names later does not matter.
 pub fn open_target(opts: &OpenOptions) -> Result<(Target, Vec<String>), OpenError> {
     validate_options(opts)?;
     let path = opts.path.as_path();
     let display = path.display().to_string();
     let mut warnings = Vec::new();
     let mut created = false;
-    let meta = match fs::metadata(path) {
-        Ok(m) => m,
+    match fs::metadata(path) {
+        Ok(_) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => match opts.create_size_bytes {
             // A mistyped device name must not become a file in devtmpfs (RAM).
             Some(_) if path.starts_with("/dev") && !path.starts_with("/dev/shm") => {
@@ -232,10 +243,10 @@ pub fn open_target(opts: &OpenOptions) -> Result<(Target, Vec<String>), OpenErro
                 ))
             }
             Some(size) => {
+                // O_CREAT | O_EXCL: never replaces or follows anything that appeared meanwhile.
                 let size = create_file(path, &display, size, opts.direct)?;
                 created = true;
                 warnings.push(format!("created {display}: {size} bytes of pseudo-random data"));
-                fs::metadata(path).map_err(|e| OpenError::io(format!("cannot examine {display}"), &e))?
             }
             None => return Err(OpenError::new(OpenErrorKind::NotFound, not_found_message(&display))),
         },
@@ -243,22 +254,54 @@ pub fn open_target(opts: &OpenOptions) -> Result<(Target, Vec<String>), OpenErro
             return Err(OpenError::invalid(permission_message(&display, opts.write)))
         }
         Err(e) => return Err(OpenError::io(format!("cannot examine {display}"), &e)),
-    };
-    let ft = meta.file_type();
-    let target = if ft.is_block_device() {
-        open_block(opts, &display, &meta, &mut warnings)?
-    } else if ft.is_file() {
-        open_file(opts, &display, &meta, created, &mut warnings)?
+    }
+    let (fd, stat) = if opts.write {
+        match safety::open_checked(path, opts.allow_write_to.as_deref()) {
+            Ok(checked) => {
+                if checked.is_block_device() && !checked.exclusive {
+                    // Only reachable with --allow-write-to naming it: say what it means.
+                    if !checked.warnings.iter().any(|w| w.contains("exclusively")) {
+                        warnings.push(format!("{display} is in use: opened without exclusive access (allowed by --allow-write-to)"));
+                    }
+                }
+                warnings.extend(checked.warnings);
+                (checked.fd, checked.stat)
+            }
+            Err(safety::CheckError::Open(e)) => return Err(map_open_err(e, &display, true, false)),
+            Err(safety::CheckError::Refused(e)) => return Err(e),
+        }
     } else {
+        // O_NONBLOCK: opening a FIFO for reading must not hang; cleared below.
+        let fd = sys::open_raw(path, libc::O_RDONLY | libc::O_NONBLOCK, 0)
+            .map_err(|e| map_open_err(e, &display, false, false))?;
+        let stat = sys::fstat(fd.as_fd())
+            .map_err(|e| OpenError::io(format!("cannot examine {display}"), &e))?;
+        (fd, stat)
+    };
+    if !sys::is_block(&stat) && !sys::is_regular(&stat) {
         return Err(OpenError::invalid(format!(
             "{display} is neither a regular file nor a block device; name a file or a block device such as /dev/nvme0n1"
         )));
+    }
+    let direct = if opts.direct { libc::O_DIRECT } else { 0 };
+    sys::update_flags(fd.as_fd(), direct, libc::O_NONBLOCK).map_err(|e| {
+        if e.raw_os_error() == Some(libc::EINVAL) && opts.direct {
+            OpenError::unsupported(no_direct_message(&display))
+        } else {
+            OpenError::io(format!("cannot set up {display}"), &e)
+        }
+    })?;
+    let target = if sys::is_block(&stat) {
+        open_block(opts, &display, fd, &stat)?
+    } else {
+        open_file(opts, &display, fd, &stat, created, &mut warnings)?
     };
     Ok((target, warnings))
 }
 
 fn map_open_err(e: io::Error, display: &str, write: bool, direct: bool) -> OpenError {
     match e.raw_os_error() {
+        Some(libc::ENOENT) => OpenError::new(OpenErrorKind::NotFound, not_found_message(display)),
         Some(libc::EROFS) => OpenError::invalid(format!(
             "{display} is on a read-only file system or device; choose a writable target"
         )),
@@ -273,53 +316,10 @@ fn map_open_err(e: io::Error, display: &str, write: bool, direct: bool) -> OpenE
 fn open_block(
     opts: &OpenOptions,
     display: &str,
-    meta: &fs::Metadata,
-    warnings: &mut Vec<String>,
+    fd: OwnedFd,
+    stat: &libc::stat,
 ) -> Result<Target, OpenError> {
-    let path = opts.path.as_path();
-    let mut flags = if opts.write {
-        libc::O_RDWR
-    } else {
-        libc::O_RDONLY
-    };
-    if opts.direct {
-        flags |= libc::O_DIRECT;
-    }
-    let fd = if opts.write {
-        let exam = safety::examine_block_device(path, meta.rdev())?;
-        let allowed =
-            safety::allow_names(opts.allow_write_to.as_deref(), &exam.canonical, exam.rdev);
-        warnings.extend(safety::verdict(
-            path,
-            &exam,
-            opts.allow_write_to.as_deref(),
-        )?);
-        // O_EXCL keeps anyone from mounting the device while the run writes to it.
-        match sys::open_excl_patiently(path, flags) {
-            Ok(fd) => fd,
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                if !allowed {
-                    return Err(OpenError::new(
-                        OpenErrorKind::Refused,
-                        safety::refusal_message(
-                            display,
-                            &safety::Hazard::Busy,
-                            opts.allow_write_to.as_deref(),
-                        ),
-                    ));
-                }
-                if !warnings.iter().any(|w| w.contains("exclusively")) {
-                    warnings.push(format!("{display} is in use: opened without exclusive access (allowed by --allow-write-to)"));
-                }
-                sys::open_raw(path, flags, 0)
-                    .map_err(|e| map_open_err(e, display, true, opts.direct))?
-            }
-            Err(e) => return Err(map_open_err(e, display, true, opts.direct)),
-        }
-    } else {
-        sys::open_raw(path, flags, 0).map_err(|e| map_open_err(e, display, false, opts.direct))?
-    };
-    let info = block_info(fd.as_fd(), display, meta)?;
+    let info = block_info(fd.as_fd(), display, stat.st_rdev)?;
     let align = info.logical_block_bytes.max(512);
     Ok(Target {
         fd,
@@ -335,7 +335,7 @@ fn open_block(
 fn block_info(
     fd: std::os::fd::BorrowedFd<'_>,
     display: &str,
-    meta: &fs::Metadata,
+    rdev: u64,
 ) -> Result<DeviceInfo, OpenError> {
     let size = sys::blk_size_bytes(fd)
         .map_err(|e| OpenError::io(format!("cannot read the size of {display}"), &e))?;
@@ -346,7 +346,7 @@ fn block_info(
         )));
     }
     let mut identity = BTreeMap::new();
-    let (major, minor) = sys::dev_major_minor(meta.rdev());
+    let (major, minor) = sys::dev_major_minor(rdev);
     identity::block_identity(major, minor, &mut identity);
     if let Ok(pbs) = sys::blk_physical_block_bytes(fd) {
         identity.insert("physical_block_bytes".into(), pbs.to_string());
@@ -366,8 +366,8 @@ fn block_info(
 /// The O_DIRECT alignment of a file: statx's DIOALIGN, else the logical block
 /// size of the device under it, else 512. `None` when statx says the file
 /// system has no direct IO for it.
-fn file_dio_align(path: &Path, st_dev: u64) -> Option<(u32, usize)> {
-    match sys::statx_dio_align(path) {
+fn file_dio_align(fd: std::os::fd::BorrowedFd<'_>, st_dev: u64) -> Option<(u32, usize)> {
+    match sys::statx_dio_align_fd(fd) {
         Some((0, 0)) => None,
         Some((mem, off)) if off > 0 => Some((off.max(512), (mem as usize).max(PAGE))),
         _ => {
@@ -386,23 +386,19 @@ fn file_dio_align(path: &Path, st_dev: u64) -> Option<(u32, usize)> {
 fn file_info(
     path: &Path,
     display: &str,
-    meta: &fs::Metadata,
-    fd: Option<std::os::fd::BorrowedFd<'_>>,
+    stat: &libc::stat,
+    fd: std::os::fd::BorrowedFd<'_>,
 ) -> (DeviceInfo, Option<(u32, usize)>) {
-    let dio = file_dio_align(path, meta.dev());
+    let dio = file_dio_align(fd, stat.st_dev);
     let lbs = dio.map(|d| d.0).unwrap_or(512);
     let mut identity = BTreeMap::new();
+    // For the identity only (which mount the file is on): the descriptor is what is measured.
     let canonical = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let magic = match fd {
-        Some(fd) => sys::fs_magic(fd),
-        None => fs::File::open(path)
-            .ok()
-            .and_then(|f| sys::fs_magic(f.as_fd())),
-    };
-    identity::file_identity(&canonical, meta.dev(), magic, &mut identity);
+    let magic = sys::fs_magic(fd);
+    identity::file_identity(&canonical, stat.st_dev, magic, &mut identity);
     identity.insert("o_direct_supported".into(), dio.is_some().to_string());
     identity::common_identity(&mut identity);
-    let size = meta.len();
+    let size = stat.st_size as u64;
     let info = DeviceInfo {
         name: display.to_string(),
         kind: DeviceKind::File,
@@ -417,32 +413,24 @@ fn file_info(
 fn open_file(
     opts: &OpenOptions,
     display: &str,
-    meta: &fs::Metadata,
+    fd: OwnedFd,
+    stat: &libc::stat,
     created: bool,
     warnings: &mut Vec<String>,
 ) -> Result<Target, OpenError> {
     let path = opts.path.as_path();
+    let file_len = stat.st_size as u64;
     if let Some(want) = opts.create_size_bytes {
-        if !created && meta.len() < want {
+        if !created && file_len < want {
             return Err(OpenError::invalid(format!(
                 "{display} exists and is {} bytes, smaller than the requested size of {want} bytes; \
                  flashlab does not grow existing files: pass a --size of at most {} or delete the file",
-                meta.len(),
-                meta.len()
+                file_len,
+                file_len
             )));
         }
     }
-    let mut flags = if opts.write {
-        libc::O_RDWR
-    } else {
-        libc::O_RDONLY
-    };
-    if opts.direct {
-        flags |= libc::O_DIRECT;
-    }
-    let fd = sys::open_raw(path, flags, 0)
-        .map_err(|e| map_open_err(e, display, opts.write, opts.direct))?;
-    let (info, dio) = file_info(path, display, meta, Some(fd.as_fd()));
+    let (info, dio) = file_info(path, display, stat, fd.as_fd());
     if info.size_bytes == 0 {
         return Err(OpenError::invalid(format!(
             "{display} is empty; delete it and pass --size SIZE to let flashlab create and fill it"
@@ -479,12 +467,12 @@ fn open_file(
             "{display} is on tmpfs: O_DIRECT there still reads and writes memory, so the results describe RAM, not a device"
         ));
     }
-    if info.size_bytes != meta.len() {
+    if info.size_bytes != file_len {
         warnings.push(format!(
             "{display} is {} bytes, not a multiple of {}; the last {} bytes are not used",
-            meta.len(),
+            file_len,
             info.logical_block_bytes,
-            meta.len() - info.size_bytes
+            file_len - info.size_bytes
         ));
     }
     Ok(Target {
@@ -599,12 +587,16 @@ pub fn probe(path: &Path) -> Result<DeviceInfo, OpenError> {
         Err(e) => return Err(OpenError::io(format!("cannot examine {display}"), &e)),
     };
     let ft = meta.file_type();
-    if ft.is_block_device() {
-        let fd = sys::open_raw(path, libc::O_RDONLY, 0)
+    if ft.is_block_device() || ft.is_file() {
+        let fd = sys::open_raw(path, libc::O_RDONLY | libc::O_NONBLOCK, 0)
             .map_err(|e| map_open_err(e, &display, false, false))?;
-        block_info(fd.as_fd(), &display, &meta)
-    } else if ft.is_file() {
-        Ok(file_info(path, &display, &meta, None).0)
+        let stat = sys::fstat(fd.as_fd())
+            .map_err(|e| OpenError::io(format!("cannot examine {display}"), &e))?;
+        if sys::is_block(&stat) {
+            block_info(fd.as_fd(), &display, stat.st_rdev)
+        } else {
+            Ok(file_info(path, &display, &stat, fd.as_fd()).0)
+        }
     } else {
         Err(OpenError::invalid(format!(
             "{display} is neither a regular file nor a block device; name a file or a block device such as /dev/nvme0n1"

@@ -1,209 +1,53 @@
 //! The write-safety check (design section 8): flashlab never destroys data by surprise.
 //!
-//! Before a run writes to (or trims) a block device, the device is refused
-//! when it or one of its partitions is mounted or used as swap, when something
-//! stacks on it (device-mapper, LVM, md: a non-empty sysfs `holders/`), when
-//! someone holds it open exclusively, or when its first ~1.1 MiB carry a
-//! partition table or a file-system/volume signature. A refusal is one line
-//! with the reason and the fix; the only override is `--allow-write-to`
-//! naming *that* device (compared after canonicalization, so a by-id symlink
-//! counts and a flag naming another device does not).
+//! **One descriptor, checked, then used.** [`open_checked`] opens the path
+//! once (read-write, `O_EXCL` on a block device), and every question is then
+//! asked about *what was opened*, never about the path again: `fstat` gives
+//! its type and `st_rdev`; sysfs (`/sys/dev/block/MAJ:MIN`) its partitions,
+//! holders and loop backing; `/proc/self/mountinfo` and `/proc/swaps` are
+//! matched by device number; signatures are read by libblkid through that
+//! same descriptor ([`crate::blkid`]). The engines then do all IO through
+//! it. A symlink or device node switched after the open cannot redirect a
+//! single write (a test flips a symlink between a blank and an ext4 loop
+//! device while runs open it).
+//!
+//! A block device is refused when
+//! - it or one of its partitions is mounted or used as swap;
+//! - something stacks on it: a non-empty sysfs `holders/` (device-mapper,
+//!   LVM, md, bcache), or a loop device over it that is itself in use (the
+//!   base device under a mounted stacked loop);
+//! - it is a loop device over a block device that is in use, or over a file
+//!   whose file system lives on a mounted block device (writes land in another
+//!   file system's file). Files on RAM-backed file systems (tmpfs, such as
+//!   /dev/shm) have no device under them and do not count;
+//! - someone else holds it open exclusively (`O_EXCL` gives EBUSY);
+//! - libblkid finds any signature on it (every file system, RAID member
+//!   including md 0.90/1.0 superblocks at the end, LVM, LUKS, swap, any
+//!   partition table), or it has partition devices;
+//! - its signatures cannot be checked (neither libblkid nor wipefs is installed).
+//!
+//! A refusal is one line with the reason and the fix; the only override is
+//! `--allow-write-to` naming *that* device: a path whose block device number
+//! equals the opened descriptor's `st_rdev` (a by-id symlink counts, a flag
+//! naming another device does not).
 //!
 //! Files need no check: they are created or sized by flashlab, and the
 //! engines reject any request outside the file. Reads never need the check.
-//!
-//! Detection works on bytes and text that tests can build in memory
-//! ([`detect_signature`], [`parse_mountinfo`]); only the gathering touches
-//! the system.
 
+use std::collections::BTreeSet;
 use std::fs;
-use std::os::fd::AsFd;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+pub use crate::blkid::{ProbeError, Prober, Signature, SignatureUsage};
 use crate::error::{OpenError, OpenErrorKind};
-use crate::identity::{partitions_of, sysfs_block_dir};
+use crate::identity::{parse_major_minor, partitions_of, read_trimmed, sysfs_block_dir};
 use crate::sys;
 
-/// How much of the device start is read for signatures: covers the btrfs
-/// superblock (64 KiB), ISO9660 (32 KiB), GPT on 4 KiB sectors, bcache, and
-/// the first two ZFS labels (0 and 256 KiB, 256 KiB each).
-pub const SIGNATURE_PROBE_BYTES: usize = 1_152 * 1024;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SignatureKind {
-    PartitionTable,
-    FileSystem,
-    /// Swap, encryption, volume managers, RAID, caches.
-    Volume,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Signature {
-    /// Short name as blkid would print it: "ext4", "gpt", "swap", "LVM2_member"...
-    pub name: &'static str,
-    pub kind: SignatureKind,
-}
-
-impl Signature {
-    fn new(name: &'static str, kind: SignatureKind) -> Signature {
-        Signature { name, kind }
-    }
-
-    /// "an ext4 file system signature", "a GPT partition table"...
-    pub fn describe(&self) -> String {
-        match (self.kind, self.name) {
-            (SignatureKind::PartitionTable, "gpt") => "a GPT partition table".into(),
-            (SignatureKind::PartitionTable, "dos") => "an MBR (DOS) partition table".into(),
-            (SignatureKind::PartitionTable, n) => format!("a {n} partition table"),
-            (SignatureKind::FileSystem, n) => format!("{} {n} file system signature", article(n)),
-            (SignatureKind::Volume, "swap") => "a swap signature".into(),
-            (SignatureKind::Volume, "crypto_LUKS") => "a LUKS encryption header".into(),
-            (SignatureKind::Volume, "LVM2_member") => "an LVM2 physical volume label".into(),
-            (SignatureKind::Volume, "linux_raid_member") => "an md RAID superblock".into(),
-            (SignatureKind::Volume, "bcache") => "a bcache superblock".into(),
-            (SignatureKind::Volume, "zfs_member") => "a ZFS pool label".into(),
-            (SignatureKind::Volume, n) => format!("{} {n} signature", article(n)),
-        }
-    }
-}
-
-fn article(word: &str) -> &'static str {
-    match word.chars().next() {
-        Some(c) if "aeiouAEIOU".contains(c) => "an",
-        _ => "a",
-    }
-}
-
-fn at(buf: &[u8], off: usize, len: usize) -> Option<&[u8]> {
-    buf.get(off..off.checked_add(len)?)
-}
-
-fn has(buf: &[u8], off: usize, magic: &[u8]) -> bool {
-    at(buf, off, magic.len()) == Some(magic)
-}
-
-fn le16(buf: &[u8], off: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(at(buf, off, 2)?.try_into().ok()?))
-}
-
-fn le32(buf: &[u8], off: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(at(buf, off, 4)?.try_into().ok()?))
-}
-
-fn u64_either(buf: &[u8], off: usize) -> Option<(u64, u64)> {
-    let b: [u8; 8] = at(buf, off, 8)?.try_into().ok()?;
-    Some((u64::from_le_bytes(b), u64::from_be_bytes(b)))
-}
-
-const BCACHE_MAGIC: [u8; 16] = [
-    0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba, 0x6d, 0x81,
-];
-const MD_MAGIC: u32 = 0xa92b_4efc;
-const ZFS_UBERBLOCK_MAGIC: u64 = 0x00ba_b10c;
-
-/// The first signature found at the start of a device (`head` = its first bytes).
-///
-/// Unambiguous magics come first; boot-sector formats (FAT, NTFS, exFAT) come
-/// before the MBR test because they end in the same 0x55AA.
-pub fn detect_signature(head: &[u8]) -> Option<Signature> {
-    use SignatureKind::*;
-    // ext2/3/4: superblock at 1024, s_magic at 0x38.
-    if le16(head, 1024 + 0x38) == Some(0xEF53) {
-        let compat = le32(head, 1024 + 0x5C).unwrap_or(0);
-        let incompat = le32(head, 1024 + 0x60).unwrap_or(0);
-        let ro_compat = le32(head, 1024 + 0x64).unwrap_or(0);
-        let name = if incompat & 0x0008 != 0 {
-            "jbd" // an external ext3/4 journal device
-        } else if incompat & (0x0040 | 0x0080 | 0x0200 | 0x0400 | 0x8000 | 0x1_0000) != 0
-            || ro_compat & (0x0008 | 0x0010 | 0x0020 | 0x0040 | 0x0400) != 0
-        {
-            "ext4"
-        } else if compat & 0x0004 != 0 {
-            "ext3"
-        } else {
-            "ext2"
-        };
-        return Some(Signature::new(
-            name,
-            if name == "jbd" { Volume } else { FileSystem },
-        ));
-    }
-    if has(head, 0, b"XFSB") {
-        return Some(Signature::new("xfs", FileSystem));
-    }
-    if has(head, 0x1_0040, b"_BHRfS_M") {
-        return Some(Signature::new("btrfs", FileSystem));
-    }
-    if le32(head, 1024) == Some(0xF2F5_2010) {
-        return Some(Signature::new("f2fs", FileSystem));
-    }
-    if has(head, 0, b"hsqs") || has(head, 0, b"sqsh") {
-        return Some(Signature::new("squashfs", FileSystem));
-    }
-    if has(head, 0x8001, b"CD001") {
-        return Some(Signature::new("iso9660", FileSystem));
-    }
-    if has(head, 0, b"LUKS\xba\xbe") {
-        return Some(Signature::new("crypto_LUKS", Volume));
-    }
-    for sector in 0..4 {
-        if has(head, 512 * sector, b"LABELONE") && has(head, 512 * sector + 24, b"LVM2 001") {
-            return Some(Signature::new("LVM2_member", Volume));
-        }
-    }
-    for page in [4096usize, 8192, 16384, 32768, 65536] {
-        if has(head, page - 10, b"SWAPSPACE2") || has(head, page - 10, b"SWAP-SPACE") {
-            return Some(Signature::new("swap", Volume));
-        }
-    }
-    if has(head, 4096 + 24, &BCACHE_MAGIC) {
-        return Some(Signature::new("bcache", Volume));
-    }
-    // md superblock versions 1.1 (at 0) and 1.2 (at 4 KiB); 0.90 and 1.0 live at the end.
-    if le32(head, 0) == Some(MD_MAGIC) || le32(head, 4096) == Some(MD_MAGIC) {
-        return Some(Signature::new("linux_raid_member", Volume));
-    }
-    // ZFS: uberblock arrays at 128..256 KiB of labels L0 (at 0) and L1 (at 256 KiB).
-    for label in [0usize, 256 * 1024] {
-        let mut off = label + 128 * 1024;
-        while off < label + 256 * 1024 {
-            if let Some((le, be)) = u64_either(head, off) {
-                if le == ZFS_UBERBLOCK_MAGIC || be == ZFS_UBERBLOCK_MAGIC {
-                    return Some(Signature::new("zfs_member", Volume));
-                }
-            }
-            off += 1024;
-        }
-    }
-    // GPT header at LBA 1, for 512- and 4096-byte sectors.
-    if has(head, 512, b"EFI PART") || has(head, 4096, b"EFI PART") {
-        return Some(Signature::new("gpt", PartitionTable));
-    }
-    if has(head, 3, b"EXFAT   ") {
-        return Some(Signature::new("exfat", FileSystem));
-    }
-    if has(head, 3, b"NTFS    ") {
-        return Some(Signature::new("ntfs", FileSystem));
-    }
-    let boot_sig = has(head, 510, &[0x55, 0xAA]);
-    if boot_sig
-        && (has(head, 54, b"FAT12   ")
-            || has(head, 54, b"FAT16   ")
-            || has(head, 54, b"FAT     ")
-            || has(head, 82, b"FAT32   "))
-    {
-        return Some(Signature::new("vfat", FileSystem));
-    }
-    if boot_sig {
-        // An MBR counts when one of its four entries is in use (type byte non-zero).
-        let used = (0..4).any(|i| head.get(446 + 16 * i + 4).is_some_and(|&t| t != 0));
-        if used {
-            return Some(Signature::new("dos", PartitionTable));
-        }
-    }
-    None
-}
+/// How deep loop devices stacked on loop devices are followed.
+const MAX_STACK_DEPTH: usize = 8;
 
 /// One line of /proc/self/mountinfo, the fields the safety check and identity need.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -292,34 +136,56 @@ pub enum Hazard {
         is_self: bool,
         holders: Vec<String>,
     },
+    /// `loop_dev` is a loop device over this device (or one of its
+    /// partitions), and it is in use for the reason `why`.
+    StackedLoopInUse { loop_dev: String, why: Box<Hazard> },
+    /// This is a loop device over the block device `backing`, which is in use.
+    LoopOverDeviceInUse { backing: String, why: Box<Hazard> },
+    /// This is a loop device over `file`, which lives on the file system of
+    /// the block device `device`, mounted on `mount_point`.
+    LoopOverMountedFile {
+        file: String,
+        device: String,
+        mount_point: PathBuf,
+    },
     Busy,
     Partitions {
         names: Vec<String>,
     },
-    Signature(Signature),
+    Signatures(Vec<Signature>),
+    /// Signatures could not be listed.
+    Unverified {
+        why: String,
+    },
 }
 
 impl Hazard {
+    /// The reason, with "it" as the device under test.
     pub fn reason(&self) -> String {
-        fn who(node: &str, is_self: bool) -> String {
+        self.reason_about("it")
+    }
+
+    /// The reason, naming the device under test `subject`.
+    fn reason_about(&self, subject: &str) -> String {
+        let who = |node: &str, is_self: bool| {
             if is_self {
-                "it".to_string()
-            } else {
+                subject.to_string()
+            } else if subject == "it" {
                 format!("its partition {node}")
+            } else {
+                format!("{subject}'s partition {node}")
             }
-        }
+        };
         match self {
             Hazard::Mounted {
                 node,
                 is_self,
                 mount_point,
-            } => {
-                format!(
-                    "{} is mounted on {}",
-                    who(node, *is_self),
-                    mount_point.display()
-                )
-            }
+            } => format!(
+                "{} is mounted on {}",
+                who(node, *is_self),
+                mount_point.display()
+            ),
             Hazard::Swap { node, is_self } => format!("{} is in use as swap", who(node, *is_self)),
             Hazard::Held {
                 node,
@@ -330,11 +196,38 @@ impl Hazard {
                 who(node, *is_self),
                 holders.join(", ")
             ),
-            Hazard::Busy => {
-                "it is open exclusively by another program (O_EXCL open gives EBUSY)".into()
+            Hazard::StackedLoopInUse { loop_dev, why } => format!(
+                "the loop device {loop_dev} is stacked on {subject} and {}",
+                why.reason_about(loop_dev)
+                    .strip_prefix(&format!("{loop_dev} "))
+                    .map(str::to_string)
+                    .unwrap_or_else(|| why.reason_about(loop_dev))
+            ),
+            Hazard::LoopOverDeviceInUse { backing, why } => format!(
+                "{subject} is a loop device over {backing}, and {}",
+                why.reason_about(backing)
+            ),
+            Hazard::LoopOverMountedFile {
+                file,
+                device,
+                mount_point,
+            } => format!(
+                "{subject} is a loop device over {file}, a file on {device} (mounted on {})",
+                mount_point.display()
+            ),
+            Hazard::Busy => format!(
+                "{subject} is open exclusively by another program (O_EXCL open gives EBUSY)"
+            ),
+            Hazard::Partitions { names } => {
+                format!("{subject} has partitions ({})", names.join(", "))
             }
-            Hazard::Partitions { names } => format!("it has partitions ({})", names.join(", ")),
-            Hazard::Signature(s) => format!("it holds {}", s.describe()),
+            Hazard::Signatures(sigs) => {
+                let list: Vec<String> = sigs.iter().map(Signature::describe).collect();
+                format!("{subject} holds {}", join_and(&list))
+            }
+            Hazard::Unverified { why } => format!(
+                "{subject} cannot be checked for file systems and partition tables ({why})"
+            ),
         }
     }
 
@@ -343,125 +236,264 @@ impl Hazard {
         match self {
             Hazard::Mounted { .. } => format!("unmount it, or pass {flag} to write anyway"),
             Hazard::Swap { .. } => format!("swapoff it, or pass {flag} to write anyway"),
-            Hazard::Held { .. } => {
+            Hazard::Held { .. } | Hazard::StackedLoopInUse { .. } => {
                 format!("remove what is stacked on it, or pass {flag} to write anyway")
             }
+            Hazard::LoopOverDeviceInUse { .. } => {
+                format!("stop using the device under it, or pass {flag} to write anyway")
+            }
+            Hazard::LoopOverMountedFile { .. } => format!(
+                "run on the file itself (--device FILE), or pass {flag} to overwrite the file"
+            ),
             Hazard::Busy => format!("stop the program using it, or pass {flag} to write anyway"),
-            Hazard::Partitions { .. } | Hazard::Signature(_) => {
+            Hazard::Partitions { .. } | Hazard::Signatures(_) => {
                 format!("pass {flag} to destroy it")
             }
+            Hazard::Unverified { .. } => format!(
+                "install util-linux (libblkid1 and wipefs), or pass {flag} if it holds nothing"
+            ),
         }
+    }
+}
+
+fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
 
 /// Compose the one-line refusal.
 pub fn refusal_message(dev: &str, hazard: &Hazard, other_allowed: Option<&Path>) -> String {
-    let mut msg = format!(
-        "refusing to write to {dev}: {}; {}",
-        hazard.reason(),
-        hazard.fix(dev)
-    );
-    if let Some(other) = other_allowed {
-        msg.push_str(&format!(
-            " (--allow-write-to {} names another device)",
-            other.display()
-        ));
-    }
-    msg
+    refusal_message_for(dev, dev, hazard, other_allowed)
 }
 
-/// Whether `allow_write_to` names the device at `canonical_dev`.
-pub fn allow_names(allow_write_to: Option<&Path>, canonical_dev: &Path, rdev: u64) -> bool {
+/// Whether `allow_write_to` names the block device `rdev`: the path (after
+/// symlinks) is a block device node with that very device number.
+pub fn allow_names(allow_write_to: Option<&Path>, rdev: u64) -> bool {
     let Some(a) = allow_write_to else {
         return false;
     };
-    if let Ok(c) = fs::canonicalize(a) {
-        if c == canonical_dev {
-            return true;
-        }
-    }
-    // Two device nodes for the same device (e.g. made with mknod elsewhere) count too.
     match fs::metadata(a) {
         Ok(m) => m.file_type().is_block_device() && m.rdev() == rdev,
         Err(_) => false,
     }
 }
 
-/// The result of examining a block device: every hazard found, most severe first.
-pub struct Examination {
-    pub canonical: PathBuf,
-    pub rdev: u64,
-    pub hazards: Vec<Hazard>,
+/// "/dev/NAME" of a block device from sysfs (its uevent's DEVNAME), or "MAJ:MIN".
+pub fn device_name(major: u32, minor: u32) -> String {
+    fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/uevent"))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("DEVNAME=").map(|n| format!("/dev/{n}")))
+        })
+        .unwrap_or_else(|| format!("{major}:{minor}"))
 }
 
-/// Gather every hazard of the block device at `path` (which must be one).
-pub fn examine_block_device(path: &Path, rdev: u64) -> Result<Examination, OpenError> {
-    let canonical = fs::canonicalize(path)
-        .map_err(|e| OpenError::io(format!("cannot resolve {}", path.display()), &e))?;
-    let (major, minor) = sys::dev_major_minor(rdev);
-    let mut hazards = Vec::new();
+/// What a loop device is bound to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Backing {
+    /// A block device (st_rdev of the backing node).
+    Device(u32, u32),
+    /// A regular file living on the file system with this st_dev.
+    File { path: String, st_dev: (u32, u32) },
+}
 
-    // The device itself and its partitions: (node path, is_self, major, minor, sysfs dir).
-    let mut nodes: Vec<(String, bool, u32, u32, Option<PathBuf>)> = Vec::new();
-    let dir = sysfs_block_dir(major, minor);
-    nodes.push((
-        canonical.display().to_string(),
-        true,
-        major,
-        minor,
-        dir.clone(),
-    ));
-    let mut part_names = Vec::new();
-    if let Some(dir) = &dir {
-        for (name, ma, mi) in partitions_of(dir) {
-            part_names.push(format!("/dev/{name}"));
-            nodes.push((format!("/dev/{name}"), false, ma, mi, Some(dir.join(&name))));
+fn backing_of(b: sys::LoopBacking, path: String) -> Backing {
+    if b.st_rdev != 0 {
+        let (ma, mi) = sys::dev_major_minor(b.st_rdev);
+        Backing::Device(ma, mi)
+    } else {
+        Backing::File {
+            path,
+            st_dev: sys::dev_major_minor(b.st_dev),
         }
     }
+}
 
-    if let Ok(text) = fs::read_to_string("/proc/self/mountinfo") {
-        for e in parse_mountinfo(&text) {
-            let source_canon = if e.source.starts_with('/') {
-                fs::canonicalize(&e.source).ok()
-            } else {
-                None
-            };
-            // btrfs reports an anonymous 0:N in mountinfo, so the source path is compared too.
-            let hit = nodes.iter().find(|(node, _, ma, mi, _)| {
-                (*ma == e.major && *mi == e.minor)
-                    || source_canon.as_deref() == Some(Path::new(node))
-            });
-            if let Some((node, is_self, ..)) = hit {
-                let h = Hazard::Mounted {
-                    node: node.clone(),
-                    is_self: *is_self,
-                    mount_point: e.mount_point.clone(),
+/// A bound loop device of this machine.
+struct LoopDevice {
+    name: String,
+    dev: (u32, u32),
+    backing: Backing,
+}
+
+/// One snapshot of the system's users of block devices, all keyed by device number.
+struct SystemView {
+    /// (mountinfo entry, st_rdev of its source when the source is a block device node).
+    mounts: Vec<(MountEntry, Option<(u32, u32)>)>,
+    swaps: Vec<(u32, u32)>,
+    loops: Vec<LoopDevice>,
+}
+
+impl SystemView {
+    fn gather() -> SystemView {
+        let block_rdev = |p: &str| -> Option<(u32, u32)> {
+            let m = fs::metadata(p).ok()?;
+            m.file_type()
+                .is_block_device()
+                .then(|| sys::dev_major_minor(m.rdev()))
+        };
+        let mounts = fs::read_to_string("/proc/self/mountinfo")
+            .map(|t| parse_mountinfo(&t))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| {
+                let src = if e.source.starts_with('/') {
+                    block_rdev(&e.source)
+                } else {
+                    None
                 };
-                if !hazards.contains(&h) {
-                    hazards.push(h);
+                (e, src)
+            })
+            .collect();
+        let swaps = fs::read_to_string("/proc/swaps")
+            .map(|t| parse_swaps(&t))
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|n| block_rdev(n))
+            .collect();
+        SystemView {
+            mounts,
+            swaps,
+            loops: bound_loops(),
+        }
+    }
+}
+
+/// Every bound loop device, from /sys/block/loop*: the backing comes from
+/// LOOP_GET_STATUS64 on the node (checked to be that device), else from the
+/// backing_file sysfs names.
+fn bound_loops() -> Vec<LoopDevice> {
+    let mut out = Vec::new();
+    let Ok(entries) = fs::read_dir("/sys/block") else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let dir = e.path();
+        let Some(file) = read_trimmed(&dir.join("loop/backing_file")) else {
+            continue;
+        };
+        let Some(dev) = read_trimmed(&dir.join("dev"))
+            .as_deref()
+            .and_then(parse_major_minor)
+        else {
+            continue;
+        };
+        let name = format!("/dev/{}", e.file_name().to_string_lossy());
+        let from_ioctl = sys::open_raw(
+            Path::new(&name),
+            libc::O_RDONLY | libc::O_NONBLOCK,
+            0,
+        )
+        .ok()
+        .filter(|fd| {
+            sys::fstat(fd.as_fd()).is_ok_and(|st| {
+                sys::is_block(&st) && sys::dev_major_minor(st.st_rdev) == dev
+            })
+        })
+        .and_then(|fd| sys::loop_backing(fd.as_fd()).ok());
+        let backing = match from_ioctl {
+            Some(b) => backing_of(b, file.clone()),
+            // The name sysfs gives may be stale (renamed, deleted): only a guess.
+            None => match fs::metadata(file.trim_end_matches(" (deleted)")) {
+                Ok(m) if m.file_type().is_block_device() => {
+                    let (ma, mi) = sys::dev_major_minor(m.rdev());
+                    Backing::Device(ma, mi)
                 }
-            }
+                Ok(m) => Backing::File {
+                    path: file.clone(),
+                    st_dev: sys::dev_major_minor(m.dev()),
+                },
+                Err(_) => continue,
+            },
+        };
+        out.push(LoopDevice { name, dev, backing });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// The device and its partitions: (node name, is_self, major:minor, sysfs dir).
+struct Node {
+    name: String,
+    is_self: bool,
+    dev: (u32, u32),
+    dir: Option<PathBuf>,
+}
+
+fn nodes_of(name: String, dev: (u32, u32)) -> Vec<Node> {
+    let dir = sysfs_block_dir(dev.0, dev.1);
+    let mut nodes = vec![Node {
+        name,
+        is_self: true,
+        dev,
+        dir: dir.clone(),
+    }];
+    if let Some(dir) = &dir {
+        for (part, ma, mi) in partitions_of(dir) {
+            nodes.push(Node {
+                name: format!("/dev/{part}"),
+                is_self: false,
+                dev: (ma, mi),
+                dir: Some(dir.join(&part)),
+            });
         }
     }
+    nodes
+}
 
-    if let Ok(text) = fs::read_to_string("/proc/swaps") {
-        for name in parse_swaps(&text) {
-            let Ok(m) = fs::metadata(&name) else { continue };
-            if !m.file_type().is_block_device() {
-                continue;
-            }
-            let (ma, mi) = sys::dev_major_minor(m.rdev());
-            if let Some((node, is_self, ..)) = nodes.iter().find(|n| n.2 == ma && n.3 == mi) {
-                hazards.push(Hazard::Swap {
-                    node: node.clone(),
-                    is_self: *is_self,
-                });
-            }
+/// Every way the block device `dev` (named `name`) is in use, from device
+/// numbers only. `own_backing` is what the device is bound to when it is a
+/// loop device (read through the caller's descriptor at the top level).
+fn in_use(
+    name: String,
+    dev: (u32, u32),
+    own_backing: Option<Backing>,
+    view: &SystemView,
+    visited: &mut BTreeSet<(u32, u32)>,
+) -> Vec<Hazard> {
+    let mut hazards = Vec::new();
+    if !visited.insert(dev) || visited.len() > MAX_STACK_DEPTH {
+        return hazards;
+    }
+    let nodes = nodes_of(name, dev);
+    fn push(h: Hazard, hazards: &mut Vec<Hazard>) {
+        if !hazards.contains(&h) {
+            hazards.push(h);
         }
     }
-
-    for (node, is_self, _, _, d) in &nodes {
-        let Some(d) = d else { continue };
+    for (e, src) in &view.mounts {
+        // btrfs reports an anonymous 0:N in mountinfo: its source node counts too.
+        if let Some(n) = nodes
+            .iter()
+            .find(|n| n.dev == (e.major, e.minor) || Some(n.dev) == *src)
+        {
+            push(
+                Hazard::Mounted {
+                    node: n.name.clone(),
+                    is_self: n.is_self,
+                    mount_point: e.mount_point.clone(),
+                },
+                &mut hazards,
+            );
+        }
+    }
+    for s in &view.swaps {
+        if let Some(n) = nodes.iter().find(|n| n.dev == *s) {
+            push(
+                Hazard::Swap {
+                    node: n.name.clone(),
+                    is_self: n.is_self,
+                },
+                &mut hazards,
+            );
+        }
+    }
+    for n in &nodes {
+        let Some(d) = &n.dir else { continue };
         let Ok(entries) = fs::read_dir(d.join("holders")) else {
             continue;
         };
@@ -471,98 +503,168 @@ pub fn examine_block_device(path: &Path, rdev: u64) -> Result<Examination, OpenE
             .collect();
         if !holders.is_empty() {
             holders.sort();
-            hazards.push(Hazard::Held {
-                node: node.clone(),
-                is_self: *is_self,
-                holders,
-            });
+            push(
+                Hazard::Held {
+                    node: n.name.clone(),
+                    is_self: n.is_self,
+                    holders,
+                },
+                &mut hazards,
+            );
         }
     }
-
-    // O_EXCL on a block device fails with EBUSY while anyone else holds it exclusively
-    // (a mount, a holder, another flashlab). Only worth naming when nothing above explains it.
-    // With a known cause, a busy device is no surprise: do not wait for it to free up.
-    let excl = if hazards.is_empty() {
-        sys::open_excl_patiently(path, libc::O_RDONLY)
-    } else {
-        sys::open_raw(path, libc::O_RDONLY | libc::O_EXCL, 0)
-    };
-    let fd = match excl {
-        Ok(fd) => Some(fd),
-        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-            if hazards.is_empty() {
-                hazards.push(Hazard::Busy);
-            }
-            sys::open_raw(path, libc::O_RDONLY, 0).ok()
+    // Loop devices over this device or its partitions: in use when they are.
+    for l in &view.loops {
+        let Backing::Device(ma, mi) = l.backing else {
+            continue;
+        };
+        if !nodes.iter().any(|n| n.dev == (ma, mi)) || visited.contains(&l.dev) {
+            continue;
         }
-        Err(e) => {
-            return Err(OpenError::io(
-                format!("cannot open {} to check it", path.display()),
-                &e,
+        let inner = in_use(l.name.clone(), l.dev, Some(l.backing.clone()), view, visited);
+        if let Some(why) = inner.into_iter().next() {
+            push(
+                Hazard::StackedLoopInUse {
+                    loop_dev: l.name.clone(),
+                    why: Box::new(why),
+                },
+                &mut hazards,
+            );
+        }
+    }
+    // This device is a loop device: what it writes through.
+    let backing = own_backing.or_else(|| {
+        view.loops
+            .iter()
+            .find(|l| l.dev == dev)
+            .map(|l| l.backing.clone())
+    });
+    match backing {
+        Some(Backing::Device(ma, mi)) if !visited.contains(&(ma, mi)) => {
+            let b = device_name(ma, mi);
+            let inner = in_use(b.clone(), (ma, mi), None, view, visited);
+            if let Some(why) = inner.into_iter().next() {
+                push(
+                    Hazard::LoopOverDeviceInUse {
+                        backing: b,
+                        why: Box::new(why),
+                    },
+                    &mut hazards,
+                );
+            }
+        }
+        Some(Backing::File { path, st_dev }) => {
+            // Only a file system on a block device counts: tmpfs, ramfs and the
+            // like have an anonymous device and a source that is no block node.
+            if let Some((e, src)) = view
+                .mounts
+                .iter()
+                .find(|(e, src)| (e.major, e.minor) == st_dev && src.is_some())
+            {
+                let (ma, mi) = src.unwrap_or(st_dev);
+                push(
+                    Hazard::LoopOverMountedFile {
+                        file: path,
+                        device: device_name(ma, mi),
+                        mount_point: e.mount_point.clone(),
+                    },
+                    &mut hazards,
+                );
+            }
+        }
+        _ => {}
+    }
+    hazards
+}
+
+/// The result of examining an opened block device: every hazard found, most severe first.
+pub struct Examination {
+    /// st_rdev of the opened descriptor.
+    pub rdev: u64,
+    /// The kernel's name for it ("/dev/loop3").
+    pub device_name: String,
+    pub hazards: Vec<Hazard>,
+    /// Which prober listed the signatures (None when none could).
+    pub prober: Option<Prober>,
+}
+
+/// Gather every hazard of the block device open on `fd`. `exclusive`: whether
+/// the descriptor holds the O_EXCL claim (false: another holder refused it).
+pub fn examine_fd(fd: BorrowedFd<'_>, exclusive: bool) -> Result<Examination, OpenError> {
+    let st = sys::fstat(fd).map_err(|e| OpenError::io("cannot fstat the opened device", &e))?;
+    if !sys::is_block(&st) {
+        return Err(OpenError::invalid(
+            "the safety check examines block devices only",
+        ));
+    }
+    let rdev = st.st_rdev;
+    let dev = sys::dev_major_minor(rdev);
+    let name = device_name(dev.0, dev.1);
+    let view = SystemView::gather();
+    let own_backing = sysfs_block_dir(dev.0, dev.1)
+        .filter(|d| d.join("loop").exists())
+        .and_then(|d| {
+            let file = read_trimmed(&d.join("loop/backing_file")).unwrap_or_default();
+            sys::loop_backing(fd).ok().map(|b| backing_of(b, file))
+        });
+    let mut hazards = in_use(name.clone(), dev, own_backing, &view, &mut BTreeSet::new());
+    // O_EXCL fails with EBUSY while anyone else holds the device exclusively
+    // (a mount, a holder, another flashlab). Named only when nothing above explains it.
+    if !exclusive && hazards.is_empty() {
+        hazards.push(Hazard::Busy);
+    }
+    let mut prober = None;
+    match crate::blkid::probe_signatures(fd) {
+        Ok((sigs, p)) => {
+            prober = Some(p);
+            if !sigs.is_empty() {
+                hazards.push(Hazard::Signatures(sigs));
+            }
+        }
+        Err(ProbeError::Unavailable) => hazards.push(Hazard::Unverified {
+            why: "neither libblkid.so.1 nor wipefs is installed".into(),
+        }),
+        Err(ProbeError::Failed(why)) => {
+            return Err(OpenError::new(
+                OpenErrorKind::Io,
+                format!("cannot check {name} for signatures: {why}"),
             ))
         }
-    };
-
-    let mut sig_found = false;
-    if let Some(fd) = &fd {
-        let mut head = vec![0u8; SIGNATURE_PROBE_BYTES];
-        let n = sys::pread_full(fd.as_fd(), &mut head, 0).map_err(|e| {
-            OpenError::io(
-                format!("cannot read the start of {} to check it", path.display()),
-                &e,
-            )
-        })?;
-        head.truncate(n);
-        if let Some(sig) = detect_signature(&head) {
-            hazards.push(Hazard::Signature(sig));
-            sig_found = true;
-        }
     }
-    if !part_names.is_empty() && !sig_found {
-        hazards.push(Hazard::Partitions { names: part_names });
+    let has_sig = hazards.iter().any(|h| matches!(h, Hazard::Signatures(_)));
+    let parts: Vec<String> = nodes_of(name.clone(), dev)
+        .into_iter()
+        .filter(|n| !n.is_self)
+        .map(|n| n.name)
+        .collect();
+    if !parts.is_empty() && !has_sig {
+        hazards.push(Hazard::Partitions { names: parts });
     }
-
     Ok(Examination {
-        canonical,
         rdev,
+        device_name: name,
         hazards,
+        prober,
     })
 }
 
-/// See the crate-level `check_write_safety`.
-pub fn check_write_safety(
-    path: &Path,
-    allow_write_to: Option<&Path>,
-) -> Result<Vec<String>, OpenError> {
-    let meta = match fs::metadata(path) {
-        Ok(m) => m,
-        // A missing path becomes a file flashlab creates: safe.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(OpenError::io(
-                format!("cannot examine {}", path.display()),
-                &e,
-            ))
-        }
-    };
-    if !meta.file_type().is_block_device() {
-        return Ok(Vec::new());
-    }
-    let exam = examine_block_device(path, meta.rdev())?;
-    verdict(path, &exam, allow_write_to)
-}
-
-/// Turn an examination into warnings (allowed) or a refusal.
+/// Turn an examination into warnings (allowed) or a refusal. `display` is
+/// what the user named.
 pub fn verdict(
-    path: &Path,
+    display: &str,
     exam: &Examination,
     allow_write_to: Option<&Path>,
 ) -> Result<Vec<String>, OpenError> {
-    let dev = path.display().to_string();
     if exam.hazards.is_empty() {
         return Ok(Vec::new());
     }
-    if allow_names(allow_write_to, &exam.canonical, exam.rdev) {
+    // Say which device a symlink or alias led to.
+    let dev = if display == exam.device_name {
+        display.to_string()
+    } else {
+        format!("{display} ({})", exam.device_name)
+    };
+    if allow_names(allow_write_to, exam.rdev) {
         return Ok(exam
             .hazards
             .iter()
@@ -574,210 +676,153 @@ pub fn verdict(
             })
             .collect());
     }
+    // The override names the device that was checked, not a path that may
+    // point elsewhere by the time the user retries.
+    let flag_target = if exam.device_name.starts_with("/dev/") {
+        exam.device_name.as_str()
+    } else {
+        display
+    };
     Err(OpenError::new(
         OpenErrorKind::Refused,
-        refusal_message(&dev, &exam.hazards[0], allow_write_to),
+        refusal_message_for(&dev, flag_target, &exam.hazards[0], allow_write_to),
     ))
+}
+
+fn refusal_message_for(
+    dev: &str,
+    flag_target: &str,
+    hazard: &Hazard,
+    other_allowed: Option<&Path>,
+) -> String {
+    let mut msg = format!(
+        "refusing to write to {dev}: {}; {}",
+        hazard.reason(),
+        hazard.fix(flag_target)
+    );
+    if let Some(other) = other_allowed {
+        msg.push_str(&format!(
+            " (--allow-write-to {} names another device)",
+            other.display()
+        ));
+    }
+    msg
+}
+
+/// A descriptor opened once and checked: all IO of a run goes through `fd`.
+pub struct CheckedDevice {
+    pub fd: OwnedFd,
+    /// fstat of `fd`: its type, st_rdev (block devices), st_dev, size (files).
+    pub stat: libc::stat,
+    /// Whether `fd` holds the exclusive claim on a block device (O_EXCL).
+    pub exclusive: bool,
+    /// Hazards overridden by --allow-write-to, for the CLI to print.
+    pub warnings: Vec<String>,
+}
+
+impl CheckedDevice {
+    pub fn is_block_device(&self) -> bool {
+        sys::is_block(&self.stat)
+    }
+
+    /// st_rdev: the device number of a block device (0 for a file).
+    pub fn rdev(&self) -> u64 {
+        if self.is_block_device() {
+            self.stat.st_rdev
+        } else {
+            0
+        }
+    }
+}
+
+/// open(2) `path` with `flags | O_EXCL`, waiting a moment on EBUSY; when it
+/// stays busy, open it without O_EXCL. Returns the fd and whether it is exclusive.
+fn open_claiming(path: &Path, flags: libc::c_int) -> io::Result<(OwnedFd, bool)> {
+    let flags = flags | libc::O_NONBLOCK;
+    match sys::open_excl_patiently(path, flags) {
+        Ok(fd) => Ok((fd, true)),
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+            sys::open_raw(path, flags, 0).map(|fd| (fd, false))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Open `path` once for writing and check what was opened.
+///
+/// A block device is opened read-write with `O_EXCL` (so nobody can mount it
+/// while the run writes) and examined through the descriptor; it is returned
+/// only when nothing was found or `allow_write_to` names it (then with the
+/// overridden hazards as warnings). A regular file is returned unchecked.
+/// The descriptor has no O_DIRECT yet (libblkid reads unaligned): turn it on
+/// after the check (the engines' open does). A failed open comes back as
+/// [`CheckError::Open`] for the caller to phrase; a refusal as [`CheckError::Refused`].
+pub fn open_checked(
+    path: &Path,
+    allow_write_to: Option<&Path>,
+) -> Result<CheckedDevice, CheckError> {
+    let (fd, exclusive) = open_claiming(path, libc::O_RDWR).map_err(CheckError::Open)?;
+    let stat = sys::fstat(fd.as_fd()).map_err(CheckError::Open)?;
+    if sys::is_block(&stat) || sys::is_regular(&stat) {
+        sys::update_flags(fd.as_fd(), 0, libc::O_NONBLOCK).map_err(CheckError::Open)?;
+    }
+    if !sys::is_block(&stat) {
+        return Ok(CheckedDevice {
+            fd,
+            stat,
+            exclusive: false,
+            warnings: Vec::new(),
+        });
+    }
+    let exam = examine_fd(fd.as_fd(), exclusive).map_err(CheckError::Refused)?;
+    let display = path.display().to_string();
+    let warnings = verdict(&display, &exam, allow_write_to).map_err(CheckError::Refused)?;
+    Ok(CheckedDevice {
+        fd,
+        stat,
+        exclusive,
+        warnings,
+    })
+}
+
+/// Why [`open_checked`] returned no descriptor.
+#[derive(Debug)]
+pub enum CheckError {
+    /// open(2) or fstat failed (missing path, permissions, read-only...).
+    Open(io::Error),
+    /// The check refused (or could not run).
+    Refused(OpenError),
+}
+
+/// The check alone, for dry runs: opens `path` read-only (claiming it with
+/// O_EXCL for a moment, as a run would) and examines what was opened.
+pub fn check_write_safety(
+    path: &Path,
+    allow_write_to: Option<&Path>,
+) -> Result<Vec<String>, OpenError> {
+    let (fd, exclusive) = match open_claiming(path, libc::O_RDONLY) {
+        Ok(x) => x,
+        // A missing path becomes a file flashlab creates: safe.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(OpenError::io(
+                format!("cannot open {} to check it", path.display()),
+                &e,
+            ))
+        }
+    };
+    let st = sys::fstat(fd.as_fd())
+        .map_err(|e| OpenError::io(format!("cannot examine {}", path.display()), &e))?;
+    if !sys::is_block(&st) {
+        return Ok(Vec::new());
+    }
+    let exam = examine_fd(fd.as_fd(), exclusive)?;
+    verdict(&path.display().to_string(), &exam, allow_write_to)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const MIB: usize = 1024 * 1024;
-
-    fn blank() -> Vec<u8> {
-        vec![0u8; SIGNATURE_PROBE_BYTES]
-    }
-
-    fn put(img: &mut [u8], off: usize, bytes: &[u8]) {
-        img[off..off + bytes.len()].copy_from_slice(bytes);
-    }
-
-    fn name_of(img: &[u8]) -> Option<&'static str> {
-        detect_signature(img).map(|s| s.name)
-    }
-
-    #[test]
-    fn blank_and_random_have_no_signature() {
-        assert_eq!(name_of(&blank()), None);
-        let mut img = blank();
-        let mut rng = crate::buffers::SplitMix64::new(42);
-        for c in img.chunks_mut(8) {
-            c.copy_from_slice(&rng.next_u64().to_le_bytes());
-        }
-        // Random bytes could match a 2-byte magic by chance; this seed does not.
-        assert_eq!(name_of(&img), None);
-        assert_eq!(name_of(&[]), None);
-        assert_eq!(name_of(&[0u8; 100]), None);
-    }
-
-    #[test]
-    fn ext_variants() {
-        let mut img = blank();
-        put(&mut img, 1024 + 0x38, &0xEF53u16.to_le_bytes());
-        assert_eq!(name_of(&img), Some("ext2"));
-        put(&mut img, 1024 + 0x5C, &4u32.to_le_bytes());
-        assert_eq!(name_of(&img), Some("ext3"));
-        put(&mut img, 1024 + 0x60, &0x40u32.to_le_bytes());
-        assert_eq!(name_of(&img), Some("ext4"));
-        let s = detect_signature(&img).unwrap();
-        assert_eq!(s.describe(), "an ext4 file system signature");
-    }
-
-    #[test]
-    fn each_magic() {
-        type Make = Box<dyn Fn(&mut Vec<u8>)>;
-        let cases: Vec<(&str, Make)> = vec![
-            ("xfs", Box::new(|i| put(i, 0, b"XFSB"))),
-            ("btrfs", Box::new(|i| put(i, 0x10040, b"_BHRfS_M"))),
-            (
-                "f2fs",
-                Box::new(|i| put(i, 1024, &0xF2F5_2010u32.to_le_bytes())),
-            ),
-            ("squashfs", Box::new(|i| put(i, 0, b"hsqs"))),
-            ("iso9660", Box::new(|i| put(i, 0x8001, b"CD001"))),
-            ("crypto_LUKS", Box::new(|i| put(i, 0, b"LUKS\xba\xbe"))),
-            (
-                "LVM2_member",
-                Box::new(|i| {
-                    put(i, 512, b"LABELONE");
-                    put(i, 512 + 24, b"LVM2 001");
-                }),
-            ),
-            ("swap", Box::new(|i| put(i, 4096 - 10, b"SWAPSPACE2"))),
-            ("swap", Box::new(|i| put(i, 65536 - 10, b"SWAPSPACE2"))),
-            ("bcache", Box::new(|i| put(i, 4096 + 24, &BCACHE_MAGIC))),
-            (
-                "linux_raid_member",
-                Box::new(|i| put(i, 4096, &MD_MAGIC.to_le_bytes())),
-            ),
-            (
-                "zfs_member",
-                Box::new(|i| put(i, 128 * 1024 + 5 * 1024, &ZFS_UBERBLOCK_MAGIC.to_le_bytes())),
-            ),
-            (
-                "zfs_member",
-                Box::new(|i| {
-                    put(
-                        i,
-                        256 * 1024 + 128 * 1024,
-                        &ZFS_UBERBLOCK_MAGIC.to_be_bytes(),
-                    )
-                }),
-            ),
-            ("gpt", Box::new(|i| put(i, 512, b"EFI PART"))),
-            ("gpt", Box::new(|i| put(i, 4096, b"EFI PART"))),
-            ("exfat", Box::new(|i| put(i, 3, b"EXFAT   "))),
-            (
-                "ntfs",
-                Box::new(|i| {
-                    put(i, 3, b"NTFS    ");
-                    put(i, 510, &[0x55, 0xAA]);
-                }),
-            ),
-            (
-                "vfat",
-                Box::new(|i| {
-                    put(i, 82, b"FAT32   ");
-                    put(i, 510, &[0x55, 0xAA]);
-                    put(i, 446 + 4, &[0x0c]); // boot code bytes must not make it an MBR
-                }),
-            ),
-            (
-                "vfat",
-                Box::new(|i| {
-                    put(i, 54, b"FAT16   ");
-                    put(i, 510, &[0x55, 0xAA]);
-                }),
-            ),
-            (
-                "dos",
-                Box::new(|i| {
-                    put(i, 510, &[0x55, 0xAA]);
-                    put(i, 446 + 16 + 4, &[0x83]);
-                }),
-            ),
-        ];
-        for (want, make) in cases {
-            let mut img = blank();
-            make(&mut img);
-            assert_eq!(name_of(&img), Some(want), "image for {want}");
-        }
-    }
-
-    #[test]
-    fn empty_mbr_is_not_a_partition_table() {
-        let mut img = blank();
-        put(&mut img, 510, &[0x55, 0xAA]);
-        assert_eq!(name_of(&img), None);
-    }
-
-    #[test]
-    fn protective_mbr_reports_gpt() {
-        let mut img = blank();
-        put(&mut img, 510, &[0x55, 0xAA]);
-        put(&mut img, 446 + 4, &[0xEE]);
-        put(&mut img, 512, b"EFI PART");
-        assert_eq!(name_of(&img), Some("gpt"));
-        assert_eq!(
-            detect_signature(&img).unwrap().describe(),
-            "a GPT partition table"
-        );
-    }
-
-    #[test]
-    fn truncated_images_do_not_panic() {
-        let mut img = vec![0u8; 2 * MIB];
-        put(&mut img, 0x10040, b"_BHRfS_M");
-        for len in [
-            0,
-            1,
-            511,
-            512,
-            1025,
-            4096,
-            0x10040,
-            0x10047,
-            0x10048,
-            SIGNATURE_PROBE_BYTES,
-        ] {
-            let _ = detect_signature(&img[..len]);
-        }
-        assert_eq!(name_of(&img[..0x10048]), Some("btrfs"));
-        assert_eq!(name_of(&img[..0x10047]), None);
-    }
-
-    /// Real tools, when installed, must agree with the in-memory magics.
-    #[test]
-    fn real_mkfs_images() {
-        let dir = tempfile::tempdir().unwrap();
-        let tools: [(&str, &[&str], &str); 2] = [
-            ("mkfs.ext4", &["-q", "-F"], "ext4"),
-            ("mkswap", &[], "swap"),
-        ];
-        for (tool, args, want) in tools {
-            let img = dir.path().join(format!("{want}.img"));
-            fs::write(&img, vec![0u8; 8 * MIB]).unwrap();
-            let status = std::process::Command::new(tool)
-                .args(args)
-                .arg(&img)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status();
-            match status {
-                Ok(s) if s.success() => {
-                    let head = fs::read(&img).unwrap();
-                    assert_eq!(
-                        name_of(&head[..SIGNATURE_PROBE_BYTES]),
-                        Some(want),
-                        "{tool}"
-                    );
-                }
-                _ => eprintln!("skip: {tool} not available"),
-            }
-        }
-    }
 
     #[test]
     fn mountinfo_parsing() {
@@ -818,19 +863,119 @@ garbage line\n\
         assert!(parse_swaps("Filename\tType\n").is_empty());
     }
 
+
+    fn image(len: usize, edit: impl FnOnce(&mut [u8])) -> tempfile::NamedTempFile {
+        let mut img = vec![0u8; len];
+        edit(&mut img);
+        let f = tempfile::NamedTempFile::new().unwrap();
+        fs::write(f.path(), &img).unwrap();
+        f
+    }
+
+    fn names(f: &tempfile::NamedTempFile, prober: Prober) -> Vec<String> {
+        let file = fs::File::open(f.path()).unwrap();
+        crate::blkid::probe_signatures_with(file.as_fd(), prober)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.name)
+            .collect()
+    }
+
+    /// A DOS partition table with one Linux partition, as fdisk writes it.
+    fn mbr(img: &mut [u8]) {
+        img[446 + 4] = 0x83;
+        img[446 + 8..446 + 12].copy_from_slice(&2048u32.to_le_bytes());
+        img[446 + 12..446 + 16].copy_from_slice(&4096u32.to_le_bytes());
+        img[510] = 0x55;
+        img[511] = 0xAA;
+    }
+
+    #[test]
+    fn libblkid_and_wipefs_agree_on_images() {
+        if !crate::blkid::library_available() {
+            eprintln!("skip: libblkid.so.1 not installed");
+            return;
+        }
+        let blank = image(4 << 20, |_| {});
+        assert!(names(&blank, Prober::Library).is_empty());
+        let table = image(4 << 20, mbr);
+        assert_eq!(names(&table, Prober::Library), vec!["dos".to_string()]);
+        let has_wipefs = std::process::Command::new("wipefs")
+            .arg("--version")
+            .output()
+            .is_ok();
+        if has_wipefs {
+            assert!(names(&blank, Prober::Wipefs).is_empty());
+            assert_eq!(names(&table, Prober::Wipefs), vec!["dos".to_string()]);
+        }
+    }
+
+    /// Real tools, when installed, write what libblkid names (no root needed: images are files).
+    #[test]
+    fn mkfs_images_are_named_by_libblkid() {
+        if !crate::blkid::library_available() {
+            eprintln!("skip: libblkid.so.1 not installed");
+            return;
+        }
+        let tools: [(&str, &[&str], &str); 4] = [
+            ("mkfs.ext4", &["-q", "-F"], "ext4"),
+            ("mkswap", &[], "swap"),
+            ("mkfs.minix", &[], "minix"),
+            ("mkfs.bfs", &[], "bfs"),
+        ];
+        for (tool, args, want) in tools {
+            let img = image(8 << 20, |_| {});
+            let status = std::process::Command::new(tool)
+                .args(args)
+                .arg(img.path())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status();
+            match status {
+                Ok(s) if s.success() => {
+                    assert_eq!(names(&img, Prober::Library), vec![want.to_string()], "{tool}")
+                }
+                _ => eprintln!("skip: {tool} not available"),
+            }
+        }
+    }
+
+    #[test]
+    fn wipefs_output_parses() {
+        let s = crate::blkid::parse_wipefs("gpt,partition-table,0x200\nPMBR,partition-table,0x1fe\nlinux_raid_member,raid,0x3ffe000\n\n");
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].name, "gpt");
+        assert_eq!(s[0].usage, SignatureUsage::PartitionTable);
+        assert_eq!(s[0].offset_bytes, Some(0x200));
+        assert_eq!(s[2].usage, SignatureUsage::Raid);
+        assert_eq!(s[2].offset_bytes, Some(0x3ff_e000));
+    }
+
+    fn sig(name: &str, usage: SignatureUsage, version: Option<&str>) -> Signature {
+        Signature {
+            name: name.into(),
+            usage,
+            version: version.map(str::to_string),
+            offset_bytes: None,
+            bad_checksum: false,
+        }
+    }
+
     #[test]
     fn refusal_is_one_line_with_reason_and_fix() {
-        let sig = detect_signature(&{
-            let mut i = blank();
-            put(&mut i, 1024 + 0x38, &0xEF53u16.to_le_bytes());
-            put(&mut i, 1024 + 0x60, &0x40u32.to_le_bytes());
-            i
-        })
-        .unwrap();
-        let m = refusal_message("/dev/loop3", &Hazard::Signature(sig), None);
+        let ext4 = Hazard::Signatures(vec![sig("ext4", SignatureUsage::FileSystem, None)]);
+        let m = refusal_message("/dev/loop3", &ext4, None);
         assert_eq!(
             m,
             "refusing to write to /dev/loop3: it holds an ext4 file system signature; pass --allow-write-to /dev/loop3 to destroy it"
+        );
+        let two = Hazard::Signatures(vec![
+            sig("linux_raid_member", SignatureUsage::Raid, Some("1.0")),
+            sig("gpt", SignatureUsage::PartitionTable, None),
+        ]);
+        assert_eq!(
+            two.reason(),
+            "it holds an md RAID superblock (linux_raid_member, metadata 1.0) and a GPT partition table"
         );
         let m = refusal_message(
             "/dev/loop3",
@@ -847,6 +992,41 @@ garbage line\n\
         );
         assert!(m.contains("names another device"), "{m}");
         assert!(!m.contains('\n'));
+    }
+
+    #[test]
+    fn stacked_loop_reasons_name_the_chain() {
+        let mounted = |node: &str| Hazard::Mounted {
+            node: node.into(),
+            is_self: true,
+            mount_point: "/mnt/x".into(),
+        };
+        let h = Hazard::StackedLoopInUse {
+            loop_dev: "/dev/loop1".into(),
+            why: Box::new(mounted("/dev/loop1")),
+        };
+        assert_eq!(
+            h.reason(),
+            "the loop device /dev/loop1 is stacked on it and is mounted on /mnt/x"
+        );
+        let h = Hazard::LoopOverDeviceInUse {
+            backing: "/dev/loop0".into(),
+            why: Box::new(mounted("/dev/loop0")),
+        };
+        assert_eq!(
+            h.reason(),
+            "it is a loop device over /dev/loop0, and /dev/loop0 is mounted on /mnt/x"
+        );
+        let h = Hazard::LoopOverMountedFile {
+            file: "/data/disk.img".into(),
+            device: "/dev/sda2".into(),
+            mount_point: "/data".into(),
+        };
+        assert_eq!(
+            refusal_message("/dev/loop5", &h, None),
+            "refusing to write to /dev/loop5: it is a loop device over /data/disk.img, a file on /dev/sda2 (mounted on /data); \
+             run on the file itself (--device FILE), or pass --allow-write-to /dev/loop5 to overwrite the file"
+        );
     }
 
     #[test]

@@ -110,35 +110,6 @@ pub fn punch_hole(fd: BorrowedFd<'_>, offset: u64, len: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// pread into `buf` until it is full or end of file; returns the bytes read.
-pub fn pread_full(fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    let mut done = 0;
-    while done < buf.len() {
-        let rest = &mut buf[done..];
-        // SAFETY: rest is a valid writable slice of rest.len() bytes.
-        let n = unsafe {
-            libc::pread(
-                fd.as_raw_fd(),
-                rest.as_mut_ptr().cast(),
-                rest.len(),
-                (offset + done as u64) as libc::off_t,
-            )
-        };
-        if n < 0 {
-            let err = io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            return Err(err);
-        }
-        if n == 0 {
-            break;
-        }
-        done += n as usize;
-    }
-    Ok(done)
-}
-
 /// pwrite all of `buf`.
 pub fn pwrite_full(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<()> {
     let mut done = 0;
@@ -169,29 +140,6 @@ pub fn pwrite_full(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<()
         done += n as usize;
     }
     Ok(())
-}
-
-/// The direct-IO alignment of a file from statx(STATX_DIOALIGN): (memory, offset).
-/// `None` when the kernel or the file system does not report it; `Some((0, 0))`
-/// means the file system reports that it does not support direct IO for this file.
-pub fn statx_dio_align(path: &Path) -> Option<(u32, u32)> {
-    let c = cstring(path).ok()?;
-    // SAFETY: statx is a plain C struct; all-zero is a valid value.
-    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: c is NUL-terminated and stx is a live, writable statx.
-    let rc = unsafe {
-        libc::statx(
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            0,
-            libc::STATX_DIOALIGN,
-            &mut stx,
-        )
-    };
-    if rc < 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 {
-        return None;
-    }
-    Some((stx.stx_dio_mem_align, stx.stx_dio_offset_align))
 }
 
 /// The file system magic number (statfs f_type) of the file behind `fd`.
@@ -236,4 +184,113 @@ pub fn dev_major_minor(dev: u64) -> (u32, u32) {
         libc::major(dev as libc::dev_t),
         libc::minor(dev as libc::dev_t),
     )
+}
+
+/// fstat(2): what a descriptor actually refers to (type, st_rdev, st_dev),
+/// whatever path it was opened by.
+pub fn fstat(fd: BorrowedFd<'_>) -> io::Result<libc::stat> {
+    // SAFETY: stat is a plain C struct; all-zero is a valid value.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: st is a live, writable stat.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+pub fn is_block(st: &libc::stat) -> bool {
+    st.st_mode & libc::S_IFMT == libc::S_IFBLK
+}
+
+pub fn is_regular(st: &libc::stat) -> bool {
+    st.st_mode & libc::S_IFMT == libc::S_IFREG
+}
+
+/// Set and clear status flags of an open descriptor (fcntl F_SETFL): the
+/// safety check reads through the descriptor with unaligned buffers before
+/// O_DIRECT is turned on, and O_NONBLOCK (which keeps open(2) of a FIFO from
+/// hanging) is cleared before any IO. EINVAL on O_DIRECT means no direct IO here.
+pub fn update_flags(fd: BorrowedFd<'_>, set: libc::c_int, clear: libc::c_int) -> io::Result<()> {
+    // SAFETY: fcntl F_GETFL/F_SETFL take plain integers.
+    let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, (flags | set) & !clear) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The direct-IO alignment of an open file from statx(STATX_DIOALIGN):
+/// (memory, offset). `None` when the kernel or the file system does not report
+/// it; `Some((0, 0))` means the file system has no direct IO for this file.
+pub fn statx_dio_align_fd(fd: BorrowedFd<'_>) -> Option<(u32, u32)> {
+    // SAFETY: statx is a plain C struct; all-zero is a valid value.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: the empty path with AT_EMPTY_PATH names fd itself; stx is live and writable.
+    let rc = unsafe {
+        libc::statx(
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        )
+    };
+    if rc < 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 {
+        return None;
+    }
+    Some((stx.stx_dio_mem_align, stx.stx_dio_offset_align))
+}
+
+/// struct loop_info64 from <linux/loop.h>.
+#[repr(C)]
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
+
+/// What a loop device reads and writes through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopBacking {
+    /// st_dev of the backing file or node (the file system it lives on).
+    pub st_dev: u64,
+    /// st_rdev of the backing object: non-zero when it is a block device.
+    pub st_rdev: u64,
+}
+
+/// LOOP_GET_STATUS64 on a loop device; ENXIO when it is not bound.
+pub fn loop_backing(fd: BorrowedFd<'_>) -> io::Result<LoopBacking> {
+    // SAFETY: LoopInfo64 is plain data; all-zero is valid.
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: LOOP_GET_STATUS64 writes one loop_info64 through the pointer, which points to a live one.
+    let rc = unsafe {
+        libc::ioctl(
+            fd.as_raw_fd(),
+            LOOP_GET_STATUS64 as _,
+            &mut info as *mut LoopInfo64,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(LoopBacking {
+        st_dev: info.lo_device,
+        st_rdev: info.lo_rdevice,
+    })
 }
