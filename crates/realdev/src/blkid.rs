@@ -102,9 +102,13 @@ impl Signature {
     }
 }
 
+/// "an ext4", "a btrfs", "an xfs": names read letter by letter take "an"
+/// when the letter's name starts with a vowel sound.
 fn article(word: &str) -> &'static str {
+    const SPELLED: [&str; 6] = ["f2fs", "xfs", "ntfs", "hfs", "hfsplus", "lvm"];
     match word.chars().next() {
         Some(c) if "aeiouAEIOU".contains(c) => "an",
+        _ if SPELLED.contains(&word.to_ascii_lowercase().as_str()) => "an",
         _ => "a",
     }
 }
@@ -165,6 +169,7 @@ const BLKID_SUBLKS_USAGE: c_int = 1 << 7;
 const BLKID_SUBLKS_VERSION: c_int = 1 << 8;
 const BLKID_SUBLKS_MAGIC: c_int = 1 << 9;
 const BLKID_SUBLKS_BADCSUM: c_int = 1 << 10;
+const BLKID_PARTS_FORCE_GPT: c_int = 1 << 1;
 const BLKID_PARTS_MAGIC: c_int = 1 << 3;
 /// More signatures than any real device carries; bounds the probe loop.
 const MAX_SIGNATURES: usize = 64;
@@ -304,7 +309,8 @@ impl Lib {
                     | BLKID_SUBLKS_BADCSUM,
             );
             (self.enable_partitions)(g.pr, 1);
-            (self.set_partitions_flags)(g.pr, BLKID_PARTS_MAGIC);
+            // FORCE_GPT: a GPT whose protective MBR is damaged still counts.
+            (self.set_partitions_flags)(g.pr, BLKID_PARTS_MAGIC | BLKID_PARTS_FORCE_GPT);
         }
         let mut out = Vec::new();
         // blkid_do_probe steps through every prober in turn and stops at each

@@ -185,3 +185,83 @@ pub fn disk_tempdir() -> tempfile::TempDir {
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
         .expect("tempdir in the target directory")
 }
+
+/// md RAID superblock versions the test writer knows.
+#[derive(Clone, Copy, Debug)]
+pub enum MdMetadata {
+    /// 0.90: 4 KiB at the last 64 KiB-aligned block before the end.
+    V0_90,
+    /// 1.0: at the end (8 KiB before it, 4 KiB-aligned).
+    V1_0,
+    /// 1.1: at the start.
+    V1_1,
+    /// 1.2: 4 KiB from the start.
+    V1_2,
+}
+
+/// Write an md superblock of `version` for a 2-disk RAID1 member onto the
+/// device `dev` of `size_bytes`: mdadm cannot create arrays here (no md
+/// driver), and a test of detection needs only the superblock. Tests check
+/// that util-linux's own `blkid -p` recognises it, so the writer cannot
+/// drift from what real md metadata looks like to libblkid.
+pub fn write_md_superblock(dev: &Path, size_bytes: u64, version: MdMetadata) {
+    use std::io::{Seek, SeekFrom, Write};
+    const MD_MAGIC: u32 = 0xa92b_4efc;
+    let put32 = |sb: &mut [u8], off: usize, v: u32| sb[off..off + 4].copy_from_slice(&v.to_le_bytes());
+    let (offset, sb) = match version {
+        MdMetadata::V0_90 => {
+            // mdp_super_t: magic, major 0, minor 90, patch 0, then the set uuid words.
+            let mut sb = vec![0u8; 4096];
+            put32(&mut sb, 0, MD_MAGIC);
+            put32(&mut sb, 8, 90);
+            put32(&mut sb, 20, 0x1111_1111); // set_uuid0
+            put32(&mut sb, 28, 1); // level
+            put32(&mut sb, 40, 2); // raid_disks
+            for (i, w) in [0x2222_2222u32, 0x3333_3333, 0x4444_4444].iter().enumerate() {
+                put32(&mut sb, 52 + 4 * i, *w); // set_uuid1..3
+            }
+            ((size_bytes & !0xffff) - 0x1_0000, sb)
+        }
+        v => {
+            // mdp_superblock_1 with max_dev 0: 256 bytes, checksummed.
+            let offset = match v {
+                MdMetadata::V1_0 => (((size_bytes >> 9) - 16) & !7) << 9,
+                MdMetadata::V1_1 => 0,
+                _ => 4096,
+            };
+            let mut sb = vec![0u8; 256];
+            put32(&mut sb, 0, MD_MAGIC);
+            put32(&mut sb, 4, 1); // major_version
+            for (i, b) in sb[16..32].iter_mut().enumerate() {
+                *b = i as u8 + 1; // set_uuid
+            }
+            sb[32..40].copy_from_slice(b"flashlab"); // set_name
+            put32(&mut sb, 72, 1); // level
+            put32(&mut sb, 92, 2); // raid_disks
+            sb[144..152].copy_from_slice(&(offset >> 9).to_le_bytes()); // super_offset
+            for (i, b) in sb[168..184].iter_mut().enumerate() {
+                *b = i as u8 + 17; // device_uuid
+            }
+            let sum: u64 = sb
+                .chunks(4)
+                .map(|w| u32::from_le_bytes(w.try_into().unwrap()) as u64)
+                .sum();
+            let csum = (sum & 0xffff_ffff) + (sum >> 32);
+            put32(&mut sb, 216, csum as u32);
+            (offset, sb)
+        }
+    };
+    let mut f = fs::OpenOptions::new().write(true).open(dev).unwrap();
+    f.seek(SeekFrom::Start(offset)).unwrap();
+    f.write_all(&sb).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// What util-linux's `blkid -p` (low-level probe, no cache) calls the
+/// device: TYPE or PTTYPE, or None.
+pub fn blkid_type(dev: &Path) -> Option<String> {
+    let out = run("blkid", &["-p", "-o", "export", dev.to_str().unwrap()]).ok()?;
+    out.lines()
+        .find_map(|l| l.strip_prefix("TYPE=").or_else(|| l.strip_prefix("PTTYPE=")))
+        .map(str::to_string)
+}
