@@ -120,7 +120,9 @@ pub fn probe(t: &TargetArgs, seed: u64) -> CliResult<Probed> {
 
 impl Probed {
     /// Opens the target for IO: for a block device that will be written, only
-    /// after the safety check. Returns the device and the engine's name.
+    /// after the safety check, which examines the opened descriptor itself
+    /// (flashlab_realdev::open_checked); all IO goes through that descriptor.
+    /// Returns the device and the engine's name.
     pub fn open(
         mut self,
         t: &TargetArgs,
@@ -164,6 +166,18 @@ impl Probed {
                     create_size_bytes: self.create_size,
                 })
                 .map_err(open_error)?;
+                // The pattern was validated against what probe() saw; the run
+                // uses what the open (and the safety check) got. Both come from
+                // the path, which may have been switched in between.
+                let got = opened.device.info();
+                if !creating && (got.kind != self.info.kind || got.size_bytes != self.info.size_bytes) {
+                    return Err(CliError::user(format!(
+                        "{} changed while flashlab opened it (first {} bytes, then {} bytes): it names another device or file now; check the path and run again",
+                        path.display(),
+                        self.info.size_bytes,
+                        got.size_bytes
+                    )));
+                }
                 for w in &opened.warnings {
                     // Creating a file is news, not a warning.
                     let label = if creating && w.starts_with("created ") {

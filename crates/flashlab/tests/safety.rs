@@ -362,3 +362,84 @@ fn io_size_below_the_logical_block_is_refused() {
         "{err}"
     );
 }
+
+/// `flashlab run --device LINK` while another thread keeps switching LINK
+/// between a blank and an ext4 loop device: every run either refuses or
+/// writes to the blank one; the ext4 device is never modified.
+#[test]
+fn a_raced_symlink_never_sends_writes_to_the_ext4_device() {
+    if !prerequisites() {
+        return;
+    }
+    use std::os::unix::fs::symlink;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let blank = Loop::new("race-blank", 8);
+    let ext4 = Loop::new("race-ext4", 8);
+    ext4.mkfs();
+    let before = ext4.contents();
+    let dir = PathBuf::from(format!(
+        "{}/race-{}",
+        env!("CARGO_TARGET_TMPDIR"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("disk");
+    symlink(&blank.dev, &link).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = {
+        let (stop, dir) = (stop.clone(), dir.clone());
+        let (a, b) = (blank.dev.clone(), ext4.dev.clone());
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let tmp = dir.join("disk.new");
+                let _ = std::fs::remove_file(&tmp);
+                let to = if n % 2 == 0 { &b } else { &a };
+                if symlink(to, &tmp).is_err() || std::fs::rename(&tmp, dir.join("disk")).is_err() {
+                    break;
+                }
+                n += 1;
+                // Switch often, but let some opens find each device.
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+        })
+    };
+    let (mut wrote, mut refused) = (0, 0);
+    for i in 0..30 {
+        let res = dir.join(format!("res-{i}"));
+        let out = flashlab(&[
+            "run",
+            "--device",
+            link.to_str().unwrap(),
+            "--pattern",
+            "RW",
+            "--io-size",
+            "4KiB",
+            "--io-count",
+            "32",
+            "--target-size",
+            "1MiB",
+            "--quiet",
+            "--results",
+            res.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => wrote += 1,
+            Some(2) => {
+                // Refused as ext4, or the path changed between probe and open.
+                assert!(err.contains("ext4") || err.contains("changed while"), "{err}");
+                refused += 1;
+            }
+            other => panic!("run {i}: exit {other:?}: {err}"),
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    flipper.join().unwrap();
+    eprintln!("30 raced runs: {wrote} wrote to the blank device, {refused} refused");
+    assert!(ext4.contents() == before, "a write reached the ext4 device");
+    assert!(wrote + refused == 30);
+    let _ = std::fs::remove_dir_all(&dir);
+}

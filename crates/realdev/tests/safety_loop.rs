@@ -210,3 +210,97 @@ fn gpt_with_a_mounted_partition_is_refused() {
         "{msg}"
     );
 }
+
+#[test]
+fn base_device_under_a_mounted_stacked_loop_is_in_use() {
+    if !common::root_tests_possible("stacked_loop")
+        || !common::tool_available("stacked_loop", "mkfs.ext4", "e2fsprogs")
+    {
+        return;
+    }
+    let base = LoopDev::new("base", 32 * MIB, false);
+    // Declared after `base`, so dropped (unmounted, detached) before it.
+    let mut upper = LoopDev::over(base.path());
+    upper.mkfs_ext4();
+    let mnt = tempfile::tempdir().unwrap();
+    let up = upper.dev.clone();
+    upper.mount(&up, mnt.path());
+    let msg = refused(base.path(), None);
+    assert!(
+        msg.contains(&format!(
+            "the loop device {} is stacked on it and is mounted on {}",
+            upper.name(),
+            mnt.path().display()
+        )),
+        "{msg}"
+    );
+    assert!(msg.contains("remove what is stacked on it"), "{msg}");
+}
+
+#[test]
+fn loop_over_a_mounted_device_is_in_use() {
+    if !common::root_tests_possible("loop_over_mounted")
+        || !common::tool_available("loop_over_mounted", "mkfs.ext4", "e2fsprogs")
+    {
+        return;
+    }
+    let mut base = LoopDev::new("mounted-base", 32 * MIB, false);
+    base.mkfs_ext4();
+    let mnt = tempfile::tempdir().unwrap();
+    let b = base.dev.clone();
+    base.mount(&b, mnt.path());
+    let upper = LoopDev::over(base.path());
+    let msg = refused(upper.path(), None);
+    assert!(
+        msg.contains(&format!(
+            "it is a loop device over {0}, and {0} is mounted on {1}",
+            base.name(),
+            mnt.path().display()
+        )),
+        "{msg}"
+    );
+    drop(upper);
+}
+
+#[test]
+fn loop_over_a_file_on_a_mounted_device_is_in_use_but_tmpfs_files_are_not() {
+    if !common::root_tests_possible("loop_over_file")
+        || !common::tool_available("loop_over_file", "mkfs.ext4", "e2fsprogs")
+    {
+        return;
+    }
+    let mut disk = LoopDev::new("file-host", 32 * MIB, false);
+    disk.mkfs_ext4();
+    let mnt = tempfile::tempdir().unwrap();
+    let d = disk.dev.clone();
+    disk.mount(&d, mnt.path());
+    let image = mnt.path().join("disk.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(8 * MIB)
+        .unwrap();
+    let lo = LoopDev::over(&image);
+    let msg = refused(lo.path(), None);
+    assert!(
+        msg.contains(&format!(
+            "it is a loop device over {}, a file on {} (mounted on {})",
+            image.display(),
+            disk.name(),
+            mnt.path().display()
+        )),
+        "{msg}"
+    );
+    assert!(msg.contains("run on the file itself"), "{msg}");
+    // Naming it allows it, with the reason as a warning.
+    let opened = open(&write_opts(lo.path(), Some(lo.path()))).unwrap();
+    assert!(
+        opened.warnings.iter().any(|w| w.contains("a file on")),
+        "{:?}",
+        opened.warnings
+    );
+    drop(opened);
+    drop(lo);
+    // A loop device over a /dev/shm (tmpfs) file has no device under it: writable.
+    let shm = LoopDev::new("shm", 8 * MIB, false);
+    assert!(check_write_safety(shm.path(), None).unwrap().is_empty());
+}

@@ -118,6 +118,8 @@ pub struct LoopDev {
     pub dev: PathBuf,
     pub backing: PathBuf,
     mounts: Vec<PathBuf>,
+    /// The backing file is ours to delete (false for a loop over someone's device or file).
+    owns_backing: bool,
 }
 
 impl LoopDev {
@@ -144,6 +146,19 @@ impl LoopDev {
             dev,
             backing,
             mounts: Vec::new(),
+            owns_backing: true,
+        }
+    }
+
+    /// A loop device over an existing file or block device, left in place on drop.
+    pub fn over(backing: &Path) -> LoopDev {
+        let dev = run("losetup", &["-f", "--show", backing.to_str().unwrap()])
+            .unwrap_or_else(|e| panic!("losetup over {}: {e}", backing.display()));
+        LoopDev {
+            dev: PathBuf::from(dev),
+            backing: backing.to_path_buf(),
+            mounts: Vec::new(),
+            owns_backing: false,
         }
     }
 
@@ -174,7 +189,9 @@ impl Drop for LoopDev {
             }
         }
         let _ = run("losetup", &["-d", &self.name()]);
-        let _ = fs::remove_file(&self.backing);
+        if self.owns_backing {
+            let _ = fs::remove_file(&self.backing);
+        }
     }
 }
 
