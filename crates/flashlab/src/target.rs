@@ -170,7 +170,9 @@ impl Probed {
                 // uses what the open (and the safety check) got. Both come from
                 // the path, which may have been switched in between.
                 let got = opened.device.info();
-                if !creating && (got.kind != self.info.kind || got.size_bytes != self.info.size_bytes) {
+                if !creating
+                    && (got.kind != self.info.kind || got.size_bytes != self.info.size_bytes)
+                {
                     return Err(CliError::user(format!(
                         "{} changed while flashlab opened it (first {} bytes, then {} bytes): it names another device or file now; check the path and run again",
                         path.display(),

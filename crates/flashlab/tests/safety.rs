@@ -396,7 +396,7 @@ fn a_raced_symlink_never_sends_writes_to_the_ext4_device() {
             while !stop.load(Ordering::Relaxed) {
                 let tmp = dir.join("disk.new");
                 let _ = std::fs::remove_file(&tmp);
-                let to = if n % 2 == 0 { &b } else { &a };
+                let to = if n & 1 == 0 { &b } else { &a };
                 if symlink(to, &tmp).is_err() || std::fs::rename(&tmp, dir.join("disk")).is_err() {
                     break;
                 }
@@ -430,7 +430,10 @@ fn a_raced_symlink_never_sends_writes_to_the_ext4_device() {
             Some(0) => wrote += 1,
             Some(2) => {
                 // Refused as ext4, or the path changed between probe and open.
-                assert!(err.contains("ext4") || err.contains("changed while"), "{err}");
+                assert!(
+                    err.contains("ext4") || err.contains("changed while"),
+                    "{err}"
+                );
                 refused += 1;
             }
             other => panic!("run {i}: exit {other:?}: {err}"),

@@ -211,9 +211,9 @@ fn load_library() -> Option<Lib> {
             new_probe: std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> BlkidProbe>(
                 sym(c"blkid_new_probe")?,
             ),
-            free_probe: std::mem::transmute::<*mut c_void, unsafe extern "C" fn(BlkidProbe)>(
-                sym(c"blkid_free_probe")?,
-            ),
+            free_probe: std::mem::transmute::<*mut c_void, unsafe extern "C" fn(BlkidProbe)>(sym(
+                c"blkid_free_probe",
+            )?),
             set_device: std::mem::transmute::<
                 *mut c_void,
                 unsafe extern "C" fn(BlkidProbe, c_int, i64, i64) -> c_int,

@@ -138,9 +138,15 @@ pub enum Hazard {
     },
     /// `loop_dev` is a loop device over this device (or one of its
     /// partitions), and it is in use for the reason `why`.
-    StackedLoopInUse { loop_dev: String, why: Box<Hazard> },
+    StackedLoopInUse {
+        loop_dev: String,
+        why: Box<Hazard>,
+    },
     /// This is a loop device over the block device `backing`, which is in use.
-    LoopOverDeviceInUse { backing: String, why: Box<Hazard> },
+    LoopOverDeviceInUse {
+        backing: String,
+        why: Box<Hazard>,
+    },
     /// This is a loop device over `file`, which lives on the file system of
     /// the block device `device`, mounted on `mount_point`.
     LoopOverMountedFile {
@@ -225,9 +231,9 @@ impl Hazard {
                 let list: Vec<String> = sigs.iter().map(Signature::describe).collect();
                 format!("{subject} holds {}", join_and(&list))
             }
-            Hazard::Unverified { why } => format!(
-                "{subject} cannot be checked for file systems and partition tables ({why})"
-            ),
+            Hazard::Unverified { why } => {
+                format!("{subject} cannot be checked for file systems and partition tables ({why})")
+            }
         }
     }
 
@@ -383,18 +389,13 @@ fn bound_loops() -> Vec<LoopDevice> {
             continue;
         };
         let name = format!("/dev/{}", e.file_name().to_string_lossy());
-        let from_ioctl = sys::open_raw(
-            Path::new(&name),
-            libc::O_RDONLY | libc::O_NONBLOCK,
-            0,
-        )
-        .ok()
-        .filter(|fd| {
-            sys::fstat(fd.as_fd()).is_ok_and(|st| {
-                sys::is_block(&st) && sys::dev_major_minor(st.st_rdev) == dev
+        let from_ioctl = sys::open_raw(Path::new(&name), libc::O_RDONLY | libc::O_NONBLOCK, 0)
+            .ok()
+            .filter(|fd| {
+                sys::fstat(fd.as_fd())
+                    .is_ok_and(|st| sys::is_block(&st) && sys::dev_major_minor(st.st_rdev) == dev)
             })
-        })
-        .and_then(|fd| sys::loop_backing(fd.as_fd()).ok());
+            .and_then(|fd| sys::loop_backing(fd.as_fd()).ok());
         let backing = match from_ioctl {
             Some(b) => backing_of(b, file.clone()),
             // The name sysfs gives may be stale (renamed, deleted): only a guess.
@@ -521,7 +522,13 @@ fn in_use(
         if !nodes.iter().any(|n| n.dev == (ma, mi)) || visited.contains(&l.dev) {
             continue;
         }
-        let inner = in_use(l.name.clone(), l.dev, Some(l.backing.clone()), view, visited);
+        let inner = in_use(
+            l.name.clone(),
+            l.dev,
+            Some(l.backing.clone()),
+            view,
+            visited,
+        );
         if let Some(why) = inner.into_iter().next() {
             push(
                 Hazard::StackedLoopInUse {
@@ -863,7 +870,6 @@ garbage line\n\
         assert!(parse_swaps("Filename\tType\n").is_empty());
     }
 
-
     fn image(len: usize, edit: impl FnOnce(&mut [u8])) -> tempfile::NamedTempFile {
         let mut img = vec![0u8; len];
         edit(&mut img);
@@ -933,7 +939,11 @@ garbage line\n\
                 .status();
             match status {
                 Ok(s) if s.success() => {
-                    assert_eq!(names(&img, Prober::Library), vec![want.to_string()], "{tool}")
+                    assert_eq!(
+                        names(&img, Prober::Library),
+                        vec![want.to_string()],
+                        "{tool}"
+                    )
                 }
                 _ => eprintln!("skip: {tool} not available"),
             }

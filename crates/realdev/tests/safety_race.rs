@@ -52,7 +52,7 @@ fn a_symlink_switched_during_the_check_never_redirects_writes() {
             let link = dir.join("disk");
             let mut flips = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                let to = if flips % 2 == 0 { &b } else { &a };
+                let to = if flips & 1 == 0 { &b } else { &a };
                 let _ = std::fs::remove_file(&tmp);
                 // rename(2) swaps the link atomically: the path always names one of the two.
                 if symlink(to, &tmp).is_err() || std::fs::rename(&tmp, &link).is_err() {
@@ -66,7 +66,7 @@ fn a_symlink_switched_during_the_check_never_redirects_writes() {
 
     let (mut written, mut refused) = (0usize, 0usize);
     for i in 0..RUNS {
-        let engine = if i % 2 == 0 {
+        let engine = if i & 1 == 0 {
             Engine::Sync
         } else {
             Engine::IoUring
@@ -114,7 +114,10 @@ fn a_symlink_switched_during_the_check_never_redirects_writes() {
         "a write reached the ext4 device"
     );
     // Both outcomes happened, so the race was really exercised.
-    assert!(written > 0 && refused > 0, "{written} written, {refused} refused");
+    assert!(
+        written > 0 && refused > 0,
+        "{written} written, {refused} refused"
+    );
     assert!(
         std::fs::read(&blank.backing)
             .unwrap()

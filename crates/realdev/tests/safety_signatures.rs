@@ -45,9 +45,14 @@ fn refused_until_wiped(lo: &LoopDev, blkid_type: &str, words: &[&str]) {
     // finds and probes again, which uncovers a PMBR under a GPT and the 0x55AA
     // of an NTFS boot sector as an MBR.
     let wipefs = names(dev, Prober::Wipefs);
-    assert!(wipefs.is_superset(&lib), "wipefs {wipefs:?}, libblkid {lib:?}");
+    assert!(
+        wipefs.is_superset(&lib),
+        "wipefs {wipefs:?}, libblkid {lib:?}"
+    );
 
-    let e = open(&write_opts(dev)).err().expect("a signed device must be refused");
+    let e = open(&write_opts(dev))
+        .err()
+        .expect("a signed device must be refused");
     assert_eq!(e.kind(), OpenErrorKind::Refused, "{e}");
     let msg = e.to_string();
     assert!(!msg.contains('\n'), "{msg}");
@@ -55,14 +60,14 @@ fn refused_until_wiped(lo: &LoopDev, blkid_type: &str, words: &[&str]) {
         assert!(msg.contains(w), "'{w}' missing from: {msg}");
     }
     assert!(
-        msg.ends_with(&format!("pass --allow-write-to {} to destroy it", lo.name())),
+        msg.ends_with(&format!(
+            "pass --allow-write-to {} to destroy it",
+            lo.name()
+        )),
         "{msg}"
     );
     // The dry-run check agrees.
-    assert_eq!(
-        check_write_safety(dev, None).unwrap_err().to_string(),
-        msg
-    );
+    assert_eq!(check_write_safety(dev, None).unwrap_err().to_string(), msg);
 
     wipe(&lo.name());
     assert!(names(dev, Prober::Library).is_empty());
@@ -102,7 +107,13 @@ fn tool_case(
     let lo = LoopDev::new(test, size_mib * MIB, false);
     let args: Vec<String> = cmd[1..]
         .iter()
-        .map(|a| if *a == "DEV" { lo.name() } else { a.to_string() })
+        .map(|a| {
+            if *a == "DEV" {
+                lo.name()
+            } else {
+                a.to_string()
+            }
+        })
         .collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     common::run(cmd[0], &args).unwrap_or_else(|e| panic!("{test}: {e}"));
@@ -111,68 +122,159 @@ fn tool_case(
 
 #[test]
 fn ext2() {
-    tool_case("ext2", 16, &["mkfs.ext2", "-q", "-F", "DEV"], "e2fsprogs", "ext2", &["an ext2 file system signature"]);
+    tool_case(
+        "ext2",
+        16,
+        &["mkfs.ext2", "-q", "-F", "DEV"],
+        "e2fsprogs",
+        "ext2",
+        &["an ext2 file system signature"],
+    );
 }
 
 #[test]
 fn ext3() {
-    tool_case("ext3", 16, &["mkfs.ext3", "-q", "-F", "DEV"], "e2fsprogs", "ext3", &["an ext3 file system signature"]);
+    tool_case(
+        "ext3",
+        16,
+        &["mkfs.ext3", "-q", "-F", "DEV"],
+        "e2fsprogs",
+        "ext3",
+        &["an ext3 file system signature"],
+    );
 }
 
 #[test]
 fn ext4() {
-    tool_case("ext4", 16, &["mkfs.ext4", "-q", "-F", "DEV"], "e2fsprogs", "ext4", &["an ext4 file system signature"]);
+    tool_case(
+        "ext4",
+        16,
+        &["mkfs.ext4", "-q", "-F", "DEV"],
+        "e2fsprogs",
+        "ext4",
+        &["an ext4 file system signature"],
+    );
 }
 
 #[test]
 fn xfs() {
     // mkfs.xfs refuses devices under 300 MiB; the file is sparse.
-    tool_case("xfs", 320, &["mkfs.xfs", "-q", "-f", "DEV"], "xfsprogs", "xfs", &["an xfs file system signature"]);
+    tool_case(
+        "xfs",
+        320,
+        &["mkfs.xfs", "-q", "-f", "DEV"],
+        "xfsprogs",
+        "xfs",
+        &["an xfs file system signature"],
+    );
 }
 
 #[test]
 fn btrfs() {
-    tool_case("btrfs", 128, &["mkfs.btrfs", "-q", "-f", "DEV"], "btrfs-progs", "btrfs", &["a btrfs file system signature"]);
+    tool_case(
+        "btrfs",
+        128,
+        &["mkfs.btrfs", "-q", "-f", "DEV"],
+        "btrfs-progs",
+        "btrfs",
+        &["a btrfs file system signature"],
+    );
 }
 
 #[test]
 fn vfat() {
-    tool_case("vfat", 32, &["mkfs.vfat", "DEV"], "dosfstools", "vfat", &["a vfat file system signature"]);
+    tool_case(
+        "vfat",
+        32,
+        &["mkfs.vfat", "DEV"],
+        "dosfstools",
+        "vfat",
+        &["a vfat file system signature"],
+    );
 }
 
 #[test]
 fn exfat() {
-    tool_case("exfat", 32, &["mkfs.exfat", "DEV"], "exfatprogs", "exfat", &["an exfat file system signature"]);
+    tool_case(
+        "exfat",
+        32,
+        &["mkfs.exfat", "DEV"],
+        "exfatprogs",
+        "exfat",
+        &["an exfat file system signature"],
+    );
 }
 
 #[test]
 fn ntfs() {
-    tool_case("ntfs", 32, &["mkntfs", "-Q", "-F", "DEV"], "ntfs-3g", "ntfs", &["an ntfs file system signature"]);
+    tool_case(
+        "ntfs",
+        32,
+        &["mkntfs", "-Q", "-F", "DEV"],
+        "ntfs-3g",
+        "ntfs",
+        &["an ntfs file system signature"],
+    );
 }
 
 #[test]
 fn f2fs() {
-    tool_case("f2fs", 64, &["mkfs.f2fs", "-q", "-f", "DEV"], "f2fs-tools", "f2fs", &["an f2fs file system signature"]);
+    tool_case(
+        "f2fs",
+        64,
+        &["mkfs.f2fs", "-q", "-f", "DEV"],
+        "f2fs-tools",
+        "f2fs",
+        &["an f2fs file system signature"],
+    );
 }
 
 #[test]
 fn minix() {
-    tool_case("minix", 16, &["mkfs.minix", "DEV"], "util-linux", "minix", &["a minix file system signature"]);
+    tool_case(
+        "minix",
+        16,
+        &["mkfs.minix", "DEV"],
+        "util-linux",
+        "minix",
+        &["a minix file system signature"],
+    );
 }
 
 #[test]
 fn bfs() {
-    tool_case("bfs", 16, &["mkfs.bfs", "DEV"], "util-linux", "bfs", &["a bfs file system signature"]);
+    tool_case(
+        "bfs",
+        16,
+        &["mkfs.bfs", "DEV"],
+        "util-linux",
+        "bfs",
+        &["a bfs file system signature"],
+    );
 }
 
 #[test]
 fn swap() {
-    tool_case("swap", 16, &["mkswap", "DEV"], "util-linux", "swap", &["a swap signature"]);
+    tool_case(
+        "swap",
+        16,
+        &["mkswap", "DEV"],
+        "util-linux",
+        "swap",
+        &["a swap signature"],
+    );
 }
 
 #[test]
 fn lvm2_physical_volume() {
-    tool_case("lvm", 16, &["pvcreate", "-q", "-ff", "-y", "DEV"], "lvm2", "LVM2_member", &["an LVM2 physical volume label (LVM2_member)"]);
+    tool_case(
+        "lvm",
+        16,
+        &["pvcreate", "-q", "-ff", "-y", "DEV"],
+        "lvm2",
+        "LVM2_member",
+        &["an LVM2 physical volume label (LVM2_member)"],
+    );
 }
 
 #[test]
@@ -193,8 +295,18 @@ fn key_file_case(test: &str, kind: &str) {
         test,
         32,
         &[
-            "cryptsetup", "luksFormat", "-q", "--type", kind, "--pbkdf", "pbkdf2",
-            "--pbkdf-force-iterations", "1000", "--key-file", key.to_str().unwrap(), "DEV",
+            "cryptsetup",
+            "luksFormat",
+            "-q",
+            "--type",
+            kind,
+            "--pbkdf",
+            "pbkdf2",
+            "--pbkdf-force-iterations",
+            "1000",
+            "--key-file",
+            key.to_str().unwrap(),
+            "DEV",
         ],
         "cryptsetup-bin",
         "crypto_LUKS",
@@ -218,12 +330,22 @@ fn partition_table_case(test: &str, script: &str, blkid_type: &str, words: &[&st
 
 #[test]
 fn mbr_partition_table() {
-    partition_table_case("mbr", "label: dos\n,16MiB,L\n", "dos", &["an MBR (DOS) partition table (dos)"]);
+    partition_table_case(
+        "mbr",
+        "label: dos\n,16MiB,L\n",
+        "dos",
+        &["an MBR (DOS) partition table (dos)"],
+    );
 }
 
 #[test]
 fn gpt_partition_table() {
-    partition_table_case("gpt", "label: gpt\n,16MiB,L\n", "gpt", &["a GPT partition table"]);
+    partition_table_case(
+        "gpt",
+        "label: gpt\n,16MiB,L\n",
+        "gpt",
+        &["a GPT partition table"],
+    );
 }
 
 fn md_case(test: &str, version: MdMetadata, label: &str) {
@@ -244,7 +366,9 @@ fn md_case(test: &str, version: MdMetadata, label: &str) {
     refused_until_wiped(
         &lo,
         "linux_raid_member",
-        &[&format!("an md RAID superblock (linux_raid_member, metadata {label})")],
+        &[&format!(
+            "an md RAID superblock (linux_raid_member, metadata {label})"
+        )],
     );
 }
 

@@ -224,7 +224,8 @@ pub enum MdMetadata {
 pub fn write_md_superblock(dev: &Path, size_bytes: u64, version: MdMetadata) {
     use std::io::{Seek, SeekFrom, Write};
     const MD_MAGIC: u32 = 0xa92b_4efc;
-    let put32 = |sb: &mut [u8], off: usize, v: u32| sb[off..off + 4].copy_from_slice(&v.to_le_bytes());
+    let put32 =
+        |sb: &mut [u8], off: usize, v: u32| sb[off..off + 4].copy_from_slice(&v.to_le_bytes());
     let (offset, sb) = match version {
         MdMetadata::V0_90 => {
             // mdp_super_t: magic, major 0, minor 90, patch 0, then the set uuid words.
@@ -234,7 +235,10 @@ pub fn write_md_superblock(dev: &Path, size_bytes: u64, version: MdMetadata) {
             put32(&mut sb, 20, 0x1111_1111); // set_uuid0
             put32(&mut sb, 28, 1); // level
             put32(&mut sb, 40, 2); // raid_disks
-            for (i, w) in [0x2222_2222u32, 0x3333_3333, 0x4444_4444].iter().enumerate() {
+            for (i, w) in [0x2222_2222u32, 0x3333_3333, 0x4444_4444]
+                .iter()
+                .enumerate()
+            {
                 put32(&mut sb, 52 + 4 * i, *w); // set_uuid1..3
             }
             ((size_bytes & !0xffff) - 0x1_0000, sb)
@@ -279,6 +283,9 @@ pub fn write_md_superblock(dev: &Path, size_bytes: u64, version: MdMetadata) {
 pub fn blkid_type(dev: &Path) -> Option<String> {
     let out = run("blkid", &["-p", "-o", "export", dev.to_str().unwrap()]).ok()?;
     out.lines()
-        .find_map(|l| l.strip_prefix("TYPE=").or_else(|| l.strip_prefix("PTTYPE=")))
+        .find_map(|l| {
+            l.strip_prefix("TYPE=")
+                .or_else(|| l.strip_prefix("PTTYPE="))
+        })
         .map(str::to_string)
 }
