@@ -304,3 +304,27 @@ fn loop_over_a_file_on_a_mounted_device_is_in_use_but_tmpfs_files_are_not() {
     let shm = LoopDev::new("shm", 8 * MIB, false);
     assert!(check_write_safety(shm.path(), None).unwrap().is_empty());
 }
+
+/// swapoff on drop, even when the test fails.
+struct SwapOn(String);
+
+impl Drop for SwapOn {
+    fn drop(&mut self) {
+        let _ = common::run("swapoff", &[&self.0]);
+    }
+}
+
+#[test]
+fn active_swap_is_refused() {
+    if !common::root_tests_possible("active_swap")
+        || !common::tool_available("active_swap", "swapon", "mount")
+    {
+        return;
+    }
+    let lo = LoopDev::new("swap", 16 * MIB, false);
+    common::run("mkswap", &[&lo.name()]).expect("mkswap");
+    common::run("swapon", &[&lo.name()]).expect("swapon");
+    let _on = SwapOn(lo.name());
+    let msg = refused(lo.path(), None);
+    assert!(msg.contains("it is in use as swap; swapoff it"), "{msg}");
+}
