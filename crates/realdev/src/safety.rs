@@ -455,9 +455,12 @@ fn in_use(
     own_backing: Option<Backing>,
     view: &SystemView,
     visited: &mut BTreeSet<(u32, u32)>,
+    depth: usize,
 ) -> Vec<Hazard> {
     let mut hazards = Vec::new();
-    if !visited.insert(dev) || visited.len() > MAX_STACK_DEPTH {
+    // `visited` breaks cycles (a loop over a loop over itself is refused by
+    // the kernel, but sysfs names can be stale); `depth` bounds the stack.
+    if !visited.insert(dev) || depth > MAX_STACK_DEPTH {
         return hazards;
     }
     let nodes = nodes_of(name, dev);
@@ -528,6 +531,7 @@ fn in_use(
             Some(l.backing.clone()),
             view,
             visited,
+            depth + 1,
         );
         if let Some(why) = inner.into_iter().next() {
             push(
@@ -549,7 +553,7 @@ fn in_use(
     match backing {
         Some(Backing::Device(ma, mi)) if !visited.contains(&(ma, mi)) => {
             let b = device_name(ma, mi);
-            let inner = in_use(b.clone(), (ma, mi), None, view, visited);
+            let inner = in_use(b.clone(), (ma, mi), None, view, visited, depth + 1);
             if let Some(why) = inner.into_iter().next() {
                 push(
                     Hazard::LoopOverDeviceInUse {
@@ -614,7 +618,14 @@ pub fn examine_fd(fd: BorrowedFd<'_>, exclusive: bool) -> Result<Examination, Op
             let file = read_trimmed(&d.join("loop/backing_file")).unwrap_or_default();
             sys::loop_backing(fd).ok().map(|b| backing_of(b, file))
         });
-    let mut hazards = in_use(name.clone(), dev, own_backing, &view, &mut BTreeSet::new());
+    let mut hazards = in_use(
+        name.clone(),
+        dev,
+        own_backing,
+        &view,
+        &mut BTreeSet::new(),
+        0,
+    );
     // O_EXCL fails with EBUSY while anyone else holds the device exclusively
     // (a mount, a holder, another flashlab). Named only when nothing above explains it.
     if !exclusive && hazards.is_empty() {

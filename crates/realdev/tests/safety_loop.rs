@@ -328,3 +328,31 @@ fn active_swap_is_refused() {
     let msg = refused(lo.path(), None);
     assert!(msg.contains("it is in use as swap; swapoff it"), "{msg}");
 }
+
+#[test]
+fn a_mount_two_loop_devices_up_is_found() {
+    if !common::root_tests_possible("two_stacked_loops")
+        || !common::tool_available("two_stacked_loops", "mkfs.ext4", "e2fsprogs")
+    {
+        return;
+    }
+    let base = LoopDev::new("base2", 32 * MIB, false);
+    let mid = LoopDev::over(base.path());
+    let mut top = LoopDev::over(mid.path());
+    top.mkfs_ext4();
+    let mnt = tempfile::tempdir().unwrap();
+    let t = top.dev.clone();
+    top.mount(&t, mnt.path());
+    let msg = refused(base.path(), None);
+    assert!(
+        msg.contains(&format!(
+            "the loop device {0} is stacked on it and the loop device {1} is stacked on {0} and is mounted on {2}",
+            mid.name(),
+            top.name(),
+            mnt.path().display()
+        )),
+        "{msg}"
+    );
+    drop(top);
+    drop(mid);
+}
