@@ -106,6 +106,10 @@ impl Signature {
 /// when the letter's name starts with a vowel sound.
 fn article(word: &str) -> &'static str {
     const SPELLED: [&str; 6] = ["f2fs", "xfs", "ntfs", "hfs", "hfsplus", "lvm"];
+    const YOU: [&str; 4] = ["udf", "ufs", "ubi", "ubifs"];
+    if YOU.contains(&word.to_ascii_lowercase().as_str()) {
+        return "a";
+    }
     match word.chars().next() {
         Some(c) if "aeiouAEIOU".contains(c) => "an",
         _ if SPELLED.contains(&word.to_ascii_lowercase().as_str()) => "an",

@@ -89,7 +89,7 @@ fn wipe(dev: &str) {
     panic!("wipefs: {last}");
 }
 
-/// Format a fresh loop device with `cmd` (where "DEV" stands for it) and check it.
+/// Format a fresh loop device with `cmd` ("DEV" in an argument stands for it) and check it.
 fn tool_case(
     test: &str,
     size_mib: u64,
@@ -107,13 +107,7 @@ fn tool_case(
     let lo = LoopDev::new(test, size_mib * MIB, false);
     let args: Vec<String> = cmd[1..]
         .iter()
-        .map(|a| {
-            if *a == "DEV" {
-                lo.name()
-            } else {
-                a.to_string()
-            }
-        })
+        .map(|a| a.replace("DEV", &lo.name()))
         .collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     common::run(cmd[0], &args).unwrap_or_else(|e| panic!("{test}: {e}"));
@@ -390,4 +384,91 @@ fn md_metadata_1_1() {
 #[test]
 fn md_metadata_1_2() {
     md_case("md12", MdMetadata::V1_2, "1.2");
+}
+
+#[test]
+fn jfs() {
+    tool_case(
+        "jfs",
+        32,
+        &["mkfs.jfs", "-q", "DEV"],
+        "jfsutils",
+        "jfs",
+        &["a jfs file system signature"],
+    );
+}
+
+#[test]
+fn nilfs2() {
+    tool_case(
+        "nilfs2",
+        256,
+        &["mkfs.nilfs2", "-q", "-f", "DEV"],
+        "nilfs-tools",
+        "nilfs2",
+        &["a nilfs2 file system signature"],
+    );
+}
+
+#[test]
+fn reiserfs() {
+    tool_case(
+        "reiserfs",
+        64,
+        &["mkfs.reiserfs", "-q", "-f", "DEV"],
+        "reiserfsprogs",
+        "reiserfs",
+        &["a reiserfs file system signature"],
+    );
+}
+
+#[test]
+fn udf() {
+    tool_case(
+        "udf",
+        32,
+        &["mkudffs", "DEV"],
+        "udftools",
+        "udf",
+        &["a udf file system signature"],
+    );
+}
+
+#[test]
+fn squashfs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("file"), b"data").unwrap();
+    let src = dir.path().to_str().unwrap();
+    tool_case(
+        "squashfs",
+        16,
+        &["mksquashfs", src, "DEV", "-noappend", "-quiet"],
+        "squashfs-tools",
+        "squashfs",
+        &["a squashfs file system signature"],
+    );
+}
+
+#[test]
+fn iso9660() {
+    // tool_case checks the first word only ("sh"): check genisoimage here.
+    if !common::root_tests_possible("iso9660")
+        || !common::tool_available("iso9660", "genisoimage", "genisoimage")
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("file"), b"data").unwrap();
+    let script = format!(
+        "genisoimage -quiet -o - {} | dd of=DEV conv=notrunc status=none",
+        dir.path().display()
+    );
+    tool_case(
+        "iso9660",
+        16,
+        &["sh", "-c", &script],
+        "genisoimage",
+        "iso9660",
+        &["an iso9660 file system signature"],
+    );
 }
