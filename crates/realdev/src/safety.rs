@@ -24,7 +24,8 @@
 //! - libblkid finds any signature on it (every file system, RAID member
 //!   including md 0.90/1.0 superblocks at the end, LVM, LUKS, swap, any
 //!   partition table), or it has partition devices;
-//! - its signatures cannot be checked (neither libblkid nor wipefs is installed).
+//! - its signatures cannot be checked (neither libblkid nor wipefs is
+//!   installed, or reading the device failed).
 //!
 //! A refusal is one line with the reason and the fix; the only override is
 //! `--allow-write-to` naming *that* device: a path whose block device number
@@ -256,7 +257,7 @@ impl Hazard {
                 format!("pass {flag} to destroy it")
             }
             Hazard::Unverified { .. } => format!(
-                "install util-linux (libblkid1 and wipefs), or pass {flag} if it holds nothing"
+                "make sure util-linux (libblkid1, wipefs) is installed and the device is readable, or pass {flag} if it holds nothing"
             ),
         }
     }
@@ -642,12 +643,9 @@ pub fn examine_fd(fd: BorrowedFd<'_>, exclusive: bool) -> Result<Examination, Op
         Err(ProbeError::Unavailable) => hazards.push(Hazard::Unverified {
             why: "neither libblkid.so.1 nor wipefs is installed".into(),
         }),
-        Err(ProbeError::Failed(why)) => {
-            return Err(OpenError::new(
-                OpenErrorKind::Io,
-                format!("cannot check {name} for signatures: {why}"),
-            ))
-        }
+        // A device that cannot be read may still hold data: refused, but
+        // overridable like every other hazard.
+        Err(ProbeError::Failed(why)) => hazards.push(Hazard::Unverified { why }),
     }
     let has_sig = hazards.iter().any(|h| matches!(h, Hazard::Signatures(_)));
     let parts: Vec<String> = nodes_of(name.clone(), dev)
