@@ -19,8 +19,10 @@
 //! names the opened device itself, not the path the user gave. Where neither
 //! exists, the caller gets [`ProbeError::Unavailable`] and refuses.
 //!
-//! No hand-written binding crate: `libblkid-rs` needs libblkid-dev and
-//! bindgen/libclang at build time for the nine functions used here.
+//! No binding crate: `libblkid-rs`'s sys crate runs bindgen (libclang) on
+//! libblkid-dev's headers, found with pkg-config, at build time; that is a
+//! lot of build for the nine functions used here, and a missing library
+//! would then stop flashlab from building instead of falling back.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::os::fd::{AsRawFd, BorrowedFd};
