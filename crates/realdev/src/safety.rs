@@ -749,6 +749,18 @@ impl CheckedDevice {
             0
         }
     }
+
+    /// `/proc/PID/fd/N`: a path that names exactly this descriptor's device
+    /// or file, for a child process (hdparm, a file-system tool), whatever
+    /// the user's path names by then. A tool that opens it with O_EXCL gets
+    /// EBUSY while this descriptor holds the exclusive claim.
+    pub fn proc_path(&self) -> PathBuf {
+        PathBuf::from(format!(
+            "/proc/{}/fd/{}",
+            std::process::id(),
+            std::os::fd::AsRawFd::as_raw_fd(&self.fd)
+        ))
+    }
 }
 
 /// open(2) `path` with `flags | O_EXCL`, waiting a moment on EBUSY; when it
