@@ -356,3 +356,35 @@ fn a_mount_two_loop_devices_up_is_found() {
     drop(top);
     drop(mid);
 }
+
+#[test]
+fn open_checked_returns_the_one_descriptor_it_checked() {
+    use std::os::unix::fs::MetadataExt;
+    if !common::root_tests_possible("open_checked")
+        || !common::tool_available("open_checked", "mkfs.ext4", "e2fsprogs")
+    {
+        return;
+    }
+    let blank = LoopDev::new("checked-blank", 8 * MIB, false);
+    let checked = flashlab_realdev::open_checked(blank.path(), None).unwrap();
+    assert!(checked.is_block_device() && checked.exclusive);
+    assert!(checked.warnings.is_empty(), "{:?}", checked.warnings);
+    let rdev = std::fs::metadata(blank.path()).unwrap().rdev();
+    assert_eq!(checked.rdev(), rdev);
+    // proc_path names the same device.
+    assert_eq!(std::fs::metadata(checked.proc_path()).unwrap().rdev(), rdev);
+    drop(checked);
+
+    let ext4 = LoopDev::new("checked-ext4", 8 * MIB, false);
+    ext4.mkfs_ext4();
+    match flashlab_realdev::open_checked(ext4.path(), None) {
+        Err(flashlab_realdev::CheckError::Refused(e)) => {
+            assert_eq!(e.kind(), OpenErrorKind::Refused);
+            assert!(e.to_string().contains("ext4"), "{e}");
+        }
+        Err(flashlab_realdev::CheckError::Open(e)) => panic!("open failed: {e}"),
+        Ok(_) => panic!("an ext4 device must be refused"),
+    }
+    let allowed = flashlab_realdev::open_checked(ext4.path(), Some(ext4.path())).unwrap();
+    assert!(allowed.warnings.iter().any(|w| w.contains("ext4")));
+}
