@@ -302,6 +302,9 @@ pub fn open_target(opts: &OpenOptions) -> Result<(Target, Vec<String>), OpenErro
 fn map_open_err(e: io::Error, display: &str, write: bool, direct: bool) -> OpenError {
     match e.raw_os_error() {
         Some(libc::ENOENT) => OpenError::new(OpenErrorKind::NotFound, not_found_message(display)),
+        Some(libc::EISDIR) => OpenError::invalid(format!(
+            "{display} is neither a regular file nor a block device; name a file or a block device such as /dev/nvme0n1"
+        )),
         Some(libc::EROFS) => OpenError::invalid(format!(
             "{display} is on a read-only file system or device; choose a writable target"
         )),

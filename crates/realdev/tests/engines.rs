@@ -462,8 +462,24 @@ fn user_errors_are_one_line_with_a_fix() {
         "an existing file is never grown"
     );
 
-    let e = open(&opts(dir.path(), false, 1, 4096)).err().unwrap();
-    assert_eq!(e.kind(), OpenErrorKind::InvalidInput);
+    for write in [false, true] {
+        let e = open(&opts(dir.path(), write, 1, 4096)).err().unwrap();
+        assert_eq!(e.kind(), OpenErrorKind::InvalidInput, "{e}");
+        assert!(
+            e.to_string()
+                .contains("neither a regular file nor a block device"),
+            "{e}"
+        );
+    }
+    // A FIFO is refused at once: opening it must not wait for a writer.
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: c is a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for write in [false, true] {
+        let e = open(&opts(&fifo, write, 1, 4096)).err().unwrap();
+        assert_eq!(e.kind(), OpenErrorKind::InvalidInput, "{e}");
+    }
 
     let e = open(&opts(&small, false, 0, 4096)).err().unwrap();
     assert_eq!(e.kind(), OpenErrorKind::InvalidInput);
