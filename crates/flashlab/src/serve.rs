@@ -124,6 +124,7 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
         seed: args.seed,
         checkpoint_records: args.checkpoint_every,
         trace: args.trace.clone(),
+        faults: None,
     })
     .map_err(|e: OpenError| {
         if e.user {

@@ -41,6 +41,7 @@ fn serve_child(args: &[String]) -> Result<(), String> {
         seed: 1,
         checkpoint_records: every,
         trace: None,
+        faults: None,
     })
     .map_err(|e| e.message)?;
     let r = &store.recovery;

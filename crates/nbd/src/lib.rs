@@ -7,6 +7,7 @@
 //!   machine generic over any reader/writer, pacing.
 //! - [`store`]: the durable store (data file, write-ahead log of requests,
 //!   checkpoints of the simulator's flash state, crash recovery).
+//! - [`faults`]: deterministic fault injection for the store's IO (tests).
 //! - [`client`]: a small client for tests and the crash harness.
 //! - [`harness`]: the crash-test harness (write, flush, SIGKILL, restart, verify).
 //! - [`mem`]: an in-memory backend for protocol tests and fuzzing.
@@ -14,6 +15,7 @@
 //! docs/serve.md explains the design and why recovery is correct.
 
 pub mod client;
+pub mod faults;
 pub mod harness;
 pub mod mem;
 pub mod proto;

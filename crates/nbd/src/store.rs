@@ -49,7 +49,8 @@ use std::io::{BufWriter, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use flashlab_device::{Device, IoRequest, Mode, Nanos};
@@ -57,6 +58,7 @@ use flashlab_sim::device::persist::checksum;
 use flashlab_sim::{resolve_spec, SimDevice};
 use flashlab_trace::{TraceIo, TraceOp, TraceWriter};
 
+use crate::faults::{Faults, IoPoint};
 use crate::proto::{EINVAL, EIO, ENOSPC};
 use crate::server::Backend;
 
@@ -87,9 +89,17 @@ pub struct StoreOptions {
     pub seed: u64,
     /// Checkpoint after this many log records (0: only at recovery and shutdown).
     pub checkpoint_records: u64,
-    /// Write the physical IO trace (flashlab trace format) here.
+    /// Write the physical IO trace (flashlab trace format) here (never
+    /// inside `dir`).
     pub trace: Option<PathBuf>,
+    /// Fault injection for tests: consulted before every write, sync and
+    /// log append (`None` in production).
+    pub faults: Option<Arc<Faults>>,
 }
+
+/// The lock file in the data directory, held (flock) for the store's life
+/// so that a second server cannot open, "recover" and delete a live log.
+pub const LOCK_FILE: &str = "serve.lock";
 
 /// Why a store could not be opened; `user` marks a mistake in what was asked
 /// (wrong profile for the directory, a directory that is not a store...).
@@ -152,6 +162,11 @@ pub struct StoreStats {
     pub free_blocks: Option<u64>,
     pub mapped_pages: u64,
     pub logical_pages: u64,
+    /// Checkpoints that failed before they took effect (the previous
+    /// generation stayed in use).
+    pub checkpoint_failures: u64,
+    /// An IO error made the store refuse every later write and FLUSH.
+    pub read_only: bool,
 }
 
 struct Inner {
@@ -172,6 +187,8 @@ struct Inner {
     /// off), the simulated backlog stays bounded by the device's queue.
     inflight: BinaryHeap<Reverse<Nanos>>,
     queue_depth: usize,
+    /// Checkpoint when `records` reaches this (pushed back after a failed one).
+    checkpoint_at: u64,
 }
 
 struct Wal {
@@ -190,6 +207,16 @@ pub struct Store {
     wal: Mutex<Wal>,
     inner: Mutex<Inner>,
     pub recovery: Recovery,
+    faults: Option<Arc<Faults>>,
+    /// Set by the first failed data write, fdatasync, log append or
+    /// checkpoint commit; never cleared (sticky until restart, like
+    /// PostgreSQL's PANIC on a failed fsync): after a failed fdatasync the
+    /// kernel may have dropped the dirty pages and reports the error once,
+    /// so a later successful fdatasync proves nothing about them.
+    poisoned: AtomicBool,
+    poison_reason: Mutex<Option<String>>,
+    /// The flock on `DIR/serve.lock`, released when the store is dropped.
+    _lock: File,
 }
 
 fn io_err(what: &str, p: &Path, e: std::io::Error) -> String {
@@ -200,6 +227,56 @@ fn fsync_dir(dir: &Path) -> Result<(), String> {
     File::open(dir)
         .and_then(|f| f.sync_all())
         .map_err(|e| io_err("cannot sync directory", dir, e))
+}
+
+/// Take the directory's lock (flock, non-blocking) and record our pid in it.
+fn lock_dir(dir: &Path) -> Result<File, OpenError> {
+    let p = dir.join(LOCK_FILE);
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&p)
+        .map_err(|e| io_err("cannot open", &p, e))?;
+    // SAFETY: flock on our own open file descriptor.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            let pid = fs::read_to_string(&p)
+                .ok()
+                .and_then(|s| s.trim().parse::<u32>().ok())
+                .map_or(String::new(), |pid| format!(" (pid {pid})"));
+            return Err(user(format!(
+                "{} is in use by another flashlab serve{pid}; stop that server first, or use another --data directory",
+                dir.display()
+            )));
+        }
+        return Err(io_err("cannot lock", &p, e).into());
+    }
+    f.set_len(0)
+        .and_then(|_| f.write_all_at(format!("{}\n", std::process::id()).as_bytes(), 0))
+        .map_err(|e| io_err("cannot write", &p, e))?;
+    Ok(f)
+}
+
+/// A trace file inside the data directory would be taken for (or delete)
+/// the store's own files: refuse it.
+fn check_trace_outside(dir: &Path, trace: &Path) -> Result<(), OpenError> {
+    let parent = match trace.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if let (Ok(pc), Ok(dc)) = (parent.canonicalize(), dir.canonicalize()) {
+        if pc.starts_with(&dc) {
+            return Err(user(format!(
+                "--trace {} is inside the data directory {}; write the trace somewhere else",
+                trace.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn encode_record(gen: u64, op: u8, offset: u64, len: u32, at: Nanos) -> [u8; RECORD_BYTES] {
@@ -269,6 +346,11 @@ impl Store {
         let t0 = Instant::now();
         let dir = opts.dir.clone();
         fs::create_dir_all(&dir).map_err(|e| io_err("cannot create", &dir, e))?;
+        if let Some(t) = &opts.trace {
+            check_trace_outside(&dir, t)?;
+        }
+        // Before anything is read or deleted: one server per directory.
+        let lock = lock_dir(&dir)?;
         let meta_path = dir.join("device.json");
         let mut recovery = Recovery::default();
         let (spec, seed) = if meta_path.exists() {
@@ -299,7 +381,7 @@ impl Store {
                 .any(|e| {
                     !matches!(
                         e.file_name().to_str(),
-                        Some("data.img" | "device.json.tmp" | "nbd.sock")
+                        Some("data.img" | "device.json.tmp" | "nbd.sock" | LOCK_FILE)
                     )
                 });
             if others {
@@ -481,8 +563,13 @@ impl Store {
                 failed: None,
                 inflight: BinaryHeap::new(),
                 queue_depth: (cfg.host.queue_depth as usize).max(1),
+                checkpoint_at: opts.checkpoint_records,
             }),
             recovery,
+            faults: opts.faults.clone(),
+            poisoned: AtomicBool::new(false),
+            poison_reason: Mutex::new(None),
+            _lock: lock,
         };
         if store.can_checkpoint {
             store.checkpoint()?;
@@ -572,7 +659,7 @@ impl Store {
         }
         let next = if self.checkpoint_records > 0
             && self.can_checkpoint
-            && g.records >= self.checkpoint_records
+            && g.records >= g.checkpoint_at
         {
             Next::Checkpoint
         } else if g.log.len() >= LOG_BUFFER_LIMIT {
@@ -583,22 +670,67 @@ impl Store {
         Ok((done - at, next))
     }
 
+    /// Run the fault plan (tests) for an IO operation about to happen.
+    fn inject(&self, point: IoPoint) -> std::io::Result<()> {
+        match &self.faults {
+            Some(f) => f.check(point),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether an IO error has made the store refuse writes and FLUSHes.
+    pub fn is_read_only(&self) -> bool {
+        self.poisoned.load(Ordering::Acquire)
+    }
+
+    /// Enter the sticky read-only state (first reason wins); returns `why`.
+    fn poison(&self, why: String) -> String {
+        let mut r = self.poison_reason.lock().unwrap_or_else(|p| p.into_inner());
+        if r.is_none() {
+            eprintln!(
+                "flashlab serve: {why}; from now on every write and FLUSH fails with EIO (reads go on) until the server is restarted, which recovers what the log proves"
+            );
+            *r = Some(why.clone());
+            self.poisoned.store(true, Ordering::Release);
+        }
+        why
+    }
+
+    fn check_poison(&self) -> Result<(), String> {
+        if !self.is_read_only() {
+            return Ok(());
+        }
+        let r = self.poison_reason.lock().unwrap_or_else(|p| p.into_inner());
+        Err(format!(
+            "read-only after an earlier IO error ({})",
+            r.as_deref().unwrap_or("?")
+        ))
+    }
+
+    /// `fdatasync(data.img)`, append `buf` to the log, `fdatasync` the log.
+    /// Any failure poisons the store: the kernel may have dropped the pages
+    /// it failed to write back, and a partial append leaves a tail that only
+    /// recovery may judge.
+    fn write_out(&self, wal: &mut Wal, buf: &[u8]) -> Result<(), String> {
+        self.inject(IoPoint::DataSync)
+            .and_then(|_| self.data.sync_data())
+            .map_err(|e| self.poison(format!("fdatasync data.img: {e}")))?;
+        if !buf.is_empty() {
+            self.inject(IoPoint::LogWrite)
+                .and_then(|_| wal.file.write_all(buf))
+                .map_err(|e| self.poison(format!("appending to the log: {e}")))?;
+        }
+        self.inject(IoPoint::LogSync)
+            .and_then(|_| wal.file.sync_data())
+            .map_err(|e| self.poison(format!("fdatasync the log: {e}")))
+    }
+
     /// Make everything applied so far durable: data first, then the log.
     pub fn sync(&self) -> Result<(), String> {
         let mut wal = self.lock_wal();
+        self.check_poison()?;
         let buf = std::mem::take(&mut self.lock_inner().log);
-        self.data
-            .sync_data()
-            .map_err(|e| format!("fdatasync data.img: {e}"))?;
-        if !buf.is_empty() {
-            wal.file
-                .write_all(&buf)
-                .map_err(|e| format!("writing the log: {e}"))?;
-        }
-        wal.file
-            .sync_data()
-            .map_err(|e| format!("fdatasync the log: {e}"))?;
-        Ok(())
+        self.write_out(&mut wal, &buf)
     }
 
     /// Write a checkpoint and start a new log generation.
@@ -606,61 +738,98 @@ impl Store {
         self.checkpoint_if(true)
     }
 
-    /// Checkpoint; unless `force`, only if `checkpoint_records` records are
-    /// due (several connections may ask at once).
+    /// Checkpoint; unless `force`, only if one is due (several connections
+    /// may ask at once).
     ///
-    /// The simulator lock is held only to snapshot the device and replace it
-    /// by its restored copy (in memory); data sync and file writes happen
-    /// under the log lock alone, so requests keep flowing (their records go to
-    /// the new generation's buffer; a FLUSH waits for the log lock).
+    /// Both locks are held throughout, so generation G+1's checkpoint equals
+    /// generation G's checkpoint plus its whole log: the log is written out
+    /// first, no request is applied meanwhile, and the live device switches
+    /// to the restored snapshot only once `ckpt-G+1.bin` is durable. A
+    /// failure before the rename leaves generation G (checkpoint + log)
+    /// complete and in use, so nothing logged later is lost at restart; the
+    /// next attempt comes `checkpoint_records` requests later. A failure
+    /// after the rename poisons the store (either generation on disk is
+    /// complete, but we no longer know which one the log must follow).
     fn checkpoint_if(&self, force: bool) -> Result<(), String> {
         if !self.can_checkpoint {
             return self.sync();
         }
         let mut wal = self.lock_wal();
-        let (bytes, old, next) = {
-            let mut g = self.lock_inner();
-            if !force && g.records < self.checkpoint_records {
-                return Ok(());
-            }
-            let bytes = g.dev.checkpoint()?;
-            // The live device continues from exactly what is saved.
-            let cfg = g.dev.config().clone();
-            let name = g.dev.info().name.clone();
-            g.dev = SimDevice::restore(cfg, name, self.seed, 1, &bytes)?;
-            g.log.clear(); // superseded by the checkpoint
-            g.base_ns = g.dev.now_ns();
-            g.start = Instant::now();
-            let old = g.gen;
-            g.gen = old + 1;
-            g.records = 0;
-            g.stats.checkpoints += 1;
-            (bytes, old, old + 1)
-        };
-        // Every request in the snapshot had written its data before it was
-        // applied, so this covers all of it.
-        self.data
-            .sync_data()
-            .map_err(|e| format!("fdatasync data.img: {e}"))?;
-        let tmp = self.dir.join(format!("ckpt-{next}.tmp"));
-        let fin = self.dir.join(format!("ckpt-{next}.bin"));
-        {
-            let mut f = File::create(&tmp).map_err(|e| io_err("cannot create", &tmp, e))?;
-            f.write_all(&bytes)
-                .map_err(|e| io_err("cannot write", &tmp, e))?;
-            f.sync_all().map_err(|e| io_err("cannot sync", &tmp, e))?;
+        self.check_poison()?;
+        let mut g = self.lock_inner();
+        if !force && g.records < g.checkpoint_at {
+            return Ok(());
         }
-        fs::rename(&tmp, &fin).map_err(|e| io_err("cannot rename", &tmp, e))?;
-        fsync_dir(&self.dir)?;
-        let wal_path = self.dir.join(format!("wal-{next}.log"));
-        let f = File::create(&wal_path).map_err(|e| io_err("cannot create", &wal_path, e))?;
-        f.sync_all()
-            .map_err(|e| io_err("cannot sync", &wal_path, e))?;
-        fsync_dir(&self.dir)?;
+        let buf = std::mem::take(&mut g.log);
+        self.write_out(&mut wal, &buf)?;
+        let bytes = g.dev.checkpoint()?;
+        // The live device continues from exactly what is saved (a checkpoint
+        // is a power-cycle boundary for the model).
+        let cfg = g.dev.config().clone();
+        let name = g.dev.info().name.clone();
+        let restored = SimDevice::restore(cfg, name, self.seed, 1, &bytes)?;
+        let old = g.gen;
+        let next = old + 1;
+        let file = match self.write_generation(next, &bytes) {
+            Ok(f) => f,
+            Err((e, true)) => return Err(self.poison(e)),
+            Err((e, false)) => {
+                g.stats.checkpoint_failures += 1;
+                g.checkpoint_at = g.records + self.checkpoint_records.max(1);
+                eprintln!(
+                    "flashlab serve: checkpoint {next} failed ({e}); generation {old} (checkpoint and log) stays complete and in use; next attempt after {} more requests",
+                    self.checkpoint_records.max(1)
+                );
+                return if force { Err(e) } else { Ok(()) };
+            }
+        };
+        g.dev = restored;
+        g.base_ns = g.dev.now_ns();
+        g.start = Instant::now();
+        g.gen = next;
+        g.records = 0;
+        g.checkpoint_at = self.checkpoint_records;
+        g.stats.checkpoints += 1;
+        wal.file = file;
+        drop(g);
         let _ = fs::remove_file(self.dir.join(format!("wal-{old}.log")));
         let _ = fs::remove_file(self.dir.join(format!("ckpt-{old}.bin")));
-        wal.file = f;
         Ok(())
+    }
+
+    /// Make generation `next` durable: its empty log, then its checkpoint
+    /// (tmp, fsync, rename), then one directory fsync. Err((why, committed)):
+    /// `committed` once the rename happened.
+    fn write_generation(&self, next: u64, bytes: &[u8]) -> Result<File, (String, bool)> {
+        let tmp = self.dir.join(format!("ckpt-{next}.tmp"));
+        let fin = self.dir.join(format!("ckpt-{next}.bin"));
+        let wal_path = self.dir.join(format!("wal-{next}.log"));
+        let undo = |e: String| {
+            let _ = fs::remove_file(&tmp);
+            let _ = fs::remove_file(&wal_path);
+            (e, false)
+        };
+        // Without its checkpoint, an empty next log is a leftover recovery deletes.
+        let file = self
+            .inject(IoPoint::LogCreate)
+            .and_then(|_| File::create(&wal_path))
+            .and_then(|f| f.sync_all().map(|_| f))
+            .map_err(|e| undo(io_err("cannot create", &wal_path, e)))?;
+        self.inject(IoPoint::CheckpointWrite)
+            .and_then(|_| File::create(&tmp))
+            .and_then(|mut f| f.write_all(bytes).map(|_| f))
+            .map_err(|e| undo(io_err("cannot write", &tmp, e)))
+            .and_then(|f| {
+                self.inject(IoPoint::CheckpointSync)
+                    .and_then(|_| f.sync_all())
+                    .map_err(|e| undo(io_err("cannot sync", &tmp, e)))
+            })?;
+        fs::rename(&tmp, &fin).map_err(|e| undo(io_err("cannot rename", &tmp, e)))?;
+        self.inject(IoPoint::DirSync)
+            .map_err(|e| io_err("cannot sync directory", &self.dir, e))
+            .and_then(|_| fsync_dir(&self.dir))
+            .map_err(|e| (e, true))?;
+        Ok(file)
     }
 
     /// After a request: write out the log if it must be durable (FLUSH, FUA)
@@ -694,6 +863,7 @@ impl Store {
         s.mapped_pages = g.dev.mapped_pages();
         s.logical_pages = g.dev.geometry().logical_pages;
         s.log_records = g.records;
+        s.read_only = self.is_read_only();
         s
     }
 
@@ -720,7 +890,12 @@ impl Store {
         self.lock_inner().dev.info().identity.clone()
     }
 
+    /// Deallocate (or zero) a range of `data.img`. A failure poisons the store.
     fn punch(&self, offset: u64, len: u64) -> Result<(), u32> {
+        self.inject(IoPoint::DataWrite).map_err(|e| {
+            self.poison(format!("punching a hole in data.img: {e}"));
+            EIO
+        })?;
         // SAFETY: fallocate on our own open file descriptor.
         let r = unsafe {
             libc::fallocate(
@@ -740,10 +915,22 @@ impl Store {
             let n = (len - done).min(zero.len() as u64) as usize;
             self.data
                 .write_all_at(&zero[..n], offset + done)
-                .map_err(|_| EIO)?;
+                .map_err(|e| {
+                    self.poison(format!("writing zeroes to data.img: {e}"));
+                    EIO
+                })?;
             done += n as u64;
         }
         Ok(())
+    }
+
+    /// Writes, trims and FLUSHes are refused once the store is read-only.
+    fn writable(&self) -> Result<(), u32> {
+        if self.is_read_only() {
+            Err(EIO)
+        } else {
+            Ok(())
+        }
     }
 
     fn check(&self, offset: u64, len: u64, write: bool) -> Result<(), u32> {
@@ -762,6 +949,10 @@ impl Backend for Store {
     fn read(&self, offset: u64, buf: &mut [u8]) -> Result<u64, u32> {
         self.check(offset, buf.len() as u64, false)?;
         self.data.read_exact_at(buf, offset).map_err(|_| EIO)?;
+        if self.is_read_only() {
+            // Read-only: serve the data, leave the model (and its log) alone.
+            return Ok(0);
+        }
         let (lat, full) = self.apply(OP_READ, offset, buf.len() as u32)?;
         self.after(full, false)?;
         Ok(lat)
@@ -769,13 +960,17 @@ impl Backend for Store {
 
     fn write(&self, offset: u64, data: &[u8], fua: bool) -> Result<u64, u32> {
         self.check(offset, data.len() as u64, true)?;
-        self.data.write_all_at(data, offset).map_err(|e| {
-            if e.raw_os_error() == Some(libc::ENOSPC) {
-                ENOSPC
-            } else {
-                EIO
-            }
-        })?;
+        self.writable()?;
+        self.inject(IoPoint::DataWrite)
+            .and_then(|_| self.data.write_all_at(data, offset))
+            .map_err(|e| {
+                self.poison(format!("writing data.img: {e}"));
+                if e.raw_os_error() == Some(libc::ENOSPC) {
+                    ENOSPC
+                } else {
+                    EIO
+                }
+            })?;
         let (lat, full) = self.apply(OP_WRITE, offset, data.len() as u32)?;
         self.after(full, fua)?;
         Ok(lat)
@@ -783,6 +978,7 @@ impl Backend for Store {
 
     fn trim(&self, offset: u64, length: u32, fua: bool) -> Result<u64, u32> {
         self.check(offset, length as u64, false)?;
+        self.writable()?;
         self.punch(offset, length as u64)?;
         let (lat, full) = self.apply(OP_TRIM, offset, length)?;
         self.after(full, fua)?;
@@ -791,6 +987,7 @@ impl Backend for Store {
 
     fn write_zeroes(&self, offset: u64, length: u32, no_hole: bool, fua: bool) -> Result<u64, u32> {
         self.check(offset, length as u64, true)?;
+        self.writable()?;
         self.punch(offset, length as u64)?;
         // NO_HOLE: the device programs zeroes; otherwise it unmaps (like TRIM).
         let op = if no_hole { OP_WRITE } else { OP_TRIM };
@@ -800,6 +997,7 @@ impl Backend for Store {
     }
 
     fn flush(&self) -> Result<u64, u32> {
+        self.writable()?;
         let lat = {
             let mut g = self.lock_inner();
             g.stats.flushes += 1;

@@ -351,6 +351,7 @@ fn pacing_delays_replies_by_simulated_latency() {
         seed: 1,
         checkpoint_records: 0,
         trace: None,
+        faults: None,
     })
     .unwrap();
     let store: Arc<dyn Backend> = Arc::new(store);

@@ -1,0 +1,253 @@
+//! The store under injected IO failures (crates/nbd/src/faults.rs): an
+//! acknowledged FLUSH is a promise, so after any failed data write,
+//! fdatasync or log append no later FLUSH, FUA or write succeeds until a
+//! restart, and recovery serves what the log proves; a failed checkpoint
+//! loses nothing logged after it; one server per data directory.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use flashlab_nbd::faults::{Faults, IoPoint};
+use flashlab_nbd::proto::{EIO, ENOSPC};
+use flashlab_nbd::store::OpenError;
+use flashlab_nbd::{Backend, Store, StoreOptions};
+
+const SPEC: &str = "ssd-m,capacity=256MiB,channels=2";
+
+fn open(dir: &Path, checkpoint_records: u64, faults: Option<Arc<Faults>>) -> Store {
+    try_open(dir, checkpoint_records, faults).unwrap_or_else(|e| panic!("open: {e}"))
+}
+
+fn try_open(
+    dir: &Path,
+    checkpoint_records: u64,
+    faults: Option<Arc<Faults>>,
+) -> Result<Store, OpenError> {
+    Store::open(&StoreOptions {
+        dir: dir.to_path_buf(),
+        spec: Some(SPEC.into()),
+        seed: 1,
+        checkpoint_records,
+        trace: None,
+        faults,
+    })
+}
+
+fn block(i: u64) -> Vec<u8> {
+    (0..4096u64)
+        .map(|j| (i.wrapping_mul(131) ^ j.wrapping_mul(7)) as u8)
+        .collect()
+}
+
+#[test]
+fn after_a_failed_fdatasync_no_flush_succeeds_again_until_restart() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("dev");
+    let faults = Arc::new(Faults::new());
+    let s = open(&dir, 0, Some(faults.clone()));
+    s.write(0, &block(1), false).unwrap();
+    s.flush().unwrap();
+    s.write(4096, &block(2), false).unwrap();
+    // The host file system fails the write-back once (fsyncgate): the
+    // kernel reports EIO to this fdatasync and may drop the dirty pages.
+    faults.fail_nth(IoPoint::DataSync, 1, libc::EIO);
+    assert_eq!(s.flush(), Err(EIO));
+    // The disk "recovers": a later fdatasync would succeed, but it proves
+    // nothing about the pages the failed one dropped.
+    faults.clear();
+    assert_eq!(s.flush(), Err(EIO), "a FLUSH after a failed fdatasync");
+    assert_eq!(s.write(8192, &block(3), true), Err(EIO), "a FUA write");
+    assert_eq!(s.write(8192, &block(3), false), Err(EIO), "a plain write");
+    assert_eq!(s.trim(0, 4096, false), Err(EIO));
+    assert_eq!(s.write_zeroes(0, 4096, false, false), Err(EIO));
+    assert!(s.stats().read_only);
+    // Reads go on.
+    let mut b = vec![0u8; 4096];
+    s.read(0, &mut b).unwrap();
+    assert_eq!(b, block(1));
+    assert!(s.shutdown().is_err(), "no clean checkpoint over lost data");
+    drop(s);
+    // Restart: recovery replays what the log proves (the first write and
+    // its flush), and the store is writable again.
+    let s = open(&dir, 0, None);
+    assert!(!s.stats().read_only);
+    assert_eq!(
+        s.recovery.log_records_replayed, 1,
+        "the flushed write only: the unproven one is not in the log"
+    );
+    s.read(0, &mut b).unwrap();
+    assert_eq!(b, block(1), "the flushed write survived");
+    s.write(8192, &block(3), true).unwrap();
+    s.flush().unwrap();
+}
+
+#[test]
+fn a_failed_log_append_fails_every_later_flush() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("dev");
+    let faults = Arc::new(Faults::new());
+    let s = open(&dir, 0, Some(faults.clone()));
+    for i in 0..100 {
+        s.write(i * 4096, &block(i), false).unwrap();
+    }
+    s.flush().unwrap();
+    // 4000 acknowledged writes, then the log append fails for lack of space.
+    for i in 0..4000 {
+        s.write((i % 10_000) * 4096, &block(i), false).unwrap();
+    }
+    faults.fail_nth(IoPoint::LogWrite, 1, libc::ENOSPC);
+    assert_eq!(s.flush(), Err(EIO));
+    faults.clear();
+    // Space comes back. Today's bug: this FLUSH succeeded although the 4000
+    // records it covers were dropped with the failed append.
+    s.write(0, &block(7), false).unwrap_err();
+    assert_eq!(s.flush(), Err(EIO));
+    drop(s);
+    let s = open(&dir, 0, None);
+    assert_eq!(
+        s.recovery.log_records_replayed, 100,
+        "the 100 flushed writes; none of the 4000 whose append failed"
+    );
+    let mut b = vec![0u8; 4096];
+    s.read(99 * 4096, &mut b).unwrap();
+    assert_eq!(b, block(99));
+}
+
+#[test]
+fn a_failed_data_write_makes_the_store_read_only() {
+    let d = tempfile::tempdir().unwrap();
+    let faults = Arc::new(Faults::new());
+    let s = open(&d.path().join("dev"), 0, Some(faults.clone()));
+    s.write(0, &block(1), false).unwrap();
+    faults.fail_nth(IoPoint::DataWrite, 1, libc::ENOSPC);
+    assert_eq!(s.write(4096, &block(2), false), Err(ENOSPC));
+    faults.clear();
+    assert_eq!(s.flush(), Err(EIO));
+    assert_eq!(s.write(4096, &block(2), false), Err(EIO));
+}
+
+#[test]
+fn a_checkpoint_failing_for_lack_of_space_loses_no_later_logged_request() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("dev");
+    let faults = Arc::new(Faults::new());
+    let s = open(&dir, 100, Some(faults.clone()));
+    assert_eq!(s.recovery.checkpoint_generation, 0);
+    // Every checkpoint from now on fails: the disk is full.
+    faults.fail_always(IoPoint::CheckpointWrite, libc::ENOSPC);
+    for i in 0..99 {
+        s.write(i * 4096, &block(i), false).unwrap();
+    }
+    // The 100th request is due for a checkpoint: it fails, the write does not.
+    s.write(99 * 4096, &block(99), false).unwrap();
+    // 99 more requests, then a FLUSH that covers them (the 200th request
+    // tries the checkpoint again, and fails again).
+    for i in 100..199 {
+        s.write(i * 4096, &block(i), false).unwrap();
+    }
+    s.flush().unwrap();
+    let st = s.stats();
+    assert_eq!(st.checkpoint_failures, 1, "one attempt so far");
+    assert_eq!(st.checkpoints, 1, "only the one at start-up took effect");
+    assert!(!st.read_only, "a checkpoint failing before its rename is harmless");
+    let mapped = st.mapped_pages;
+    assert!(faults.seen(IoPoint::CheckpointWrite) >= 1);
+    drop(s); // a crash: no shutdown checkpoint
+    let s = open(&dir, 100, None);
+    assert_eq!(s.recovery.checkpoint_generation, 1);
+    assert_eq!(
+        s.recovery.log_records_replayed, 199,
+        "every flushed request after the failed checkpoint is replayed"
+    );
+    assert_eq!(s.stats().mapped_pages, mapped, "the same flash state");
+    let mut b = vec![0u8; 4096];
+    s.read(150 * 4096, &mut b).unwrap();
+    assert_eq!(b, block(150));
+    assert!(
+        !dir.join("ckpt-2.tmp").exists(),
+        "the failed checkpoint's file was removed"
+    );
+}
+
+#[test]
+fn a_checkpoint_failing_after_its_rename_poisons_and_recovery_is_consistent() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("dev");
+    let faults = Arc::new(Faults::new());
+    let s = open(&dir, 50, Some(faults.clone()));
+    faults.fail_nth(IoPoint::DirSync, 1, libc::EIO);
+    for i in 0..49 {
+        s.write(i * 4096, &block(i), false).unwrap();
+    }
+    assert_eq!(s.write(49 * 4096, &block(49), false), Err(EIO));
+    assert_eq!(s.flush(), Err(EIO));
+    let mapped = s.stats().mapped_pages;
+    drop(s);
+    let s = open(&dir, 50, None);
+    // Generation 2 (its checkpoint holds all 50 requests) or generation 1
+    // with its complete log: either way the same flash state.
+    assert_eq!(s.stats().mapped_pages, mapped);
+    let mut b = vec![0u8; 4096];
+    s.read(49 * 4096, &mut b).unwrap();
+    assert_eq!(b, block(49));
+}
+
+#[test]
+fn a_second_store_on_the_same_directory_is_refused_and_deletes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("dev");
+    let s = open(&dir, 0, None);
+    s.write(0, &block(1), false).unwrap();
+    s.flush().unwrap();
+    let before: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let e = match try_open(&dir, 0, None) {
+        Ok(_) => panic!("a second store opened a live directory"),
+        Err(e) => e,
+    };
+    assert!(e.user, "{e}");
+    assert!(e.message.contains("in use by another flashlab serve"), "{e}");
+    assert!(
+        e.message.contains(&format!("pid {}", std::process::id())),
+        "{e}"
+    );
+    let after: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(before, after, "the refused store touched the directory");
+    // The live store still works, and its flush still covers its write.
+    s.write(4096, &block(2), true).unwrap();
+    s.flush().unwrap();
+    drop(s);
+    let s = open(&dir, 0, None);
+    let mut b = vec![0u8; 4096];
+    s.read(4096, &mut b).unwrap();
+    assert_eq!(b, block(2));
+}
+
+#[test]
+fn a_trace_inside_the_data_directory_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("dev");
+    drop(open(&dir, 0, None));
+    for inside in [dir.join("wal-1.log"), dir.join("trace.txt")] {
+        let e = match Store::open(&StoreOptions {
+            dir: dir.clone(),
+            spec: None,
+            seed: 1,
+            checkpoint_records: 0,
+            trace: Some(inside.clone()),
+            faults: None,
+        }) {
+            Ok(_) => panic!("--trace {} was accepted", inside.display()),
+            Err(e) => e,
+        };
+        assert!(e.user && e.message.contains("inside the data directory"), "{e}");
+    }
+    // The store is intact.
+    let s = open(&dir, 0, None);
+    assert!(!s.stats().read_only);
+}
