@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use flashlab_nbd::store::OpenError;
+use flashlab_nbd::server::Limits;
 use flashlab_nbd::{Listen, Server, SessionConfig, Store, StoreOptions, StoreStats};
 
 use crate::error::{CliError, CliResult};
@@ -58,6 +59,40 @@ pub struct ServeArgs {
     /// Export name announced to clients (they may also ask for the default export "").
     #[arg(long, value_name = "NAME", default_value = "flashlab")]
     pub export_name: String,
+
+    /// Connections served at once; when full, the oldest one still in its
+    /// handshake makes room, else the newcomer is closed.
+    #[arg(long, value_name = "N", default_value_t = flashlab_nbd::server::DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
+
+    /// Close a connection that has not finished its handshake after this long (0: never).
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub handshake_timeout: String,
+
+    /// Close a connection that sent no request for this long (0: never, the
+    /// default: a mounted file system may stay idle for hours).
+    #[arg(long, value_name = "DURATION", default_value = "0")]
+    pub idle_timeout: String,
+
+    /// Close a connection whose request payload stops arriving, or which
+    /// stops reading its replies, for this long (0: never).
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub stall_timeout: String,
+
+    /// Memory for request payloads and read replies of all connections
+    /// together; a connection waits for room (e.g. 256MiB).
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub buffer_limit: String,
+}
+
+/// A timeout flag: a duration, or 0 for none.
+fn timeout(flag: &str, text: &str) -> CliResult<Option<Duration>> {
+    if text.trim() == "0" {
+        return Ok(None);
+    }
+    let ns = flashlab_pattern::units::parse_duration_ns(text)
+        .map_err(|e| CliError::user(format!("--{flag}: {e} (0 turns it off)")))?;
+    Ok((ns > 0).then(|| Duration::from_nanos(ns)))
 }
 
 static STATS_NOW: AtomicBool = AtomicBool::new(false);
@@ -118,6 +153,27 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
         .clone()
         .unwrap_or_else(|| format!("unix:{}", args.data.join("nbd.sock").display()));
     let listen = Listen::parse(&listen_text, args.allow_remote).map_err(CliError::user)?;
+    if args.max_connections == 0 {
+        return Err(CliError::user(
+            "--max-connections must be at least 1, e.g. --max-connections 64",
+        ));
+    }
+    let buffer_bytes = flashlab_pattern::units::parse_size(&args.buffer_limit)
+        .map_err(|e| CliError::user(format!("--buffer-limit: {e}")))?;
+    if buffer_bytes < u64::from(flashlab_nbd::proto::MAX_PAYLOAD) {
+        return Err(CliError::user(format!(
+            "--buffer-limit {} is smaller than one maximal request (32MiB); give at least 32MiB",
+            args.buffer_limit
+        )));
+    }
+    let limits = Limits {
+        max_connections: args.max_connections,
+        handshake_timeout: timeout("handshake-timeout", &args.handshake_timeout)?,
+        idle_timeout: timeout("idle-timeout", &args.idle_timeout)?,
+        stall_timeout: timeout("stall-timeout", &args.stall_timeout)?,
+        buffer_bytes,
+        ..Limits::default()
+    };
     let store = Store::open(&StoreOptions {
         dir: args.data.clone(),
         spec: args.profile.clone(),
@@ -183,9 +239,16 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
                     let s = store.stats();
                     let secs = prev_t.elapsed().as_secs_f64();
                     eprintln!(
-                        "{} | connections {}",
+                        "{} | connections {} ({} refused, {} timed out){}",
                         stats_line(&s, &prev, secs, start.elapsed().as_secs_f64()),
-                        counters.connections_active.load(Ordering::Relaxed)
+                        counters.connections_active.load(Ordering::Relaxed),
+                        counters.connections_refused.load(Ordering::Relaxed),
+                        counters.connections_timed_out.load(Ordering::Relaxed),
+                        if s.read_only {
+                            " | READ-ONLY after an IO error: restart to recover"
+                        } else {
+                            ""
+                        }
                     );
                     store.flush_trace();
                     prev = s;
@@ -203,6 +266,7 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
         export_name: args.export_name.clone(),
         description: format!("flashlab sim:{}", store.spec()),
         pace: args.pace,
+        limits,
     };
     let result = server.run(store.clone(), Arc::new(cfg), &signals::STOP);
     done.store(true, Ordering::SeqCst);

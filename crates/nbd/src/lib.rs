@@ -9,11 +9,13 @@
 //!   checkpoints of the simulator's flash state, crash recovery).
 //! - [`faults`]: deterministic fault injection for the store's IO (tests).
 //! - [`client`]: a small client for tests and the crash harness.
+//! - [`attacks`]: hostile-client attacks with the server's peak memory.
 //! - [`harness`]: the crash-test harness (write, flush, SIGKILL, restart, verify).
 //! - [`mem`]: an in-memory backend for protocol tests and fuzzing.
 //!
 //! docs/serve.md explains the design and why recovery is correct.
 
+pub mod attacks;
 pub mod client;
 pub mod faults;
 pub mod harness;

@@ -11,6 +11,19 @@
 //! has elapsed (measured from the request's arrival), in due order, while the
 //! connection keeps reading requests.
 //!
+//! Hostile clients (docs/serve.md): at most `max_connections` at once (when
+//! full, the oldest connection still in its handshake makes room, else the
+//! new one is closed); a handshake must finish within `handshake_timeout`; a
+//! request payload or a reply that does not move for `stall_timeout` ends
+//! the connection, and so (optionally) does `idle_timeout` without requests;
+//! the payload and read buffers of all connections together stay within
+//! `buffer_bytes` (a connection waits for room before it allocates, so a
+//! declared 32 MiB write costs nothing until granted, and memory only as its
+//! bytes arrive); with pacing, a connection stops reading requests while
+//! `queued_replies` replies wait for their due time or for the client to
+//! read them. A reaper in the accept loop enforces the timeouts by shutting
+//! the socket down.
+//!
 //! Hostile input: a wrong magic, an option longer than 64 KiB, more than 1024
 //! options, a write payload over 32 MiB or unknown client flags end that
 //! connection (a hard disconnect, which the protocol allows after a violation);
@@ -22,12 +35,12 @@
 
 use std::collections::BinaryHeap;
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -53,6 +66,7 @@ pub struct SessionConfig {
     pub description: String,
     /// Delay each reply by its simulated latency.
     pub pace: bool,
+    pub limits: Limits,
 }
 
 impl Default for SessionConfig {
@@ -61,6 +75,47 @@ impl Default for SessionConfig {
             export_name: "flashlab".into(),
             description: "flashlab simulated SSD".into(),
             pace: false,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// What protects the server from its clients (the server has no
+/// authentication, so every client may be hostile).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections served at once.
+    pub max_connections: usize,
+    /// Time from accept to the end of the handshake.
+    pub handshake_timeout: Option<Duration>,
+    /// Time without a request before a connection is closed. Off by
+    /// default: a mounted file system may legitimately stay idle for hours.
+    pub idle_timeout: Option<Duration>,
+    /// Time a request payload may take to arrive, or a reply to be taken by
+    /// the client, before the connection is closed.
+    pub stall_timeout: Option<Duration>,
+    /// Payload and read buffers of all connections together.
+    pub buffer_bytes: u64,
+    /// Replies (pacing) one connection may have waiting before it stops
+    /// reading requests.
+    pub queued_replies: usize,
+}
+
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_BUFFER_BYTES: u64 = 256 << 20;
+pub const DEFAULT_QUEUED_REPLIES: usize = 1024;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            handshake_timeout: Some(DEFAULT_HANDSHAKE_TIMEOUT),
+            idle_timeout: None,
+            stall_timeout: Some(DEFAULT_STALL_TIMEOUT),
+            buffer_bytes: DEFAULT_BUFFER_BYTES,
+            queued_replies: DEFAULT_QUEUED_REPLIES,
         }
     }
 }
@@ -70,10 +125,149 @@ impl Default for SessionConfig {
 pub struct ServerCounters {
     pub connections_total: AtomicU64,
     pub connections_active: AtomicU64,
+    /// Connections closed at accept because `max_connections` were open.
+    pub connections_refused: AtomicU64,
+    /// Connections closed by a timeout (handshake, stall, idle) or evicted
+    /// while in their handshake to make room.
+    pub connections_timed_out: AtomicU64,
     /// Connections ended because the client broke the protocol.
     pub violations: AtomicU64,
     /// Requests answered with an error.
     pub error_replies: AtomicU64,
+    /// Payload and read buffers, shared by all connections.
+    pub buffers: BufferBudget,
+}
+
+/// A byte budget for request payloads and read replies: a connection waits
+/// for room before it allocates (back-pressure instead of memory growth).
+#[derive(Debug)]
+pub struct BufferBudget {
+    limit: AtomicU64,
+    used: Mutex<u64>,
+    freed: Condvar,
+    peak: AtomicU64,
+}
+
+impl Default for BufferBudget {
+    fn default() -> Self {
+        BufferBudget {
+            limit: AtomicU64::new(DEFAULT_BUFFER_BYTES),
+            used: Mutex::new(0),
+            freed: Condvar::new(),
+            peak: AtomicU64::new(0),
+        }
+    }
+}
+
+/// Bytes granted by a [`BufferBudget`], given back on drop.
+#[derive(Debug)]
+pub struct Permit<'a> {
+    budget: &'a BufferBudget,
+    bytes: u64,
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        let mut u = self.budget.used.lock().unwrap_or_else(|p| p.into_inner());
+        *u -= self.bytes;
+        self.budget.freed.notify_all();
+    }
+}
+
+impl BufferBudget {
+    pub fn set_limit(&self, bytes: u64) {
+        self.limit.store(bytes.max(1), Ordering::Relaxed);
+    }
+
+    /// Wait until `bytes` fit (one request larger than the whole budget
+    /// waits until it is alone).
+    pub fn acquire(&self, bytes: u64) -> Permit<'_> {
+        let limit = self.limit.load(Ordering::Relaxed);
+        let mut u = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        while *u > 0 && *u + bytes > limit {
+            u = self.freed.wait(u).unwrap_or_else(|p| p.into_inner());
+        }
+        *u += bytes;
+        self.peak.fetch_max(*u, Ordering::Relaxed);
+        Permit {
+            budget: self,
+            bytes,
+        }
+    }
+
+    /// Bytes in use now, and at most so far.
+    pub fn used(&self) -> (u64, u64) {
+        (
+            *self.used.lock().unwrap_or_else(|p| p.into_inner()),
+            self.peak.load(Ordering::Relaxed),
+        )
+    }
+}
+
+const PHASE_HANDSHAKE: u8 = 0;
+const PHASE_TRANSMISSION: u8 = 1;
+const PHASE_DONE: u8 = 2;
+
+/// What a connection is doing, for the reaper: its phase, when it last
+/// received a request, and since when it has been receiving a payload or
+/// sending a reply (0: not). Times are nanoseconds since accept, plus 1.
+#[derive(Debug)]
+pub struct ConnWatch {
+    start: Instant,
+    phase: AtomicU8,
+    last_request: AtomicU64,
+    receiving_since: AtomicU64,
+    sending_since: AtomicU64,
+}
+
+impl Default for ConnWatch {
+    fn default() -> Self {
+        ConnWatch {
+            start: Instant::now(),
+            phase: AtomicU8::new(PHASE_HANDSHAKE),
+            last_request: AtomicU64::new(1),
+            receiving_since: AtomicU64::new(0),
+            sending_since: AtomicU64::new(0),
+        }
+    }
+}
+
+impl ConnWatch {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64 + 1
+    }
+
+    fn set(&self, what: &AtomicU64, on: bool) {
+        what.store(if on { self.now() } else { 0 }, Ordering::Relaxed);
+    }
+
+    /// Why the connection must be closed now, if it must.
+    fn expired(&self, l: &Limits) -> Option<&'static str> {
+        let now = self.now();
+        let over = |since: u64, t: Option<Duration>| {
+            since != 0 && t.is_some_and(|t| now - since > t.as_nanos() as u64)
+        };
+        match self.phase.load(Ordering::Relaxed) {
+            PHASE_HANDSHAKE if over(1, l.handshake_timeout) => Some("handshake timeout"),
+            PHASE_TRANSMISSION => {
+                let rx = self.receiving_since.load(Ordering::Relaxed);
+                let tx = self.sending_since.load(Ordering::Relaxed);
+                if over(rx, l.stall_timeout) {
+                    Some("request payload stalled")
+                } else if over(tx, l.stall_timeout) {
+                    Some("client does not read its replies")
+                } else if rx == 0
+                    && tx == 0
+                    && over(self.last_request.load(Ordering::Relaxed), l.idle_timeout)
+                {
+                    Some("idle timeout")
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
 }
 
 /// How a session ended.
@@ -94,75 +288,88 @@ const TRANSMISSION_FLAGS: u16 = TFLAG_HAS_FLAGS
     | TFLAG_SEND_WRITE_ZEROES
     | TFLAG_CAN_MULTI_CONN;
 
-/// Where replies go: straight to the socket, or through the pacer thread.
-enum Out<W: Write + Send + 'static> {
-    Direct(W),
+/// A reply on its way to the pacer: due time, sequence number, bytes, and
+/// the buffer budget it holds until sent.
+type Paced<'a> = (Instant, u64, Vec<u8>, Option<Permit<'a>>);
+
+/// Where replies go: straight to the socket, or through the pacer thread
+/// (over a bounded channel: back-pressure when the client reads slowly).
+enum Out<'a, W: Write> {
+    Direct(W, &'a ConnWatch),
     Paced {
-        tx: mpsc::Sender<(Instant, u64, Vec<u8>)>,
-        thread: thread::JoinHandle<()>,
+        tx: mpsc::SyncSender<Paced<'a>>,
         seq: u64,
     },
 }
 
-impl<W: Write + Send + 'static> Out<W> {
-    fn new(w: W, pace: bool) -> Out<W> {
-        if !pace {
-            return Out::Direct(w);
-        }
-        let (tx, rx) = mpsc::channel::<(Instant, u64, Vec<u8>)>();
-        let thread = thread::spawn(move || pacer(w, rx));
-        Out::Paced { tx, thread, seq: 0 }
-    }
-
+impl<'a, W: Write> Out<'a, W> {
     /// Send a reply now (Direct) or when `due` (Paced).
-    fn send(&mut self, due: Instant, parts: &[&[u8]]) -> io::Result<()> {
+    fn send(&mut self, due: Instant, parts: &[&[u8]], permit: Option<Permit<'a>>) -> io::Result<()> {
         match self {
-            Out::Direct(w) => {
-                if parts.len() == 1 {
-                    w.write_all(parts[0])?;
+            Out::Direct(w, watch) => {
+                watch.set(&watch.sending_since, true);
+                let r = if parts.len() == 1 {
+                    w.write_all(parts[0])
                 } else {
                     let mut v = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
                     for p in parts {
                         v.extend_from_slice(p);
                     }
-                    w.write_all(&v)?;
+                    w.write_all(&v)
                 }
-                w.flush()
+                .and_then(|_| w.flush());
+                watch.set(&watch.sending_since, false);
+                drop(permit);
+                r
             }
-            Out::Paced { tx, seq, .. } => {
+            Out::Paced { tx, seq } => {
                 let mut v = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
                 for p in parts {
                     v.extend_from_slice(p);
                 }
                 *seq += 1;
-                tx.send((due, *seq, v))
+                tx.send((due, *seq, v, permit))
                     .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "pacer gone"))
             }
         }
     }
-
-    /// Wait until every reply has been sent.
-    fn finish(self) {
-        if let Out::Paced { tx, thread, .. } = self {
-            drop(tx);
-            let _ = thread.join();
-        }
-    }
 }
 
-fn pacer<W: Write>(mut w: W, rx: mpsc::Receiver<(Instant, u64, Vec<u8>)>) {
+fn pacer<W: Write>(mut w: W, rx: mpsc::Receiver<Paced<'_>>, watch: &ConnWatch, bound: usize) {
     use std::cmp::Reverse;
-    let mut heap: BinaryHeap<Reverse<(Instant, u64, Vec<u8>)>> = BinaryHeap::new();
+    // Ordered by (due, seq); the permit rides along and is dropped once sent.
+    struct Item<'a>(Paced<'a>);
+    impl PartialEq for Item<'_> {
+        fn eq(&self, o: &Self) -> bool {
+            (self.0 .0, self.0 .1) == (o.0 .0, o.0 .1)
+        }
+    }
+    impl Eq for Item<'_> {}
+    impl PartialOrd for Item<'_> {
+        fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    impl Ord for Item<'_> {
+        fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+            (self.0 .0, self.0 .1).cmp(&(o.0 .0, o.0 .1))
+        }
+    }
+    let mut heap: BinaryHeap<Reverse<Item>> = BinaryHeap::new();
     let mut open = true;
     loop {
         // Send everything due.
         let now = Instant::now();
-        while let Some(Reverse((due, _, _))) = heap.peek() {
+        while let Some(Reverse(Item((due, _, _, _)))) = heap.peek() {
             if *due > now {
                 break;
             }
-            let Reverse((_, _, v)) = heap.pop().unwrap();
-            if w.write_all(&v).and_then(|_| w.flush()).is_err() {
+            let Reverse(Item((_, _, v, permit))) = heap.pop().unwrap();
+            watch.set(&watch.sending_since, true);
+            let r = w.write_all(&v).and_then(|_| w.flush());
+            watch.set(&watch.sending_since, false);
+            drop(permit);
+            if r.is_err() {
                 return;
             }
         }
@@ -170,9 +377,11 @@ fn pacer<W: Write>(mut w: W, rx: mpsc::Receiver<(Instant, u64, Vec<u8>)>) {
             return;
         }
         let msg = match heap.peek() {
-            Some(Reverse((due, _, _))) => {
+            Some(Reverse(Item((due, _, _, _)))) => {
                 let wait = due.saturating_duration_since(Instant::now());
-                if !open {
+                if !open || heap.len() >= bound {
+                    // Full: take nothing more until the earliest reply is
+                    // due, so the connection blocks and stops reading.
                     thread::sleep(wait);
                     continue;
                 }
@@ -194,7 +403,7 @@ fn pacer<W: Write>(mut w: W, rx: mpsc::Receiver<(Instant, u64, Vec<u8>)>) {
             },
         };
         if let Some(m) = msg {
-            heap.push(Reverse(m));
+            heap.push(Reverse(Item(m)));
         }
     }
 }
@@ -219,20 +428,47 @@ fn read_exact_or_eof<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<bool> {
 }
 
 /// Run one session (handshake, then transmission) on a connection.
-pub fn session<R: Read, W: Write + Send + 'static>(
-    mut r: R,
+pub fn session<R: Read, W: Write + Send>(
+    r: R,
     w: W,
     backend: &dyn Backend,
     cfg: &SessionConfig,
     counters: &ServerCounters,
 ) -> SessionEnd {
+    session_watched(r, w, backend, cfg, counters, &ConnWatch::default())
+}
+
+/// [`session`], reporting its progress to `watch` (the reaper's view).
+pub fn session_watched<R: Read, W: Write + Send>(
+    mut r: R,
+    w: W,
+    backend: &dyn Backend,
+    cfg: &SessionConfig,
+    counters: &ServerCounters,
+    watch: &ConnWatch,
+) -> SessionEnd {
     let mut w = w;
     let end = match handshake(&mut r, &mut w, backend, cfg) {
-        Ok(Some(())) => transmission(&mut r, Out::new(w, cfg.pace), backend, counters),
+        Ok(Some(())) => {
+            watch.set(&watch.last_request, true);
+            watch.phase.store(PHASE_TRANSMISSION, Ordering::Relaxed);
+            if cfg.pace {
+                let bound = cfg.limits.queued_replies.max(1);
+                thread::scope(|sc| {
+                    let (tx, rx) = mpsc::sync_channel::<Paced>(16);
+                    sc.spawn(move || pacer(w, rx, watch, bound));
+                    let out: Out<'_, W> = Out::Paced { tx, seq: 0 };
+                    transmission(&mut r, out, backend, counters, watch)
+                })
+            } else {
+                transmission(&mut r, Out::Direct(w, watch), backend, counters, watch)
+            }
+        }
         Ok(None) => SessionEnd::Clean,
         Err(HsError::Io) => SessionEnd::Vanished,
         Err(HsError::Violation(v)) => SessionEnd::Violation(v),
     };
+    watch.phase.store(PHASE_DONE, Ordering::Relaxed);
     if matches!(end, SessionEnd::Violation(_)) {
         counters.violations.fetch_add(1, Ordering::Relaxed);
     }
@@ -367,21 +603,22 @@ fn handshake<R: Read, W: Write>(
     )))
 }
 
-fn transmission<R: Read, W: Write + Send + 'static>(
+fn transmission<'a, R: Read, W: Write>(
     r: &mut R,
-    mut out: Out<W>,
+    mut out: Out<'a, W>,
     backend: &dyn Backend,
-    counters: &ServerCounters,
+    counters: &'a ServerCounters,
+    watch: &ConnWatch,
 ) -> SessionEnd {
     let size = backend.size();
     let mut hdr = [0u8; REQUEST_BYTES];
-    let mut buf: Vec<u8> = Vec::new();
     let end = loop {
         match read_exact_or_eof(r, &mut hdr) {
             Ok(true) => {}
             Ok(false) | Err(_) => break SessionEnd::Vanished,
         }
         let arrived = Instant::now();
+        watch.set(&watch.last_request, true);
         let req = match parse_request(&hdr) {
             Ok(q) => q,
             Err(v) => break SessionEnd::Violation(v.0),
@@ -390,27 +627,40 @@ fn transmission<R: Read, W: Write + Send + 'static>(
             Ok(c) => c,
             Err(v) => break SessionEnd::Violation(v.0),
         };
-        // Read (or skip) a write's payload first, to stay in step with the client.
-        let payload = payload_bytes(&req) as usize;
+        // Read (or skip) a write's payload first, to stay in step with the
+        // client: into a buffer granted by the budget (zeroed pages cost no
+        // memory until the bytes arrive), or, for a refused write, into a
+        // small scratch buffer.
+        let payload = payload_bytes(&req) as u64;
+        let mut data = None;
         if payload > 0 {
-            if buf.len() < payload {
-                buf.resize(payload, 0);
-            }
-            if r.read_exact(&mut buf[..payload]).is_err() {
+            watch.set(&watch.receiving_since, true);
+            let ok = if matches!(checked, Checked::Write { .. }) {
+                let permit = counters.buffers.acquire(payload);
+                let mut buf = vec![0u8; payload as usize];
+                let ok = r.read_exact(&mut buf).is_ok();
+                data = Some((buf, permit));
+                ok
+            } else {
+                io::copy(&mut r.by_ref().take(payload), &mut io::sink()).ok() == Some(payload)
+            };
+            watch.set(&watch.receiving_since, false);
+            if !ok {
                 break SessionEnd::Vanished;
             }
         }
-        let result: Result<(u64, bool), u32> = match checked {
+        let result: Result<u64, u32> = match checked {
             Checked::Disconnect => break SessionEnd::Clean,
             Checked::Error(e) => Err(e),
             Checked::Read { offset, length } => {
                 let n = length as usize;
+                let permit = counters.buffers.acquire(16 + n as u64);
                 let mut v = vec![0u8; 16 + n];
                 match backend.read(offset, &mut v[16..]) {
                     Ok(lat) => {
                         v[..16].copy_from_slice(&simple_reply(0, req.cookie));
                         if out
-                            .send(arrived + Duration::from_nanos(lat), &[&v])
+                            .send(arrived + Duration::from_nanos(lat), &[&v], Some(permit))
                             .is_err()
                         {
                             break SessionEnd::Vanished;
@@ -424,26 +674,28 @@ fn transmission<R: Read, W: Write + Send + 'static>(
                 offset,
                 length,
                 fua,
-            } => backend
-                .write(offset, &buf[..length as usize], fua)
-                .map(|l| (l, true)),
-            Checked::Flush => backend.flush().map(|l| (l, true)),
+            } => {
+                let (buf, permit) = data.take().expect("payload read above");
+                let r = backend.write(offset, &buf[..length as usize], fua);
+                drop(buf);
+                drop(permit);
+                r
+            }
+            Checked::Flush => backend.flush(),
             Checked::Trim {
                 offset,
                 length,
                 fua,
-            } => backend.trim(offset, length, fua).map(|l| (l, true)),
+            } => backend.trim(offset, length, fua),
             Checked::WriteZeroes {
                 offset,
                 length,
                 fua,
                 no_hole,
-            } => backend
-                .write_zeroes(offset, length, no_hole, fua)
-                .map(|l| (l, true)),
+            } => backend.write_zeroes(offset, length, no_hole, fua),
         };
         let (err, lat) = match result {
-            Ok((lat, _)) => (0, lat),
+            Ok(lat) => (0, lat),
             Err(e) => {
                 counters.error_replies.fetch_add(1, Ordering::Relaxed);
                 (e, 0)
@@ -453,13 +705,16 @@ fn transmission<R: Read, W: Write + Send + 'static>(
             .send(
                 arrived + Duration::from_nanos(lat),
                 &[&simple_reply(err, req.cookie)],
+                None,
             )
             .is_err()
         {
             break SessionEnd::Vanished;
         }
     };
-    out.finish();
+    // Dropping `out` closes the pacer's channel; it sends what is left and
+    // ends (the scope joins it).
+    drop(out);
     end
 }
 
@@ -568,7 +823,9 @@ impl Server {
         &self.local
     }
 
-    /// Accept connections until `stop` is set; each runs on its own thread.
+    /// Accept connections until `stop` is set; each runs on its own
+    /// thread. Between accepts (at least every 100 ms) the reaper closes
+    /// connections past their timeouts (`cfg.limits`).
     pub fn run(
         &self,
         backend: Arc<dyn Backend>,
@@ -579,6 +836,9 @@ impl Server {
             AnyListener::Unix(l, _) => l.as_raw_fd(),
             AnyListener::Tcp(l) => l.as_raw_fd(),
         };
+        let limits = cfg.limits.clone();
+        self.counters.buffers.set_limit(limits.buffer_bytes);
+        let mut conns: Vec<Conn> = Vec::new();
         while !stop.load(Ordering::SeqCst) {
             let mut pfd = libc::pollfd {
                 fd,
@@ -587,22 +847,70 @@ impl Server {
             };
             // SAFETY: one valid pollfd.
             let n = unsafe { libc::poll(&mut pfd, 1, 100) };
+            self.reap(&mut conns, &limits);
             if n <= 0 {
                 continue;
             }
-            let (b, c, k) = (backend.clone(), cfg.clone(), self.counters.clone());
-            match &self.listener {
+            let accepted = match &self.listener {
                 AnyListener::Unix(l, _) => match l.accept() {
-                    Ok((s, _)) => spawn_unix(s, b, c, k),
-                    Err(e) => accept_error(e)?,
+                    Ok((s, _)) => Some(Sock::Unix(s)),
+                    Err(e) => accept_error(e).map(|_| None)?,
                 },
                 AnyListener::Tcp(l) => match l.accept() {
-                    Ok((s, _)) => spawn_tcp(s, b, c, k),
-                    Err(e) => accept_error(e)?,
+                    Ok((s, _)) => {
+                        let _ = s.set_nodelay(true);
+                        Some(Sock::Tcp(s))
+                    }
+                    Err(e) => accept_error(e).map(|_| None)?,
                 },
+            };
+            let Some(sock) = accepted else { continue };
+            if conns.len() >= limits.max_connections.max(1) {
+                // Full: the oldest connection still in its handshake (it
+                // has not even asked for the export) makes room; without
+                // one, the newcomer is closed.
+                match conns
+                    .iter()
+                    .position(|c| c.watch.phase.load(Ordering::Relaxed) == PHASE_HANDSHAKE)
+                {
+                    Some(i) => {
+                        let c = conns.remove(i);
+                        c.sock.shutdown();
+                        self.counters
+                            .connections_timed_out
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
+                    None => {
+                        self.counters
+                            .connections_refused
+                            .fetch_add(1, Ordering::Relaxed);
+                        drop(sock);
+                        continue;
+                    }
+                }
+            }
+            if let Some(c) = spawn_session(sock, backend.clone(), cfg.clone(), self.counters.clone()) {
+                conns.push(c);
             }
         }
         Ok(())
+    }
+
+    /// Forget finished connections; shut down those past a timeout.
+    fn reap(&self, conns: &mut Vec<Conn>, limits: &Limits) {
+        conns.retain(|c| {
+            if c.watch.phase.load(Ordering::Relaxed) == PHASE_DONE {
+                return false;
+            }
+            if c.watch.expired(limits).is_some() {
+                c.sock.shutdown();
+                self.counters
+                    .connections_timed_out
+                    .fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+            true
+        });
     }
 }
 
@@ -619,33 +927,60 @@ fn accept_error(e: io::Error) -> Result<(), String> {
     }
 }
 
-fn spawn_unix(s: UnixStream, b: Arc<dyn Backend>, c: Arc<SessionConfig>, k: Arc<ServerCounters>) {
-    let Ok(w) = s.try_clone() else { return };
-    spawn_session(io::BufReader::with_capacity(256 * 1024, s), w, b, c, k);
+/// An accepted socket.
+enum Sock {
+    Unix(UnixStream),
+    Tcp(TcpStream),
 }
 
-fn spawn_tcp(s: TcpStream, b: Arc<dyn Backend>, c: Arc<SessionConfig>, k: Arc<ServerCounters>) {
-    let _ = s.set_nodelay(true);
-    let Ok(w) = s.try_clone() else { return };
-    spawn_session(io::BufReader::with_capacity(256 * 1024, s), w, b, c, k);
+impl Sock {
+    /// Unblock the connection's thread (its reads and writes fail).
+    fn shutdown(&self) {
+        let _ = match self {
+            Sock::Unix(s) => s.shutdown(Shutdown::Both),
+            Sock::Tcp(s) => s.shutdown(Shutdown::Both),
+        };
+    }
 }
 
-fn spawn_session<R: Read + Send + 'static, W: Write + Send + 'static>(
-    r: R,
-    w: W,
+/// A live connection, as the accept loop sees it.
+struct Conn {
+    watch: Arc<ConnWatch>,
+    sock: Sock,
+}
+
+fn spawn_session(
+    sock: Sock,
     b: Arc<dyn Backend>,
     c: Arc<SessionConfig>,
     k: Arc<ServerCounters>,
-) {
+) -> Option<Conn> {
+    let watch = Arc::new(ConnWatch::default());
+    let (r, w, keep): (Box<dyn Read + Send>, Box<dyn Write + Send>, Sock) = match &sock {
+        Sock::Unix(s) => (
+            Box::new(io::BufReader::with_capacity(256 * 1024, s.try_clone().ok()?)),
+            Box::new(s.try_clone().ok()?),
+            sock,
+        ),
+        Sock::Tcp(s) => (
+            Box::new(io::BufReader::with_capacity(256 * 1024, s.try_clone().ok()?)),
+            Box::new(s.try_clone().ok()?),
+            sock,
+        ),
+    };
     k.connections_total.fetch_add(1, Ordering::Relaxed);
     k.connections_active.fetch_add(1, Ordering::Relaxed);
+    let w2 = watch.clone();
     let spawned = thread::Builder::new()
         .name("nbd-conn".into())
         .spawn(move || {
-            let _ = session(r, w, &*b, &c, &k);
+            let _ = session_watched(r, w, &*b, &c, &k, &w2);
+            w2.phase.store(PHASE_DONE, Ordering::Relaxed);
             k.connections_active.fetch_sub(1, Ordering::Relaxed);
         });
-    if spawned.is_err() {
+    match spawned {
+        Ok(_) => Some(Conn { watch, sock: keep }),
         // Out of threads: the connection is dropped (closed), the server goes on.
+        Err(_) => None,
     }
 }

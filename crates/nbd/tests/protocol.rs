@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use flashlab_nbd::client::{self, Client, Stream};
 use flashlab_nbd::mem::MemBackend;
 use flashlab_nbd::proto::*;
+use flashlab_nbd::server::Limits;
 use flashlab_nbd::{Backend, Listen, Server, SessionConfig, Store, StoreOptions};
 
 struct Running {
@@ -32,15 +33,22 @@ impl Drop for Running {
 }
 
 fn start(backend: Arc<dyn Backend>, pace: bool) -> Running {
+    start_with(
+        backend,
+        SessionConfig {
+            pace,
+            ..SessionConfig::default()
+        },
+    )
+}
+
+fn start_with(backend: Arc<dyn Backend>, cfg: SessionConfig) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("s.sock");
     let server = Server::bind(&Listen::Unix(sock.clone())).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let s2 = stop.clone();
-    let cfg = Arc::new(SessionConfig {
-        pace,
-        ..SessionConfig::default()
-    });
+    let cfg = Arc::new(cfg);
     let thread = thread::spawn(move || server.run(backend, cfg, &s2).unwrap());
     Running {
         addr: format!("unix:{}", sock.display()),
@@ -299,6 +307,93 @@ fn a_stalled_client_does_not_block_the_others() {
         assert_eq!(c.write(i * 4096, &[2u8; 4096], false).unwrap(), 0);
     }
     assert!(t0.elapsed() < Duration::from_secs(5));
+}
+
+/// Wait (up to 5 s) until the server closes `s`; how long it took.
+fn closed_within(s: &mut Stream) -> Option<Duration> {
+    let t0 = Instant::now();
+    s.set_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut b = [0u8; 256];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return Some(t0.elapsed()),
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return Some(t0.elapsed()),
+            Err(_) => return None,
+        }
+    }
+}
+
+#[test]
+fn timeouts_close_slow_handshakes_stalled_payloads_and_idle_connections() {
+    let limits = Limits {
+        handshake_timeout: Some(Duration::from_millis(300)),
+        stall_timeout: Some(Duration::from_millis(300)),
+        idle_timeout: Some(Duration::from_millis(600)),
+        ..Limits::default()
+    };
+    let srv = start_with(
+        mem(),
+        SessionConfig {
+            limits,
+            ..SessionConfig::default()
+        },
+    );
+    // A handshake dribbled one byte at a time never finishes.
+    let mut slow = raw(&srv.addr);
+    slow.write_all(&[0]).unwrap();
+    let t = closed_within(&mut slow).expect("a slow handshake was not closed");
+    assert!(t < Duration::from_secs(3), "{t:?}");
+    // A write whose payload stops arriving.
+    let mut stalled = Client::connect(&srv.addr, "").unwrap();
+    stalled
+        .stream
+        .write_all(&request(0, CMD_WRITE, 1, 0, 8192))
+        .unwrap();
+    stalled.stream.write_all(&[1u8; 1000]).unwrap();
+    assert!(closed_within(&mut stalled.stream).is_some(), "stalled payload");
+    // No request at all after the handshake.
+    let mut idle = Client::connect(&srv.addr, "").unwrap();
+    let t = closed_within(&mut idle.stream).expect("an idle connection was not closed");
+    assert!(t >= Duration::from_millis(500), "closed too early: {t:?}");
+    // A busy client is not idle.
+    let mut busy = Client::connect(&srv.addr, "").unwrap();
+    for i in 0..20u64 {
+        assert_eq!(busy.write(i * 4096, &[2u8; 4096], false).unwrap(), 0);
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_connection_cap_evicts_handshakes_before_refusing() {
+    let srv = start_with(
+        mem(),
+        SessionConfig {
+            limits: Limits {
+                max_connections: 4,
+                ..Limits::default()
+            },
+            ..SessionConfig::default()
+        },
+    );
+    // Four silent connections fill the server; a real client still gets in
+    // (the oldest silent one makes room).
+    let mut silent: Vec<Stream> = (0..4).map(|_| raw(&srv.addr)).collect();
+    thread::sleep(Duration::from_millis(300));
+    let mut c = Client::connect(&srv.addr, "").unwrap();
+    assert_eq!(c.write(0, &[1u8; 4096], false).unwrap(), 0);
+    assert!(closed_within(&mut silent[0]).is_some(), "the oldest was evicted");
+    // Four clients in transmission: a fifth is refused (closed at once).
+    let mut others: Vec<Client> = (0..3)
+        .map(|_| Client::connect(&srv.addr, "").unwrap())
+        .collect();
+    thread::sleep(Duration::from_millis(300));
+    assert!(Client::connect(&srv.addr, "").is_err(), "a fifth connection");
+    others.pop();
+    c.disconnect().unwrap();
+    thread::sleep(Duration::from_millis(300));
+    let mut again = Client::connect(&srv.addr, "").unwrap();
+    assert_eq!(again.flush().unwrap(), 0);
 }
 
 #[test]
