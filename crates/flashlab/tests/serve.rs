@@ -234,3 +234,55 @@ fn statistics_on_sigusr1_and_a_replayable_trace() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+#[test]
+fn a_second_serve_on_a_live_directory_is_refused_and_deletes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path().join("dev");
+    let data_s = data.to_str().unwrap();
+    let s = Serve::start(&data, &["--profile", SPEC]);
+    let mut c = Client::connect(&s.addr(), "").unwrap();
+    for i in 0..100u64 {
+        assert_eq!(c.write(i * 4096, &pattern(i), false).unwrap(), 0);
+    }
+    assert_eq!(c.flush().unwrap(), 0);
+    let other_sock = d.path().join("other.sock");
+    let (code, err) = flashlab(&[
+        "serve",
+        "--data",
+        data_s,
+        "--listen",
+        &format!("unix:{}", other_sock.display()),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("in use by another flashlab serve") && err.contains(&format!("pid {}", s.pid())),
+        "{err}"
+    );
+    // The live server's log is intact: kill -9 and recover every flushed write.
+    s.kill9();
+    let s = Serve::start(&data, &[]);
+    let mut c = Client::connect(&s.addr(), "").unwrap();
+    let mut b = vec![0u8; 4096];
+    for i in 0..100u64 {
+        c.read(i * 4096, &mut b).unwrap().unwrap();
+        assert!(b == pattern(i), "block {i} lost");
+    }
+    // A trace inside the data directory, and bad limit flags.
+    let trace = data.join("trace.txt");
+    for (args, want) in [
+        (vec!["--trace", trace.to_str().unwrap()], "inside the data directory"),
+        (vec!["--max-connections", "0"], "--max-connections"),
+        (vec!["--handshake-timeout", "5"], "--handshake-timeout"),
+        (vec!["--buffer-limit", "1MiB"], "--buffer-limit"),
+    ] {
+        let mut a = vec!["serve", "--data", data_s];
+        a.extend(args.iter().copied());
+        let (code, err) = flashlab(&a);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    assert!(s.terminate().success());
+}

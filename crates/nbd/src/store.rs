@@ -463,7 +463,12 @@ impl Store {
         let mut dev = match dev {
             Some(d) => d,
             None => {
-                if cks.iter().any(|&g| g > 0) || wals.iter().any(|&g| g > 0) {
+                // A log of generation G > 0 without its checkpoint is the
+                // leftover of an interrupted first checkpoint only while the
+                // fresh device's log (generation 0) is still there.
+                if cks.iter().any(|&g| g > 0)
+                    || (wals.iter().any(|&g| g > 0) && !wals.contains(&0))
+                {
                     return Err(format!(
                         "{}: no usable checkpoint for the logs present; the directory is damaged",
                         dir.display()
