@@ -9,8 +9,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use flashlab_nbd::store::OpenError;
 use flashlab_nbd::server::Limits;
+use flashlab_nbd::store::OpenError;
 use flashlab_nbd::{Listen, Server, SessionConfig, Store, StoreOptions, StoreStats};
 
 use crate::error::{CliError, CliResult};

@@ -257,7 +257,8 @@ fn a_second_serve_on_a_live_directory_is_refused_and_deletes_nothing() {
     assert_eq!(code, 2, "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(
-        err.contains("in use by another flashlab serve") && err.contains(&format!("pid {}", s.pid())),
+        err.contains("in use by another flashlab serve")
+            && err.contains(&format!("pid {}", s.pid())),
         "{err}"
     );
     // The live server's log is intact: kill -9 and recover every flushed write.
@@ -272,7 +273,10 @@ fn a_second_serve_on_a_live_directory_is_refused_and_deletes_nothing() {
     // A trace inside the data directory, and bad limit flags.
     let trace = data.join("trace.txt");
     for (args, want) in [
-        (vec!["--trace", trace.to_str().unwrap()], "inside the data directory"),
+        (
+            vec!["--trace", trace.to_str().unwrap()],
+            "inside the data directory",
+        ),
         (vec!["--max-connections", "0"], "--max-connections"),
         (vec!["--handshake-timeout", "5"], "--handshake-timeout"),
         (vec!["--buffer-limit", "1MiB"], "--buffer-limit"),

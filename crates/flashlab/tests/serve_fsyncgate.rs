@@ -40,7 +40,10 @@ impl Nbdkit {
             .unwrap();
         let t0 = Instant::now();
         while !sock.exists() {
-            assert!(t0.elapsed() < Duration::from_secs(30), "nbdkit did not start");
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "nbdkit did not start"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         Nbdkit(child)

@@ -248,7 +248,13 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Strin
             let span = 1024 * MIB / (128 * 1024);
             let mut sent = 0u64;
             while w
-                .write_all(&request(0, CMD_READ, sent, (sent % span) * 128 * 1024, 128 * 1024))
+                .write_all(&request(
+                    0,
+                    CMD_READ,
+                    sent,
+                    (sent % span) * 128 * 1024,
+                    128 * 1024,
+                ))
                 .is_ok()
             {
                 sent += 1;
@@ -294,7 +300,13 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Strin
             let span = 1024 * MIB / (128 * 1024);
             let mut sent = 0u64;
             while w
-                .write_all(&request(0, CMD_READ, sent, (sent % span) * 128 * 1024, 128 * 1024))
+                .write_all(&request(
+                    0,
+                    CMD_READ,
+                    sent,
+                    (sent % span) * 128 * 1024,
+                    128 * 1024,
+                ))
                 .is_ok()
             {
                 sent += 1;

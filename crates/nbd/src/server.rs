@@ -304,7 +304,12 @@ enum Out<'a, W: Write> {
 
 impl<'a, W: Write> Out<'a, W> {
     /// Send a reply now (Direct) or when `due` (Paced).
-    fn send(&mut self, due: Instant, parts: &[&[u8]], permit: Option<Permit<'a>>) -> io::Result<()> {
+    fn send(
+        &mut self,
+        due: Instant,
+        parts: &[&[u8]],
+        permit: Option<Permit<'a>>,
+    ) -> io::Result<()> {
         match self {
             Out::Direct(w, watch) => {
                 watch.set(&watch.sending_since, true);
@@ -889,7 +894,9 @@ impl Server {
                     }
                 }
             }
-            if let Some(c) = spawn_session(sock, backend.clone(), cfg.clone(), self.counters.clone()) {
+            if let Some(c) =
+                spawn_session(sock, backend.clone(), cfg.clone(), self.counters.clone())
+            {
                 conns.push(c);
             }
         }
@@ -958,12 +965,18 @@ fn spawn_session(
     let watch = Arc::new(ConnWatch::default());
     let (r, w, keep): (Box<dyn Read + Send>, Box<dyn Write + Send>, Sock) = match &sock {
         Sock::Unix(s) => (
-            Box::new(io::BufReader::with_capacity(256 * 1024, s.try_clone().ok()?)),
+            Box::new(io::BufReader::with_capacity(
+                256 * 1024,
+                s.try_clone().ok()?,
+            )),
             Box::new(s.try_clone().ok()?),
             sock,
         ),
         Sock::Tcp(s) => (
-            Box::new(io::BufReader::with_capacity(256 * 1024, s.try_clone().ok()?)),
+            Box::new(io::BufReader::with_capacity(
+                256 * 1024,
+                s.try_clone().ok()?,
+            )),
             Box::new(s.try_clone().ok()?),
             sock,
         ),

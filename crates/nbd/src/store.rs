@@ -2,6 +2,7 @@
 //! with data, a write-ahead log and checkpoints in a directory.
 //!
 //! ```text
+//! DIR/serve.lock      flock'ed by the live store; holds its pid
 //! DIR/device.json     what device this is (spec, seed, size); written once
 //! DIR/data.img        the data, addressed by logical offset (sparse file)
 //! DIR/ckpt-G.bin      checkpoint G: the simulator's whole flash state
@@ -30,17 +31,26 @@
 //! Records carry a checksum salted with G; recovery stops at the first bad one
 //! (a torn tail can only belong to a flush that never returned).
 //!
+//! **Failures.** Any failed data write, `fdatasync`, log append or checkpoint
+//! commit makes the store read-only for good (until restart): every later
+//! write and FLUSH answers EIO, so no FLUSH ever covers data that a failed
+//! write-back may have dropped ("fsyncgate"). IO goes through an optional
+//! [`Faults`] plan so tests can fail chosen operations.
+//!
 //! **Checkpoints** (every `checkpoint_records` records, after recovery, and at
-//! a clean shutdown): with the log lock held, and the simulator lock only for
-//! the in-memory part, serialise the simulator, replace the live one by the
-//! one restored from those bytes (a checkpoint is a power-cycle boundary for
-//! the model, see `flashlab_sim::device::persist`, so a recovered device
-//! equals the one that was running), drop the log buffer (superseded) and
-//! switch to generation G+1; then `fdatasync` the data (every request in the
-//! snapshot wrote its data before it was applied), write `ckpt-G+1.tmp`,
-//! `fsync`, rename to `ckpt-G+1.bin`, `fsync` the directory, create
-//! `wal-G+1.log`, and delete generation G. A crash at any step leaves either
-//! generation G complete (checkpoint + log) or G+1 complete.
+//! a clean shutdown), with both locks held throughout: write the log out (so
+//! checkpoint G+1 = checkpoint G + log G), serialise the simulator, restore a
+//! device from the bytes, create and `fsync` an empty `wal-G+1.log`, write
+//! `ckpt-G+1.tmp`, `fsync`, rename to `ckpt-G+1.bin`, `fsync` the directory;
+//! only then switch the live device (to the restored one: a checkpoint is a
+//! power-cycle boundary for the model, see `flashlab_sim::device::persist`)
+//! and the log to G+1, and delete generation G. A failure before the rename
+//! leaves generation G complete and in use (retried later); after it, the
+//! store turns read-only. A crash at any step leaves generation G complete
+//! (checkpoint + log) or G+1 complete.
+//!
+//! **Lock.** `DIR/serve.lock` is flock'ed for the store's life, before
+//! recovery reads or deletes anything.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -466,8 +476,7 @@ impl Store {
                 // A log of generation G > 0 without its checkpoint is the
                 // leftover of an interrupted first checkpoint only while the
                 // fresh device's log (generation 0) is still there.
-                if cks.iter().any(|&g| g > 0)
-                    || (wals.iter().any(|&g| g > 0) && !wals.contains(&0))
+                if cks.iter().any(|&g| g > 0) || (wals.iter().any(|&g| g > 0) && !wals.contains(&0))
                 {
                     return Err(format!(
                         "{}: no usable checkpoint for the logs present; the directory is damaged",
@@ -662,16 +671,14 @@ impl Store {
                 size_bytes: len as u64,
             });
         }
-        let next = if self.checkpoint_records > 0
-            && self.can_checkpoint
-            && g.records >= g.checkpoint_at
-        {
-            Next::Checkpoint
-        } else if g.log.len() >= LOG_BUFFER_LIMIT {
-            Next::Sync
-        } else {
-            Next::Nothing
-        };
+        let next =
+            if self.checkpoint_records > 0 && self.can_checkpoint && g.records >= g.checkpoint_at {
+                Next::Checkpoint
+            } else if g.log.len() >= LOG_BUFFER_LIMIT {
+                Next::Sync
+            } else {
+                Next::Nothing
+            };
         Ok((done - at, next))
     }
 

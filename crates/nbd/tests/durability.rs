@@ -149,7 +149,10 @@ fn a_checkpoint_failing_for_lack_of_space_loses_no_later_logged_request() {
     let st = s.stats();
     assert_eq!(st.checkpoint_failures, 1, "one attempt so far");
     assert_eq!(st.checkpoints, 1, "only the one at start-up took effect");
-    assert!(!st.read_only, "a checkpoint failing before its rename is harmless");
+    assert!(
+        !st.read_only,
+        "a checkpoint failing before its rename is harmless"
+    );
     let mapped = st.mapped_pages;
     assert!(faults.seen(IoPoint::CheckpointWrite) >= 1);
     drop(s); // a crash: no shutdown checkpoint
@@ -208,7 +211,10 @@ fn a_second_store_on_the_same_directory_is_refused_and_deletes_nothing() {
         Err(e) => e,
     };
     assert!(e.user, "{e}");
-    assert!(e.message.contains("in use by another flashlab serve"), "{e}");
+    assert!(
+        e.message.contains("in use by another flashlab serve"),
+        "{e}"
+    );
     assert!(
         e.message.contains(&format!("pid {}", std::process::id())),
         "{e}"
@@ -245,7 +251,10 @@ fn a_trace_inside_the_data_directory_is_refused() {
             Ok(_) => panic!("--trace {} was accepted", inside.display()),
             Err(e) => e,
         };
-        assert!(e.user && e.message.contains("inside the data directory"), "{e}");
+        assert!(
+            e.user && e.message.contains("inside the data directory"),
+            "{e}"
+        );
     }
     // The store is intact.
     let s = open(&dir, 0, None);

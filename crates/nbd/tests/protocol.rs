@@ -351,7 +351,10 @@ fn timeouts_close_slow_handshakes_stalled_payloads_and_idle_connections() {
         .write_all(&request(0, CMD_WRITE, 1, 0, 8192))
         .unwrap();
     stalled.stream.write_all(&[1u8; 1000]).unwrap();
-    assert!(closed_within(&mut stalled.stream).is_some(), "stalled payload");
+    assert!(
+        closed_within(&mut stalled.stream).is_some(),
+        "stalled payload"
+    );
     // No request at all after the handshake.
     let mut idle = Client::connect(&srv.addr, "").unwrap();
     let t = closed_within(&mut idle.stream).expect("an idle connection was not closed");
@@ -382,13 +385,19 @@ fn the_connection_cap_evicts_handshakes_before_refusing() {
     thread::sleep(Duration::from_millis(300));
     let mut c = Client::connect(&srv.addr, "").unwrap();
     assert_eq!(c.write(0, &[1u8; 4096], false).unwrap(), 0);
-    assert!(closed_within(&mut silent[0]).is_some(), "the oldest was evicted");
+    assert!(
+        closed_within(&mut silent[0]).is_some(),
+        "the oldest was evicted"
+    );
     // Four clients in transmission: a fifth is refused (closed at once).
     let mut others: Vec<Client> = (0..3)
         .map(|_| Client::connect(&srv.addr, "").unwrap())
         .collect();
     thread::sleep(Duration::from_millis(300));
-    assert!(Client::connect(&srv.addr, "").is_err(), "a fifth connection");
+    assert!(
+        Client::connect(&srv.addr, "").is_err(),
+        "a fifth connection"
+    );
     others.pop();
     c.disconnect().unwrap();
     thread::sleep(Duration::from_millis(300));
