@@ -61,7 +61,8 @@ pub struct ServeArgs {
     pub export_name: String,
 
     /// Connections served at once; when full, the oldest one still in its
-    /// handshake makes room, else the newcomer is closed.
+    /// handshake makes room, else the one idle the longest if idle for at
+    /// least --handshake-timeout, else the newcomer is closed.
     #[arg(long, value_name = "N", default_value_t = flashlab_nbd::server::DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
 

@@ -13,6 +13,7 @@
 //!
 //! Hostile clients (docs/serve.md): at most `max_connections` at once (when
 //! full, the oldest connection still in its handshake makes room, else the
+//! one idle the longest if idle for at least `handshake_timeout`, else the
 //! new one is closed); a handshake must finish within `handshake_timeout`; a
 //! request payload or a reply that does not move for `stall_timeout` ends
 //! the connection, and so (optionally) does `idle_timeout` without requests;
@@ -241,6 +242,18 @@ impl ConnWatch {
         what.store(if on { self.now() } else { 0 }, Ordering::Relaxed);
     }
 
+    /// How long the connection has been waiting for a request (in
+    /// transmission, nothing being received or sent).
+    fn idle_ns(&self) -> Option<u64> {
+        (self.phase.load(Ordering::Relaxed) == PHASE_TRANSMISSION
+            && self.receiving_since.load(Ordering::Relaxed) == 0
+            && self.sending_since.load(Ordering::Relaxed) == 0)
+            .then(|| {
+                self.now()
+                    .saturating_sub(self.last_request.load(Ordering::Relaxed))
+            })
+    }
+
     /// Why the connection must be closed now, if it must.
     fn expired(&self, l: &Limits) -> Option<&'static str> {
         let now = self.now();
@@ -324,6 +337,7 @@ impl<'a, W: Write> Out<'a, W> {
                 }
                 .and_then(|_| w.flush());
                 watch.set(&watch.sending_since, false);
+                watch.set(&watch.last_request, true);
                 drop(permit);
                 r
             }
@@ -373,6 +387,7 @@ fn pacer<W: Write>(mut w: W, rx: mpsc::Receiver<Paced<'_>>, watch: &ConnWatch, b
             watch.set(&watch.sending_since, true);
             let r = w.write_all(&v).and_then(|_| w.flush());
             watch.set(&watch.sending_since, false);
+            watch.set(&watch.last_request, true);
             drop(permit);
             if r.is_err() {
                 return;
@@ -872,12 +887,24 @@ impl Server {
             let Some(sock) = accepted else { continue };
             if conns.len() >= limits.max_connections.max(1) {
                 // Full: the oldest connection still in its handshake (it
-                // has not even asked for the export) makes room; without
-                // one, the newcomer is closed.
-                match conns
+                // has not even asked for the export) makes room, else the
+                // one idle the longest if idle for at least the handshake
+                // timeout (silent connections cannot lock others out);
+                // without either, the newcomer is closed.
+                let victim = conns
                     .iter()
                     .position(|c| c.watch.phase.load(Ordering::Relaxed) == PHASE_HANDSHAKE)
-                {
+                    .or_else(|| {
+                        let min = limits.handshake_timeout?.as_nanos() as u64;
+                        conns
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(i, c)| Some((i, c.watch.idle_ns()?)))
+                            .filter(|&(_, idle)| idle >= min)
+                            .max_by_key(|&(_, idle)| idle)
+                            .map(|(i, _)| i)
+                    });
+                match victim {
                     Some(i) => {
                         let c = conns.remove(i);
                         c.sock.shutdown();
