@@ -468,10 +468,15 @@ pub fn session_watched<R: Read, W: Write + Send>(
     watch: &ConnWatch,
 ) -> SessionEnd {
     let mut w = w;
-    let end = match handshake(&mut r, &mut w, backend, cfg) {
+    // Entering transmission is recorded before the last handshake reply is
+    // sent, so the accept loop never takes an admitted client for one still
+    // in its handshake.
+    let admitted = || {
+        watch.set(&watch.last_request, true);
+        watch.phase.store(PHASE_TRANSMISSION, Ordering::Relaxed);
+    };
+    let end = match handshake(&mut r, &mut w, backend, cfg, &admitted) {
         Ok(Some(())) => {
-            watch.set(&watch.last_request, true);
-            watch.phase.store(PHASE_TRANSMISSION, Ordering::Relaxed);
             if cfg.pace {
                 let bound = cfg.limits.queued_replies.max(1);
                 thread::scope(|sc| {
@@ -512,6 +517,7 @@ fn handshake<R: Read, W: Write>(
     w: &mut W,
     backend: &dyn Backend,
     cfg: &SessionConfig,
+    admitted: &dyn Fn(),
 ) -> Result<Option<()>, HsError> {
     w.write_all(&greeting())?;
     w.flush()?;
@@ -547,6 +553,7 @@ fn handshake<R: Read, W: Write>(
                 if !no_zeroes {
                     out.extend_from_slice(&[0u8; 124]);
                 }
+                admitted();
                 w.write_all(&out)?;
                 w.flush()?;
                 return Ok(Some(()));
@@ -604,6 +611,7 @@ fn handshake<R: Read, W: Write>(
                     }
                     option_reply(&mut out, h.option, REP_ACK, &[]);
                     if h.option == OPT_GO {
+                        admitted();
                         w.write_all(&out)?;
                         w.flush()?;
                         return Ok(Some(()));

@@ -774,16 +774,21 @@ impl Store {
         }
         let buf = std::mem::take(&mut g.log);
         self.write_out(&mut wal, &buf)?;
-        let bytes = g.dev.checkpoint()?;
         // The live device continues from exactly what is saved (a checkpoint
         // is a power-cycle boundary for the model).
         let cfg = g.dev.config().clone();
         let name = g.dev.info().name.clone();
-        let restored = SimDevice::restore(cfg, name, self.seed, 1, &bytes)?;
+        let prepared = g.dev.checkpoint().and_then(|bytes| {
+            SimDevice::restore(cfg, name, self.seed, 1, &bytes).map(|d| (bytes, d))
+        });
         let old = g.gen;
         let next = old + 1;
-        let file = match self.write_generation(next, &bytes) {
-            Ok(f) => f,
+        let written = prepared.map_err(|e| (format!("serialising the simulator: {e}"), false));
+        let written = written.and_then(|(bytes, restored)| {
+            self.write_generation(next, &bytes).map(|f| (f, restored))
+        });
+        let (file, restored) = match written {
+            Ok(x) => x,
             Err((e, true)) => return Err(self.poison(e)),
             Err((e, false)) => {
                 g.stats.checkpoint_failures += 1;
