@@ -104,6 +104,13 @@ fn a_flush_never_covers_a_write_the_host_file_system_lost() {
     let mut b = vec![0u8; 4096];
     c.read(0, &mut b).unwrap().unwrap();
     assert_eq!(b, block(0), "reads go on");
+    let late = Client::connect(&s.addr(), "").unwrap();
+    assert_ne!(
+        late.flags & flashlab_nbd::proto::TFLAG_READ_ONLY,
+        0,
+        "a new client is told the export is read-only"
+    );
+    drop(late);
     drop(c);
     s.kill9();
     // Restart on the same file system: the writes flushed before the failure are there.

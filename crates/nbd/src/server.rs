@@ -57,6 +57,20 @@ pub trait Backend: Send + Sync {
     fn trim(&self, offset: u64, length: u32, fua: bool) -> Result<u64, u32>;
     fn write_zeroes(&self, offset: u64, length: u32, no_hole: bool, fua: bool) -> Result<u64, u32>;
     fn flush(&self) -> Result<u64, u32>;
+    /// Whether writes are refused for good (new clients are told so with
+    /// `NBD_FLAG_READ_ONLY`).
+    fn read_only(&self) -> bool {
+        false
+    }
+}
+
+/// The transmission flags for a new client of `backend`.
+fn transmission_flags(backend: &dyn Backend) -> u16 {
+    if backend.read_only() {
+        TRANSMISSION_FLAGS | TFLAG_READ_ONLY
+    } else {
+        TRANSMISSION_FLAGS
+    }
 }
 
 /// Session settings.
@@ -549,7 +563,7 @@ fn handshake<R: Read, W: Write>(
                     )));
                 }
                 out.extend_from_slice(&backend.size().to_be_bytes());
-                out.extend_from_slice(&TRANSMISSION_FLAGS.to_be_bytes());
+                out.extend_from_slice(&transmission_flags(backend).to_be_bytes());
                 if !no_zeroes {
                     out.extend_from_slice(&[0u8; 124]);
                 }
@@ -590,7 +604,7 @@ fn handshake<R: Read, W: Write>(
                     let mut d = Vec::with_capacity(16);
                     d.extend_from_slice(&INFO_EXPORT.to_be_bytes());
                     d.extend_from_slice(&backend.size().to_be_bytes());
-                    d.extend_from_slice(&TRANSMISSION_FLAGS.to_be_bytes());
+                    d.extend_from_slice(&transmission_flags(backend).to_be_bytes());
                     option_reply(&mut out, h.option, REP_INFO, &d);
                     // Our minimum block is 512, not the default 1: always tell.
                     let mut d = Vec::with_capacity(14);

@@ -963,6 +963,10 @@ impl Backend for Store {
         self.size
     }
 
+    fn read_only(&self) -> bool {
+        self.is_read_only()
+    }
+
     fn read(&self, offset: u64, buf: &mut [u8]) -> Result<u64, u32> {
         self.check(offset, buf.len() as u64, false)?;
         self.data.read_exact_at(buf, offset).map_err(|_| EIO)?;
