@@ -10,13 +10,14 @@ use flashlab_device::{ClockKind, Device};
 use flashlab_pattern::units::{format_duration_ns, format_size, parse_duration_ns, parse_size};
 use flashlab_results::dir::write_json_atomic;
 use flashlab_results::ResultsDir;
-use flashlab_suite::findings;
-use flashlab_suite::papers::{self, PaperConfig};
+use flashlab_suite::figures::FIGURES;
+use flashlab_suite::papers::PaperConfig;
 use flashlab_suite::plan::Plan;
 use flashlab_suite::runner::{register_runs, Journal, Progress, Runner, SuiteOutcome};
 use flashlab_suite::state::StateMethod;
-use flashlab_suite::table3::{hints, table3, Hint, Table3};
-use flashlab_suite::uflip::{self, UflipConfig, BENCHMARKS};
+use flashlab_suite::suites::{self, Suite, SummaryInput};
+use flashlab_suite::summary::SuiteSummary;
+use flashlab_suite::uflip::{UflipConfig, BENCHMARKS};
 
 use crate::cli::{EngineArg, TargetArgs};
 use crate::error::{CliError, CliResult};
@@ -216,12 +217,14 @@ pub fn run(args: UflipArgs) -> CliResult<()> {
             format_size(64 * cfg.io_size_bytes * 16)
         )));
     }
-    let plan = uflip::plan(&cfg, size);
+    let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
+    let plan = registry_suite("uflip")?
+        .plan(&cfg_json, size)
+        .map_err(|e| CliError::user(e.to_string()))?;
     let header = format!(
         "uFLIP benchmark plan for {} ({}), state enforcement: {}\nIOIgnore and IOCount are automatic: start-up ignored, runs stop at +/-{:.0} % (95 % CI, batch means), {}..{} IOs",
         probed.info.name, format_size(size), cfg.state.describe(), cfg.bound * 100.0, cfg.min_ios, cfg.max_ios
     );
-    let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
     let suite = serde_json::json!({ "name": "uflip", "state_enforcement": cfg.state.name(), "config": cfg_json });
     start(
         &args.common,
@@ -261,17 +264,15 @@ pub fn run_paper(name: &str, args: PaperArgs) -> CliResult<()> {
             format_size(size)
         )));
     }
-    let plan = match name {
-        "chen09" => papers::chen09(&cfg, size),
-        "wang11" => papers::wang11(&cfg, size),
-        _ => papers::hudlet11(&cfg, size),
-    };
+    let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
+    let plan = registry_suite(name)?
+        .plan(&cfg_json, size)
+        .map_err(|e| CliError::user(e.to_string()))?;
     let header = format!(
         "{name} plan for {} ({}), runs named after the paper's figures",
         probed.info.name,
         format_size(size)
     );
-    let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
     let suite =
         serde_json::json!({ "name": name, "state_enforcement": "sequential", "config": cfg_json });
     start(
@@ -361,6 +362,13 @@ fn start(
     journal
         .save_plan(&results)
         .map_err(|e| CliError::failure(format!("cannot write the plan: {e}")))?;
+    // The figures are declared before any run, so that the report can draw
+    // an interrupted suite's.
+    write_json_atomic(
+        &results.root().join(FIGURES),
+        &registry_suite(&journal.suite)?.figures(&journal.plan, None),
+    )
+    .map_err(|e| CliError::failure(format!("cannot write the figures: {e}")))?;
     journal
         .save(&results)
         .map_err(|e| CliError::failure(format!("cannot write the journal: {e}")))?;
@@ -378,7 +386,9 @@ fn resume(dir: &std::path::Path, common: &SuiteCommon) -> CliResult<()> {
     let results = crate::export::open_results(dir)?;
     let journal = Journal::load(&results).map_err(|e| CliError::user(format!("{} holds no suite journal ({e}); --resume takes a directory written by `flashlab suite`", dir.display())))?;
     if journal.finished {
-        println!("{} is already complete.", dir.display());
+        if !common.json {
+            println!("{} is already complete.", dir.display());
+        }
         return summarise(&results, &journal, common.json);
     }
     let seed = journal
@@ -509,129 +519,54 @@ fn execute(
     }
 }
 
-/// The suite's summary, printed and saved as JSON and Markdown.
+/// The suite's summary, printed and saved as JSON and Markdown; its
+/// figures, now with the markers results give, saved again.
 pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResult<()> {
     results
         .write_summary()
         .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
-    if journal.suite != "uflip" {
-        return summarise_paper(results, journal, json);
-    }
-    let io_size = journal.config["io_size_bytes"].as_u64().unwrap_or(32768);
-    let summaries = results.summary().runs;
-    let t = table3(&journal.plan, &summaries, io_size);
-    let h = hints(&journal.plan, &summaries, &t, io_size);
+    let suite = registry_suite(&journal.suite)?;
+    let runs = results.summary().runs;
     let device = results.manifest().device.name.clone();
-    let value = serde_json::json!({
-        "device": device,
-        "table3": t,
-        "hints": h,
-        "calibration": journal.calibration,
-        "pause_between_runs_ns": journal.pause_between_runs_ns,
-        "runs": journal.runs,
+    let summary = suite.summarise(&SummaryInput {
+        plan: &journal.plan,
+        journal,
+        runs: &runs,
+        device: &device,
     });
     let save = |name: &str| results.root().join(name);
-    write_json_atomic(&save("uflip-summary.json"), &value)
-        .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
-    let md = markdown(&device, &t, &h, journal);
-    std::fs::write(save("uflip-summary.md"), &md)
-        .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
+    let failed = |e: std::io::Error| CliError::failure(format!("cannot save the summary: {e}"));
+    write_json_atomic(
+        &save(FIGURES),
+        &suite.figures(&journal.plan, Some(&runs)),
+    )
+    .map_err(failed)?;
+    let json_path = save(&SuiteSummary::file_name(suite.name()));
+    let md_path = save(&format!("{}-summary.md", suite.name()));
+    write_json_atomic(&json_path, &summary).map_err(failed)?;
+    let md = summary.markdown();
+    std::fs::write(&md_path, &md).map_err(failed)?;
     if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&value).expect("serializes")
-        );
-    } else {
-        print!("{md}");
-        println!(
-            "\nsaved: {} and {}",
-            save("uflip-summary.md").display(),
-            save("uflip-summary.json").display()
-        );
-    }
-    Ok(())
-}
-
-fn markdown(device: &str, t: &Table3, hints: &[Hint], journal: &Journal) -> String {
-    let mut s = format!(
-        "## uFLIP summary: {device}\n\n{}\n",
-        Table3::markdown(&[(device.to_string(), t)])
-    );
-    s += "\nCalibration: ";
-    s += &journal
-        .calibration
-        .iter()
-        .map(|(b, c)| format!("{b} start-up {} IOs, period {}", c.startup, c.period))
-        .collect::<Vec<_>>()
-        .join("; ");
-    if let Some(p) = journal.pause_between_runs_ns {
-        s += &format!(
-            ". Pause between runs {} ({} lingering reads).",
-            format_duration_ns(p),
-            journal.lingering_ios.unwrap_or(0)
-        );
-    }
-    let converged = journal.runs.values().filter(|r| r.converged).count();
-    s += &format!(
-        "\nRuns: {} measured, {} reached the +/-{:.0} % bound before the cap.\n",
-        journal.runs.len(),
-        converged,
-        journal.bound * 100.0
-    );
-    for n in &journal.notes {
-        s += &format!("\nNote: {n}\n");
-    }
-    s += "\n### Design hints for this device (uFLIP section 5.3)\n\n";
-    for h in hints {
-        s += &format!(
-            "{}. {}{}\n   - paper: {}\n   - measured: {}\n",
-            h.number,
-            h.device,
-            if h.contradicts_paper {
-                " **(differs from the paper's general hint)**"
-            } else {
-                ""
-            },
-            h.paper,
-            h.evidence
-        );
-    }
-    s
-}
-
-fn summarise_paper(results: &ResultsDir, journal: &Journal, json: bool) -> CliResult<()> {
-    let summaries = results.summary().runs;
-    let rows = findings::rows(&journal.plan, &summaries);
-    let found = match journal.suite.as_str() {
-        "chen09" => findings::chen09(&rows),
-        "wang11" => findings::wang11(&rows),
-        _ => findings::hudlet11(&rows),
-    };
-    let device = results.manifest().device.name.clone();
-    let value = serde_json::json!({ "suite": journal.suite, "device": device, "findings": found, "runs": rows, "notes": journal.notes });
-    let name = &journal.suite;
-    let json_path = results.root().join(format!("{name}-summary.json"));
-    let md_path = results.root().join(format!("{name}-summary.md"));
-    write_json_atomic(&json_path, &value)
-        .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
-    let mut md = format!(
-        "## {name} on {device}\n\n{}",
-        findings::findings_markdown(&found)
-    );
-    for n in &journal.notes {
-        md += &format!("\nNote: {n}\n");
-    }
-    md += &findings::markdown_tables(&rows);
-    std::fs::write(&md_path, &md)
-        .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&value).expect("serializes")
+            serde_json::to_string_pretty(&summary).expect("serializes")
         );
     } else {
         print!("{md}");
         println!("\nsaved: {} and {}", md_path.display(), json_path.display());
     }
     Ok(())
+}
+
+fn registry_suite(name: &str) -> CliResult<&'static dyn Suite> {
+    suites::find(name).ok_or_else(|| {
+        CliError::user(format!(
+            "unknown suite '{name}'; known: {}",
+            suites::registry()
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
 }

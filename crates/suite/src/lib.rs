@@ -10,15 +10,20 @@
 //! - [`runner`]: executes any plan, resumably.
 //! - [`papers`]: chen09, wang11 and hudlet11, each run named after the
 //!   figure it reproduces; [`findings`] summarises them.
+//! - [`suites`]: the registry: each suite one module implementing
+//!   [`suites::Suite`] (plan, typed [`summary`], [`figures`] as data).
 //! - [`budilovsky11`]: Budilovsky, Toledo & Zuck's experiments on the
 //!   simulator (DFTL-like vs small chunks vs small chunks with host hints).
 
 pub mod budilovsky11;
+pub mod figures;
 pub mod findings;
 pub mod papers;
 pub mod phases;
 pub mod plan;
 pub mod runner;
 pub mod state;
+pub mod suites;
+pub mod summary;
 pub mod table3;
 pub mod uflip;

@@ -3,6 +3,9 @@
 //! number, so that rendered reports are byte-for-byte stable.
 #![allow(dead_code)]
 
+use flashlab_suite::figures::{CurveSpec, FigureGroup, FigureSpec, Metric, Plot, PointSpec, SuiteFigures, XKind};
+use flashlab_suite::summary::{Compare, SuiteSummary, SummaryTable};
+use flashlab_suite::table3::Table3;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -387,22 +390,112 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
     )
     .unwrap();
     let ms = scale as f64 / 1000.0;
+    // The summary as `flashlab suite uflip` writes it: typed, the Table-3
+    // row and the hints as tables the report lays out without knowing uFLIP.
+    let t = Table3 {
+        sr_ms: Some(0.07 * ms),
+        rw_ms: Some(1.2 * ms),
+        locality_rw_bytes: Some(4194304),
+        locality_rw_relative: Some(1.05),
+        partitions: Some(4),
+        partitions_relative: Some(2.5),
+        ..Table3::default()
+    };
+    let hints = [
+        (1, "Flash devices do incur latency: larger IOs are beneficial, even for reads.", format!("Confirmed on {name}."), "SR 4KiB: 70 us; SR 32KiB: 210 us", "agrees"),
+        (3, "Blocks should be aligned to flash pages.", "Alignment hardly matters for RW here.".to_string(), "RW aligned 1.2 ms", "differs from the paper"),
+    ];
+    let summary = SuiteSummary {
+        suite: "uflip".into(),
+        title: "uFLIP (Bouganim, Jonsson & Bonnet, CIDR 2009)".into(),
+        device: name.into(),
+        tables: vec![
+            SummaryTable {
+                id: "uflip-table3".into(),
+                title: "uFLIP Table 3".into(),
+                paragraphs: vec!["This device's row of uFLIP Table 3.".into(), "Calibration (uFLIP section 4.2): RW start-up 16 IOs, period 8.".into()],
+                header: Table3::HEADER.iter().map(|h| h.to_string()).collect(),
+                rows: vec![t.cells().to_vec()],
+                compare: Compare::Rows,
+                detail_only: false,
+            },
+            SummaryTable {
+                id: "uflip-hints".into(),
+                title: "uFLIP design hints (section 5.3)".into(),
+                paragraphs: vec![],
+                header: ["#", "this device", "paper's hint", "measured", "vs paper"].map(str::to_string).to_vec(),
+                rows: hints
+                    .iter()
+                    .map(|(n, paper, device, evidence, verdict)| {
+                        vec![n.to_string(), device.clone(), paper.to_string(), evidence.to_string(), verdict.to_string()]
+                    })
+                    .collect(),
+                compare: Compare::Column { keys: vec![0, 2], value: 1 },
+                detail_only: false,
+            },
+        ],
+        findings: vec![],
+        notes: vec![],
+        flagged_runs: vec![],
+        detail: serde_json::json!({"table3": t}).as_object().unwrap().clone(),
+    };
     std::fs::write(
         dir.join("uflip-summary.json"),
-        serde_json::to_string_pretty(&serde_json::json!({
-            "device": name,
-            "table3": {"sr_ms": 0.07 * ms, "rr_ms": null, "sw_ms": null, "rw_ms": 1.2 * ms,
-                       "pause_rw_ms": null, "locality_rw_bytes": 4194304, "locality_rw_relative": 1.05,
-                       "partitions": 4, "partitions_relative": 2.5, "reverse_relative": null,
-                       "in_place_relative": null, "large_incr_relative": null},
-            "hints": [
-                {"number": 1, "paper": "Flash devices do incur latency: larger IOs are beneficial, even for reads.",
-                 "device": format!("Confirmed on {name}."), "evidence": "SR 4KiB: 70 us; SR 32KiB: 210 us", "contradicts_paper": false},
-                {"number": 3, "paper": "Blocks should be aligned to flash pages.",
-                 "device": "Alignment hardly matters for RW here.", "evidence": "RW aligned 1.2 ms", "contradicts_paper": true}
-            ]
-        }))
-        .unwrap(),
+        serde_json::to_string_pretty(&summary).unwrap(),
+    )
+    .unwrap();
+    // The figures as the suite declares them: a curve per baseline.
+    let point = |run: &str, x: f64| PointSpec { run: run.into(), x, category: None };
+    let curve = |label: &str, color: usize, points: Vec<PointSpec>| CurveSpec {
+        label: label.into(),
+        color: Some(color),
+        reference: false,
+        points,
+    };
+    let figure = |id: &str, title: &str, x_label: &str, x: XKind, curves: Vec<CurveSpec>| FigureSpec {
+        id: id.into(),
+        title: title.into(),
+        plot: Plot::Points { x_label: x_label.into(), x, metric: Metric::Latency },
+        curves,
+        markers: vec![],
+        wide: false,
+    };
+    let figures = SuiteFigures {
+        suite: "uflip".into(),
+        groups: vec![
+            FigureGroup {
+                id: "uflip-benchmarks".into(),
+                title: "uFLIP micro-benchmarks".into(),
+                paragraph: "One chart per micro-benchmark.".into(),
+                figures: vec![
+                    figure("granularity", "uFLIP micro-benchmark 1 (Granularity): mean response time by IOSize", "IOSize", XKind::LogBytes, vec![
+                        curve("SR", 0, vec![point("granularity-SR-4KiB", 4096.0), point("granularity-SR-32KiB", 32768.0)]),
+                        curve("RW", 3, vec![point("granularity-RW-4KiB", 4096.0), point("granularity-RW-32KiB", 32768.0)]),
+                    ]),
+                    figure("alignment", "uFLIP micro-benchmark 2 (Alignment): mean response time by IOShift", "IOShift", XKind::CatBytes, vec![
+                        curve("RW", 3, vec![point("alignment-RW-0B", 0.0), point("alignment-RW-512B", 512.0)]),
+                    ]),
+                ],
+            },
+            FigureGroup {
+                id: "uflip-phases".into(),
+                title: "uFLIP start-up and running phases (Figures 3-5)".into(),
+                paragraph: "The calibration runs.".into(),
+                figures: vec![FigureSpec {
+                    id: "cal-RW".into(),
+                    title: "uFLIP Figures 3-5: latency over IO number, RW baseline calibration run".into(),
+                    plot: Plot::Timeline,
+                    curves: vec![curve("RW", 3, vec![point("calibrate-RW", 0.0)])],
+                    markers: vec![],
+                    wide: true,
+                }],
+            },
+        ],
+        featured_runs: vec!["calibrate-RW".into()],
+    };
+    std::fs::write(
+        dir.join("figures.json"),
+        serde_json::to_string_pretty(&figures).unwrap(),
     )
     .unwrap();
     dir

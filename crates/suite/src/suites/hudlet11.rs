@@ -1,0 +1,225 @@
+//! Hudlet & Schall (BTW 2011): page sizes on an empty and a full drive,
+//! queue depth (Figure 6) and the index-vs-scan break-even (section 6).
+
+use std::collections::BTreeMap;
+
+use flashlab_results::RunSummary;
+
+use super::{experiment, paper_summary, parse, ConfigError, Suite, SummaryInput};
+use crate::figures::{
+    series_figure, CurveSpec, FigureSpec, MarkerSpec, Metric, PointSpec, SuiteFigures, XKind,
+};
+use crate::findings::{break_even, find, find_v, finding, ratio, slower, Finding, Row};
+use crate::papers::{self, PaperConfig};
+use crate::plan::Plan;
+use crate::summary::{Quote, SuiteSummary};
+
+pub struct Hudlet11;
+
+fn q(section: &str, text: &str) -> Option<Quote> {
+    Some(Quote::new("hudlet11", section, text))
+}
+
+/// The break-even of one index series against the scan: `Ok(selectivity)`,
+/// or `Err(largest tested)` when the index wins at every tested selectivity.
+fn break_even_of(scan_ns: f64, points: &[(f64, f64)]) -> Option<Result<f64, f64>> {
+    let largest = points.iter().map(|p| p.0).fold(None, |m: Option<f64>, v| {
+        Some(m.map_or(v, |m| m.max(v)))
+    })?;
+    Some(break_even(scan_ns, points).ok_or(largest))
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.0} %", v * 100.0)
+}
+
+fn break_even_finding(
+    rows: &[Row],
+    series: &str,
+    what: &str,
+    index: &str,
+    paper: Option<Quote>,
+) -> Finding {
+    let scan = find(rows, "break-even", "scan").map(|r| r.window_ns as f64);
+    let curve: Vec<(f64, f64)> = rows
+        .iter()
+        .filter(|r| r.experiment == "break-even" && r.series == series)
+        .map(|r| (r.value, r.window_ns as f64))
+        .collect();
+    let be = scan.and_then(|s| break_even_of(s, &curve));
+    let mut f = finding(
+        "section 6",
+        what,
+        be.and_then(Result::ok),
+        |v| format!("{index} beats a full scan below {} selectivity", pct(v)),
+        paper,
+    );
+    if let Some(Err(largest)) = be {
+        f.text = format!(
+            "{index} beats a full scan at every tested selectivity: break-even > {} (the largest tested); the trend continues past it",
+            pct(largest)
+        );
+    }
+    f
+}
+
+pub fn findings(rows: &[Row]) -> Vec<Finding> {
+    let qd = |q: f64| find_v(rows, "queue-depth", "random-once-read", q).map(|r| r.iops);
+    // The largest page size: a run long enough that the write cache cannot
+    // hide the drive's state (4 KiB runs fit in it).
+    let largest_write = rows
+        .iter()
+        .filter(|r| r.experiment == "pagesize-empty" && r.series == "random-once-write")
+        .map(|r| r.value)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    let full_empty = largest_write.and_then(|size| {
+        ratio(
+            find_v(rows, "pagesize-full", "random-once-write", size).map(|r| r.mean_ns),
+            find_v(rows, "pagesize-empty", "random-once-write", size).map(|r| r.mean_ns),
+        )
+    });
+    let size_label = largest_write
+        .map(|s| flashlab_pattern::units::format_size(s as u64))
+        .unwrap_or_default();
+    vec![
+        break_even_finding(
+            rows,
+            "skip-sequential",
+            "index-vs-scan break-even selectivity (skip-sequential index access)",
+            "an index (sorted page accesses)",
+            q("section 6", "For example for SSD1 and SSD2, break-even would be at ~90%, while on SSD3 and SSD4, break-even is at only ~50%, due to their worse random access performance."),
+        ),
+        break_even_finding(
+            rows,
+            "random-once",
+            "index-vs-scan break-even selectivity (unsorted random accesses; not in the paper)",
+            "unsorted index access",
+            None,
+        ),
+        finding(
+            "Figure 6",
+            "random-read throughput, QD2 / QD1",
+            ratio(qd(2.0), qd(1.0)),
+            |r| format!("queue depth 2 gives {r:.1}x QD1"),
+            q("section 6", "As Figure 6 indicates, the only significant improvement is between QD 1 and QD 2."),
+        ),
+        finding(
+            "Figure 6",
+            "random-read throughput, QD32 / QD2",
+            ratio(qd(32.0), qd(2.0)),
+            |r| format!("queue depth 32 gives {r:.1}x QD2"),
+            q("section 6", "Beyond this point, extending the QD did not improve data throughput."),
+        ),
+        finding(
+            "section 6",
+            &format!("random-write latency ({size_label} random-once), full / empty drive"),
+            full_empty,
+            |r| {
+                if (r - 1.0).abs() <= 0.1 {
+                    "no significant difference between a full and an empty drive (within 10 %)".into()
+                } else {
+                    format!("random writes are {} on a full drive", slower(r))
+                }
+            },
+            q("section 6", "We verified this assumption by filling all drives with random data and repeating our tests afterwards. No significant differences were measurable."),
+        ),
+    ]
+}
+
+/// Index access vs a full scan by selectivity, the break-even marked when
+/// results exist.
+fn break_even_figure(plan: &Plan, runs: Option<&[RunSummary]>) -> Option<FigureSpec> {
+    let all = experiment(plan, "break-even");
+    let scan = all.iter().find(|r| r.series == "scan").copied();
+    let index: Vec<_> = all.iter().copied().filter(|r| r.series != "scan").collect();
+    if index.is_empty() {
+        return None;
+    }
+    let mut f = series_figure(
+        "break-even",
+        "Hudlet & Schall section 6: index access (skip-sequential, random-once) vs a full scan by selectivity, break-even marked",
+        "selectivity (fraction of the pages read)",
+        XKind::Fraction,
+        Metric::Duration,
+        &index,
+    );
+    f.wide = true;
+    if let (Some(scan), Some(runs)) = (scan, runs) {
+        let window: BTreeMap<&str, f64> = runs
+            .iter()
+            .filter(|r| r.stats.all.ios > 0)
+            .map(|r| (r.name.as_str(), r.stats.all.window_ns as f64))
+            .collect();
+        if let Some(&scan_ns) = window.get(scan.name.as_str()) {
+            for c in &f.curves {
+                let pts: Vec<(f64, f64)> = c
+                    .points
+                    .iter()
+                    .filter_map(|p| window.get(p.run.as_str()).map(|w| (p.x, *w)))
+                    .collect();
+                if let Some(be) = break_even(scan_ns, &pts) {
+                    f.markers.push(MarkerSpec {
+                        x: be,
+                        label: format!("{} break-even {:.0} %", c.label, be * 100.0),
+                    });
+                }
+            }
+        }
+    }
+    if let Some(scan) = scan {
+        f.curves.push(CurveSpec {
+            label: "full scan".into(),
+            color: Some(7),
+            reference: true,
+            points: [0.0, 1.0]
+                .iter()
+                .map(|&x| PointSpec {
+                    run: scan.name.clone(),
+                    x,
+                    category: None,
+                })
+                .collect(),
+        });
+    }
+    Some(f)
+}
+
+impl Suite for Hudlet11 {
+    fn name(&self) -> &'static str {
+        "hudlet11"
+    }
+
+    fn title(&self) -> &'static str {
+        "Hudlet & Schall (BTW 2011)"
+    }
+
+    fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
+        let cfg: PaperConfig = parse("hudlet11", config)?;
+        Ok(papers::hudlet11(&cfg, device_bytes))
+    }
+
+    fn figures(&self, plan: &Plan, runs: Option<&[RunSummary]>) -> SuiteFigures {
+        let line = |e: &str, title: &str, x_label: &str, x: XKind, metric: Metric| {
+            let of = experiment(plan, e);
+            (!of.is_empty()).then(|| series_figure(e, title, x_label, x, metric, &of))
+        };
+        let figures = [
+            line("pagesize-empty", "Hudlet & Schall section 5: throughput by page size on an empty drive", "page size", XKind::LogBytes, Metric::Bandwidth),
+            line("pagesize-full", "Hudlet & Schall section 5: throughput by page size on a full drive", "page size", XKind::LogBytes, Metric::Bandwidth),
+            line("queue-depth", "Hudlet & Schall Figure 6: random-read throughput by queue depth", "queue depth", XKind::Log, Metric::Iops),
+            break_even_figure(plan, runs),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        SuiteFigures {
+            suite: self.name().into(),
+            groups: vec![super::paper_group(self, figures)],
+            featured_runs: Vec::new(),
+        }
+    }
+
+    fn summarise(&self, input: &SummaryInput) -> SuiteSummary {
+        paper_summary(self, input, findings)
+    }
+}

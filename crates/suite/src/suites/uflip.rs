@@ -1,0 +1,221 @@
+//! uFLIP (Bouganim, Jónsson & Bonnet, CIDR 2009): the nine micro-benchmarks,
+//! the device's Table 3 row and design hints, one figure per micro-benchmark
+//! and the calibration runs' timelines.
+
+use flashlab_results::RunSummary;
+use serde::Serialize;
+
+use super::{base_summary, experiment, parse, ConfigError, Suite, SummaryInput};
+use crate::figures::{
+    series_figure, CurveSpec, FigureGroup, FigureSpec, Metric, Plot, PointSpec, SuiteFigures,
+    XKind,
+};
+use crate::plan::Plan;
+use crate::runner::{Calibration, RunOutcome};
+use crate::summary::{Compare, SuiteSummary, SummaryTable};
+use crate::table3::{hints, table3, Hint, Table3};
+use crate::uflip::{plan, UflipConfig};
+
+pub struct Uflip;
+
+/// uFLIP's nine micro-benchmarks (Table 1): name, title, parameter, x.
+const BENCHMARKS: [(&str, &str, &str, XKind); 9] = [
+    ("granularity", "Granularity", "IOSize", XKind::LogBytes),
+    ("alignment", "Alignment", "IOShift", XKind::CatBytes),
+    ("locality", "Locality", "TargetSize", XKind::LogBytes),
+    ("partitioning", "Partitioning", "Partitions", XKind::Log),
+    ("order", "Order", "Incr", XKind::Cat),
+    ("parallelism", "Parallelism", "ParallelDegree", XKind::Log),
+    ("mix", "Mix", "Ratio", XKind::Log),
+    ("pause", "Pause", "Pause_ms", XKind::Log),
+    ("bursts", "Bursts", "Burst", XKind::Log),
+];
+
+/// SR, RR, SW, RW in this order and colour in every chart.
+const ORDER: [&str; 4] = ["SR", "RR", "SW", "RW"];
+
+/// The typed detail of `uflip-summary.json`.
+#[derive(Serialize)]
+struct UflipDetail<'a> {
+    table3: &'a Table3,
+    hints: &'a [Hint],
+    calibration: &'a std::collections::BTreeMap<String, Calibration>,
+    pause_between_runs_ns: Option<u64>,
+    runs: &'a std::collections::BTreeMap<String, RunOutcome>,
+}
+
+fn calibration_text(cal: &std::collections::BTreeMap<String, Calibration>) -> Option<String> {
+    (!cal.is_empty()).then(|| {
+        format!(
+            "Calibration (uFLIP section 4.2): {}.",
+            cal.iter()
+                .map(|(b, c)| format!("{b} start-up {} IOs, period {}", c.startup, c.period))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    })
+}
+
+impl Suite for Uflip {
+    fn name(&self) -> &'static str {
+        "uflip"
+    }
+
+    fn title(&self) -> &'static str {
+        "uFLIP (Bouganim, Jónsson & Bonnet, CIDR 2009)"
+    }
+
+    fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
+        let cfg: UflipConfig = parse("uflip", config)?;
+        Ok(plan(&cfg, device_bytes))
+    }
+
+    fn figures(&self, plan: &Plan, _runs: Option<&[RunSummary]>) -> SuiteFigures {
+        let mut figures = Vec::new();
+        for (i, (bench, title, param, x)) in BENCHMARKS.iter().enumerate() {
+            let runs = experiment(plan, bench);
+            if runs.is_empty() {
+                continue;
+            }
+            let x_label = match *param {
+                "Pause_ms" => "Pause (ms)",
+                "Ratio" => "Ratio (pattern #1 IOs per pattern #2 IO)",
+                p => p,
+            };
+            let mut f = series_figure(
+                bench,
+                format!(
+                    "uFLIP micro-benchmark {} ({title}): mean response time by {param}, per baseline pattern (as uFLIP Figures 6-8; band: p10-p90)",
+                    i + 1
+                ),
+                x_label,
+                *x,
+                Metric::Latency,
+                &runs,
+            );
+            f.curves
+                .sort_by_key(|c| ORDER.iter().position(|b| *b == c.label).unwrap_or(4));
+            for c in &mut f.curves {
+                c.color = ORDER.iter().position(|b| *b == c.label);
+            }
+            figures.push(f);
+        }
+        let calibration = experiment(plan, "calibration");
+        let timelines = calibration
+            .iter()
+            .map(|r| FigureSpec {
+                id: format!("cal-{}", r.series),
+                title: format!(
+                    "uFLIP Figures 3-5: latency over IO number, {} baseline calibration run",
+                    r.series
+                ),
+                plot: Plot::Timeline,
+                curves: vec![CurveSpec {
+                    label: r.series.clone(),
+                    color: None,
+                    reference: false,
+                    points: vec![PointSpec {
+                        run: r.name.clone(),
+                        x: 0.0,
+                        category: None,
+                    }],
+                }],
+                markers: Vec::new(),
+                wide: true,
+            })
+            .collect();
+        SuiteFigures {
+            suite: self.name().into(),
+            groups: vec![
+                FigureGroup {
+                    id: "uflip-benchmarks".into(),
+                    title: "uFLIP micro-benchmarks".into(),
+                    paragraph: "One chart per micro-benchmark of uFLIP Table 1: the varying parameter on x (log scale for powers of two; IOShift and Incr by value), the mean response time of each run on a log axis, one curve per baseline pattern (SR, RR, SW, RW; pattern pairs for Mix), the shaded band spanning each run's 10th to 90th percentile. Statistics exclude each run's start-up IOs (IOIgnore).".into(),
+                    figures,
+                },
+                FigureGroup {
+                    id: "uflip-phases".into(),
+                    title: "uFLIP start-up and running phases (Figures 3-5)".into(),
+                    paragraph: "The long baseline runs the suite measured its start-up phase and running-phase period on (uFLIP section 4.2): response time of every IO in completion order on a log axis, the start-up phase shaded and the period marked; the micro-benchmark runs ignore that many IOs (IOIgnore).".into(),
+                    figures: timelines,
+                },
+            ],
+            featured_runs: calibration.iter().map(|r| r.name.clone()).collect(),
+        }
+    }
+
+    fn summarise(&self, input: &SummaryInput) -> SuiteSummary {
+        let journal = input.journal;
+        let io_size = journal.config["io_size_bytes"].as_u64().unwrap_or(32768);
+        let t = table3(input.plan, input.runs, io_size);
+        let h = hints(input.plan, input.runs, &t, io_size);
+        let mut s = base_summary(self, input);
+        let mut paragraphs = vec!["This device's row of uFLIP Table 3 (Bouganim et al., CIDR 2009): mean response time of the 32 KiB baseline patterns, the shortest pause after which random writes cost no more than 1.2x sequential ones, the largest area in which random writes cost at most half their unrestricted cost, the number of partitions up to which partitioned sequential writes stay below half the random-write cost, and the cost of reverse, in-place and large-increment writes relative to SW (or RW) (\"=\" within 10 %).".to_string()];
+        paragraphs.extend(calibration_text(&journal.calibration));
+        if let Some(p) = journal.pause_between_runs_ns {
+            paragraphs.push(format!(
+                "Pause between runs (uFLIP section 4.3): {} ({} lingering reads).",
+                flashlab_pattern::units::format_duration_ns(p),
+                journal.lingering_ios.unwrap_or(0)
+            ));
+        }
+        let converged = journal.runs.values().filter(|r| r.converged).count();
+        paragraphs.push(format!(
+            "Runs: {} measured, {} reached the +/-{:.0} % bound before the cap.",
+            journal.runs.len(),
+            converged,
+            journal.bound * 100.0
+        ));
+        s.tables.push(SummaryTable {
+            id: "uflip-table3".into(),
+            title: "uFLIP Table 3".into(),
+            paragraphs,
+            header: Table3::HEADER.iter().map(|h| h.to_string()).collect(),
+            rows: vec![t.cells().to_vec()],
+            compare: Compare::Rows,
+            detail_only: false,
+        });
+        if !h.is_empty() {
+            s.tables.push(SummaryTable {
+                id: "uflip-hints".into(),
+                title: "uFLIP design hints (section 5.3)".into(),
+                paragraphs: vec!["The seven design hints of uFLIP section 5.3, as this device's measurements put them, next to the paper's general hints:".into()],
+                header: ["#", "this device", "paper's hint", "measured", "vs paper"]
+                    .map(str::to_string)
+                    .to_vec(),
+                rows: h
+                    .iter()
+                    .map(|h| {
+                        vec![
+                            h.number.to_string(),
+                            h.device.clone(),
+                            h.paper.clone(),
+                            h.evidence.clone(),
+                            if h.contradicts_paper {
+                                "differs from the paper".into()
+                            } else {
+                                "agrees".into()
+                            },
+                        ]
+                    })
+                    .collect(),
+                compare: Compare::Column {
+                    keys: vec![0, 2],
+                    value: 1,
+                },
+                detail_only: false,
+            });
+        }
+        let detail = UflipDetail {
+            table3: &t,
+            hints: &h,
+            calibration: &journal.calibration,
+            pause_between_runs_ns: journal.pause_between_runs_ns,
+            runs: &journal.runs,
+        };
+        if let serde_json::Value::Object(m) = serde_json::to_value(&detail).expect("serializes") {
+            s.detail = m;
+        }
+        s
+    }
+}

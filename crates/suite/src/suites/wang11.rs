@@ -1,0 +1,88 @@
+//! Wang, Goda, Nakano & Kitsuregawa (IEICE 2011): sequential and random
+//! throughput by request size (Figures 1-3) and response times (Figure 4).
+
+use flashlab_results::RunSummary;
+
+use super::{experiment, experiments, paper_summary, parse, ConfigError, Suite, SummaryInput};
+use crate::figures::{cdf_figure, series_figure, Metric, SuiteFigures, XKind};
+use crate::findings::{find_v, finding, ratio, Finding, Row};
+use crate::papers::{self, PaperConfig};
+use crate::plan::Plan;
+use crate::summary::{Quote, SuiteSummary};
+
+pub struct Wang11;
+
+fn q(section: &str, text: &str) -> Option<Quote> {
+    Some(Quote::new("wang11", section, text))
+}
+
+pub fn findings(rows: &[Row]) -> Vec<Finding> {
+    let iops = |fig: &str, series: &str, size: f64| find_v(rows, fig, series, size).map(|r| r.iops);
+    let k4 = 4096.0;
+    let max_mbs = |series: &str| {
+        rows.iter()
+            .filter(|r| r.experiment == "fig1" && r.series == series)
+            .map(|r| r.mb_per_s)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    };
+    let saturation = "the read and write throughputs of Mtron's SSD were close to each other and saturated at around 120MB/s";
+    let no_gain = "The read throughput improved clearly on the hard disk, Intel's SSD and OCZ's SSD, while significant improvement was not confirmed for the read throughput in Mtron's SSD and the write and mixed-access throughputs in all the SSDs.";
+    vec![
+        finding("Figure 1", "best sequential read bandwidth (MB/s)", max_mbs("sequential-read"), |v| format!("sequential reads reach {v:.0} MB/s"), q("section 2.2.2", saturation)),
+        finding("Figure 1", "best sequential write bandwidth (MB/s)", max_mbs("sequential-write"), |v| format!("sequential writes reach {v:.0} MB/s"), q("section 2.2.2", saturation)),
+        finding("Figure 2", "bathtub: 50/50 mix / write throughput, 4 KiB, 1 outstanding", ratio(iops("fig2", "random-mix50", k4), iops("fig2", "random-write", k4)),
+            |r| format!("the 50/50 mix runs at {r:.1}x the write throughput"),
+            q("section 2.2.2", "We had expected that the mixed-access throughput would fall between the read throughput and the write throughput, but the observation was that the mixed-access throughput was comparable with the write throughput.")),
+        finding("Figure 2", "50/50 mix / read throughput, 4 KiB, 1 outstanding", ratio(iops("fig2", "random-mix50", k4), iops("fig2", "random-read", k4)),
+            |r| format!("the 50/50 mix runs at {:.0} % of the read throughput", r * 100.0),
+            q("section 2.2.2", "The read throughput kept untouched as that of sequential throughput and much higher than that of the hard disk, while the write and the mixed-access throughputs were drastically degraded on Mtron's SSD and OCZ's SSD.")),
+        finding("Figure 3", "random reads: 30 / 1 outstanding IOs", ratio(iops("fig3", "random-read", k4), iops("fig2", "random-read", k4)),
+            |r| format!("30 outstanding IOs give {r:.1}x the random-read throughput"), q("section 2.2.2", no_gain)),
+        finding("Figure 3", "random writes: 30 / 1 outstanding IOs", ratio(iops("fig3", "random-write", k4), iops("fig2", "random-write", k4)),
+            |r| format!("30 outstanding IOs give {r:.1}x the random-write throughput"), q("section 2.2.2", no_gain)),
+    ]
+}
+
+impl Suite for Wang11 {
+    fn name(&self) -> &'static str {
+        "wang11"
+    }
+
+    fn title(&self) -> &'static str {
+        "Wang et al. (IEICE 2011)"
+    }
+
+    fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
+        let cfg: PaperConfig = parse("wang11", config)?;
+        Ok(papers::wang11(&cfg, device_bytes))
+    }
+
+    fn figures(&self, plan: &Plan, _runs: Option<&[RunSummary]>) -> SuiteFigures {
+        let mut figures = Vec::new();
+        for e in experiments(plan) {
+            let runs = experiment(plan, e);
+            let line = |title: &str| {
+                series_figure(e, title, "request size", XKind::LogBytes, Metric::Bandwidth, &runs)
+            };
+            match e {
+                "fig1" => figures.push(line("Wang et al. Figure 1: sequential throughput by request size")),
+                "fig2" => {
+                    figures.push(line("Wang et al. Figure 2: random throughput by request size, 1 outstanding IO (the bathtub effect)"));
+                    let four: Vec<_> = runs.iter().copied().filter(|r| r.value == 4096.0).collect();
+                    figures.push(cdf_figure("fig4", "Wang et al. Figure 4: response-time CDFs of 4 KiB random reads, writes and a 50/50 mix (1 outstanding IO)", &four));
+                }
+                "fig3" => figures.push(line("Wang et al. Figure 3: random throughput by request size, 30 outstanding IOs")),
+                _ => {}
+            }
+        }
+        SuiteFigures {
+            suite: self.name().into(),
+            groups: vec![super::paper_group(self, figures)],
+            featured_runs: Vec::new(),
+        }
+    }
+
+    fn summarise(&self, input: &SummaryInput) -> SuiteSummary {
+        paper_summary(self, input, findings)
+    }
+}

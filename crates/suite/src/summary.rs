@@ -1,0 +1,226 @@
+//! A suite's summary, typed: the tables, findings and notes every suite
+//! produces, plus the suite's own detail (uFLIP's Table 3 row, a paper's
+//! per-run rows). Saved as `<suite>-summary.json` and `.md`; the report
+//! renders the common part of any suite's summary without knowing the suite.
+
+use flashlab_pattern::units::format_duration_ns;
+use flashlab_results::RunSummary;
+use serde::{Deserialize, Serialize};
+
+/// What a paper says, verbatim, and where. A test checks that every quote
+/// appears in the paper's text (`../shared/papers/`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Quote {
+    /// The paper's file stem in `shared/papers/` (e.g. "chen09").
+    pub paper: String,
+    /// Section, figure or table, as the paper numbers it.
+    pub section: String,
+    /// Verbatim, modulo whitespace.
+    pub text: String,
+}
+
+impl Quote {
+    pub fn new(paper: &str, section: &str, text: &str) -> Quote {
+        Quote {
+            paper: paper.into(),
+            section: section.into(),
+            text: text.into(),
+        }
+    }
+
+    /// `"..." (section 6)`.
+    pub fn cite(&self) -> String {
+        format!("\"{}\" ({})", self.text, self.section)
+    }
+}
+
+/// A finding of the paper, measured here.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The figure or table it comes from.
+    pub source: String,
+    pub what: String,
+    pub measured: Option<f64>,
+    /// The measurement in words ("not measured" when a run is missing).
+    pub text: String,
+    /// What the paper says about it, verbatim; `None` for a measurement the
+    /// paper does not make (then `what` says so).
+    pub paper: Option<Quote>,
+}
+
+impl Finding {
+    pub fn paper_text(&self) -> String {
+        self.paper
+            .as_ref()
+            .map(Quote::cite)
+            .unwrap_or_else(|| "(not in the paper)".into())
+    }
+}
+
+/// How a table is shown for several devices side by side.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Compare {
+    /// One row per device (the device's label in front).
+    Rows,
+    /// Rows matched by their `keys` columns; one column per device showing
+    /// the `value` column.
+    Column { keys: Vec<usize>, value: usize },
+    /// Not shown side by side.
+    None,
+}
+
+/// A table of the summary, rendered as is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SummaryTable {
+    /// Section id in the report (stable across devices).
+    pub id: String,
+    pub title: String,
+    #[serde(default)]
+    pub paragraphs: Vec<String>,
+    /// Without the device column: `Compare::Rows` tables get the device's
+    /// label in front of each row.
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub compare: Compare,
+    /// Per-run detail: in the Markdown summary, not in the report (whose
+    /// figures show the same runs).
+    #[serde(default)]
+    pub detail_only: bool,
+}
+
+/// A run whose mean is dominated by a few IOs: its mean says more about one
+/// stall than about the pattern. Never silently averaged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunFlag {
+    pub run: String,
+    /// The slowest IO's share of the sum of the run's response times.
+    pub max_share: f64,
+    pub max_ns: u64,
+    pub mean_ns: f64,
+    pub ios: u64,
+}
+
+/// A run is dominated when its slowest IO takes more than this share of the
+/// run's summed response time.
+pub const DOMINATED_SHARE: f64 = 0.5;
+
+/// The runs whose slowest IO takes more than half of their time.
+pub fn dominated_runs(runs: &[RunSummary]) -> Vec<RunFlag> {
+    runs.iter()
+        .filter_map(|r| {
+            let l = &r.stats.all.latency;
+            let total = l.mean_ns * l.count as f64;
+            if l.count < 2 || total <= 0.0 {
+                return None;
+            }
+            let share = l.max_ns as f64 / total;
+            (share > DOMINATED_SHARE).then(|| RunFlag {
+                run: r.name.clone(),
+                max_share: share,
+                max_ns: l.max_ns,
+                mean_ns: l.mean_ns,
+                ios: l.count,
+            })
+        })
+        .collect()
+}
+
+/// `<suite>-summary.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SuiteSummary {
+    pub suite: String,
+    /// The paper, as cited ("Chen, Koufaty & Zhang (SIGMETRICS 2009)").
+    pub title: String,
+    pub device: String,
+    #[serde(default)]
+    pub tables: Vec<SummaryTable>,
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub flagged_runs: Vec<RunFlag>,
+    /// The suite's own typed detail, flattened (uFLIP: `table3`, `hints`,
+    /// `calibration`, `runs`; the papers: `runs`).
+    #[serde(flatten)]
+    pub detail: serde_json::Map<String, serde_json::Value>,
+}
+
+impl SuiteSummary {
+    /// The file name in the results directory.
+    pub fn file_name(suite: &str) -> String {
+        format!("{suite}-summary.json")
+    }
+
+    /// The flag notes, one line per dominated run.
+    pub fn flag_notes(&self) -> Vec<String> {
+        self.flagged_runs
+            .iter()
+            .map(|f| {
+                format!(
+                    "run {} is dominated by one IO: {} of its {} IOs' total time ({:.0} %); its mean ({}) describes that stall, not the pattern",
+                    f.run,
+                    format_duration_ns(f.max_ns),
+                    f.ios,
+                    f.max_share * 100.0,
+                    format_duration_ns(f.mean_ns.round() as u64)
+                )
+            })
+            .collect()
+    }
+
+    /// The summary as Markdown: tables, findings, notes, flags.
+    pub fn markdown(&self) -> String {
+        let mut s = format!("## {}: {}\n", self.title, self.device);
+        let table = |t: &SummaryTable| {
+            let mut s = format!("\n### {}\n\n", t.title);
+            for p in &t.paragraphs {
+                s += &format!("{p}\n\n");
+            }
+            s + &markdown_table(&t.header, &t.rows)
+        };
+        for t in self.tables.iter().filter(|t| !t.detail_only) {
+            s += &table(t);
+        }
+        if !self.findings.is_empty() {
+            s += "\n### Findings\n\n";
+            let rows: Vec<Vec<String>> = self
+                .findings
+                .iter()
+                .map(|f| {
+                    vec![
+                        f.source.clone(),
+                        f.what.clone(),
+                        f.text.clone(),
+                        f.paper_text(),
+                    ]
+                })
+                .collect();
+            s += &markdown_table(
+                &["source", "finding", "measured here", "paper says"].map(String::from),
+                &rows,
+            );
+        }
+        for n in self.notes.iter().chain(&self.flag_notes()) {
+            s += &format!("\nNote: {n}\n");
+        }
+        for t in self.tables.iter().filter(|t| t.detail_only) {
+            s += &table(t);
+        }
+        s
+    }
+}
+
+pub fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let esc = |c: &String| c.replace('|', "\\|");
+    let mut s = format!(
+        "| {} |\n|{}\n",
+        header.iter().map(esc).collect::<Vec<_>>().join(" | "),
+        "---|".repeat(header.len())
+    );
+    for r in rows {
+        s += &format!("| {} |\n", r.iter().map(esc).collect::<Vec<_>>().join(" | "));
+    }
+    s
+}
