@@ -196,6 +196,13 @@ pub trait Device {
 
     fn idle_until(&mut self, deadline_ns: Nanos) -> Result<(), DeviceError>;
 
+    /// When the work the device has scheduled (requests, write-backs,
+    /// garbage collection) ends, if it knows: the simulator does, so a suite
+    /// can wait until it is idle. Real devices return `None`.
+    fn quiesce_at_ns(&self) -> Option<Nanos> {
+        None
+    }
+
     /// Device-specific accounting for the run summary (the simulator's flash
     /// operations by cause, write amplification...). Real devices return `None`.
     fn stats_json(&self) -> Option<serde_json::Value> {
@@ -250,6 +257,9 @@ impl<D: Device + ?Sized> Device for Box<D> {
     }
     fn idle_until(&mut self, deadline_ns: Nanos) -> Result<(), DeviceError> {
         (**self).idle_until(deadline_ns)
+    }
+    fn quiesce_at_ns(&self) -> Option<Nanos> {
+        (**self).quiesce_at_ns()
     }
     fn stats_json(&self) -> Option<serde_json::Value> {
         (**self).stats_json()

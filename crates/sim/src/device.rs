@@ -457,6 +457,10 @@ impl Device for SimDevice {
         self.pass_time(deadline_ns)
     }
 
+    fn quiesce_at_ns(&self) -> Option<Nanos> {
+        Some(self.quiesce_at())
+    }
+
     fn stats_json(&self) -> Option<serde_json::Value> {
         let mut v = self
             .flash

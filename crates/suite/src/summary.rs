@@ -224,3 +224,27 @@ pub fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
     }
     s
 }
+
+/// The papers in `shared/papers/`, by the key quotes use.
+pub const PAPERS: [(&str, &str); 5] = [
+    ("uflip", "bouganim-jonsson-bonnet-cidr09-uflip.md"),
+    ("chen09", "chen-koufaty-zhang-sigmetrics09-ssd-intrinsic-characteristics.md"),
+    ("wang11", "wang-goda-nakano-kitsuregawa-ieice11-ssd-tpcc.md"),
+    ("hudlet11", "hudlet-schall-btw11-ssd-neq-ssd.md"),
+    ("budilovsky11", "budilovsky-toledo-zuck-systor11-low-cost-ssd-prototype.md"),
+];
+
+/// Text as a quote compares with the paper's Markdown: emphasis and math
+/// delimiters dropped (`$\mu$ s` reads "us", `$\sim 90\%$` reads "~90%"),
+/// whitespace collapsed.
+pub fn normalize_quote_text(text: &str) -> String {
+    let t = text
+        .replace(['*', '$'], "")
+        .replace("\\mu ", "u")
+        .replace("\\mu", "u")
+        .replace("\\sim ", "~")
+        .replace("\\sim", "~")
+        .replace("\\%", "%")
+        .replace("\\epsilon", "epsilon");
+    t.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,84 @@
+//! Every "paper says" text the suites print is a verbatim quote: each one is
+//! found in the paper's text in `shared/papers/` (beside the repository, as
+//! CI lays it out). A paraphrase or a misquote fails here.
+
+use std::path::PathBuf;
+
+use flashlab_suite::summary::{normalize_quote_text, Quote, PAPERS};
+use flashlab_suite::suites::{chen09, hudlet11, wang11};
+use flashlab_suite::table3::HINT_QUOTES;
+
+fn papers_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/papers");
+    assert!(
+        dir.is_dir(),
+        "{} is missing: the quote test needs the papers beside the repository (shared/papers)",
+        dir.display()
+    );
+    dir
+}
+
+fn paper_text(key: &str) -> String {
+    let file = PAPERS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .unwrap_or_else(|| panic!("no paper for key {key}"))
+        .1;
+    let text = std::fs::read_to_string(papers_dir().join(file)).unwrap();
+    normalize_quote_text(&text)
+}
+
+/// Every quote of every suite: findings (with no runs they are all still
+/// listed), uFLIP's hints and budilovsky11's epsilon.
+fn all_quotes() -> Vec<Quote> {
+    let mut out: Vec<Quote> = [
+        chen09::findings(&[]),
+        wang11::findings(&[]),
+        hudlet11::findings(&[]),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|f| f.paper)
+    .collect();
+    for (i, h) in HINT_QUOTES.iter().enumerate() {
+        out.push(Quote::new(
+            "uflip",
+            &format!("section 5.3, Hint {}", i + 1),
+            h,
+        ));
+    }
+    out.extend(
+        flashlab_suite::budilovsky11::QUOTES
+            .iter()
+            .map(|(s, t)| Quote::new("budilovsky11", s, t)),
+    );
+    out
+}
+
+#[test]
+fn every_quote_appears_in_its_paper() {
+    let quotes = all_quotes();
+    assert!(quotes.len() >= 20, "only {} quotes", quotes.len());
+    let mut missing = Vec::new();
+    for q in &quotes {
+        assert!(!q.section.is_empty(), "a quote without its section: {}", q.text);
+        if !paper_text(&q.paper).contains(&normalize_quote_text(&q.text)) {
+            missing.push(format!("{} ({}): {}", q.paper, q.section, q.text));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "not verbatim in the paper:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn a_misquote_is_caught() {
+    let paper = paper_text("hudlet11");
+    // The old finding's words: the paper (section 6) says the opposite.
+    assert!(!paper.contains("write performance degrades on a full drive"));
+    assert!(paper.contains(&normalize_quote_text(
+        "No significant differences were measurable."
+    )));
+}
