@@ -50,6 +50,16 @@ fn fingerprint(dir: &Path) -> Vec<(String, Vec<u8>)> {
             d.to_string(),
             std::fs::read(dir.join(d).join("records.bin")).unwrap(),
         ));
+        // Statistics and device statistics per run (a resume re-executes
+        // completed steps; their counters must not leak into the next run).
+        out.push((
+            format!("{d}/run.json"),
+            std::fs::read(dir.join(d).join("run.json")).unwrap(),
+        ));
+    }
+    // The summary files whole, byte for byte (floats to the last digit).
+    for f in ["uflip-summary.json", "uflip-summary.md", "figures.json", "suite.json"] {
+        out.push((f.into(), std::fs::read(dir.join(f)).unwrap()));
     }
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("uflip-summary.json")).unwrap())
@@ -178,6 +188,12 @@ fn killed_and_resumed_suite_matches_an_uninterrupted_one() {
     );
     eprintln!("killed {kills} times");
     assert!(kills >= 1, "the test must actually interrupt the suite");
+    // Resuming a finished suite with --json prints its summary.
+    let again = flashlab(&["suite", "uflip", "--resume", "resumed", "--json"], dir.path());
+    assert!(again.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(v["suite"], "uflip");
+    assert!(v["table3"]["sr_ms"].as_f64().is_some());
     let a = fingerprint(&dir.path().join("ref"));
     let b = fingerprint(&dir.path().join("resumed"));
     assert_eq!(a.len(), b.len());
