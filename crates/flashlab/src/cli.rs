@@ -39,6 +39,8 @@ pub enum Command {
     Report(crate::report::ReportArgs),
     /// Serve a simulated SSD over NBD (with persistence and crash recovery).
     Serve(crate::serve::ServeArgs),
+    /// The papers' published numbers vs the simulator's, with tolerances and a score.
+    Validate(crate::validate::ValidateArgs),
 }
 
 #[derive(Args, Debug)]

@@ -15,6 +15,7 @@ mod sim;
 mod suite;
 mod suite_budilovsky11;
 mod target;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -44,6 +45,7 @@ fn main() -> ExitCode {
         Command::Sim(args) => sim::sim(args.command),
         Command::Report(args) => report::report(args),
         Command::Serve(args) => serve::serve(args),
+        Command::Validate(args) => validate::validate(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

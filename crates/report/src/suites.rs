@@ -608,15 +608,21 @@ fn device_sections(s: &SuiteData, d: &DeviceReport) -> Vec<Section> {
 /// The suite's summary tables, device by device.
 fn compare_tables(group: &[&(&DeviceReport, SuiteData)]) -> Vec<Section> {
     let mut out = Vec::new();
-    let mut ids: Vec<(String, String, Compare, Vec<String>)> = Vec::new();
+    let mut ids: Vec<(String, String, Compare, Vec<String>, Option<String>)> = Vec::new();
     for (_, s) in group {
         for t in s.summary.iter().flat_map(|x| &x.tables) {
             if t.compare != Compare::None && !ids.iter().any(|i| i.0 == t.id) {
-                ids.push((t.id.clone(), t.title.clone(), t.compare.clone(), t.header.clone()));
+                ids.push((
+                    t.id.clone(),
+                    t.title.clone(),
+                    t.compare.clone(),
+                    t.header.clone(),
+                    t.compare_title.clone(),
+                ));
             }
         }
     }
-    for (id, title, compare, header) in ids {
+    for (id, title, compare, header, compare_title) in ids {
         let table_of = |s: &SuiteData| {
             s.summary
                 .as_ref()
@@ -673,7 +679,7 @@ fn compare_tables(group: &[&(&DeviceReport, SuiteData)]) -> Vec<Section> {
         };
         out.push(Section {
             id,
-            title: format!("{title}, side by side"),
+            title: compare_title.unwrap_or_else(|| format!("{title}, side by side")),
             paragraphs: vec![format!(
                 "{title} of each device ({}):",
                 match compare {

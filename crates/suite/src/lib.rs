@@ -27,3 +27,4 @@ pub mod suites;
 pub mod summary;
 pub mod table3;
 pub mod uflip;
+pub mod validate;

@@ -83,6 +83,9 @@ pub struct SummaryTable {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub compare: Compare,
+    /// The side-by-side section's title [default: "TITLE, side by side"].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare_title: Option<String>,
     /// Per-run detail: in the Markdown summary, not in the report (whose
     /// figures show the same runs).
     #[serde(default)]

@@ -412,16 +412,17 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
         tables: vec![
             SummaryTable {
                 id: "uflip-table3".into(),
-                title: "uFLIP Table 3".into(),
+                title: "uFLIP Table 3 row".into(),
                 paragraphs: vec!["This device's row of uFLIP Table 3.".into(), "Calibration (uFLIP section 4.2): RW start-up 16 IOs, period 8.".into()],
                 header: Table3::HEADER.iter().map(|h| h.to_string()).collect(),
                 rows: vec![t.cells().to_vec()],
                 compare: Compare::Rows,
+                compare_title: Some("uFLIP Table 3, side by side".into()),
                 detail_only: false,
             },
             SummaryTable {
                 id: "uflip-hints".into(),
-                title: "uFLIP design hints (section 5.3)".into(),
+                title: "uFLIP design hints".into(),
                 paragraphs: vec![],
                 header: ["#", "this device", "paper's hint", "measured", "vs paper"].map(str::to_string).to_vec(),
                 rows: hints
@@ -431,6 +432,7 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
                     })
                     .collect(),
                 compare: Compare::Column { keys: vec![0, 2], value: 1 },
+                compare_title: None,
                 detail_only: false,
             },
         ],

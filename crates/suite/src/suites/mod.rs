@@ -132,6 +132,7 @@ pub(crate) fn paper_summary(
             header: crate::findings::ROW_HEADER.map(str::to_string).to_vec(),
             rows: of.iter().map(|r| crate::findings::row_cells(r)).collect(),
             compare: Compare::None,
+            compare_title: None,
             detail_only: true,
         });
     }

@@ -168,17 +168,18 @@ impl Suite for Uflip {
         ));
         s.tables.push(SummaryTable {
             id: "uflip-table3".into(),
-            title: "uFLIP Table 3".into(),
+            title: "uFLIP Table 3 row".into(),
             paragraphs,
             header: Table3::HEADER.iter().map(|h| h.to_string()).collect(),
             rows: vec![t.cells().to_vec()],
             compare: Compare::Rows,
+            compare_title: Some("uFLIP Table 3, side by side".into()),
             detail_only: false,
         });
         if !h.is_empty() {
             s.tables.push(SummaryTable {
                 id: "uflip-hints".into(),
-                title: "uFLIP design hints (section 5.3)".into(),
+                title: "uFLIP design hints".into(),
                 paragraphs: vec!["The seven design hints of uFLIP section 5.3, as this device's measurements put them, next to the paper's general hints:".into()],
                 header: ["#", "this device", "paper's hint", "measured", "vs paper"]
                     .map(str::to_string)
@@ -203,6 +204,7 @@ impl Suite for Uflip {
                     keys: vec![0, 2],
                     value: 1,
                 },
+                compare_title: None,
                 detail_only: false,
             });
         }

@@ -1,0 +1,276 @@
+//! `flashlab validate`: the published-vs-simulated scoreboard. Runs the
+//! suites on the profiles modelled on the papers' devices (this binary,
+//! `flashlab suite ... --json`, one after the other), puts every published
+//! number next to the simulated one with the tolerance of
+//! `crates/suite/validate/tolerances.toml` and a verdict, and scores each
+//! paper and each profile. `--update-doc docs/profiles.md` rewrites the
+//! scoreboard section of that file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use clap::Args;
+use flashlab_suite::table3::Table3;
+use flashlab_suite::validate::{
+    self, describe, verdict, Row, Score, Tolerances, Value, Verdict, FINDINGS, UFLIP_TABLE3,
+};
+
+use crate::error::{CliError, CliResult};
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// Print the rows and scores as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Only uFLIP's Table 3 (seven profiles, about 10 s): the CI size.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Keep the suites' results directories under DIR [default: a temporary directory, removed].
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
+
+    /// Rewrite the scoreboard section of this Markdown file (docs/profiles.md).
+    #[arg(long, value_name = "FILE")]
+    pub update_doc: Option<PathBuf>,
+}
+
+/// One suite run: its summary JSON, or why there is none.
+fn run_suite(args: &[&str], dir: &Path) -> Result<serde_json::Value, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new(exe)
+        .args(args)
+        .arg("--results")
+        .arg(dir)
+        .args(["--json", "--quiet"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("summary: {e}"))
+}
+
+pub fn validate(args: ValidateArgs) -> CliResult<()> {
+    let tol = Tolerances::builtin();
+    let (root, _tmp) = match &args.results {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| {
+                CliError::user(format!("--results {}: {e}", d.display()))
+            })?;
+            (d.clone(), None)
+        }
+        None => {
+            let t = std::env::temp_dir().join(format!("flashlab-validate-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&t);
+            std::fs::create_dir_all(&t)
+                .map_err(|e| CliError::failure(format!("{}: {e}", t.display())))?;
+            (t.clone(), Some(RemoveOnDrop(t)))
+        }
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let progress = |what: &str| {
+        if !args.json {
+            eprintln!("validate: {what}");
+        }
+    };
+    for (profile, _) in UFLIP_TABLE3 {
+        progress(&format!("uflip on sim:{profile}"));
+        let device = format!("sim:{profile},capacity=1GiB");
+        let dir = root.join(format!("uflip-{profile}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let t: Option<Table3> = match run_suite(
+            &[
+                "suite",
+                "uflip",
+                "--device",
+                &device,
+                "--only",
+                "locality,partitioning,order,pause",
+                "--max-ios",
+                "1024",
+                "--calibration-ios",
+                "1024",
+            ],
+            &dir,
+        ) {
+            Ok(v) => serde_json::from_value(v["table3"].clone()).ok(),
+            Err(e) => {
+                notes.push(format!("uflip on {device}: {e}"));
+                None
+            }
+        };
+        rows.extend(
+            validate::uflip_rows(&tol, profile, t.as_ref())
+                .map_err(|e| CliError::failure(e.to_string()))?,
+        );
+    }
+    if !args.quick {
+        // One run per (suite, profile) the published findings need.
+        let mut runs: BTreeMap<(&str, &str), Option<serde_json::Value>> = BTreeMap::new();
+        for f in &FINDINGS {
+            if runs.contains_key(&(f.paper, f.profile)) {
+                continue;
+            }
+            progress(&format!("{} on sim:{}", f.paper, f.profile));
+            let (device, scale) = match (f.paper, f.profile) {
+                // Figure 9's collapse needs the full striker (docs/profiles.md).
+                ("chen09", "ssd-m") => ("sim:ssd-m".to_string(), "1"),
+                ("chen09", p) => (format!("sim:{p},capacity=16GiB"), "0.5"),
+                (_, p) => (format!("sim:{p},capacity=8GiB"), "0.5"),
+            };
+            let dir = root.join(format!("{}-{}", f.paper, f.profile));
+            let _ = std::fs::remove_dir_all(&dir);
+            let v = match run_suite(&["suite", f.paper, "--device", &device, "--scale", scale], &dir)
+            {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    notes.push(format!("{} on {device}: {e}", f.paper));
+                    None
+                }
+            };
+            runs.insert((f.paper, f.profile), v);
+        }
+        for f in &FINDINGS {
+            let t = tol
+                .get(f.metric)
+                .map_err(|e| CliError::failure(e.to_string()))?;
+            let simulated = runs
+                .get(&(f.paper, f.profile))
+                .and_then(|v| v.as_ref())
+                .and_then(|v| {
+                    v["findings"]
+                        .as_array()?
+                        .iter()
+                        .find(|x| x["what"].as_str().is_some_and(|w| w.starts_with(f.finding)))?
+                        ["measured"]
+                        .as_f64()
+                })
+                .map(Value::Number)
+                .unwrap_or(Value::NotMeasured);
+            let published = Value::Number(f.published);
+            rows.push(Row {
+                paper: f.paper.into(),
+                profile: f.profile.into(),
+                source: f.source.into(),
+                what: f.finding.into(),
+                published,
+                simulated,
+                metric: f.metric.into(),
+                tolerance: describe(t),
+                verdict: verdict(t, published, simulated),
+            });
+        }
+    }
+    let by = |key: fn(&Row) -> &str| {
+        let mut m: BTreeMap<String, Score> = BTreeMap::new();
+        for r in &rows {
+            let s = m.entry(key(r).to_string()).or_default();
+            s.rows += 1;
+            if r.verdict == Verdict::Pass {
+                s.passed += 1;
+            }
+        }
+        m
+    };
+    let papers = by(|r| &r.paper);
+    let profiles = by(|r| &r.profile);
+    let total = Score::of(rows.iter());
+    if let Some(doc) = &args.update_doc {
+        update_doc(doc, &rows, &papers, &profiles, &total, args.quick)?;
+    }
+    if args.json {
+        let v = serde_json::json!({
+            "rows": rows,
+            "scores": {"total": total, "papers": papers, "profiles": profiles},
+            "tolerances": tol.all(),
+            "notes": notes,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).expect("serializes"));
+    } else {
+        print!("{}", markdown(&rows, &papers, &profiles, &total));
+        for n in &notes {
+            println!("\nNote: {n}");
+        }
+    }
+    Ok(())
+}
+
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn markdown(
+    rows: &[Row],
+    papers: &BTreeMap<String, Score>,
+    profiles: &BTreeMap<String, Score>,
+    total: &Score,
+) -> String {
+    let mut s = String::from(
+        "| paper | profile | source | number | published | simulated | tolerance | verdict |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        s += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            r.paper,
+            r.profile,
+            r.source,
+            r.what,
+            r.published.show(),
+            r.simulated.show(),
+            r.tolerance,
+            match r.verdict {
+                Verdict::Pass => "pass",
+                Verdict::Fail => "**fail**",
+                Verdict::NotMeasured => "not measured",
+            }
+        );
+    }
+    s += "\nScore per paper: ";
+    s += &papers
+        .iter()
+        .map(|(p, sc)| format!("{p} {}", sc.show()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    s += "\nScore per profile: ";
+    s += &profiles
+        .iter()
+        .map(|(p, sc)| format!("{p} {}", sc.show()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    s += &format!("\nTotal: {}\n", total.show());
+    s
+}
+
+const BEGIN: &str = "<!-- flashlab validate: begin (generated; edit crates/suite/validate/tolerances.toml or the profiles, then run flashlab validate --update-doc) -->";
+const END: &str = "<!-- flashlab validate: end -->";
+
+fn update_doc(
+    path: &Path,
+    rows: &[Row],
+    papers: &BTreeMap<String, Score>,
+    profiles: &BTreeMap<String, Score>,
+    total: &Score,
+    quick: bool,
+) -> CliResult<()> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::user(format!("--update-doc {}: {e}", path.display())))?;
+    let body = format!(
+        "{BEGIN}\n\n`flashlab validate{}` on the simulator: every published number next to the simulated one, the tolerance (crates/suite/validate/tolerances.toml, with the reason for each) and the verdict.\n\n{}\n{END}",
+        if quick { " --quick" } else { "" },
+        markdown(rows, papers, profiles, total)
+    );
+    let new = match (text.find(BEGIN), text.find(END)) {
+        (Some(a), Some(b)) if b > a => format!("{}{body}{}", &text[..a], &text[b + END.len()..]),
+        _ => format!("{}\n## Scoreboard: published vs simulated\n\n{body}\n", text.trim_end()),
+    };
+    std::fs::write(path, new)
+        .map_err(|e| CliError::failure(format!("{}: {e}", path.display())))
+}

@@ -1,0 +1,380 @@
+//! `flashlab validate`: every number the papers publish about a device a
+//! profile models, next to the simulated number, with the tolerance from
+//! one reviewed file (`validate/tolerances.toml`, a reason per entry) and
+//! a verdict. This module holds the published numbers and the verdicts; the
+//! CLI runs the suites that produce the simulated numbers.
+
+use serde::{Deserialize, Serialize};
+
+use crate::table3::Table3;
+
+/// The reviewed tolerances, compiled in.
+pub const TOLERANCES_TOML: &str = include_str!("../validate/tolerances.toml");
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    Ratio,
+    Exact,
+    AtMost,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tolerance {
+    pub metric: String,
+    pub kind: Kind,
+    #[serde(default)]
+    pub min: Option<f64>,
+    #[serde(default)]
+    pub max: Option<f64>,
+    pub reason: String,
+}
+
+#[derive(Deserialize)]
+struct TolerancesFile {
+    tolerance: Vec<Tolerance>,
+}
+
+/// Why the tolerances file cannot be used.
+#[derive(Debug)]
+pub enum ToleranceError {
+    Parse(String),
+    Missing(String),
+    Incomplete(String),
+}
+
+impl std::fmt::Display for ToleranceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToleranceError::Parse(e) => write!(f, "tolerances.toml: {e}"),
+            ToleranceError::Missing(m) => write!(f, "tolerances.toml has no entry for {m}"),
+            ToleranceError::Incomplete(m) => {
+                write!(f, "tolerances.toml: {m} needs min/max for its kind and a reason")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ToleranceError {}
+
+pub struct Tolerances(Vec<Tolerance>);
+
+impl Tolerances {
+    pub fn parse(text: &str) -> Result<Tolerances, ToleranceError> {
+        let f: TolerancesFile =
+            toml::from_str(text).map_err(|e| ToleranceError::Parse(e.to_string()))?;
+        for t in &f.tolerance {
+            let ok = !t.reason.trim().is_empty()
+                && match t.kind {
+                    Kind::Ratio => t.min.is_some() && t.max.is_some(),
+                    Kind::AtMost => t.max.is_some(),
+                    Kind::Exact => true,
+                };
+            if !ok {
+                return Err(ToleranceError::Incomplete(t.metric.clone()));
+            }
+        }
+        Ok(Tolerances(f.tolerance))
+    }
+
+    pub fn builtin() -> Tolerances {
+        Tolerances::parse(TOLERANCES_TOML).expect("the compiled-in tolerances parse")
+    }
+
+    pub fn get(&self, metric: &str) -> Result<&Tolerance, ToleranceError> {
+        self.0
+            .iter()
+            .find(|t| t.metric == metric)
+            .ok_or_else(|| ToleranceError::Missing(metric.into()))
+    }
+
+    pub fn all(&self) -> &[Tolerance] {
+        &self.0
+    }
+}
+
+/// A published or simulated value.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "value")]
+pub enum Value {
+    Number(f64),
+    /// "-" or "No" in Table 3: no pause helps, no locality area.
+    Absent,
+    /// The suite did not produce the number (a run missing).
+    NotMeasured,
+}
+
+impl Value {
+    pub fn show(&self) -> String {
+        match self {
+            Value::Number(v) if v.fract() == 0.0 && v.abs() < 1e9 => format!("{v:.0}"),
+            Value::Number(v) if v.abs() >= 10.0 => format!("{v:.1}"),
+            Value::Number(v) => format!("{v:.2}"),
+            Value::Absent => "none".into(),
+            Value::NotMeasured => "not measured".into(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    NotMeasured,
+}
+
+/// One published number and its simulated counterpart.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub paper: String,
+    pub profile: String,
+    /// Table or figure, and section.
+    pub source: String,
+    pub what: String,
+    pub published: Value,
+    pub simulated: Value,
+    pub metric: String,
+    pub tolerance: String,
+    pub verdict: Verdict,
+}
+
+pub fn verdict(t: &Tolerance, published: Value, simulated: Value) -> Verdict {
+    match (published, simulated) {
+        (_, Value::NotMeasured) | (Value::NotMeasured, _) => Verdict::NotMeasured,
+        (Value::Absent, Value::Absent) => Verdict::Pass,
+        (Value::Absent, _) | (_, Value::Absent) => Verdict::Fail,
+        (Value::Number(p), Value::Number(s)) => {
+            let ok = match t.kind {
+                Kind::Exact => (s - p).abs() < 1e-9,
+                Kind::Ratio => {
+                    p > 0.0 && {
+                        let r = s / p;
+                        r >= t.min.unwrap_or(0.0) && r <= t.max.unwrap_or(f64::INFINITY)
+                    }
+                }
+                Kind::AtMost => s <= t.max.unwrap_or(f64::INFINITY),
+            };
+            if ok {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            }
+        }
+    }
+}
+
+pub fn describe(t: &Tolerance) -> String {
+    match t.kind {
+        Kind::Exact => "exact".into(),
+        Kind::Ratio => format!(
+            "{}x..{}x",
+            t.min.unwrap_or(0.0),
+            t.max.unwrap_or(f64::INFINITY)
+        ),
+        Kind::AtMost => format!("<= {}", t.max.unwrap_or(f64::INFINITY)),
+    }
+}
+
+/// uFLIP Table 3 (section 5.2) as printed: profile, the 12 cells (SR, RR,
+/// SW, RW ms; Pause RW ms; Locality RW MB and its relative cost;
+/// Partitions and their relative cost; Reverse, In-place, Large Incr).
+pub const UFLIP_TABLE3: [(&str, [&str; 12]); 7] = [
+    ("memoright", ["0.3", "0.4", "0.3", "5", "5", "8", "=", "8", "=", "=", "=", "x4"]),
+    ("mtron", ["0.4", "0.5", "0.4", "9", "9", "8", "x2", "4", "x1.5", "=", "=", "x2"]),
+    ("samsung", ["0.5", "0.5", "0.6", "18", "-", "16", "x1.5", "4", "x2", "x1.5", "x0.6", "x2"]),
+    ("transcend-module", ["1.2", "1.3", "1.7", "18", "-", "4", "x2", "4", "x2", "x3", "x2", "x2"]),
+    ("transcend-mlc", ["1.4", "3.0", "2.6", "233", "-", "4", "=", "4", "x2", "x2", "x2", "x1"]),
+    ("kingston-dthx", ["1.3", "1.5", "1.8", "270", "-", "16", "x20", "8", "x20", "x7", "x6", "x1"]),
+    ("kingston-dti", ["1.9", "2.2", "2.9", "256", "-", "No", "No", "4", "x5", "x8", "x40", "x1"]),
+];
+
+/// Table 3's columns: name and tolerance metric.
+pub const UFLIP_COLUMNS: [(&str, &str); 12] = [
+    ("SR (ms)", "uflip.latency"),
+    ("RR (ms)", "uflip.latency"),
+    ("SW (ms)", "uflip.latency"),
+    ("RW (ms)", "uflip.rw"),
+    ("Pause RW (ms)", "uflip.pause"),
+    ("Locality RW (MB)", "uflip.locality_mib"),
+    ("Locality RW relative", "uflip.relative"),
+    ("Partitions", "uflip.partitions"),
+    ("Partitions relative", "uflip.relative"),
+    ("Reverse", "uflip.relative"),
+    ("In-place", "uflip.relative"),
+    ("Large Incr", "uflip.relative"),
+];
+
+/// A Table 3 cell as a value: "=" is 1, "x2" is 2, "-" and "No" absent.
+pub fn parse_cell(cell: &str) -> Value {
+    match cell {
+        "-" | "No" => Value::Absent,
+        "=" => Value::Number(1.0),
+        c => c
+            .trim_start_matches('x')
+            .parse()
+            .map(Value::Number)
+            .unwrap_or(Value::NotMeasured),
+    }
+}
+
+/// The simulated row in the same 12 columns.
+pub fn table3_values(t: &Table3) -> [Value; 12] {
+    let num = |v: Option<f64>| v.map(Value::Number).unwrap_or(Value::NotMeasured);
+    let or_absent = |v: Option<f64>| v.map(Value::Number).unwrap_or(Value::Absent);
+    let locality = t
+        .locality_rw_bytes
+        .map(|b| Value::Number(b as f64 / (1u64 << 20) as f64))
+        .unwrap_or(Value::Absent);
+    let locality_rel = if t.locality_rw_bytes.is_some() {
+        num(t.locality_rw_relative)
+    } else {
+        Value::Absent
+    };
+    [
+        num(t.sr_ms),
+        num(t.rr_ms),
+        num(t.sw_ms),
+        num(t.rw_ms),
+        or_absent(t.pause_rw_ms),
+        locality,
+        locality_rel,
+        t.partitions
+            .map(|p| Value::Number(p as f64))
+            .unwrap_or(Value::Absent),
+        num(t.partitions_relative),
+        num(t.reverse_relative),
+        num(t.in_place_relative),
+        num(t.large_incr_relative),
+    ]
+}
+
+/// The 12 rows of one device.
+pub fn uflip_rows(
+    tol: &Tolerances,
+    profile: &str,
+    simulated: Option<&Table3>,
+) -> Result<Vec<Row>, ToleranceError> {
+    let Some((_, cells)) = UFLIP_TABLE3.iter().find(|(p, _)| *p == profile) else {
+        return Ok(Vec::new());
+    };
+    let sim = simulated.map(table3_values);
+    let mut out = Vec::new();
+    for (i, ((col, metric), cell)) in UFLIP_COLUMNS.iter().zip(cells).enumerate() {
+        let t = tol.get(metric)?;
+        let published = parse_cell(cell);
+        let simulated = sim.map(|s| s[i]).unwrap_or(Value::NotMeasured);
+        out.push(Row {
+            paper: "uflip".into(),
+            profile: profile.into(),
+            source: "Table 3 (section 5.2)".into(),
+            what: col.to_string(),
+            published,
+            simulated,
+            metric: metric.to_string(),
+            tolerance: describe(t),
+            verdict: verdict(t, published, simulated),
+        });
+    }
+    Ok(out)
+}
+
+/// A published finding of a paper suite: the finding (by the start of its
+/// `what`) whose `measured` is compared.
+pub struct PublishedFinding {
+    pub paper: &'static str,
+    pub profile: &'static str,
+    pub source: &'static str,
+    /// The suite's finding whose `what` starts with this.
+    pub finding: &'static str,
+    pub published: f64,
+    pub metric: &'static str,
+}
+
+/// The numbers of Chen et al. and Wang et al. the suites measure, on the
+/// profiles modelled on their devices.
+pub const FINDINGS: [PublishedFinding; 9] = [
+    // Chen et al. section 5.2: sequential 75-90 us vs random 200-230 us.
+    PublishedFinding { paper: "chen09", profile: "ssd-m", source: "Figure 2 (section 5.2)", finding: "random / sequential 4 KiB read latency", published: 215.0 / 82.5, metric: "chen09.ratio" },
+    // Section 5.8: 42.7 MB/s to 3.02 MB/s (14 times lower).
+    PublishedFinding { paper: "chen09", profile: "ssd-m", source: "Figure 9 (section 5.8)", finding: "sequential-write bandwidth, before / after striker", published: 42.7 / 3.02, metric: "chen09.ratio" },
+    // Section 5.8: 43 MB/s to 15 MB/s (2.8 times).
+    PublishedFinding { paper: "chen09", profile: "ssd-m", source: "Figure 9 (section 5.8)", finding: "sequential-read bandwidth, before / after striker", published: 43.0 / 15.0, metric: "chen09.ratio" },
+    // Section 5.2: SSD-L reads uniform (ratio 1).
+    PublishedFinding { paper: "chen09", profile: "ssd-l", source: "Figure 2 (section 5.2)", finding: "random / sequential 4 KiB read latency", published: 1.0, metric: "chen09.ratio" },
+    // Section 5.7: 2.17 ms over 1 GB to 120.7 ms over 30 GB (55x).
+    PublishedFinding { paper: "chen09", profile: "ssd-l", source: "Figure 8a (section 5.7)", finding: "random-write latency, largest / smallest range", published: 120.7 / 2.17, metric: "chen09.ratio" },
+    PublishedFinding { paper: "wang11", profile: "mtron-pro7500", source: "Figure 2 (section 2.2.2)", finding: "bathtub: 50/50 mix / write throughput", published: 1.0, metric: "wang11.comparable" },
+    PublishedFinding { paper: "wang11", profile: "mtron-pro7500", source: "Figure 3 (section 2.2.2)", finding: "random reads: 30 / 1 outstanding IOs", published: 1.0, metric: "wang11.no-gain" },
+    PublishedFinding { paper: "wang11", profile: "mtron-pro7500", source: "Figure 3 (section 2.2.2)", finding: "random writes: 30 / 1 outstanding IOs", published: 1.0, metric: "wang11.no-gain" },
+    PublishedFinding { paper: "wang11", profile: "intel-x25e", source: "Figure 3 (section 2.2.2)", finding: "random writes: 30 / 1 outstanding IOs", published: 1.0, metric: "wang11.no-gain" },
+];
+
+/// Passed rows over all rows: a number the suite cannot produce counts
+/// against the score like a number outside its tolerance.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Score {
+    pub passed: usize,
+    pub rows: usize,
+}
+
+impl Score {
+    pub fn of<'a>(rows: impl Iterator<Item = &'a Row>) -> Score {
+        let mut s = Score::default();
+        for r in rows {
+            s.rows += 1;
+            if r.verdict == Verdict::Pass {
+                s.passed += 1;
+            }
+        }
+        s
+    }
+
+    pub fn show(&self) -> String {
+        format!(
+            "{}/{} ({:.0} %)",
+            self.passed,
+            self.rows,
+            100.0 * self.passed as f64 / self.rows.max(1) as f64
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_has_a_reviewed_tolerance() {
+        let t = Tolerances::builtin();
+        for (_, m) in UFLIP_COLUMNS {
+            t.get(m).unwrap();
+        }
+        for f in &FINDINGS {
+            t.get(f.metric).unwrap();
+        }
+        assert!(t.all().iter().all(|t| t.reason.len() > 40));
+    }
+
+    #[test]
+    fn verdicts() {
+        let t = Tolerances::builtin();
+        let r = t.get("uflip.rw").unwrap();
+        assert_eq!(verdict(r, Value::Number(10.0), Value::Number(15.0)), Verdict::Pass);
+        assert_eq!(verdict(r, Value::Number(10.0), Value::Number(17.0)), Verdict::Fail);
+        assert_eq!(verdict(r, Value::Number(10.0), Value::Number(4.0)), Verdict::Fail);
+        let p = t.get("uflip.pause").unwrap();
+        assert_eq!(verdict(p, Value::Absent, Value::Absent), Verdict::Pass);
+        assert_eq!(verdict(p, Value::Absent, Value::Number(3.2)), Verdict::Fail);
+        assert_eq!(verdict(p, Value::Number(5.0), Value::NotMeasured), Verdict::NotMeasured);
+        assert_eq!(parse_cell("x1.5"), Value::Number(1.5));
+        assert_eq!(parse_cell("="), Value::Number(1.0));
+        assert_eq!(parse_cell("No"), Value::Absent);
+    }
+
+    #[test]
+    fn a_tolerance_without_a_reason_is_refused() {
+        let e = Tolerances::parse("[[tolerance]]\nmetric = \"x\"\nkind = \"exact\"\nreason = \"\"\n");
+        assert!(matches!(e, Err(ToleranceError::Incomplete(_))));
+    }
+}
