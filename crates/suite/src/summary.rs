@@ -4,6 +4,7 @@
 //! renders the common part of any suite's summary without knowing the suite.
 
 use flashlab_pattern::units::format_duration_ns;
+use flashlab_results::stats::LatencyStats;
 use flashlab_results::RunSummary;
 use serde::{Deserialize, Serialize};
 
@@ -111,22 +112,25 @@ pub const DOMINATED_SHARE: f64 = 0.5;
 /// The runs whose slowest IO takes more than half of their time.
 pub fn dominated_runs(runs: &[RunSummary]) -> Vec<RunFlag> {
     runs.iter()
-        .filter_map(|r| {
-            let l = &r.stats.all.latency;
-            let total = l.mean_ns * l.count as f64;
-            if l.count < 2 || total <= 0.0 {
-                return None;
-            }
-            let share = l.max_ns as f64 / total;
-            (share > DOMINATED_SHARE).then(|| RunFlag {
-                run: r.name.clone(),
-                max_share: share,
-                max_ns: l.max_ns,
-                mean_ns: l.mean_ns,
-                ios: l.count,
-            })
-        })
+        .filter_map(|r| dominated(&r.name, &r.stats.all.latency))
         .collect()
+}
+
+/// The flag of one run, when its slowest IO takes more than
+/// [`DOMINATED_SHARE`] of the sum of its response times.
+pub fn dominated(run: &str, l: &LatencyStats) -> Option<RunFlag> {
+    let total = l.mean_ns * l.count as f64;
+    if l.count < 2 || total <= 0.0 {
+        return None;
+    }
+    let share = l.max_ns as f64 / total;
+    (share > DOMINATED_SHARE).then(|| RunFlag {
+        run: run.into(),
+        max_share: share,
+        max_ns: l.max_ns,
+        mean_ns: l.mean_ns,
+        ios: l.count,
+    })
 }
 
 /// `<suite>-summary.json`.
@@ -250,4 +254,40 @@ pub fn normalize_quote_text(text: &str) -> String {
         .replace("\\%", "%")
         .replace("\\epsilon", "epsilon");
     t.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(latencies_ns: &[u64]) -> LatencyStats {
+        LatencyStats {
+            count: latencies_ns.len() as u64,
+            max_ns: *latencies_ns.iter().max().unwrap(),
+            mean_ns: latencies_ns.iter().sum::<u64>() as f64 / latencies_ns.len() as f64,
+            ..LatencyStats::default()
+        }
+    }
+
+    #[test]
+    fn one_stall_over_half_the_run_is_flagged() {
+        // 1023 reads of 100 us and one 253 ms merge: the merge is 71 % of the time.
+        let mut l = vec![100_000u64; 1023];
+        l.push(253_000_000);
+        let f = dominated("SW", &stats(&l)).expect("flagged");
+        assert!((f.max_share - 0.712).abs() < 0.01, "{}", f.max_share);
+        // Spread-out cost is not a stall.
+        assert!(dominated("RW", &stats(&[5_000_000; 64])).is_none());
+        let s = SuiteSummary {
+            suite: "x".into(),
+            title: "x".into(),
+            device: "d".into(),
+            tables: vec![],
+            findings: vec![],
+            notes: vec![],
+            flagged_runs: vec![f],
+            detail: Default::default(),
+        };
+        assert!(s.markdown().contains("run SW is dominated by one IO"), "{}", s.markdown());
+    }
 }

@@ -303,7 +303,7 @@ pub const FINDINGS: [PublishedFinding; 9] = [
     // Section 5.2: SSD-L reads uniform (ratio 1).
     PublishedFinding { paper: "chen09", profile: "ssd-l", source: "Figure 2 (section 5.2)", finding: "random / sequential 4 KiB read latency", published: 1.0, metric: "chen09.ratio" },
     // Section 5.7: 2.17 ms over 1 GB to 120.7 ms over 30 GB (55x).
-    PublishedFinding { paper: "chen09", profile: "ssd-l", source: "Figure 8a (section 5.7)", finding: "random-write latency, largest / smallest range", published: 120.7 / 2.17, metric: "chen09.ratio" },
+    PublishedFinding { paper: "chen09", profile: "ssd-l", source: "Figure 8a (section 5.7): 30 GB / 1 GB; simulated: the largest range on a 16 GiB device / 1 GiB", finding: "random-write latency, largest / smallest range", published: 120.7 / 2.17, metric: "chen09.ratio" },
     PublishedFinding { paper: "wang11", profile: "mtron-pro7500", source: "Figure 2 (section 2.2.2)", finding: "bathtub: 50/50 mix / write throughput", published: 1.0, metric: "wang11.comparable" },
     PublishedFinding { paper: "wang11", profile: "mtron-pro7500", source: "Figure 3 (section 2.2.2)", finding: "random reads: 30 / 1 outstanding IOs", published: 1.0, metric: "wang11.no-gain" },
     PublishedFinding { paper: "wang11", profile: "mtron-pro7500", source: "Figure 3 (section 2.2.2)", finding: "random writes: 30 / 1 outstanding IOs", published: 1.0, metric: "wang11.no-gain" },

@@ -1,0 +1,33 @@
+//! `flashlab validate --quick`: the scoreboard's shape, not its score (the
+//! simulator's timing changes; the verdicts come from the tolerances file).
+
+use std::process::Command;
+
+#[test]
+fn validate_quick_scores_every_table3_cell_of_the_seven_devices() {
+    let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["validate", "--quick", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    // uFLIP Table 3: 7 devices x 12 columns, one row each.
+    assert_eq!(rows.len(), 84);
+    for r in rows {
+        assert_eq!(r["paper"], "uflip");
+        assert!(r["source"].as_str().unwrap().contains("Table 3"));
+        assert!(!r["tolerance"].as_str().unwrap().is_empty());
+        assert!(["pass", "fail", "not-measured"].contains(&r["verdict"].as_str().unwrap()));
+        // Every number was produced by the suite (no silent gaps).
+        assert_ne!(r["simulated"]["kind"], "not-measured", "{r}");
+    }
+    let s = &v["scores"]["papers"]["uflip"];
+    assert_eq!(s["rows"], 84);
+    assert!(s["passed"].as_u64().unwrap() <= 84);
+    assert_eq!(v["scores"]["profiles"].as_object().unwrap().len(), 7);
+    // Every tolerance carries its reason.
+    for t in v["tolerances"].as_array().unwrap() {
+        assert!(t["reason"].as_str().unwrap().len() > 40);
+    }
+}
