@@ -245,6 +245,48 @@ pub const HINT_QUOTES: [&str; 7] = [
     "Neither concurrent nor delayed IOs improve the performance.",
 ];
 
+/// Hint 2 from the random-write means by IOSize, (size, mean ns) in size
+/// order, at least two: (this device's hint, evidence, contradicts).
+fn hint_2(rw: &[(f64, f64)]) -> (String, String, bool) {
+    let per_byte: Vec<(f64, f64)> = rw.iter().map(|&(s, m)| (s, m / s)).collect();
+    let best = per_byte.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+    let largest = per_byte[per_byte.len() - 1];
+    let knee = per_byte
+        .iter()
+        .find(|x| x.1 <= 1.25 * best)
+        .map(|x| x.0 as u64);
+    match knee {
+        Some(k) if (k as f64) < largest.0 => (
+            format!(
+                "Use IOs of at least {} for random writes: smaller ones cost more per byte, larger ones no less.",
+                format_size(k)
+            ),
+            format!(
+                "random-write cost per KiB is within 25 % of its best from {} to {} (the largest tested)",
+                format_size(k),
+                format_size(largest.0 as u64)
+            ),
+            k != 32 * 1024,
+        ),
+        _ => {
+            let prev = per_byte[per_byte.len() - 2];
+            (
+                format!(
+                    "No block size inside the tested range: random-write cost per KiB still falls at {} (the largest size tested); the trend continues past it.",
+                    format_size(largest.0 as u64)
+                ),
+                format!(
+                    "random-write cost per KiB at {} is {:.0} % above the {} value",
+                    format_size(prev.0 as u64),
+                    (prev.1 / largest.1 - 1.0) * 100.0,
+                    format_size(largest.0 as u64)
+                ),
+                false,
+            )
+        }
+    }
+}
+
 /// The device's own version of uFLIP's seven design hints.
 pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) -> Vec<Hint> {
     let means = Means::new(plan, summaries);
@@ -288,44 +330,8 @@ pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) ->
     // recommended, and the hint says the trend continues past it.
     let rw = means.series("granularity", "RW");
     if rw.len() >= 2 {
-        let per_byte: Vec<(f64, f64)> = rw.iter().map(|&(s, m)| (s, m / s)).collect();
-        let best = per_byte.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
-        let largest = per_byte[per_byte.len() - 1];
-        let knee = per_byte.iter().find(|x| x.1 <= 1.25 * best).map(|x| x.0 as u64);
-        match knee {
-            Some(k) if (k as f64) < largest.0 => push(
-                2,
-                HINT_QUOTES[1],
-                format!(
-                    "Use IOs of at least {} for random writes: smaller ones cost more per byte, larger ones no less.",
-                    format_size(k)
-                ),
-                format!(
-                    "random-write cost per KiB is within 25 % of its best from {} to {} (the largest tested)",
-                    format_size(k),
-                    format_size(largest.0 as u64)
-                ),
-                k != 32 * 1024,
-            ),
-            _ => {
-                let prev = per_byte[per_byte.len() - 2];
-                push(
-                    2,
-                    HINT_QUOTES[1],
-                    format!(
-                        "No block size inside the tested range: random-write cost per KiB still falls at {} (the largest size tested); the trend continues past it.",
-                        format_size(largest.0 as u64)
-                    ),
-                    format!(
-                        "random-write cost per KiB at {} is {:.0} % above the {} value",
-                        format_size(prev.0 as u64),
-                        (prev.1 / largest.1 - 1.0) * 100.0,
-                        format_size(largest.0 as u64)
-                    ),
-                    false,
-                )
-            }
-        }
+        let (device, evidence, contradicts) = hint_2(&rw);
+        push(2, HINT_QUOTES[1], device, evidence, contradicts);
     }
     // Hint 3: alignment.
     for base in ["RW", "SW", "RR"] {
@@ -455,4 +461,24 @@ pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) ->
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Random-write cost per byte still falling at the largest size tested:
+    /// no size is recommended, and the hint says the trend continues.
+    #[test]
+    fn hint_2_needs_a_knee_inside_the_tested_range() {
+        let per_io = |size: f64| 1_000_000.0 + size * 10.0; // fixed cost dominates
+        let h = |sizes: &[f64]| {
+            let pts: Vec<(f64, f64)> = sizes.iter().map(|&s| (s, per_io(s))).collect();
+            hint_2(&pts)
+        };
+        let (text, _, contradicts) = h(&[4096.0, 32768.0, 262144.0]);
+        assert!(text.starts_with("No block size inside the tested range"), "{text}");
+        assert!(text.contains("continues past"), "{text}");
+        assert!(!contradicts);
+    }
 }

@@ -223,3 +223,46 @@ impl Suite for Hudlet11 {
         paper_summary(self, input, findings)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(series: &str, selectivity: f64, window_ns: u64) -> Row {
+        Row {
+            experiment: "break-even".into(),
+            series: series.into(),
+            parameter: "selectivity".into(),
+            value: selectivity,
+            ios: 1,
+            mean_ns: 0.0,
+            p50_ns: 0,
+            p99_ns: 0,
+            iops: 0.0,
+            mb_per_s: 0.0,
+            by_mode: Default::default(),
+            window_ns,
+        }
+    }
+
+    #[test]
+    fn an_index_that_always_wins_is_beyond_the_largest_selectivity() {
+        let rows = [
+            row("scan", 1.0, 1000),
+            row("skip-sequential", 0.5, 400),
+            row("skip-sequential", 0.9, 800),
+        ];
+        let f = &findings(&rows)[0];
+        assert_eq!(f.measured, None);
+        assert!(f.text.contains("> 90 %"), "{}", f.text);
+        assert!(f.text.contains("continues past"), "{}", f.text);
+        // And a crossing inside the range is interpolated.
+        let rows = [
+            row("scan", 1.0, 1000),
+            row("skip-sequential", 0.5, 600),
+            row("skip-sequential", 0.9, 1400),
+        ];
+        let be = findings(&rows)[0].measured.unwrap();
+        assert!((be - 0.7).abs() < 1e-9, "{be}");
+    }
+}

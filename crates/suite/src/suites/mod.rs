@@ -151,7 +151,7 @@ pub(crate) fn paper_group(
     crate::figures::FigureGroup {
         id: format!("{}-figures", suite.name()),
         title: format!("{}: figures", suite.title()),
-        paragraph: "One chart per paper figure, from this device's runs (each run named after its figure). Response-time CDFs: log response time on x, fraction of IOs on y. Statistics use every record.".into(),
+        paragraph: "One chart per paper figure, from this device's runs (each run named after its figure). Response-time CDFs: log response time on x, fraction of IOs on y. Statistics leave out each run's start-up phase, detected on its own first IOs (IOIgnore).".into(),
         figures,
     }
 }
