@@ -536,11 +536,8 @@ pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResu
     });
     let save = |name: &str| results.root().join(name);
     let failed = |e: std::io::Error| CliError::failure(format!("cannot save the summary: {e}"));
-    write_json_atomic(
-        &save(FIGURES),
-        &suite.figures(&journal.plan, Some(&runs)),
-    )
-    .map_err(failed)?;
+    write_json_atomic(&save(FIGURES), &suite.figures(&journal.plan, Some(&runs)))
+        .map_err(failed)?;
     let json_path = save(&SuiteSummary::file_name(suite.name()));
     let md_path = save(&format!("{}-summary.md", suite.name()));
     write_json_atomic(&json_path, &summary).map_err(failed)?;

@@ -57,9 +57,8 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
     let tol = Tolerances::builtin();
     let (root, _tmp) = match &args.results {
         Some(d) => {
-            std::fs::create_dir_all(d).map_err(|e| {
-                CliError::user(format!("--results {}: {e}", d.display()))
-            })?;
+            std::fs::create_dir_all(d)
+                .map_err(|e| CliError::user(format!("--results {}: {e}", d.display())))?;
             (d.clone(), None)
         }
         None => {
@@ -124,8 +123,10 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             };
             let dir = root.join(format!("{}-{}", f.paper, f.profile));
             let _ = std::fs::remove_dir_all(&dir);
-            let v = match run_suite(&["suite", f.paper, "--device", &device, "--scale", scale], &dir)
-            {
+            let v = match run_suite(
+                &["suite", f.paper, "--device", &device, "--scale", scale],
+                &dir,
+            ) {
                 Ok(v) => Some(v),
                 Err(e) => {
                     notes.push(format!("{} on {device}: {e}", f.paper));
@@ -138,19 +139,17 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             let t = tol
                 .get(f.metric)
                 .map_err(|e| CliError::failure(e.to_string()))?;
-            let simulated = runs
-                .get(&(f.paper, f.profile))
-                .and_then(|v| v.as_ref())
-                .and_then(|v| {
-                    v["findings"]
-                        .as_array()?
-                        .iter()
-                        .find(|x| x["what"].as_str().is_some_and(|w| w.starts_with(f.finding)))?
-                        ["measured"]
-                        .as_f64()
-                })
-                .map(Value::Number)
-                .unwrap_or(Value::NotMeasured);
+            let simulated =
+                runs.get(&(f.paper, f.profile))
+                    .and_then(|v| v.as_ref())
+                    .and_then(|v| {
+                        v["findings"].as_array()?.iter().find(|x| {
+                            x["what"].as_str().is_some_and(|w| w.starts_with(f.finding))
+                        })?["measured"]
+                            .as_f64()
+                    })
+                    .map(Value::Number)
+                    .unwrap_or(Value::NotMeasured);
             let published = Value::Number(f.published);
             rows.push(Row {
                 paper: f.paper.into(),
@@ -269,8 +268,10 @@ fn update_doc(
     );
     let new = match (text.find(BEGIN), text.find(END)) {
         (Some(a), Some(b)) if b > a => format!("{}{body}{}", &text[..a], &text[b + END.len()..]),
-        _ => format!("{}\n## Scoreboard: published vs simulated\n\n{body}\n", text.trim_end()),
+        _ => format!(
+            "{}\n## Scoreboard: published vs simulated\n\n{body}\n",
+            text.trim_end()
+        ),
     };
-    std::fs::write(path, new)
-        .map_err(|e| CliError::failure(format!("{}: {e}", path.display())))
+    std::fs::write(path, new).map_err(|e| CliError::failure(format!("{}: {e}", path.display())))
 }

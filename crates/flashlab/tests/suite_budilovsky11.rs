@@ -20,12 +20,24 @@ fn budilovsky11_claims_hold_at_a_small_size() {
     // convention (section 7: every map write counted), which is never
     // smaller.
     for ((p, e), (_, e_excl)) in r.epsilon.iter().zip(&r.epsilon_excluding_gc_map_writes) {
-        assert!(*e_excl >= 0.0 && *e_excl <= 0.05, "{p}: epsilon without GC map writes {e_excl}");
+        assert!(
+            *e_excl >= 0.0 && *e_excl <= 0.05,
+            "{p}: epsilon without GC map writes {e_excl}"
+        );
         assert!(*e >= *e_excl, "{p}: the paper's epsilon {e} below {e_excl}");
     }
     // A read-only pattern has no write amplification (printed n/a, not 0.00).
-    assert_eq!(r.cell("fig5-7", hints, "SR").unwrap().write_amplification, None);
-    assert!(r.cell("fig5-7", hints, "RW").unwrap().write_amplification.unwrap() >= 1.0);
+    assert_eq!(
+        r.cell("fig5-7", hints, "SR").unwrap().write_amplification,
+        None
+    );
+    assert!(
+        r.cell("fig5-7", hints, "RW")
+            .unwrap()
+            .write_amplification
+            .unwrap()
+            >= 1.0
+    );
     // Figures 5-7: small chunks + hints is the cheapest on every pattern
     for pat in ["SR", "RR", "SW", "RW"] {
         let (a, b, c) = (

@@ -58,7 +58,12 @@ fn fingerprint(dir: &Path) -> Vec<(String, Vec<u8>)> {
         ));
     }
     // The summary files whole, byte for byte (floats to the last digit).
-    for f in ["uflip-summary.json", "uflip-summary.md", "figures.json", "suite.json"] {
+    for f in [
+        "uflip-summary.json",
+        "uflip-summary.md",
+        "figures.json",
+        "suite.json",
+    ] {
         out.push((f.into(), std::fs::read(dir.join(f)).unwrap()));
     }
     let summary: serde_json::Value =
@@ -90,7 +95,7 @@ fn uflip_runs_end_to_end_and_prints_table3_and_hints() {
         text.contains("| Device | SR (ms) | RR (ms) | SW (ms) | RW (ms)"),
         "{text}"
     );
-    assert!(text.contains("Design hints"), "{text}");
+    assert!(text.contains("uFLIP design hints"), "{text}");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("a/manifest.json")).unwrap())
             .unwrap();
@@ -189,7 +194,10 @@ fn killed_and_resumed_suite_matches_an_uninterrupted_one() {
     eprintln!("killed {kills} times");
     assert!(kills >= 1, "the test must actually interrupt the suite");
     // Resuming a finished suite with --json prints its summary.
-    let again = flashlab(&["suite", "uflip", "--resume", "resumed", "--json"], dir.path());
+    let again = flashlab(
+        &["suite", "uflip", "--resume", "resumed", "--json"],
+        dir.path(),
+    );
     assert!(again.status.success());
     let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(v["suite"], "uflip");

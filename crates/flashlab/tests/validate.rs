@@ -9,7 +9,11 @@ fn validate_quick_scores_every_table3_cell_of_the_seven_devices() {
         .args(["validate", "--quick", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();
     // uFLIP Table 3: 7 devices x 12 columns, one row each.

@@ -456,7 +456,6 @@ fn draw_compare(figs: &[(&DeviceReport, &Fig)]) -> Vec<Chart> {
     out
 }
 
-
 // ---------------------------------------------------------------------------
 // Sections.
 
@@ -651,12 +650,16 @@ fn compare_tables(group: &[&(&DeviceReport, SuiteData)]) -> Vec<Section> {
                 let mut cells: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
                 for (i, (_, s)) in group.iter().enumerate() {
                     for r in table_of(s).map(|t| t.rows).unwrap_or_default() {
-                        let k: Vec<String> =
-                            keys.iter().map(|&k| r.get(k).cloned().unwrap_or_default()).collect();
+                        let k: Vec<String> = keys
+                            .iter()
+                            .map(|&k| r.get(k).cloned().unwrap_or_default())
+                            .collect();
                         if !order.contains(&k) {
                             order.push(k.clone());
                         }
-                        cells.entry(k).or_insert_with(|| vec!["-".into(); group.len()])[i] =
+                        cells
+                            .entry(k)
+                            .or_insert_with(|| vec!["-".into(); group.len()])[i] =
                             r.get(*value).cloned().unwrap_or_default();
                     }
                 }
@@ -695,7 +698,11 @@ fn compare_tables(group: &[&(&DeviceReport, SuiteData)]) -> Vec<Section> {
 }
 
 /// The findings, one column per device.
-fn compare_findings(name: &str, title: &str, group: &[&(&DeviceReport, SuiteData)]) -> Option<Section> {
+fn compare_findings(
+    name: &str,
+    title: &str,
+    group: &[&(&DeviceReport, SuiteData)],
+) -> Option<Section> {
     let mut keys: Vec<(String, String)> = Vec::new();
     let mut cells: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     for (i, (_, s)) in group.iter().enumerate() {

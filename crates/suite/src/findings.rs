@@ -64,7 +64,14 @@ pub fn rows(plan: &Plan, summaries: &[RunSummary]) -> Vec<Row> {
 
 /// The columns of an experiment's table.
 pub const ROW_HEADER: [&str; 8] = [
-    "series", "parameter", "IOs", "mean", "p50", "p99", "IOPS", "MB/s",
+    "series",
+    "parameter",
+    "IOs",
+    "mean",
+    "p50",
+    "p99",
+    "IOPS",
+    "MB/s",
 ];
 
 /// One row of an experiment's table.
@@ -95,7 +102,12 @@ pub(crate) fn find<'a>(rows: &'a [Row], experiment: &str, series: &str) -> Optio
         .find(|r| r.experiment == experiment && r.series == series)
 }
 
-pub(crate) fn find_v<'a>(rows: &'a [Row], experiment: &str, series: &str, value: f64) -> Option<&'a Row> {
+pub(crate) fn find_v<'a>(
+    rows: &'a [Row],
+    experiment: &str,
+    series: &str,
+    value: f64,
+) -> Option<&'a Row> {
     rows.iter().find(|r| {
         r.experiment == experiment && r.series == series && (r.value - value).abs() < 1e-9
     })

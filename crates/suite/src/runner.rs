@@ -381,11 +381,7 @@ impl Runner<'_> {
             },
         );
         sink.release_startup()?;
-        let detected_startup = sink
-            .startup
-            .as_ref()
-            .and_then(|f| f.detected)
-            .unwrap_or(0);
+        let detected_startup = sink.startup.as_ref().and_then(|f| f.detected).unwrap_or(0);
         let outcome = RunOutcome {
             detected_startup,
             io_ignore: ignore,

@@ -179,11 +179,27 @@ impl SuiteSummary {
 
     /// The summary as Markdown: tables, findings, notes, flags.
     pub fn markdown(&self) -> String {
-        let mut s = format!("## {}: {}\n", self.title, self.device);
+        let mut s = format!("## {} on {} ({})\n", self.suite, self.device, self.title);
         let table = |t: &SummaryTable| {
             let mut s = format!("\n### {}\n\n", t.title);
             for p in &t.paragraphs {
                 s += &format!("{p}\n\n");
+            }
+            if t.compare == Compare::Rows {
+                // One row per device: name it, as the side-by-side tables do.
+                let header: Vec<String> = std::iter::once("Device".to_string())
+                    .chain(t.header.iter().cloned())
+                    .collect();
+                let rows: Vec<Vec<String>> = t
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        std::iter::once(self.device.clone())
+                            .chain(r.iter().cloned())
+                            .collect()
+                    })
+                    .collect();
+                return s + &markdown_table(&header, &rows);
             }
             s + &markdown_table(&t.header, &t.rows)
         };
@@ -227,7 +243,10 @@ pub fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
         "---|".repeat(header.len())
     );
     for r in rows {
-        s += &format!("| {} |\n", r.iter().map(esc).collect::<Vec<_>>().join(" | "));
+        s += &format!(
+            "| {} |\n",
+            r.iter().map(esc).collect::<Vec<_>>().join(" | ")
+        );
     }
     s
 }
@@ -235,10 +254,16 @@ pub fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
 /// The papers in `shared/papers/`, by the key quotes use.
 pub const PAPERS: [(&str, &str); 5] = [
     ("uflip", "bouganim-jonsson-bonnet-cidr09-uflip.md"),
-    ("chen09", "chen-koufaty-zhang-sigmetrics09-ssd-intrinsic-characteristics.md"),
+    (
+        "chen09",
+        "chen-koufaty-zhang-sigmetrics09-ssd-intrinsic-characteristics.md",
+    ),
     ("wang11", "wang-goda-nakano-kitsuregawa-ieice11-ssd-tpcc.md"),
     ("hudlet11", "hudlet-schall-btw11-ssd-neq-ssd.md"),
-    ("budilovsky11", "budilovsky-toledo-zuck-systor11-low-cost-ssd-prototype.md"),
+    (
+        "budilovsky11",
+        "budilovsky-toledo-zuck-systor11-low-cost-ssd-prototype.md",
+    ),
 ];
 
 /// Text as a quote compares with the paper's Markdown: emphasis and math
@@ -288,6 +313,10 @@ mod tests {
             flagged_runs: vec![f],
             detail: Default::default(),
         };
-        assert!(s.markdown().contains("run SW is dominated by one IO"), "{}", s.markdown());
+        assert!(
+            s.markdown().contains("run SW is dominated by one IO"),
+            "{}",
+            s.markdown()
+        );
     }
 }

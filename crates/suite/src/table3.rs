@@ -477,7 +477,10 @@ mod tests {
             hint_2(&pts)
         };
         let (text, _, contradicts) = h(&[4096.0, 32768.0, 262144.0]);
-        assert!(text.starts_with("No block size inside the tested range"), "{text}");
+        assert!(
+            text.starts_with("No block size inside the tested range"),
+            "{text}"
+        );
         assert!(text.contains("continues past"), "{text}");
         assert!(!contradicts);
     }

@@ -49,7 +49,10 @@ impl std::fmt::Display for ToleranceError {
             ToleranceError::Parse(e) => write!(f, "tolerances.toml: {e}"),
             ToleranceError::Missing(m) => write!(f, "tolerances.toml has no entry for {m}"),
             ToleranceError::Incomplete(m) => {
-                write!(f, "tolerances.toml: {m} needs min/max for its kind and a reason")
+                write!(
+                    f,
+                    "tolerances.toml: {m} needs min/max for its kind and a reason"
+                )
             }
         }
     }
@@ -180,13 +183,48 @@ pub fn describe(t: &Tolerance) -> String {
 /// SW, RW ms; Pause RW ms; Locality RW MB and its relative cost;
 /// Partitions and their relative cost; Reverse, In-place, Large Incr).
 pub const UFLIP_TABLE3: [(&str, [&str; 12]); 7] = [
-    ("memoright", ["0.3", "0.4", "0.3", "5", "5", "8", "=", "8", "=", "=", "=", "x4"]),
-    ("mtron", ["0.4", "0.5", "0.4", "9", "9", "8", "x2", "4", "x1.5", "=", "=", "x2"]),
-    ("samsung", ["0.5", "0.5", "0.6", "18", "-", "16", "x1.5", "4", "x2", "x1.5", "x0.6", "x2"]),
-    ("transcend-module", ["1.2", "1.3", "1.7", "18", "-", "4", "x2", "4", "x2", "x3", "x2", "x2"]),
-    ("transcend-mlc", ["1.4", "3.0", "2.6", "233", "-", "4", "=", "4", "x2", "x2", "x2", "x1"]),
-    ("kingston-dthx", ["1.3", "1.5", "1.8", "270", "-", "16", "x20", "8", "x20", "x7", "x6", "x1"]),
-    ("kingston-dti", ["1.9", "2.2", "2.9", "256", "-", "No", "No", "4", "x5", "x8", "x40", "x1"]),
+    (
+        "memoright",
+        [
+            "0.3", "0.4", "0.3", "5", "5", "8", "=", "8", "=", "=", "=", "x4",
+        ],
+    ),
+    (
+        "mtron",
+        [
+            "0.4", "0.5", "0.4", "9", "9", "8", "x2", "4", "x1.5", "=", "=", "x2",
+        ],
+    ),
+    (
+        "samsung",
+        [
+            "0.5", "0.5", "0.6", "18", "-", "16", "x1.5", "4", "x2", "x1.5", "x0.6", "x2",
+        ],
+    ),
+    (
+        "transcend-module",
+        [
+            "1.2", "1.3", "1.7", "18", "-", "4", "x2", "4", "x2", "x3", "x2", "x2",
+        ],
+    ),
+    (
+        "transcend-mlc",
+        [
+            "1.4", "3.0", "2.6", "233", "-", "4", "=", "4", "x2", "x2", "x2", "x1",
+        ],
+    ),
+    (
+        "kingston-dthx",
+        [
+            "1.3", "1.5", "1.8", "270", "-", "16", "x20", "8", "x20", "x7", "x6", "x1",
+        ],
+    ),
+    (
+        "kingston-dti",
+        [
+            "1.9", "2.2", "2.9", "256", "-", "No", "No", "4", "x5", "x8", "x40", "x1",
+        ],
+    ),
 ];
 
 /// Table 3's columns: name and tolerance metric.
@@ -360,13 +398,25 @@ mod tests {
     fn verdicts() {
         let t = Tolerances::builtin();
         let r = t.get("uflip.rw").unwrap();
-        assert_eq!(verdict(r, Value::Number(10.0), Value::Number(15.0)), Verdict::Pass);
-        assert_eq!(verdict(r, Value::Number(10.0), Value::Number(17.0)), Verdict::Fail);
-        assert_eq!(verdict(r, Value::Number(10.0), Value::Number(4.0)), Verdict::Fail);
+        assert_eq!(
+            verdict(r, Value::Number(10.0), Value::Number(15.0)),
+            Verdict::Pass
+        );
+        assert_eq!(
+            verdict(r, Value::Number(10.0), Value::Number(17.0)),
+            Verdict::Fail
+        );
+        assert_eq!(
+            verdict(r, Value::Number(10.0), Value::Number(4.0)),
+            Verdict::Fail
+        );
         let p = t.get("uflip.pause").unwrap();
         assert_eq!(verdict(p, Value::Absent, Value::Absent), Verdict::Pass);
         assert_eq!(verdict(p, Value::Absent, Value::Number(3.2)), Verdict::Fail);
-        assert_eq!(verdict(p, Value::Number(5.0), Value::NotMeasured), Verdict::NotMeasured);
+        assert_eq!(
+            verdict(p, Value::Number(5.0), Value::NotMeasured),
+            Verdict::NotMeasured
+        );
         assert_eq!(parse_cell("x1.5"), Value::Number(1.5));
         assert_eq!(parse_cell("="), Value::Number(1.0));
         assert_eq!(parse_cell("No"), Value::Absent);
@@ -374,7 +424,8 @@ mod tests {
 
     #[test]
     fn a_tolerance_without_a_reason_is_refused() {
-        let e = Tolerances::parse("[[tolerance]]\nmetric = \"x\"\nkind = \"exact\"\nreason = \"\"\n");
+        let e =
+            Tolerances::parse("[[tolerance]]\nmetric = \"x\"\nkind = \"exact\"\nreason = \"\"\n");
         assert!(matches!(e, Err(ToleranceError::Incomplete(_))));
     }
 }

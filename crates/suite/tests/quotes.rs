@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use flashlab_suite::summary::{normalize_quote_text, Quote, PAPERS};
 use flashlab_suite::suites::{chen09, hudlet11, wang11};
+use flashlab_suite::summary::{normalize_quote_text, Quote, PAPERS};
 use flashlab_suite::table3::HINT_QUOTES;
 
 fn papers_dir() -> PathBuf {
@@ -61,7 +61,11 @@ fn every_quote_appears_in_its_paper() {
     assert!(quotes.len() >= 20, "only {} quotes", quotes.len());
     let mut missing = Vec::new();
     for q in &quotes {
-        assert!(!q.section.is_empty(), "a quote without its section: {}", q.text);
+        assert!(
+            !q.section.is_empty(),
+            "a quote without its section: {}",
+            q.text
+        );
         if !paper_text(&q.paper).contains(&normalize_quote_text(&q.text)) {
             missing.push(format!("{} ({}): {}", q.paper, q.section, q.text));
         }

@@ -3,7 +3,9 @@
 //! number, so that rendered reports are byte-for-byte stable.
 #![allow(dead_code)]
 
-use flashlab_suite::figures::{CurveSpec, FigureGroup, FigureSpec, Metric, Plot, PointSpec, SuiteFigures, XKind};
+use flashlab_suite::figures::{
+    CurveSpec, FigureGroup, FigureSpec, Metric, Plot, PointSpec, SuiteFigures, XKind,
+};
 use flashlab_suite::summary::{Compare, SuiteSummary, SummaryTable};
 use flashlab_suite::table3::Table3;
 use std::collections::BTreeMap;
@@ -402,8 +404,20 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
         ..Table3::default()
     };
     let hints = [
-        (1, "Flash devices do incur latency: larger IOs are beneficial, even for reads.", format!("Confirmed on {name}."), "SR 4KiB: 70 us; SR 32KiB: 210 us", "agrees"),
-        (3, "Blocks should be aligned to flash pages.", "Alignment hardly matters for RW here.".to_string(), "RW aligned 1.2 ms", "differs from the paper"),
+        (
+            1,
+            "Flash devices do incur latency: larger IOs are beneficial, even for reads.",
+            format!("Confirmed on {name}."),
+            "SR 4KiB: 70 us; SR 32KiB: 210 us",
+            "agrees",
+        ),
+        (
+            3,
+            "Blocks should be aligned to flash pages.",
+            "Alignment hardly matters for RW here.".to_string(),
+            "RW aligned 1.2 ms",
+            "differs from the paper",
+        ),
     ];
     let summary = SuiteSummary {
         suite: "uflip".into(),
@@ -413,7 +427,10 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
             SummaryTable {
                 id: "uflip-table3".into(),
                 title: "uFLIP Table 3 row".into(),
-                paragraphs: vec!["This device's row of uFLIP Table 3.".into(), "Calibration (uFLIP section 4.2): RW start-up 16 IOs, period 8.".into()],
+                paragraphs: vec![
+                    "This device's row of uFLIP Table 3.".into(),
+                    "Calibration (uFLIP section 4.2): RW start-up 16 IOs, period 8.".into(),
+                ],
                 header: Table3::HEADER.iter().map(|h| h.to_string()).collect(),
                 rows: vec![t.cells().to_vec()],
                 compare: Compare::Rows,
@@ -424,14 +441,25 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
                 id: "uflip-hints".into(),
                 title: "uFLIP design hints".into(),
                 paragraphs: vec![],
-                header: ["#", "this device", "paper's hint", "measured", "vs paper"].map(str::to_string).to_vec(),
+                header: ["#", "this device", "paper's hint", "measured", "vs paper"]
+                    .map(str::to_string)
+                    .to_vec(),
                 rows: hints
                     .iter()
                     .map(|(n, paper, device, evidence, verdict)| {
-                        vec![n.to_string(), device.clone(), paper.to_string(), evidence.to_string(), verdict.to_string()]
+                        vec![
+                            n.to_string(),
+                            device.clone(),
+                            paper.to_string(),
+                            evidence.to_string(),
+                            verdict.to_string(),
+                        ]
                     })
                     .collect(),
-                compare: Compare::Column { keys: vec![0, 2], value: 1 },
+                compare: Compare::Column {
+                    keys: vec![0, 2],
+                    value: 1,
+                },
                 compare_title: None,
                 detail_only: false,
             },
@@ -439,7 +467,10 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
         findings: vec![],
         notes: vec![],
         flagged_runs: vec![],
-        detail: serde_json::json!({"table3": t}).as_object().unwrap().clone(),
+        detail: serde_json::json!({"table3": t})
+            .as_object()
+            .unwrap()
+            .clone(),
     };
     std::fs::write(
         dir.join("uflip-summary.json"),
@@ -447,21 +478,30 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
     )
     .unwrap();
     // The figures as the suite declares them: a curve per baseline.
-    let point = |run: &str, x: f64| PointSpec { run: run.into(), x, category: None };
+    let point = |run: &str, x: f64| PointSpec {
+        run: run.into(),
+        x,
+        category: None,
+    };
     let curve = |label: &str, color: usize, points: Vec<PointSpec>| CurveSpec {
         label: label.into(),
         color: Some(color),
         reference: false,
         points,
     };
-    let figure = |id: &str, title: &str, x_label: &str, x: XKind, curves: Vec<CurveSpec>| FigureSpec {
-        id: id.into(),
-        title: title.into(),
-        plot: Plot::Points { x_label: x_label.into(), x, metric: Metric::Latency },
-        curves,
-        markers: vec![],
-        wide: false,
-    };
+    let figure =
+        |id: &str, title: &str, x_label: &str, x: XKind, curves: Vec<CurveSpec>| FigureSpec {
+            id: id.into(),
+            title: title.into(),
+            plot: Plot::Points {
+                x_label: x_label.into(),
+                x,
+                metric: Metric::Latency,
+            },
+            curves,
+            markers: vec![],
+            wide: false,
+        };
     let figures = SuiteFigures {
         suite: "uflip".into(),
         groups: vec![
@@ -470,13 +510,44 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
                 title: "uFLIP micro-benchmarks".into(),
                 paragraph: "One chart per micro-benchmark.".into(),
                 figures: vec![
-                    figure("granularity", "uFLIP micro-benchmark 1 (Granularity): mean response time by IOSize", "IOSize", XKind::LogBytes, vec![
-                        curve("SR", 0, vec![point("granularity-SR-4KiB", 4096.0), point("granularity-SR-32KiB", 32768.0)]),
-                        curve("RW", 3, vec![point("granularity-RW-4KiB", 4096.0), point("granularity-RW-32KiB", 32768.0)]),
-                    ]),
-                    figure("alignment", "uFLIP micro-benchmark 2 (Alignment): mean response time by IOShift", "IOShift", XKind::CatBytes, vec![
-                        curve("RW", 3, vec![point("alignment-RW-0B", 0.0), point("alignment-RW-512B", 512.0)]),
-                    ]),
+                    figure(
+                        "granularity",
+                        "uFLIP micro-benchmark 1 (Granularity): mean response time by IOSize",
+                        "IOSize",
+                        XKind::LogBytes,
+                        vec![
+                            curve(
+                                "SR",
+                                0,
+                                vec![
+                                    point("granularity-SR-4KiB", 4096.0),
+                                    point("granularity-SR-32KiB", 32768.0),
+                                ],
+                            ),
+                            curve(
+                                "RW",
+                                3,
+                                vec![
+                                    point("granularity-RW-4KiB", 4096.0),
+                                    point("granularity-RW-32KiB", 32768.0),
+                                ],
+                            ),
+                        ],
+                    ),
+                    figure(
+                        "alignment",
+                        "uFLIP micro-benchmark 2 (Alignment): mean response time by IOShift",
+                        "IOShift",
+                        XKind::CatBytes,
+                        vec![curve(
+                            "RW",
+                            3,
+                            vec![
+                                point("alignment-RW-0B", 0.0),
+                                point("alignment-RW-512B", 512.0),
+                            ],
+                        )],
+                    ),
                 ],
             },
             FigureGroup {
@@ -485,7 +556,8 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
                 paragraph: "The calibration runs.".into(),
                 figures: vec![FigureSpec {
                     id: "cal-RW".into(),
-                    title: "uFLIP Figures 3-5: latency over IO number, RW baseline calibration run".into(),
+                    title: "uFLIP Figures 3-5: latency over IO number, RW baseline calibration run"
+                        .into(),
                     plot: Plot::Timeline,
                     curves: vec![curve("RW", 3, vec![point("calibrate-RW", 0.0)])],
                     markers: vec![],

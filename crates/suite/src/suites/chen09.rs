@@ -6,8 +6,8 @@ use flashlab_results::RunSummary;
 
 use super::{experiment, experiments, paper_summary, parse, ConfigError, Suite, SummaryInput};
 use crate::figures::{
-    by_series_figure, cdf_figure, series_figure, CurveSpec, FigureSpec, Metric,
-    Plot, PointSpec, SuiteFigures, XKind,
+    by_series_figure, cdf_figure, series_figure, CurveSpec, FigureSpec, Metric, Plot, PointSpec,
+    SuiteFigures, XKind,
 };
 use crate::findings::{find, finding, ratio, slower, Finding, Row};
 use crate::papers::{self, PaperConfig};

@@ -23,9 +23,10 @@ fn q(section: &str, text: &str) -> Option<Quote> {
 /// The break-even of one index series against the scan: `Ok(selectivity)`,
 /// or `Err(largest tested)` when the index wins at every tested selectivity.
 fn break_even_of(scan_ns: f64, points: &[(f64, f64)]) -> Option<Result<f64, f64>> {
-    let largest = points.iter().map(|p| p.0).fold(None, |m: Option<f64>, v| {
-        Some(m.map_or(v, |m| m.max(v)))
-    })?;
+    let largest = points
+        .iter()
+        .map(|p| p.0)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))?;
     Some(break_even(scan_ns, points).ok_or(largest))
 }
 
@@ -204,9 +205,27 @@ impl Suite for Hudlet11 {
             (!of.is_empty()).then(|| series_figure(e, title, x_label, x, metric, &of))
         };
         let figures = [
-            line("pagesize-empty", "Hudlet & Schall section 5: throughput by page size on an empty drive", "page size", XKind::LogBytes, Metric::Bandwidth),
-            line("pagesize-full", "Hudlet & Schall section 5: throughput by page size on a full drive", "page size", XKind::LogBytes, Metric::Bandwidth),
-            line("queue-depth", "Hudlet & Schall Figure 6: random-read throughput by queue depth", "queue depth", XKind::Log, Metric::Iops),
+            line(
+                "pagesize-empty",
+                "Hudlet & Schall section 5: throughput by page size on an empty drive",
+                "page size",
+                XKind::LogBytes,
+                Metric::Bandwidth,
+            ),
+            line(
+                "pagesize-full",
+                "Hudlet & Schall section 5: throughput by page size on a full drive",
+                "page size",
+                XKind::LogBytes,
+                Metric::Bandwidth,
+            ),
+            line(
+                "queue-depth",
+                "Hudlet & Schall Figure 6: random-read throughput by queue depth",
+                "queue depth",
+                XKind::Log,
+                Metric::Iops,
+            ),
             break_even_figure(plan, runs),
         ]
         .into_iter()

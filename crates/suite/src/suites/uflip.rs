@@ -7,8 +7,7 @@ use serde::Serialize;
 
 use super::{base_summary, experiment, parse, ConfigError, Suite, SummaryInput};
 use crate::figures::{
-    series_figure, CurveSpec, FigureGroup, FigureSpec, Metric, Plot, PointSpec, SuiteFigures,
-    XKind,
+    series_figure, CurveSpec, FigureGroup, FigureSpec, Metric, Plot, PointSpec, SuiteFigures, XKind,
 };
 use crate::plan::Plan;
 use crate::runner::{Calibration, RunOutcome};

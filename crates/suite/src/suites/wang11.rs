@@ -62,16 +62,27 @@ impl Suite for Wang11 {
         for e in experiments(plan) {
             let runs = experiment(plan, e);
             let line = |title: &str| {
-                series_figure(e, title, "request size", XKind::LogBytes, Metric::Bandwidth, &runs)
+                series_figure(
+                    e,
+                    title,
+                    "request size",
+                    XKind::LogBytes,
+                    Metric::Bandwidth,
+                    &runs,
+                )
             };
             match e {
-                "fig1" => figures.push(line("Wang et al. Figure 1: sequential throughput by request size")),
+                "fig1" => figures.push(line(
+                    "Wang et al. Figure 1: sequential throughput by request size",
+                )),
                 "fig2" => {
                     figures.push(line("Wang et al. Figure 2: random throughput by request size, 1 outstanding IO (the bathtub effect)"));
                     let four: Vec<_> = runs.iter().copied().filter(|r| r.value == 4096.0).collect();
                     figures.push(cdf_figure("fig4", "Wang et al. Figure 4: response-time CDFs of 4 KiB random reads, writes and a 50/50 mix (1 outstanding IO)", &four));
                 }
-                "fig3" => figures.push(line("Wang et al. Figure 3: random throughput by request size, 30 outstanding IOs")),
+                "fig3" => figures.push(line(
+                    "Wang et al. Figure 3: random throughput by request size, 30 outstanding IOs",
+                )),
                 _ => {}
             }
         }
