@@ -14,7 +14,7 @@ use std::path::Path;
 
 use flashlab_suite::figures::{FigureSpec, Metric, Plot, SuiteFigures, XKind, FIGURES};
 use flashlab_suite::plan::Plan;
-use flashlab_suite::summary::{Compare, SuiteSummary};
+use flashlab_suite::summary::{Compare, SuiteSummary, SummaryTable};
 
 use crate::charts::{self, HALF, WIDE};
 use crate::model::{Analysis, DeviceReport, RunReport, Section, Table};
@@ -607,28 +607,24 @@ fn device_sections(s: &SuiteData, d: &DeviceReport) -> Vec<Section> {
 /// The suite's summary tables, device by device.
 fn compare_tables(group: &[&(&DeviceReport, SuiteData)]) -> Vec<Section> {
     let mut out = Vec::new();
-    let mut ids: Vec<(String, String, Compare, Vec<String>, Option<String>)> = Vec::new();
+    // The first device's version of each table: its id, title and columns.
+    let mut firsts: Vec<&SummaryTable> = Vec::new();
     for (_, s) in group {
         for t in s.summary.iter().flat_map(|x| &x.tables) {
-            if t.compare != Compare::None && !ids.iter().any(|i| i.0 == t.id) {
-                ids.push((
-                    t.id.clone(),
-                    t.title.clone(),
-                    t.compare.clone(),
-                    t.header.clone(),
-                    t.compare_title.clone(),
-                ));
+            if t.compare != Compare::None && !firsts.iter().any(|f| f.id == t.id) {
+                firsts.push(t);
             }
         }
     }
-    for (id, title, compare, header, compare_title) in ids {
+    for first in firsts {
+        let (id, title, compare, header) = (&first.id, &first.title, &first.compare, &first.header);
         let table_of = |s: &SuiteData| {
             s.summary
                 .as_ref()
-                .and_then(|x| x.tables.iter().find(|t| t.id == id))
+                .and_then(|x| x.tables.iter().find(|t| &t.id == id))
                 .cloned()
         };
-        let table = match &compare {
+        let table = match compare {
             Compare::Rows => Table {
                 header: std::iter::once("Device".to_string())
                     .chain(header.iter().cloned())
@@ -681,8 +677,11 @@ fn compare_tables(group: &[&(&DeviceReport, SuiteData)]) -> Vec<Section> {
             Compare::None => continue,
         };
         out.push(Section {
-            id,
-            title: compare_title.unwrap_or_else(|| format!("{title}, side by side")),
+            id: id.clone(),
+            title: first
+                .compare_title
+                .clone()
+                .unwrap_or_else(|| format!("{title}, side by side")),
             paragraphs: vec![format!(
                 "{title} of each device ({}):",
                 match compare {
