@@ -35,6 +35,10 @@ pub struct ValidateArgs {
     /// Rewrite the scoreboard section of this Markdown file (docs/profiles.md).
     #[arg(long, value_name = "FILE")]
     pub update_doc: Option<PathBuf>,
+
+    /// Also write the scoreboard as an offline HTML page (the report's layout).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// One suite run: its summary JSON, or why there is none.
@@ -181,6 +185,10 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
     if let Some(doc) = &args.update_doc {
         update_doc(doc, &rows, &papers, &profiles, &total, args.quick)?;
     }
+    if let Some(path) = &args.html {
+        std::fs::write(path, html_page(&rows, &papers, &profiles, &total, &notes))
+            .map_err(|e| CliError::user(format!("--html {}: {e}", path.display())))?;
+    }
     if args.json {
         let v = serde_json::json!({
             "rows": rows,
@@ -196,6 +204,91 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
         }
     }
     Ok(())
+}
+
+/// The scoreboard as a report page: the scores, then one table per paper.
+fn html_page(
+    rows: &[Row],
+    papers: &BTreeMap<String, Score>,
+    profiles: &BTreeMap<String, Score>,
+    total: &Score,
+    notes: &[String],
+) -> String {
+    use flashlab_report::model::{Section, Table};
+    let scores = |m: &BTreeMap<String, Score>| {
+        m.iter()
+            .map(|(k, s)| {
+                vec![
+                    k.clone(),
+                    s.passed.to_string(),
+                    s.rows.to_string(),
+                    s.show(),
+                ]
+            })
+            .collect::<Vec<_>>()
+    };
+    let header = |first: &str| {
+        [first, "passed", "rows", "score"]
+            .map(str::to_string)
+            .to_vec()
+    };
+    let mut sections = vec![Section {
+        id: "validate-scores".into(),
+        title: format!("Score: {}", total.show()),
+        paragraphs: std::iter::once("Every number the papers publish about a device a simulator profile models, next to the simulated number, with the tolerance of crates/suite/validate/tolerances.toml (each with its reason) and a verdict.".to_string())
+            .chain(notes.iter().map(|n| format!("Note: {n}")))
+            .collect(),
+        tables: vec![
+            Table { header: header("paper"), rows: scores(papers) },
+            Table { header: header("profile"), rows: scores(profiles) },
+        ],
+        charts: Vec::new(),
+    }];
+    for paper in papers.keys() {
+        sections.push(Section {
+            id: format!("validate-{paper}"),
+            title: format!("{paper}: published vs simulated"),
+            paragraphs: Vec::new(),
+            tables: vec![Table {
+                header: [
+                    "profile",
+                    "source",
+                    "number",
+                    "published",
+                    "simulated",
+                    "tolerance",
+                    "verdict",
+                ]
+                .map(str::to_string)
+                .to_vec(),
+                rows: rows
+                    .iter()
+                    .filter(|r| &r.paper == paper)
+                    .map(|r| {
+                        vec![
+                            r.profile.clone(),
+                            r.source.clone(),
+                            r.what.clone(),
+                            r.published.show(),
+                            r.simulated.show(),
+                            r.tolerance.clone(),
+                            format!("{:?}", r.verdict).to_lowercase(),
+                        ]
+                    })
+                    .collect(),
+            }],
+            charts: Vec::new(),
+        });
+    }
+    flashlab_report::Report {
+        format: flashlab_report::model::REPORT_FORMAT,
+        generator: format!("flashlab {}", env!("CARGO_PKG_VERSION")),
+        title: "flashlab validate: published vs simulated".into(),
+        devices: Vec::new(),
+        comparisons: Vec::new(),
+        sections,
+    }
+    .render(flashlab_report::ReportFormat::Html)
 }
 
 struct RemoveOnDrop(PathBuf);

@@ -5,8 +5,11 @@ use std::process::Command;
 
 #[test]
 fn validate_quick_scores_every_table3_cell_of_the_seven_devices() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let page = dir.path().join("validate.html");
     let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(["validate", "--quick", "--json"])
+        .args(["validate", "--quick", "--json", "--html"])
+        .arg(&page)
         .output()
         .unwrap();
     assert!(
@@ -30,6 +33,11 @@ fn validate_quick_scores_every_table3_cell_of_the_seven_devices() {
     assert_eq!(s["rows"], 84);
     assert!(s["passed"].as_u64().unwrap() <= 84);
     assert_eq!(v["scores"]["profiles"].as_object().unwrap().len(), 7);
+    // The validation page: the scores and the paper's rows.
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("Score: "), "no score on the page");
+    assert!(html.contains("uflip: published vs simulated"));
+    assert!(html.matches("<tr>").count() >= 84);
     // Every tolerance carries its reason.
     for t in v["tolerances"].as_array().unwrap() {
         assert!(t["reason"].as_str().unwrap().len() > 40);

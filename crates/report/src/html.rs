@@ -169,6 +169,13 @@ pub fn render(r: &Report) -> String {
     for (di, d) in r.devices.iter().enumerate() {
         device(&mut o, di, d);
     }
+    // A report of no device (the `flashlab validate` scoreboard): its
+    // sections alone.
+    if r.devices.is_empty() {
+        for s in &r.sections {
+            section(&mut o, "page", s);
+        }
+    }
     o.push_str("</main>\n");
     let _ = write!(
         o,
