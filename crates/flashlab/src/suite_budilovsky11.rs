@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use flashlab_device::Device;
 use flashlab_suite::budilovsky11::{self, Params};
 
 use crate::error::{CliError, CliResult};
@@ -74,12 +75,28 @@ pub fn run(args: Budilovsky11Args) -> CliResult<()> {
     ))
     .map_err(CliError::user)?;
     let dir = args.results.clone().unwrap_or_else(default_dir);
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        CliError::user(format!(
-            "cannot create results directory {}: {e}",
-            dir.display()
-        ))
-    })?;
+    // A results directory like every suite's (manifest naming the suite and
+    // the simulated device), so that `flashlab report` shows it. Its
+    // experiments run on their own simulated devices, not on the executor:
+    // the directory has no runs, only the summary.
+    let spec = format!(
+        "budilovsky11,capacity={}{}",
+        p.capacity,
+        if p.extra.is_empty() {
+            String::new()
+        } else {
+            format!(",{}", p.extra)
+        }
+    );
+    let device = flashlab_sim::open_device(&spec, p.seed, 1).map_err(CliError::user)?;
+    let mut results = crate::target::create_results(Some(&dir), "budilovsky11", &device, "sim")?;
+    results
+        .set_suite(serde_json::json!({
+            "name": "budilovsky11",
+            "state_enforcement": "sequential",
+            "config": {"capacity": p.capacity, "requests": p.requests, "seed": p.seed, "set": p.extra},
+        }))
+        .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
     let quiet = args.quiet || args.json;
     let report = budilovsky11::run(&p, |what| {
         if !quiet {
@@ -97,6 +114,12 @@ pub fn run(args: Budilovsky11Args) -> CliResult<()> {
     };
     write("budilovsky11.json", &json)?;
     write("budilovsky11.md", &md)?;
+    let summary = report.summary(&device.info().name);
+    write(
+        "budilovsky11-summary.json",
+        &serde_json::to_string_pretty(&summary).expect("serializes"),
+    )?;
+    write("budilovsky11-summary.md", &summary.markdown())?;
     if args.json {
         println!("{json}");
     } else {

@@ -136,6 +136,24 @@ fn budilovsky11_cli_prints_tables_and_saves_results() {
     .unwrap();
     assert_eq!(json["figures"].as_array().unwrap().len(), 3);
     assert!(dir.path().join("res/budilovsky11.md").exists());
+    // A results directory like every suite's: the report shows its typed
+    // summary (tables, the epsilon finding quoted from the paper) generically.
+    let report = std::process::Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["report", "--format", "md", "-o", "-"])
+        .arg(dir.path().join("res"))
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    assert!(
+        md.contains("Budilovsky, Toledo & Zuck (SYSTOR 2011): findings"),
+        "{md}"
+    );
+    assert!(md.contains("the paper's convention, section 7"), "{md}");
     // a bad override is a one-line user error (exit code 2)
     let bad = std::process::Command::new(env!("CARGO_BIN_EXE_flashlab"))
         .args(["suite", "budilovsky11", "--quick", "--set", "bogus=1", "-o"])

@@ -424,3 +424,123 @@ impl Report {
         s
     }
 }
+
+impl Report {
+    /// The typed summary every suite writes (`budilovsky11-summary.json`),
+    /// so that `flashlab report` shows this suite through the same generic
+    /// path: one table per figure, Figure 10, epsilon, and the paper's claim
+    /// as a finding with its quote.
+    pub fn summary(&self, device: &str) -> crate::summary::SuiteSummary {
+        use crate::summary::{Compare, Finding, Quote, SuiteSummary, SummaryTable};
+        let table = |id: &str, title: &str, header: &[&str], rows: Vec<Vec<String>>| SummaryTable {
+            id: id.into(),
+            title: title.into(),
+            paragraphs: Vec::new(),
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows,
+            compare: Compare::None,
+            compare_title: None,
+            detail_only: false,
+        };
+        let mut tables: Vec<SummaryTable> = self
+            .figures
+            .iter()
+            .map(|f| {
+                table(
+                    &format!("budilovsky11-{}", f.name),
+                    &f.title,
+                    &[
+                        "configuration",
+                        "pattern",
+                        "data read (us)",
+                        "data write (us)",
+                        "chunk read (us)",
+                        "chunk write (us)",
+                        "GC (us)",
+                        "total (us)",
+                        "page accesses / request",
+                        "WAF",
+                    ],
+                    f.cells
+                        .iter()
+                        .map(|c| {
+                            let t = &c.chip_time;
+                            vec![
+                                c.config.clone(),
+                                c.pattern.clone(),
+                                format!("{:.1}", t.data_read_ns / 1e3),
+                                format!("{:.1}", t.data_write_ns / 1e3),
+                                format!("{:.1}", t.chunk_read_ns / 1e3),
+                                format!("{:.1}", t.chunk_write_ns / 1e3),
+                                format!("{:.1}", t.gc_ns / 1e3),
+                                format!("{:.1}", t.total_ns / 1e3),
+                                format!("{:.4}", t.page_accesses),
+                                c.write_amplification
+                                    .map(|w| format!("{w:.2}"))
+                                    .unwrap_or_else(|| "n/a".into()),
+                            ]
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        tables.push(table(
+            "budilovsky11-fig10",
+            "Figure 10: requests that needed a chunk read, by host hint-cache size",
+            &[
+                "host cache (% of the map)",
+                "random writes",
+                "50 % random writes",
+            ],
+            self.hint_sweep
+                .points
+                .iter()
+                .map(|(p, a, b)| {
+                    vec![
+                        format!("{p} %"),
+                        format!("{:.1} %", a * 100.0),
+                        format!("{:.1} %", b * 100.0),
+                    ]
+                })
+                .collect(),
+        ));
+        tables.push(table(
+            "budilovsky11-epsilon",
+            "Flash page accesses per 4 KiB request minus 1 (epsilon), small chunks + hints",
+            &[
+                "pattern",
+                "epsilon (the paper's convention, section 7: every map write counted)",
+                "epsilon (GC's map writes left out)",
+            ],
+            self.epsilon
+                .iter()
+                .zip(&self.epsilon_excluding_gc_map_writes)
+                .map(|((p, e), (_, x))| vec![p.clone(), format!("{e:.4}"), format!("{x:.4}")])
+                .collect(),
+        ));
+        let eps = self.max_epsilon();
+        let mut detail = serde_json::Map::new();
+        if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(self) {
+            detail = m;
+        }
+        SuiteSummary {
+            suite: "budilovsky11".into(),
+            title: "Budilovsky, Toledo & Zuck (SYSTOR 2011)".into(),
+            device: device.into(),
+            tables,
+            findings: vec![Finding {
+                source: "section 7".into(),
+                what: "largest epsilon over the patterns, small chunks + hints (the paper's convention)".into(),
+                measured: Some(eps),
+                text: format!("every pattern costs 1 + epsilon flash page accesses per request, epsilon <= {eps:.4}"),
+                paper: Some(Quote::new("budilovsky11", QUOTES[0].0, QUOTES[0].1)),
+            }],
+            notes: vec![format!(
+                "The paper counts the map-chunk pages written because of garbage collection as host-related ({}: \"{}\"); epsilon is reported that way.",
+                QUOTES[1].0, QUOTES[1].1
+            )],
+            flagged_runs: Vec::new(),
+            detail,
+        }
+    }
+}
