@@ -41,6 +41,8 @@ pub enum Command {
     Serve(crate::serve::ServeArgs),
     /// The papers' published numbers vs the simulator's, with tolerances and a score.
     Validate(crate::validate::ValidateArgs),
+    /// Sweep simulator parameters: every point of a grid file on local threads, one table of all (docs/python.md).
+    Sweep(crate::sweep::SweepArgs),
 }
 
 #[derive(Args, Debug)]

@@ -14,6 +14,7 @@ mod signals;
 mod sim;
 mod suite;
 mod suite_budilovsky11;
+mod sweep;
 mod target;
 mod validate;
 
@@ -46,6 +47,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report::report(args),
         Command::Serve(args) => serve::serve(args),
         Command::Validate(args) => validate::validate(args),
+        Command::Sweep(args) => sweep::sweep(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,369 @@
+//! The grid file and its expansion into points.
+//!
+//! ```toml
+//! name = "op-x-gc"
+//! device = "ssd-m,capacity=256MiB,prefill=on"   # the base simulator (what follows sim:)
+//! seeds = [1, 2]                                 # default [42]
+//!
+//! [parameters]                                   # simulator keys, each a list of values
+//! op = [0.07, 0.15, 0.28]
+//! gc = ["greedy", "cost-benefit"]
+//!
+//! [defaults]                                     # the workload: a pattern file's tables...
+//! io_size = "4KiB"
+//! [[run]]
+//! pattern = "RW"
+//! io_count = 20000
+//! # ...or  [trace] path = "t.trace", closed_loop = true, queue_depth = 8, fit = "wrap"
+//! # ...or  replicate = "results/measured"   (the pattern runs of a results directory)
+//! ```
+//!
+//! Points are the Cartesian product of the parameters (keys in alphabetical
+//! order, the first key varying slowest, values in the order written) and
+//! the seeds (varying fastest).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use flashlab_pattern::PatternArgs;
+use serde::{Deserialize, Serialize};
+
+use crate::error::SweepError;
+
+/// One value of a simulator parameter, as written in the grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ParamValue {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl fmt::Display for ParamValue {
+    /// The text of a simulator override (`key=TEXT`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamValue::Bool(b) => write!(f, "{}", if *b { "on" } else { "off" }),
+            ParamValue::Int(i) => write!(f, "{i}"),
+            ParamValue::Float(x) => write!(f, "{x}"),
+            ParamValue::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+impl ParamValue {
+    fn from_toml(key: &str, v: &toml::Value) -> Result<ParamValue, SweepError> {
+        Ok(match v {
+            toml::Value::Boolean(b) => ParamValue::Bool(*b),
+            toml::Value::Integer(i) => ParamValue::Int(*i),
+            toml::Value::Float(x) => ParamValue::Float(*x),
+            toml::Value::String(s) => {
+                if s.contains(',') || s.contains('=') {
+                    return Err(SweepError::Grid(format!(
+                        "parameter {key}: value '{s}' contains ',' or '='; give one simulator value per list entry"
+                    )));
+                }
+                ParamValue::Str(s.clone())
+            }
+            other => {
+                return Err(SweepError::Grid(format!(
+                    "parameter {key}: {} values are not simulator settings; use numbers, strings or booleans",
+                    other.type_str()
+                )))
+            }
+        })
+    }
+}
+
+/// A trace replay workload (`[trace]`), with `flashlab replay`'s options.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    pub path: PathBuf,
+    /// The trace format; detected from the first line when absent.
+    #[serde(default)]
+    pub format: Option<String>,
+    #[serde(default)]
+    pub closed_loop: bool,
+    /// Closed loop: the queue depth (default 1); open loop: the most requests in flight (default 256).
+    #[serde(default)]
+    pub queue_depth: Option<usize>,
+    /// Open loop: recorded times are divided by this.
+    #[serde(default = "one")]
+    pub speed: f64,
+    /// `error`, `wrap` or `scale`, as `flashlab replay --fit`.
+    #[serde(default = "fit_error")]
+    pub fit: String,
+}
+
+fn one() -> f64 {
+    1.0
+}
+fn fit_error() -> String {
+    "error".into()
+}
+
+/// What every point runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkloadSpec {
+    /// Pattern runs, with the pattern file's defaults applied, run in order on one device.
+    Patterns { runs: Vec<PatternArgs> },
+    /// A trace replayed on the device.
+    Trace(TraceSpec),
+    /// The pattern runs recorded in a results directory's manifest, exactly as resolved there.
+    Replicate { dir: PathBuf },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GridFile {
+    name: Option<String>,
+    device: Option<String>,
+    seeds: Option<Vec<u64>>,
+    #[serde(default)]
+    parameters: toml::Table,
+    defaults: Option<PatternArgs>,
+    #[serde(default)]
+    run: Vec<PatternArgs>,
+    trace: Option<TraceSpec>,
+    replicate: Option<PathBuf>,
+}
+
+const GRID_KEYS: &[&str] = &[
+    "name",
+    "device",
+    "seeds",
+    "parameters",
+    "defaults",
+    "run",
+    "trace",
+    "replicate",
+];
+
+/// A checked grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Grid {
+    pub name: String,
+    /// The base simulator spec (what follows `sim:`), without the parameters.
+    pub device: String,
+    /// In expansion order (alphabetical keys).
+    pub parameters: Vec<(String, Vec<ParamValue>)>,
+    pub seeds: Vec<u64>,
+    pub workload: WorkloadSpec,
+}
+
+/// One point of a grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// Position in the expansion (0-based).
+    pub index: usize,
+    /// Stable id: a hash of the base device, the parameter values and the seed.
+    pub id: String,
+    pub params: Vec<(String, ParamValue)>,
+    pub seed: u64,
+    /// The full simulator spec: the base device with the parameters as overrides.
+    pub device: String,
+}
+
+impl Grid {
+    /// Reads a grid file; relative paths in it are taken from the file's directory.
+    pub fn load(path: &Path) -> Result<Grid, SweepError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            SweepError::Grid(format!(
+                "cannot read grid file {}: {e}; check the path",
+                path.display()
+            ))
+        })?;
+        let base = path.parent().unwrap_or(Path::new(""));
+        let default_name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "sweep".into());
+        Grid::parse(&text, &path.display().to_string(), base, &default_name)
+    }
+
+    /// Parses a grid's text; `origin` names it in messages, `base_dir` anchors relative paths.
+    pub fn parse(
+        text: &str,
+        origin: &str,
+        base_dir: &Path,
+        default_name: &str,
+    ) -> Result<Grid, SweepError> {
+        let file: GridFile = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+                .map(|l| format!(" line {l}"))
+                .unwrap_or_default();
+            let msg = e.message().replace('\n', " ");
+            let msg = match msg.strip_prefix("unknown field `") {
+                Some(rest) => {
+                    let field = rest.split('`').next().unwrap_or(rest);
+                    format!(
+                        "unknown key `{field}`; a grid has {} (pattern keys go in [[run]] or [defaults])",
+                        GRID_KEYS.join(", ")
+                    )
+                }
+                None => msg,
+            };
+            SweepError::Grid(format!("{origin}{line}: {msg}"))
+        })?;
+        let device = file.device.ok_or_else(|| {
+            SweepError::Grid(format!(
+                "{origin}: no `device`; add the base simulator, e.g. device = \"ssd-m,capacity=1GiB\""
+            ))
+        })?;
+        let device = device.strip_prefix("sim:").unwrap_or(&device).to_string();
+        let mut parameters = Vec::new();
+        // toml::Table iterates in key order: alphabetical, hence stable.
+        for (key, value) in &file.parameters {
+            let values = match value {
+                toml::Value::Array(a) => a
+                    .iter()
+                    .map(|v| ParamValue::from_toml(key, v))
+                    .collect::<Result<Vec<_>, _>>()?,
+                v => vec![ParamValue::from_toml(key, v)?],
+            };
+            if values.is_empty() {
+                return Err(SweepError::Grid(format!(
+                    "{origin}: parameter {key} has no values; give a list such as {key} = [1, 2] or remove it"
+                )));
+            }
+            parameters.push((key.clone(), values));
+        }
+        let seeds = file.seeds.unwrap_or_else(|| vec![flashlab_pattern::DEFAULT_SEED]);
+        if seeds.is_empty() {
+            return Err(SweepError::Grid(format!(
+                "{origin}: seeds is empty; give at least one, e.g. seeds = [1]"
+            )));
+        }
+        let given = [
+            !file.run.is_empty(),
+            file.trace.is_some(),
+            file.replicate.is_some(),
+        ];
+        match given.iter().filter(|g| **g).count() {
+            0 => {
+                return Err(SweepError::Grid(format!(
+                "{origin}: no workload; add [[run]] tables (pattern keys), a [trace] table or replicate = \"RESULTS_DIR\""
+            )))
+            }
+            1 => {}
+            _ => {
+                return Err(SweepError::Grid(format!(
+                    "{origin}: more than one workload; keep one of [[run]], [trace] and replicate"
+                )))
+            }
+        }
+        if file.defaults.is_some() && file.run.is_empty() {
+            return Err(SweepError::Grid(format!(
+                "{origin}: [defaults] applies to [[run]] tables, and there are none"
+            )));
+        }
+        let workload = if let Some(mut t) = file.trace {
+            t.path = base_dir.join(&t.path);
+            WorkloadSpec::Trace(t)
+        } else if let Some(dir) = file.replicate {
+            WorkloadSpec::Replicate {
+                dir: base_dir.join(dir),
+            }
+        } else {
+            let defaults = file.defaults.unwrap_or_default();
+            WorkloadSpec::Patterns {
+                runs: file.run.into_iter().map(|r| r.or(&defaults)).collect(),
+            }
+        };
+        let grid = Grid {
+            name: file.name.unwrap_or_else(|| default_name.to_string()),
+            device,
+            parameters,
+            seeds,
+            workload,
+        };
+        grid.check_keys(origin)?;
+        Ok(grid)
+    }
+
+    /// A misspelt simulator key or profile would fail every point: refuse
+    /// the grid instead. A single point whose combination of values the
+    /// simulator refuses (say, too little over-provisioning for its die
+    /// count) is not a grid error: it fails alone and the others run.
+    fn check_keys(&self, origin: &str) -> Result<(), SweepError> {
+        let mut first_error = None;
+        for i in 0..self.len() {
+            match flashlab_sim::resolve_spec(&self.point(i).device) {
+                Ok(_) => return Ok(()),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        Err(SweepError::Grid(format!(
+            "{origin}: no point has a valid simulator: {}",
+            first_error.unwrap_or_default()
+        )))
+    }
+
+    /// How many points the grid has.
+    pub fn len(&self) -> usize {
+        self.parameters
+            .iter()
+            .map(|(_, v)| v.len())
+            .product::<usize>()
+            * self.seeds.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every point, in expansion order.
+    pub fn points(&self) -> Vec<Point> {
+        (0..self.len()).map(|i| self.point(i)).collect()
+    }
+
+    /// Point `index` of the expansion (mixed-radix: the last key and then the seed vary fastest).
+    pub fn point(&self, index: usize) -> Point {
+        let mut rest = index;
+        let seed = self.seeds[rest % self.seeds.len()];
+        rest /= self.seeds.len();
+        let mut params = Vec::with_capacity(self.parameters.len());
+        for (key, values) in self.parameters.iter().rev() {
+            params.push((key.clone(), values[rest % values.len()].clone()));
+            rest /= values.len();
+        }
+        params.reverse();
+        let mut device = self.device.clone();
+        for (k, v) in &params {
+            device.push_str(&format!(",{k}={v}"));
+        }
+        let id = point_id(&device, seed);
+        Point {
+            index,
+            id,
+            params,
+            seed,
+            device,
+        }
+    }
+}
+
+/// FNV-1a of the point's full device spec and seed: the same values give the
+/// same id in every version and on every machine (no std hasher, whose
+/// algorithm is not promised).
+fn point_id(device: &str, seed: u64) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in device.bytes().chain(b"|seed=".iter().copied()).chain(seed.to_string().bytes()) {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Parameter values by key, for lookups by name.
+pub fn params_map(point: &Point) -> BTreeMap<&str, &ParamValue> {
+    point.params.iter().map(|(k, v)| (k.as_str(), v)).collect()
+}

@@ -1,0 +1,60 @@
+//! Running a sweep's points on local threads (`flashlab sweep --jobs N`).
+//!
+//! Points are independent and single-threaded: N threads take the next
+//! point from a shared counter until none is left. A point that fails is
+//! recorded and the others go on.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use flashlab_results::ToolInfo;
+
+use crate::error::SweepError;
+use crate::grid::{Grid, Point};
+use crate::point::{run_point, PointOutcome, PointStatus};
+
+/// Runs every point of `grid` under `root` on `jobs` threads and returns the
+/// outcomes in expansion order. `on_done` is called (from the worker
+/// threads) after each point; a point whose own files cannot be written is
+/// reported as failed, with that error.
+pub fn run_local(
+    grid: &Grid,
+    root: &Path,
+    jobs: usize,
+    tool: &ToolInfo,
+    on_done: &(dyn Fn(&PointOutcome) + Sync),
+) -> Vec<PointOutcome> {
+    let points = grid.points();
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<PointOutcome>>> = Mutex::new(vec![None; points.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, points.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(point) = points.get(i) else { break };
+                let outcome = run_point(grid, point, root, tool)
+                    .unwrap_or_else(|e| failed(point, root, e));
+                on_done(&outcome);
+                done.lock().expect("no worker panics while holding the lock")[i] = Some(outcome);
+            });
+        }
+    });
+    done.into_inner()
+        .expect("workers joined")
+        .into_iter()
+        .map(|o| o.expect("every point ran"))
+        .collect()
+}
+
+fn failed(point: &Point, root: &Path, e: SweepError) -> PointOutcome {
+    PointOutcome {
+        point: point.clone(),
+        status: PointStatus::Failed,
+        error: Some(e.to_string()),
+        runs: Vec::new(),
+        results_dir: crate::point::point_dir(root, point),
+        wall_s: 0.0,
+        resumed: false,
+    }
+}

@@ -1,0 +1,459 @@
+//! Running one point: build the simulated device, run the workload into a
+//! results directory, and keep each run's metrics.
+//!
+//! A point is single-threaded and touches nothing outside its own directory,
+//! so points run side by side on threads, processes or machines. Its last
+//! act is writing `point.json` (atomically): a directory with a `point.json`
+//! whose status is `ok` is done, and [`run_point`] returns it without
+//! running it again (resume). Anything else is removed and run afresh.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use flashlab_device::Device;
+use flashlab_exec::{execute, replay, Hooks, Outcome, ReplayMode};
+use flashlab_pattern::{PatternArgs, PatternSpec};
+use flashlab_results::{
+    HostInfo, Manifest, ReplaySpec, ResultsDir, RunStatus, RunSummary, ToolInfo, Workload,
+};
+use flashlab_trace::{fit_to_device, Fit, Format, TraceOp};
+use serde::{Deserialize, Serialize};
+
+use crate::error::SweepError;
+use crate::grid::{Grid, Point, TraceSpec, WorkloadSpec};
+
+/// The most outstanding IOs a simulated device is opened for (as `flashlab run`).
+pub const SIM_MAX_OUTSTANDING: usize = 4096;
+
+/// The name of the completed marker in a point's directory.
+pub const POINT_FILE: &str = "point.json";
+
+/// Open loop: the most requests in flight before a request counts as late (as `flashlab replay`).
+const DEFAULT_OPEN_LOOP_IN_FLIGHT: usize = 256;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PointStatus {
+    Ok,
+    Failed,
+}
+
+/// The metrics of one run of a point: a row of the tidy table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunMetrics {
+    pub run: String,
+    /// `complete`, `failed`, ...
+    pub status: String,
+    /// Measured IOs (IOIgnore and failed IOs excluded).
+    pub ios: u64,
+    pub iops: f64,
+    pub mb_per_s: f64,
+    pub latency_mean_ns: f64,
+    pub latency_p50_ns: u64,
+    pub latency_p90_ns: u64,
+    pub latency_p99_ns: u64,
+    pub latency_p999_ns: u64,
+    pub latency_max_ns: u64,
+    /// Flash programs / host-written pages over the whole run (warm-up included).
+    pub write_amplification: Option<f64>,
+    pub flash_reads: Option<u64>,
+    pub flash_programs: Option<u64>,
+    pub flash_erases: Option<u64>,
+    pub gc_relocated_pages: Option<u64>,
+    pub erase_count_max: Option<u64>,
+}
+
+impl RunMetrics {
+    pub fn from_summary(s: &RunSummary) -> RunMetrics {
+        let d = s.device_stats.as_ref();
+        let get = |path: &[&str]| {
+            let mut v = d?;
+            for p in path {
+                v = v.get(p)?;
+            }
+            Some(v)
+        };
+        let u = |path: &[&str]| get(path).and_then(|v| v.as_u64());
+        let all = &s.stats.all;
+        RunMetrics {
+            run: s.name.clone(),
+            status: s.status.name().to_string(),
+            ios: all.ios,
+            iops: all.iops,
+            mb_per_s: all.mb_per_s,
+            latency_mean_ns: all.latency.mean_ns,
+            latency_p50_ns: all.latency.p50_ns,
+            latency_p90_ns: all.latency.p90_ns,
+            latency_p99_ns: all.latency.p99_ns,
+            latency_p999_ns: all.latency.p999_ns,
+            latency_max_ns: all.latency.max_ns,
+            write_amplification: get(&["write_amplification"]).and_then(|v| v.as_f64()),
+            flash_reads: u(&["flash", "reads", "total"]),
+            flash_programs: u(&["flash", "programs", "total"]),
+            flash_erases: u(&["flash", "erases", "total"]),
+            gc_relocated_pages: u(&["gc", "relocated_pages"]),
+            erase_count_max: u(&["erase_count", "max"]),
+        }
+    }
+}
+
+/// What a point left behind (`point.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointOutcome {
+    pub point: Point,
+    pub status: PointStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// One entry per run that ran (a failing point keeps the runs before the failure).
+    pub runs: Vec<RunMetrics>,
+    /// The point's results directory, as it was written.
+    pub results_dir: PathBuf,
+    /// Wall-clock time the point took (not a metric: it differs between identical runs).
+    pub wall_s: f64,
+    /// True when the point was found done and not run again.
+    #[serde(default)]
+    pub resumed: bool,
+}
+
+/// Where point `id` of a sweep rooted at `root` keeps its results.
+pub fn point_dir(root: &Path, point: &Point) -> PathBuf {
+    root.join("points").join(&point.id)
+}
+
+/// Runs one point of `grid` into `root/points/ID` (or returns it if already done there).
+///
+/// Errors of the point itself (a refused pattern, a device failure) are in
+/// the returned outcome, status `failed`, so that a sweep goes on; `Err` is
+/// only for the sweep's own files.
+pub fn run_point(
+    grid: &Grid,
+    point: &Point,
+    root: &Path,
+    tool: &ToolInfo,
+) -> Result<PointOutcome, SweepError> {
+    let dir = point_dir(root, point);
+    let marker = dir.join(POINT_FILE);
+    if let Ok(done) = flashlab_results::dir::read_json::<PointOutcome>(&marker) {
+        if done.status == PointStatus::Ok && done.point == *point {
+            return Ok(PointOutcome {
+                resumed: true,
+                ..done
+            });
+        }
+    }
+    if dir.exists() {
+        // An unfinished or failed attempt of this very point: ours to replace.
+        std::fs::remove_dir_all(&dir).map_err(SweepError::io(&dir))?;
+    }
+    std::fs::create_dir_all(&dir).map_err(SweepError::io(&dir))?;
+    let started = Instant::now();
+    let mut runs = Vec::new();
+    let result = simulate_into(
+        &point.device,
+        point.seed,
+        &grid.workload,
+        &dir.join("results"),
+        tool,
+        &mut runs,
+    );
+    let (status, error) = match result {
+        Ok(()) => (PointStatus::Ok, None),
+        Err(SweepError::Io { path, source }) if path.starts_with(&dir) => {
+            return Err(SweepError::Io { path, source })
+        }
+        Err(e) => (PointStatus::Failed, Some(e.to_string())),
+    };
+    let outcome = PointOutcome {
+        point: point.clone(),
+        status,
+        error,
+        runs: runs.iter().map(RunMetrics::from_summary).collect(),
+        results_dir: dir.join("results"),
+        wall_s: started.elapsed().as_secs_f64(),
+        resumed: false,
+    };
+    flashlab_results::dir::write_json_atomic(&marker, &outcome).map_err(SweepError::io(&marker))?;
+    Ok(outcome)
+}
+
+/// Runs `workload` on `sim:DEVICE` with `seed` into a new results directory
+/// `out`, and returns every run's summary. `flashlab.simulate` in Python.
+pub fn simulate(
+    device: &str,
+    seed: u64,
+    workload: &WorkloadSpec,
+    out: &Path,
+    tool: &ToolInfo,
+) -> Result<Vec<RunSummary>, SweepError> {
+    let mut runs = Vec::new();
+    simulate_into(device, seed, workload, out, tool, &mut runs)?;
+    Ok(runs)
+}
+
+fn simulate_into(
+    device_spec: &str,
+    seed: u64,
+    workload: &WorkloadSpec,
+    out: &Path,
+    tool: &ToolInfo,
+    runs: &mut Vec<RunSummary>,
+) -> Result<(), SweepError> {
+    let mut device =
+        flashlab_sim::open_device(device_spec, seed, SIM_MAX_OUTSTANDING).map_err(SweepError::Input)?;
+    let info = device.info().clone();
+    let mut results = ResultsDir::create(
+        out,
+        Manifest {
+            schema_version: flashlab_results::SCHEMA_VERSION,
+            tool: tool.clone(),
+            created_unix_s: flashlab_results::time::now_unix_s(),
+            command_line: vec![format!("sweep point: sim:{device_spec} seed={seed}")],
+            host: host_info(),
+            device: info.clone(),
+            engine: "simulator".into(),
+            suite: None,
+            runs: Vec::new(),
+        },
+    )
+    .map_err(SweepError::io(out))?;
+
+    match workload {
+        WorkloadSpec::Patterns { runs: list } => {
+            let specs = resolve_patterns(list, seed, &info)?;
+            run_specs(&mut device, &mut results, &specs, runs)
+        }
+        WorkloadSpec::Replicate { dir } => {
+            let specs = replicated_specs(dir, &info)?;
+            run_specs(&mut device, &mut results, &specs, runs)
+        }
+        WorkloadSpec::Trace(t) => run_trace(&mut device, &mut results, t, runs),
+    }
+}
+
+fn resolve_patterns(
+    list: &[PatternArgs],
+    seed: u64,
+    info: &flashlab_device::DeviceInfo,
+) -> Result<Vec<PatternSpec>, SweepError> {
+    let lbs = info.logical_block_bytes as u64;
+    let mut specs: Vec<PatternSpec> = Vec::new();
+    for (i, a) in list.iter().enumerate() {
+        let where_ = if list.len() > 1 {
+            format!("run {}: ", i + 1)
+        } else {
+            String::new()
+        };
+        // The point's seed drives every random choice, unless a run fixes its own.
+        let mut a = a.clone();
+        a.seed = a.seed.or(Some(seed));
+        let spec = a
+            .resolve(info.size_bytes)
+            .map_err(|e| SweepError::Input(format!("{where_}{e}")))?;
+        check_spec(&spec, info, lbs).map_err(|e| SweepError::Input(format!("{where_}{e}")))?;
+        if specs.iter().any(|s| s.name == spec.name) {
+            return Err(SweepError::Input(format!(
+                "{where_}two runs are named '{}'; give each run its own name",
+                spec.name
+            )));
+        }
+        specs.push(spec);
+    }
+    Ok(specs)
+}
+
+fn check_spec(
+    spec: &PatternSpec,
+    info: &flashlab_device::DeviceInfo,
+    lbs: u64,
+) -> Result<(), String> {
+    spec.check_against_device(&info.name, info.size_bytes, lbs)?;
+    if spec.max_outstanding() > SIM_MAX_OUTSTANDING {
+        return Err(format!(
+            "too many outstanding IOs ({}; at most {SIM_MAX_OUTSTANDING})",
+            spec.max_outstanding()
+        ));
+    }
+    Ok(())
+}
+
+/// The pattern runs of a results directory, as they were resolved there.
+fn replicated_specs(
+    dir: &Path,
+    info: &flashlab_device::DeviceInfo,
+) -> Result<Vec<PatternSpec>, SweepError> {
+    let manifest: Manifest = flashlab_results::dir::read_json(&dir.join("manifest.json"))
+        .map_err(|e| {
+            SweepError::Input(format!(
+                "cannot read results directory {}: {e}; replicate needs a directory written by flashlab run",
+                dir.display()
+            ))
+        })?;
+    let specs: Vec<PatternSpec> = manifest
+        .runs
+        .iter()
+        .filter_map(|r| r.workload.pattern().cloned())
+        .collect();
+    if specs.is_empty() {
+        return Err(SweepError::Input(format!(
+            "{} has no pattern runs to replicate",
+            dir.display()
+        )));
+    }
+    for s in &specs {
+        check_spec(s, info, info.logical_block_bytes as u64).map_err(|e| {
+            SweepError::Input(format!(
+                "replicating run {} of {}: {e}; give the simulated device at least the measured device's capacity",
+                s.name,
+                dir.display()
+            ))
+        })?;
+    }
+    Ok(specs)
+}
+
+fn run_specs(
+    device: &mut flashlab_sim::SimDevice,
+    results: &mut ResultsDir,
+    specs: &[PatternSpec],
+    runs: &mut Vec<RunSummary>,
+) -> Result<(), SweepError> {
+    let root = results.root().to_path_buf();
+    let planned: Vec<usize> = specs
+        .iter()
+        .map(|s| results.plan_run(&s.name, Workload::Pattern(s.clone())))
+        .collect::<Result<_, _>>()
+        .map_err(SweepError::io(&root))?;
+    for (spec, &idx) in specs.iter().zip(&planned) {
+        let mut writer = results.start_run(idx).map_err(SweepError::io(&root))?;
+        let outcome = execute(device, spec, &mut writer, Hooks::default());
+        writer.finish().map_err(SweepError::io(&root))?;
+        let (summary, error) = finish(device, results, idx, outcome, None)?;
+        runs.push(summary);
+        if let Some(e) = error {
+            return Err(SweepError::Run(format!("run {} failed: {e}", spec.name)));
+        }
+    }
+    Ok(())
+}
+
+fn finish(
+    device: &mut flashlab_sim::SimDevice,
+    results: &mut ResultsDir,
+    idx: usize,
+    outcome: Result<Outcome, flashlab_exec::ExecError>,
+    extra: Option<serde_json::Value>,
+) -> Result<(RunSummary, Option<String>), SweepError> {
+    let root = results.root().to_path_buf();
+    let (status, error) = match outcome {
+        Ok(Outcome::Complete) => (RunStatus::Complete, None),
+        Ok(Outcome::Interrupted) => (RunStatus::Interrupted, Some("interrupted".to_string())),
+        Err(e) => (RunStatus::Failed, Some(e.to_string())),
+    };
+    let mut stats = device.stats_json();
+    if let (Some(serde_json::Value::Object(m)), Some(extra)) = (&mut stats, extra) {
+        m.insert("replay".into(), extra);
+    }
+    let summary = results
+        .finish_run(idx, status, error.clone(), stats)
+        .map_err(SweepError::io(&root))?;
+    device.reset_stats();
+    results.write_summary().map_err(SweepError::io(&root))?;
+    Ok((summary, error))
+}
+
+fn run_trace(
+    device: &mut flashlab_sim::SimDevice,
+    results: &mut ResultsDir,
+    t: &TraceSpec,
+    runs: &mut Vec<RunSummary>,
+) -> Result<(), SweepError> {
+    let origin = t.path.display().to_string();
+    let text = std::fs::read_to_string(&t.path)
+        .map_err(|e| SweepError::Input(format!("cannot read trace {origin}: {e}; check the path")))?;
+    let format = match &t.format {
+        Some(f) => Format::parse(f).map_err(SweepError::Input)?,
+        None => Format::detect(&text).ok_or_else(|| {
+            SweepError::Input(format!(
+                "cannot tell the format of {origin}; set format = \"...\" in [trace] ({})",
+                Format::NAMES
+            ))
+        })?,
+    };
+    let fit = Fit::parse(&t.fit).map_err(SweepError::Input)?;
+    if !(t.speed > 0.0 && t.speed.is_finite()) {
+        return Err(SweepError::Input(format!(
+            "[trace] speed {} must be a positive number, e.g. speed = 2.0",
+            t.speed
+        )));
+    }
+    let in_flight = t.queue_depth.unwrap_or(if t.closed_loop {
+        1
+    } else {
+        DEFAULT_OPEN_LOOP_IN_FLIGHT
+    });
+    if in_flight == 0 || in_flight > SIM_MAX_OUTSTANDING {
+        return Err(SweepError::Input(format!(
+            "[trace] queue_depth must be between 1 and {SIM_MAX_OUTSTANDING}"
+        )));
+    }
+    let mut trace = flashlab_trace::parse(&text, format, &origin).map_err(SweepError::Input)?;
+    let info = device.info().clone();
+    fit_to_device(&mut trace, info.size_bytes, info.logical_block_bytes as u64, fit)
+        .map_err(|e| SweepError::Input(format!("{origin}: {e}")))?;
+    let requests = trace.iter().filter(|io| io.op != TraceOp::Flush).count() as u64;
+    let spec = ReplaySpec {
+        trace_path: origin.clone(),
+        format: format.name().to_string(),
+        requests,
+        loop_mode: if t.closed_loop { "closed_loop" } else { "open_loop" }.to_string(),
+        speed: t.speed,
+        max_outstanding: in_flight as u64,
+        fit: t.fit.clone(),
+    };
+    let name = "replay";
+    let root = results.root().to_path_buf();
+    let idx = results
+        .plan_run(name, Workload::Replay(spec))
+        .map_err(SweepError::io(&root))?;
+    let mode = if t.closed_loop {
+        ReplayMode::ClosedLoop {
+            queue_depth: in_flight,
+        }
+    } else {
+        ReplayMode::OpenLoop {
+            speed: t.speed,
+            max_outstanding: in_flight,
+        }
+    };
+    let mut writer = results.start_run(idx).map_err(SweepError::io(&root))?;
+    let outcome = replay(device, &trace, mode, &mut writer, Hooks::default());
+    writer.finish().map_err(SweepError::io(&root))?;
+    let (outcome, extra) = match outcome {
+        Ok((o, r)) => (
+            Ok(o),
+            Some(serde_json::json!({ "late_requests": r.late, "flushes": r.flushes })),
+        ),
+        Err(e) => (Err(e), None),
+    };
+    let (summary, error) = finish(device, results, idx, outcome, extra)?;
+    runs.push(summary);
+    match error {
+        Some(e) => Err(SweepError::Run(format!("replay failed: {e}"))),
+        None => Ok(()),
+    }
+}
+
+fn host_info() -> HostInfo {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into())
+    };
+    HostInfo {
+        hostname: read("/proc/sys/kernel/hostname"),
+        kernel: read("/proc/sys/kernel/osrelease"),
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+    }
+}

@@ -1,0 +1,223 @@
+//! The tidy table: one row per run of every point, its parameters then its metrics.
+//!
+//! Columns: `index`, `point` (the id), `seed`, one column per grid parameter
+//! (named as in the grid), `run`, `point_status`, `status`, the metrics of
+//! [`RunMetrics`](crate::RunMetrics) (`ios`, `iops`, ..., `erase_count_max`)
+//! and `error`. A point that failed before its first run has one row with
+//! empty metrics. Rows are in expansion order; nothing in the table depends
+//! on the wall clock, so the same grid gives the same table.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use crate::grid::Grid;
+use crate::point::{PointOutcome, PointStatus, RunMetrics};
+
+/// The metric columns, in table order.
+pub const METRIC_COLUMNS: &[&str] = &[
+    "ios",
+    "iops",
+    "mb_per_s",
+    "latency_mean_ns",
+    "latency_p50_ns",
+    "latency_p90_ns",
+    "latency_p99_ns",
+    "latency_p999_ns",
+    "latency_max_ns",
+    "write_amplification",
+    "flash_reads",
+    "flash_programs",
+    "flash_erases",
+    "gc_relocated_pages",
+    "erase_count_max",
+];
+
+/// The header of the table for `grid`.
+pub fn columns(grid: &Grid) -> Vec<String> {
+    let mut c: Vec<String> = ["index", "point", "seed"].iter().map(|s| s.to_string()).collect();
+    c.extend(grid.parameters.iter().map(|(k, _)| k.clone()));
+    c.extend(["run", "point_status", "status"].iter().map(|s| s.to_string()));
+    c.extend(METRIC_COLUMNS.iter().map(|s| s.to_string()));
+    c.push("error".into());
+    c
+}
+
+fn metric_cells(m: &RunMetrics) -> Vec<String> {
+    let o = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
+    vec![
+        m.ios.to_string(),
+        m.iops.to_string(),
+        m.mb_per_s.to_string(),
+        m.latency_mean_ns.to_string(),
+        m.latency_p50_ns.to_string(),
+        m.latency_p90_ns.to_string(),
+        m.latency_p99_ns.to_string(),
+        m.latency_p999_ns.to_string(),
+        m.latency_max_ns.to_string(),
+        m.write_amplification.map(|x| x.to_string()).unwrap_or_default(),
+        o(m.flash_reads),
+        o(m.flash_programs),
+        o(m.flash_erases),
+        o(m.gc_relocated_pages),
+        o(m.erase_count_max),
+    ]
+}
+
+/// The table's rows as text cells (the CSV's content), in the order of `outcomes`.
+pub fn rows(grid: &Grid, outcomes: &[PointOutcome]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for o in outcomes {
+        let p = &o.point;
+        let mut head = vec![p.index.to_string(), p.id.clone(), p.seed.to_string()];
+        for (key, _) in &grid.parameters {
+            let v = p.params.iter().find(|(k, _)| k == key).map(|(_, v)| v.to_string());
+            head.push(v.unwrap_or_default());
+        }
+        let point_status = match o.status {
+            PointStatus::Ok => "ok",
+            PointStatus::Failed => "failed",
+        };
+        let error = o.error.clone().unwrap_or_default();
+        if o.runs.is_empty() {
+            let mut row = head.clone();
+            row.extend([String::new(), point_status.to_string(), "failed".into()]);
+            row.extend(METRIC_COLUMNS.iter().map(|_| String::new()));
+            row.push(error);
+            out.push(row);
+            continue;
+        }
+        for m in &o.runs {
+            let mut row = head.clone();
+            row.extend([m.run.clone(), point_status.to_string(), m.status.clone()]);
+            row.extend(metric_cells(m));
+            // The point's error belongs to the run that failed (the last one).
+            row.push(if m.status == "complete" {
+                String::new()
+            } else {
+                error.clone()
+            });
+            out.push(row);
+        }
+    }
+    out
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Writes the table as CSV (`pandas.read_csv` reads it without options).
+pub fn write_csv(out: &mut impl Write, grid: &Grid, outcomes: &[PointOutcome]) -> io::Result<()> {
+    let line = |cells: &[String]| cells.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",");
+    writeln!(out, "{}", line(&columns(grid)))?;
+    for row in rows(grid, outcomes) {
+        writeln!(out, "{}", line(&row))?;
+    }
+    Ok(())
+}
+
+/// Writes the table to `path` atomically (write, rename).
+pub fn save_csv(path: &Path, grid: &Grid, outcomes: &[PointOutcome]) -> io::Result<()> {
+    let tmp = path.with_extension("csv.tmp");
+    {
+        let mut f = io::BufWriter::new(std::fs::File::create(&tmp)?);
+        write_csv(&mut f, grid, outcomes)?;
+        f.flush()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+/// Writes the table as Parquet (cargo feature `parquet`): the CSV's columns,
+/// each typed by its content (INT64 when every cell is an integer, DOUBLE
+/// when every cell is a number, else STRING), empty cells as nulls.
+#[cfg(feature = "parquet")]
+pub fn save_parquet(path: &Path, grid: &Grid, outcomes: &[PointOutcome]) -> io::Result<()> {
+    use std::sync::Arc;
+
+    use parquet::basic::{Compression, LogicalType, Repetition, Type as PhysicalType};
+    use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::types::Type;
+
+    let to_io = |e: parquet::errors::ParquetError| io::Error::other(e.to_string());
+    let names = columns(grid);
+    let rows = rows(grid, outcomes);
+    #[derive(Clone, Copy)]
+    enum Kind {
+        Int,
+        Double,
+        Text,
+    }
+    let kinds: Vec<Kind> = (0..names.len())
+        .map(|c| {
+            let cells = rows.iter().map(|r| r[c].as_str()).filter(|s| !s.is_empty());
+            if cells.clone().all(|s| s.parse::<i64>().is_ok()) {
+                Kind::Int
+            } else if cells.clone().all(|s| s.parse::<f64>().is_ok()) {
+                Kind::Double
+            } else {
+                Kind::Text
+            }
+        })
+        .collect();
+    let fields = names
+        .iter()
+        .zip(&kinds)
+        .map(|(name, kind)| {
+            let b = match kind {
+                Kind::Int => Type::primitive_type_builder(name, PhysicalType::INT64),
+                Kind::Double => Type::primitive_type_builder(name, PhysicalType::DOUBLE),
+                Kind::Text => Type::primitive_type_builder(name, PhysicalType::BYTE_ARRAY)
+                    .with_logical_type(Some(LogicalType::String)),
+            };
+            b.with_repetition(Repetition::OPTIONAL).build().map(Arc::new)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(to_io)?;
+    let schema = Arc::new(
+        Type::group_type_builder("flashlab_sweep")
+            .with_fields(fields)
+            .build()
+            .map_err(to_io)?,
+    );
+    let props = Arc::new(
+        WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .build(),
+    );
+    let tmp = path.with_extension("parquet.tmp");
+    let file = std::fs::File::create(&tmp)?;
+    let mut w = SerializedFileWriter::new(file, schema, props).map_err(to_io)?;
+    let mut rg = w.next_row_group().map_err(to_io)?;
+    let mut c = 0;
+    while let Some(mut col) = rg.next_column().map_err(to_io)? {
+        let cells: Vec<&str> = rows.iter().map(|r| r[c].as_str()).collect();
+        let def: Vec<i16> = cells.iter().map(|s| i16::from(!s.is_empty())).collect();
+        let present = cells.iter().filter(|s| !s.is_empty());
+        match kinds[c] {
+            Kind::Int => {
+                let v: Vec<i64> = present.map(|s| s.parse().unwrap_or_default()).collect();
+                col.typed::<Int64Type>().write_batch(&v, Some(&def), None)
+            }
+            Kind::Double => {
+                let v: Vec<f64> = present.map(|s| s.parse().unwrap_or_default()).collect();
+                col.typed::<DoubleType>().write_batch(&v, Some(&def), None)
+            }
+            Kind::Text => {
+                let v: Vec<ByteArray> = present.map(|s| ByteArray::from(*s)).collect();
+                col.typed::<ByteArrayType>().write_batch(&v, Some(&def), None)
+            }
+        }
+        .map_err(to_io)?;
+        col.close().map_err(to_io)?;
+        c += 1;
+    }
+    rg.close().map_err(to_io)?;
+    w.close().map_err(to_io)?;
+    std::fs::rename(&tmp, path)
+}
