@@ -143,6 +143,20 @@ const GRID_KEYS: &[&str] = &[
     "replicate",
 ];
 
+fn describe(msg: &str) -> String {
+    let msg = msg.replace('\n', " ");
+    match msg.strip_prefix("unknown field `") {
+        Some(rest) => {
+            let field = rest.split('`').next().unwrap_or(rest);
+            format!(
+                "unknown key `{field}`; a grid has {} (pattern keys go in [[run]] or [defaults])",
+                GRID_KEYS.join(", ")
+            )
+        }
+        None => msg,
+    }
+}
+
 /// A checked grid.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Grid {
@@ -198,19 +212,32 @@ impl Grid {
                 .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
                 .map(|l| format!(" line {l}"))
                 .unwrap_or_default();
-            let msg = e.message().replace('\n', " ");
-            let msg = match msg.strip_prefix("unknown field `") {
-                Some(rest) => {
-                    let field = rest.split('`').next().unwrap_or(rest);
-                    format!(
-                        "unknown key `{field}`; a grid has {} (pattern keys go in [[run]] or [defaults])",
-                        GRID_KEYS.join(", ")
-                    )
-                }
-                None => msg,
-            };
-            SweepError::Grid(format!("{origin}{line}: {msg}"))
+            SweepError::Grid(format!("{origin}{line}: {}", describe(e.message())))
         })?;
+        Grid::from_file(file, origin, base_dir, default_name)
+    }
+
+    /// The same grid written as JSON (what Python's `flashlab.sweep` passes for a dict).
+    pub fn parse_json(
+        text: &str,
+        origin: &str,
+        base_dir: &Path,
+        default_name: &str,
+    ) -> Result<Grid, SweepError> {
+        let file: GridFile = serde_json::from_str(text)
+            .map_err(|e| SweepError::Grid(format!("{origin}: {}", describe(&e.to_string()))))?;
+        Grid::from_file(file, origin, base_dir, default_name)
+    }
+
+    fn from_file(
+        file: GridFile,
+        origin: &str,
+        base_dir: &Path,
+        default_name: &str,
+    ) -> Result<Grid, SweepError> {
+        // Absolute paths: points may run in other processes, from another directory.
+        let base_dir = std::path::absolute(base_dir).unwrap_or_else(|_| base_dir.to_path_buf());
+        let base_dir = base_dir.as_path();
         let device = file.device.ok_or_else(|| {
             SweepError::Grid(format!(
                 "{origin}: no `device`; add the base simulator, e.g. device = \"ssd-m,capacity=1GiB\""

@@ -1,0 +1,33 @@
+"""flashlab from Python.
+
+- :func:`simulate` runs a pattern or a trace on the SSD simulator in-process;
+- :func:`read_results` loads any results directory into pandas DataFrames;
+- :func:`sweep` runs a grid of simulator configurations as Dask tasks;
+- :func:`fit` calibrates a simulator profile to measurements with Optuna.
+
+Errors from the Rust side are :class:`FlashlabError` with the CLI's one-line message.
+See docs/python.md.
+"""
+
+from __future__ import annotations
+
+from ._native import FlashlabError
+from ._results import RECORD_DTYPE, Results, read_records, read_results, records_frame
+from ._simulate import Simulation, simulate
+from ._sweep import load_grid, sweep
+from ._fit import FitResult, fit
+
+__all__ = [
+    "FlashlabError",
+    "FitResult",
+    "RECORD_DTYPE",
+    "Results",
+    "Simulation",
+    "fit",
+    "load_grid",
+    "read_records",
+    "read_results",
+    "records_frame",
+    "simulate",
+    "sweep",
+]

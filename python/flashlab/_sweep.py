@@ -1,0 +1,116 @@
+"""``flashlab.sweep``: a grid's points as Dask tasks.
+
+The grid expansion and the execution of a point are the Rust code of
+``flashlab sweep`` (crate flashlab-sweep); this module only schedules points
+on a Dask cluster and gathers their outcomes into the same table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+import pandas as pd
+
+from . import _native
+
+GridLike = Union[str, os.PathLike, Mapping[str, Any]]
+
+
+def load_grid(grid: GridLike) -> Dict[str, Any]:
+    """Checks a grid (a TOML file, or a dict with the same keys) and returns it resolved.
+
+    Raises:
+        FlashlabError: the grid is malformed (one line naming the problem).
+    """
+    if isinstance(grid, Mapping):
+        return json.loads(_native.parse_grid(json.dumps(dict(grid)), os.getcwd(), str(grid.get("name", "sweep"))))
+    return json.loads(_native.load_grid(os.fspath(grid)))
+
+
+def _run_point(grid_json: str, index: int, root: str) -> str:
+    """One Dask task: run point ``index`` (the GIL is released inside)."""
+    from flashlab import _native as native  # imported on the worker
+
+    return native.run_point(grid_json, index, root)
+
+
+def default_client():  # pragma: no cover - exercised through sweep()
+    """A LocalCluster with one single-threaded worker process per core."""
+    from dask.distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, dashboard_address=None)
+    return Client(cluster)
+
+
+def sweep(
+    grid: GridLike,
+    client: Any = None,
+    results: Optional[Union[str, os.PathLike]] = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Runs every point of a grid as Dask tasks and returns the tidy table.
+
+    Args:
+        grid: a grid file (TOML, as ``flashlab sweep`` reads) or a dict with its keys.
+        client: a ``dask.distributed.Client``; by default a LocalCluster with
+            one single-threaded worker per core, closed at the end. Point it
+            at any cluster (an address, dask-jobqueue, dask-kubernetes): each
+            worker writes its points under ``results``, so on several
+            machines that must be a shared file system.
+        results: the sweep directory (default ``results/sweep-NAME``); points
+            already done there are not run again.
+        progress: print a line per finished point.
+
+    Returns:
+        One row per run of every point (one row per point for a single-run
+        workload): ``index``, ``point``, ``seed``, the parameters, ``run``,
+        ``point_status``, ``status``, the metrics (``iops``,
+        ``latency_mean_ns``, ``latency_p99_ns``, ``write_amplification``,
+        ``flash_erases``...) and ``error``. Also written as ``sweep.csv``
+        (and ``sweep.parquet`` when pyarrow is installed) in ``results``.
+
+    A failing point is a row with ``point_status == "failed"`` and its
+    error; the other points complete.
+    """
+    resolved = load_grid(grid)
+    grid_json = json.dumps(resolved)
+    points = json.loads(_native.grid_points(grid_json))
+    root = Path(results) if results is not None else Path("results") / f"sweep-{resolved['name']}"
+    root.mkdir(parents=True, exist_ok=True)
+    root = root.resolve()
+    (root / "grid.json").write_text(json.dumps(resolved, indent=1) + "\n")
+
+    own = client is None
+    if own:
+        client = default_client()
+    try:
+        from dask.distributed import as_completed
+
+        futures = [
+            client.submit(_run_point, grid_json, p["index"], str(root), key=f"flashlab-point-{p['id']}", pure=False)
+            for p in points
+        ]
+        outcomes: List[str] = []
+        for fut in as_completed(futures):
+            text = fut.result()
+            outcomes.append(text)
+            if progress:
+                o = json.loads(text)
+                state = "done earlier" if o.get("resumed") else o["status"]
+                print(f"point {o['point']['index'] + 1}/{len(points)} {o['point']['id']}: {state} {o.get('error') or ''}")
+    finally:
+        if own:
+            cluster = client.cluster
+            client.close()
+            cluster.close()
+    csv = root / "sweep.csv"
+    _native.write_table(grid_json, outcomes, str(csv))
+    table = pd.read_csv(csv, keep_default_na=False, na_values=[""])
+    try:
+        table.to_parquet(root / "sweep.parquet", index=False)
+    except ImportError:
+        pass  # no pyarrow/fastparquet: the CSV is the table
+    return table

@@ -1,0 +1,138 @@
+//! `flashlab._native`: the Rust side of the Python package. Thin: every
+//! function calls `flashlab-sweep` (the same code as `flashlab sweep`) and
+//! passes JSON text across; long calls release the GIL so that threads
+//! (and Dask workers with several threads) run simulations in parallel.
+
+use std::path::{Path, PathBuf};
+
+use flashlab_results::ToolInfo;
+use flashlab_sweep::{Grid, SweepError, WorkloadSpec};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+create_exception!(
+    flashlab,
+    FlashlabError,
+    PyException,
+    "A flashlab error: the message is the CLI's one-line message."
+);
+
+fn err(e: impl std::fmt::Display) -> PyErr {
+    FlashlabError::new_err(e.to_string())
+}
+
+fn sweep_err(e: SweepError) -> PyErr {
+    err(e)
+}
+
+fn tool() -> ToolInfo {
+    ToolInfo {
+        name: "flashlab-python".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        git_commit: "unknown".into(),
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> PyResult<String> {
+    serde_json::to_string(v).map_err(err)
+}
+
+fn grid_from_json(grid_json: &str) -> PyResult<Grid> {
+    serde_json::from_str(grid_json).map_err(|e| err(format!("internal: bad grid JSON: {e}")))
+}
+
+/// Loads and checks a grid file (TOML); returns the grid as JSON.
+#[pyfunction]
+fn load_grid(path: PathBuf) -> PyResult<String> {
+    to_json(&Grid::load(&path).map_err(sweep_err)?)
+}
+
+/// Checks a grid given as JSON text (a Python dict with the grid file's
+/// keys); relative paths are taken from `base_dir`. Returns the checked grid as JSON.
+#[pyfunction]
+fn parse_grid(text: &str, base_dir: PathBuf, name: &str) -> PyResult<String> {
+    to_json(&Grid::parse_json(text, "grid", &base_dir, name).map_err(sweep_err)?)
+}
+
+/// Every point of a grid (JSON list), in expansion order.
+#[pyfunction]
+fn grid_points(grid_json: &str) -> PyResult<String> {
+    to_json(&grid_from_json(grid_json)?.points())
+}
+
+/// Runs point `index` of the grid under `root/points/ID` (or returns it if
+/// done there already); returns its outcome as JSON. The GIL is released
+/// while the point runs.
+#[pyfunction]
+fn run_point(py: Python<'_>, grid_json: &str, index: usize, root: PathBuf) -> PyResult<String> {
+    let grid = grid_from_json(grid_json)?;
+    if index >= grid.len() {
+        return Err(err(format!(
+            "point {index} does not exist; the grid has {} points",
+            grid.len()
+        )));
+    }
+    let point = grid.point(index);
+    let outcome = py
+        .detach(|| flashlab_sweep::run_point(&grid, &point, &root, &tool()))
+        .map_err(sweep_err)?;
+    to_json(&outcome)
+}
+
+/// Writes the tidy table of the given outcomes (JSON texts) as CSV at `path`.
+#[pyfunction]
+fn write_table(grid_json: &str, outcomes: Vec<String>, path: PathBuf) -> PyResult<()> {
+    let grid = grid_from_json(grid_json)?;
+    let mut list: Vec<flashlab_sweep::PointOutcome> = outcomes
+        .iter()
+        .map(|o| serde_json::from_str(o).map_err(|e| err(format!("internal: bad outcome: {e}"))))
+        .collect::<PyResult<_>>()?;
+    list.sort_by_key(|o| o.point.index);
+    flashlab_sweep::table::save_csv(&path, &grid, &list)
+        .map_err(|e| err(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Runs a workload on `sim:DEVICE` into a new results directory `out`;
+/// returns the runs' summaries (JSON list). `workload_json` is a
+/// `WorkloadSpec`: `{"kind": "patterns", "runs": [...]}` or `{"kind": "trace", ...}`.
+/// The GIL is released while the simulation runs.
+#[pyfunction]
+fn simulate(
+    py: Python<'_>,
+    device: &str,
+    workload_json: &str,
+    seed: u64,
+    out: PathBuf,
+) -> PyResult<String> {
+    let workload: WorkloadSpec = serde_json::from_str(workload_json).map_err(|e| {
+        err(format!(
+            "workload: {e}; a pattern takes the keys of a pattern file's [[run]] (pattern, io_size, io_count, ...)"
+        ))
+    })?;
+    let device = device.strip_prefix("sim:").unwrap_or(device).to_string();
+    let runs = py
+        .detach(|| flashlab_sweep::simulate(&device, seed, &workload, Path::new(&out), &tool()))
+        .map_err(sweep_err)?;
+    to_json(&runs)
+}
+
+/// The fully resolved simulator profile of a spec (`ssd-m,op=0.2`), as TOML.
+#[pyfunction]
+fn profile_toml(spec: &str) -> PyResult<String> {
+    let spec = spec.strip_prefix("sim:").unwrap_or(spec);
+    Ok(flashlab_sim::resolve_spec(spec).map_err(err)?.to_toml())
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("FlashlabError", m.py().get_type::<FlashlabError>())?;
+    m.add_function(wrap_pyfunction!(load_grid, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_grid, m)?)?;
+    m.add_function(wrap_pyfunction!(grid_points, m)?)?;
+    m.add_function(wrap_pyfunction!(run_point, m)?)?;
+    m.add_function(wrap_pyfunction!(write_table, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_toml, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,97 @@
+"""flashlab.sweep on a Dask LocalCluster, and its agreement with `flashlab sweep`."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pandas as pd
+import pytest
+
+import flashlab
+
+# Small, quick points: a prefilled 128 MiB device under random 4 KiB writes.
+GRID = {
+    "name": "small",
+    "device": "ssd-m,capacity=128MiB,channels=2,cache=off,prefill=on",
+    "seeds": [1, 2],
+    "parameters": {"op": [0.15, 0.3], "gc": ["greedy", "fifo"]},
+    "run": [{"pattern": "RW", "io_size": "4KiB", "io_count": 6000, "io_ignore": 2000}],
+}
+
+METRICS = ["ios", "iops", "latency_mean_ns", "latency_p99_ns", "write_amplification", "flash_erases"]
+
+
+def test_a_sweep_returns_one_row_per_point_with_its_parameters(client, tmp_path):
+    table = flashlab.sweep(GRID, client=client, results=tmp_path / "s")
+    assert len(table) == 2 * 2 * 2
+    assert list(table["index"]) == list(range(8))
+    got = set(zip(table["op"], table["gc"], table["seed"]))
+    assert got == {(op, gc, s) for op in (0.15, 0.3) for gc in ("greedy", "fifo") for s in (1, 2)}
+    assert (table["point_status"] == "ok").all()
+    assert (table["ios"] == 4000).all()
+    # More over-provisioning, less write amplification (same policy, same seed).
+    by = table.set_index(["gc", "seed", "op"])["write_amplification"]
+    for gc in ("greedy", "fifo"):
+        for s in (1, 2):
+            assert by[(gc, s, 0.3)] < by[(gc, s, 0.15)]
+    assert (tmp_path / "s" / "sweep.csv").exists()
+
+
+def test_the_same_grid_twice_gives_identical_metrics(client, tmp_path):
+    a = flashlab.sweep(GRID, client=client, results=tmp_path / "a")
+    b = flashlab.sweep(GRID, client=client, results=tmp_path / "b")
+    pd.testing.assert_frame_equal(a[["point"] + METRICS], b[["point"] + METRICS])
+    # Different seeds are different experiments.
+    s1 = a[a.seed == 1][METRICS[2:4]].to_numpy()
+    s2 = a[a.seed == 2][METRICS[2:4]].to_numpy()
+    assert (s1 != s2).any()
+
+
+def test_a_failing_point_does_not_stop_the_others(client, tmp_path):
+    grid = dict(GRID, seeds=[1], parameters={"op": [0.01, 0.3]})  # op=0.01 leaves too few spare blocks
+    table = flashlab.sweep(grid, client=client, results=tmp_path / "f")
+    assert len(table) == 2
+    bad = table[table.op == 0.01].iloc[0]
+    good = table[table.op == 0.3].iloc[0]
+    assert bad.point_status == "failed"
+    assert "over-provisioning" in bad.error
+    assert good.point_status == "ok" and good.ios == 4000
+
+
+def test_a_finished_sweep_resumes_without_running_points_again(client, tmp_path):
+    first = flashlab.sweep(GRID, client=client, results=tmp_path / "r")
+    marker = next((tmp_path / "r" / "points").glob("*/point.json"))
+    before = marker.stat().st_mtime_ns
+    again = flashlab.sweep(GRID, client=client, results=tmp_path / "r")
+    assert marker.stat().st_mtime_ns == before
+    pd.testing.assert_frame_equal(first, again)
+
+
+def test_python_and_cli_sweeps_give_the_same_table(client, tmp_path, flashlab_bin):
+    grid_file = tmp_path / "g.toml"
+    grid_file.write_text(
+        """
+name = "small"
+device = "ssd-m,capacity=128MiB,channels=2,cache=off,prefill=on"
+seeds = [1, 2]
+[parameters]
+op = [0.15, 0.3]
+gc = ["greedy", "fifo"]
+[[run]]
+pattern = "RW"
+io_size = "4KiB"
+io_count = 6000
+io_ignore = 2000
+"""
+    )
+    subprocess.run([flashlab_bin, "sweep", str(grid_file), "--jobs", "2", "--results", str(tmp_path / "cli"), "-q"], check=True)
+    cli = pd.read_csv(tmp_path / "cli" / "sweep.csv")
+    py = flashlab.sweep(grid_file, client=client, results=tmp_path / "py")
+    pd.testing.assert_frame_equal(cli[["point", "op", "gc"] + METRICS], py[["point", "op", "gc"] + METRICS])
+
+
+def test_a_bad_grid_is_one_line_naming_the_problem():
+    with pytest.raises(flashlab.FlashlabError, match="override opp=0.1: unknown field .opp."):
+        flashlab.sweep(dict(GRID, parameters={"opp": [0.1]}))
+    with pytest.raises(flashlab.FlashlabError, match="no workload"):
+        flashlab.load_grid({"device": "ssd-m"})
