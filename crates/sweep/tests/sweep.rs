@@ -1,0 +1,158 @@
+//! Grids, points and tables as a user of `flashlab sweep` meets them.
+
+use std::path::Path;
+
+use flashlab_results::ToolInfo;
+use flashlab_sweep::{local, run_point, table, Grid, ParamValue, PointStatus, SweepError};
+
+const GRID: &str = r#"
+name = "small"
+device = "ssd-m,capacity=128MiB,channels=2,cache=off,prefill=on"
+seeds = [1, 2]
+
+[parameters]
+op = [0.15, 0.3]
+gc = ["greedy", "fifo"]
+
+[[run]]
+pattern = "RW"
+io_size = "4KiB"
+io_count = 8000
+io_ignore = 2000
+"#;
+
+fn grid(text: &str) -> Result<Grid, SweepError> {
+    Grid::parse(text, "g.toml", Path::new("."), "g")
+}
+
+fn tool() -> ToolInfo {
+    ToolInfo {
+        name: "test".into(),
+        version: "0".into(),
+        git_commit: "unknown".into(),
+    }
+}
+
+#[test]
+fn points_are_the_product_of_parameters_and_seeds_in_a_fixed_order() {
+    let g = grid(GRID).unwrap();
+    assert_eq!(g.len(), 8);
+    let points = g.points();
+    // Keys alphabetical (gc before op), the last key then the seed vary fastest.
+    let label = |i: usize| {
+        let p = &points[i];
+        format!("{}|{}|{}", p.params[0].1, p.params[1].1, p.seed)
+    };
+    assert_eq!(label(0), "greedy|0.15|1");
+    assert_eq!(label(1), "greedy|0.15|2");
+    assert_eq!(label(2), "greedy|0.3|1");
+    assert_eq!(label(7), "fifo|0.3|2");
+    assert_eq!(
+        points[2].device,
+        "ssd-m,capacity=128MiB,channels=2,cache=off,prefill=on,gc=greedy,op=0.3"
+    );
+}
+
+#[test]
+fn point_ids_depend_on_values_not_on_position() {
+    let g = grid(GRID).unwrap();
+    let more = grid(&GRID.replace("op = [0.15, 0.3]", "op = [0.1, 0.15, 0.3]")).unwrap();
+    let p = g.points().into_iter().find(|p| p.index == 2).unwrap();
+    let same = more
+        .points()
+        .into_iter()
+        .find(|q| q.params == p.params && q.seed == p.seed)
+        .unwrap();
+    assert_ne!(same.index, p.index);
+    assert_eq!(same.id, p.id);
+    // Pinned: ids must not change between versions (a sweep resumes by id).
+    assert_eq!(p.id, grid(GRID).unwrap().point(2).id);
+    assert_eq!(p.id.len(), 16);
+    let ids: std::collections::BTreeSet<_> = g.points().into_iter().map(|p| p.id).collect();
+    assert_eq!(ids.len(), 8);
+}
+
+#[test]
+fn bad_grids_are_one_line_naming_the_fix() {
+    let e = grid(&GRID.replace("seeds = [1, 2]", "seed = [1]")).unwrap_err();
+    assert!(e.to_string().contains("unknown key `seed`"), "{e}");
+    let e = grid(&GRID.replace("op = [0.15, 0.3]", "opp = [0.15]")).unwrap_err();
+    assert!(e.to_string().contains("opp"), "{e}");
+    let e = grid("device = \"ssd-m\"\n").unwrap_err();
+    assert!(e.to_string().contains("no workload"), "{e}");
+    let e = grid(&format!("{GRID}\n[trace]\npath = \"t\"\n")).unwrap_err();
+    assert!(e.to_string().contains("more than one workload"), "{e}");
+    for e in [e] {
+        assert!(e.is_user_error());
+        assert_eq!(e.to_string().lines().count(), 1);
+    }
+    let values = grid(GRID).unwrap().parameters[1].1.clone();
+    assert_eq!(values, vec![ParamValue::Float(0.15), ParamValue::Float(0.3)]);
+}
+
+#[test]
+fn a_point_runs_into_its_own_directory_and_resumes_from_its_marker() {
+    let g = grid(GRID).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = g.point(0);
+    let first = run_point(&g, &p, dir.path(), &tool()).unwrap();
+    assert_eq!(first.status, PointStatus::Ok);
+    assert!(!first.resumed);
+    assert_eq!(first.runs.len(), 1);
+    assert_eq!(first.runs[0].ios, 6000);
+    assert!(first.runs[0].write_amplification.unwrap() > 1.0);
+    assert!(dir
+        .path()
+        .join("points")
+        .join(&p.id)
+        .join("results/runs/001-RW/records.bin")
+        .exists());
+    let again = run_point(&g, &p, dir.path(), &tool()).unwrap();
+    assert!(again.resumed);
+    assert_eq!(again.runs, first.runs);
+}
+
+#[test]
+fn a_failing_point_is_reported_and_the_others_complete() {
+    let g = grid(
+        &GRID
+            .replace("op = [0.15, 0.3]", "op = [0.01, 0.3]")
+            .replace("seeds = [1, 2]", "seeds = [1]"),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let outcomes = local::run_local(&g, dir.path(), 2, &tool(), &|_| {});
+    assert_eq!(outcomes.len(), 4);
+    for o in &outcomes {
+        let op = &o.point.params[1].1;
+        if *op == ParamValue::Float(0.01) {
+            assert_eq!(o.status, PointStatus::Failed);
+            assert!(o.error.as_deref().unwrap().contains("over-provisioning"));
+        } else {
+            assert_eq!(o.status, PointStatus::Ok, "{:?}", o.error);
+        }
+    }
+    let mut csv = Vec::new();
+    table::write_csv(&mut csv, &g, &outcomes).unwrap();
+    let text = String::from_utf8(csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5);
+    assert!(lines[0].starts_with("index,point,seed,gc,op,run,point_status,status,ios,"));
+    assert!(lines[1].contains(",greedy,0.01,,failed,failed,"), "{}", lines[1]);
+}
+
+#[test]
+fn the_same_grid_gives_the_same_table_on_any_number_of_threads() {
+    let g = grid(GRID).unwrap();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let one = local::run_local(&g, a.path(), 1, &tool(), &|_| {});
+    let two = local::run_local(&g, b.path(), 2, &tool(), &|_| {});
+    let csv = |o| {
+        let mut v = Vec::new();
+        table::write_csv(&mut v, &g, o).unwrap();
+        String::from_utf8(v).unwrap()
+    };
+    assert_eq!(csv(&one), csv(&two));
+    // Different seeds are different experiments.
+    assert_ne!(one[0].runs[0].latency_mean_ns, one[1].runs[0].latency_mean_ns);
+}
