@@ -1,0 +1,66 @@
+//! `flashlab sweep` as a user meets it: the table, resuming, a failing point, bad grids.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn flashlab(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("flashlab runs")
+}
+
+const GRID: &str = r#"
+device = "ssd-m,capacity=128MiB,channels=2,cache=off,prefill=on"
+seeds = [1]
+[parameters]
+op = [0.01, 0.15, 0.3]
+[[run]]
+pattern = "RW"
+io_size = "4KiB"
+io_count = 4000
+"#;
+
+#[test]
+fn sweep_writes_one_row_per_point_reports_a_failing_point_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("g.toml"), GRID).unwrap();
+    let out = flashlab(&["sweep", "g.toml", "--jobs", "2"], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    // op=0.01 leaves too few spare blocks: that point fails, the others complete.
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("failed: profile"), "{err}");
+    assert!(err.contains("1 of 3 points failed"), "{err}");
+    let csv = std::fs::read_to_string(dir.path().join("results/sweep-g/sweep.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 4, "{csv}");
+    assert!(rows[1].contains(",0.01,,failed,failed,"), "{}", rows[1]);
+    assert!(rows[2].contains(",0.15,RW,ok,complete,4000,"), "{}", rows[2]);
+    assert!(rows[3].contains(",0.3,RW,ok,complete,4000,"), "{}", rows[3]);
+
+    // Again: the two finished points are skipped, the failed one is retried.
+    let again = flashlab(&["sweep", "g.toml"], dir.path());
+    let text = String::from_utf8_lossy(&again.stdout);
+    assert!(text.contains("3 points: 1 ran, 2 already done, 1 failed"), "{text}");
+    let csv2 = std::fs::read_to_string(dir.path().join("results/sweep-g/sweep.csv")).unwrap();
+    assert_eq!(csv, csv2);
+}
+
+#[test]
+fn a_bad_grid_is_one_line_and_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("g.toml"),
+        GRID.replace("seeds = [1]", "seeds = [1]\nworkers = 3"),
+    )
+    .unwrap();
+    for args in [&["sweep", "g.toml"][..], &["sweep", "missing.toml"], &["sweep", "g.toml", "--jobs", "0"]] {
+        let out = flashlab(args, dir.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    let out = flashlab(&["sweep", "g.toml"], dir.path());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown key `workers`"));
+}
