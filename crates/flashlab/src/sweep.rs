@@ -31,9 +31,15 @@ pub struct SweepArgs {
 pub fn sweep(args: SweepArgs) -> CliResult<()> {
     let grid = Grid::load(&args.grid).map_err(|e| CliError::user(e.to_string()))?;
     let jobs = match args.jobs {
-        Some(0) => return Err(CliError::user("--jobs 0 runs nothing; give at least --jobs 1")),
+        Some(0) => {
+            return Err(CliError::user(
+                "--jobs 0 runs nothing; give at least --jobs 1",
+            ))
+        }
         Some(n) => n,
-        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        None => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
     };
     let root = args
         .results

@@ -36,13 +36,20 @@ fn sweep_writes_one_row_per_point_reports_a_failing_point_and_resumes() {
     let rows: Vec<&str> = csv.lines().collect();
     assert_eq!(rows.len(), 4, "{csv}");
     assert!(rows[1].contains(",0.01,,failed,failed,"), "{}", rows[1]);
-    assert!(rows[2].contains(",0.15,RW,ok,complete,4000,"), "{}", rows[2]);
+    assert!(
+        rows[2].contains(",0.15,RW,ok,complete,4000,"),
+        "{}",
+        rows[2]
+    );
     assert!(rows[3].contains(",0.3,RW,ok,complete,4000,"), "{}", rows[3]);
 
     // Again: the two finished points are skipped, the failed one is retried.
     let again = flashlab(&["sweep", "g.toml"], dir.path());
     let text = String::from_utf8_lossy(&again.stdout);
-    assert!(text.contains("3 points: 1 ran, 2 already done, 1 failed"), "{text}");
+    assert!(
+        text.contains("3 points: 1 ran, 2 already done, 1 failed"),
+        "{text}"
+    );
     let csv2 = std::fs::read_to_string(dir.path().join("results/sweep-g/sweep.csv")).unwrap();
     assert_eq!(csv, csv2);
 }
@@ -55,7 +62,11 @@ fn a_bad_grid_is_one_line_and_exit_code_2() {
         GRID.replace("seeds = [1]", "seeds = [1]\nworkers = 3"),
     )
     .unwrap();
-    for args in [&["sweep", "g.toml"][..], &["sweep", "missing.toml"], &["sweep", "g.toml", "--jobs", "0"]] {
+    for args in [
+        &["sweep", "g.toml"][..],
+        &["sweep", "missing.toml"],
+        &["sweep", "g.toml", "--jobs", "0"],
+    ] {
         let out = flashlab(args, dir.path());
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");

@@ -12,7 +12,10 @@ pub enum SweepError {
     /// The simulated device failed or a run stopped with an error.
     Run(String),
     /// Reading or writing a file failed.
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl SweepError {

@@ -261,7 +261,9 @@ impl Grid {
             }
             parameters.push((key.clone(), values));
         }
-        let seeds = file.seeds.unwrap_or_else(|| vec![flashlab_pattern::DEFAULT_SEED]);
+        let seeds = file
+            .seeds
+            .unwrap_or_else(|| vec![flashlab_pattern::DEFAULT_SEED]);
         if seeds.is_empty() {
             return Err(SweepError::Grid(format!(
                 "{origin}: seeds is empty; give at least one, e.g. seeds = [1]"
@@ -383,7 +385,11 @@ impl Grid {
 /// algorithm is not promised).
 fn point_id(device: &str, seed: u64) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in device.bytes().chain(b"|seed=".iter().copied()).chain(seed.to_string().bytes()) {
+    for b in device
+        .bytes()
+        .chain(b"|seed=".iter().copied())
+        .chain(seed.to_string().bytes())
+    {
         h ^= b as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);
     }

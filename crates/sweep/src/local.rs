@@ -33,10 +33,11 @@ pub fn run_local(
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(point) = points.get(i) else { break };
-                let outcome = run_point(grid, point, root, tool)
-                    .unwrap_or_else(|e| failed(point, root, e));
+                let outcome =
+                    run_point(grid, point, root, tool).unwrap_or_else(|e| failed(point, root, e));
                 on_done(&outcome);
-                done.lock().expect("no worker panics while holding the lock")[i] = Some(outcome);
+                done.lock()
+                    .expect("no worker panics while holding the lock")[i] = Some(outcome);
             });
         }
     });

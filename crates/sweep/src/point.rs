@@ -198,8 +198,8 @@ fn simulate_into(
     tool: &ToolInfo,
     runs: &mut Vec<RunSummary>,
 ) -> Result<(), SweepError> {
-    let mut device =
-        flashlab_sim::open_device(device_spec, seed, SIM_MAX_OUTSTANDING).map_err(SweepError::Input)?;
+    let mut device = flashlab_sim::open_device(device_spec, seed, SIM_MAX_OUTSTANDING)
+        .map_err(SweepError::Input)?;
     let info = device.info().clone();
     let mut results = ResultsDir::create(
         out,
@@ -368,8 +368,9 @@ fn run_trace(
     runs: &mut Vec<RunSummary>,
 ) -> Result<(), SweepError> {
     let origin = t.path.display().to_string();
-    let text = std::fs::read_to_string(&t.path)
-        .map_err(|e| SweepError::Input(format!("cannot read trace {origin}: {e}; check the path")))?;
+    let text = std::fs::read_to_string(&t.path).map_err(|e| {
+        SweepError::Input(format!("cannot read trace {origin}: {e}; check the path"))
+    })?;
     let format = match &t.format {
         Some(f) => Format::parse(f).map_err(SweepError::Input)?,
         None => Format::detect(&text).ok_or_else(|| {
@@ -398,14 +399,24 @@ fn run_trace(
     }
     let mut trace = flashlab_trace::parse(&text, format, &origin).map_err(SweepError::Input)?;
     let info = device.info().clone();
-    fit_to_device(&mut trace, info.size_bytes, info.logical_block_bytes as u64, fit)
-        .map_err(|e| SweepError::Input(format!("{origin}: {e}")))?;
+    fit_to_device(
+        &mut trace,
+        info.size_bytes,
+        info.logical_block_bytes as u64,
+        fit,
+    )
+    .map_err(|e| SweepError::Input(format!("{origin}: {e}")))?;
     let requests = trace.iter().filter(|io| io.op != TraceOp::Flush).count() as u64;
     let spec = ReplaySpec {
         trace_path: origin.clone(),
         format: format.name().to_string(),
         requests,
-        loop_mode: if t.closed_loop { "closed_loop" } else { "open_loop" }.to_string(),
+        loop_mode: if t.closed_loop {
+            "closed_loop"
+        } else {
+            "open_loop"
+        }
+        .to_string(),
         speed: t.speed,
         max_outstanding: in_flight as u64,
         fit: t.fit.clone(),

@@ -34,9 +34,16 @@ pub const METRIC_COLUMNS: &[&str] = &[
 
 /// The header of the table for `grid`.
 pub fn columns(grid: &Grid) -> Vec<String> {
-    let mut c: Vec<String> = ["index", "point", "seed"].iter().map(|s| s.to_string()).collect();
+    let mut c: Vec<String> = ["index", "point", "seed"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     c.extend(grid.parameters.iter().map(|(k, _)| k.clone()));
-    c.extend(["run", "point_status", "status"].iter().map(|s| s.to_string()));
+    c.extend(
+        ["run", "point_status", "status"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
     c.extend(METRIC_COLUMNS.iter().map(|s| s.to_string()));
     c.push("error".into());
     c
@@ -54,7 +61,9 @@ fn metric_cells(m: &RunMetrics) -> Vec<String> {
         m.latency_p99_ns.to_string(),
         m.latency_p999_ns.to_string(),
         m.latency_max_ns.to_string(),
-        m.write_amplification.map(|x| x.to_string()).unwrap_or_default(),
+        m.write_amplification
+            .map(|x| x.to_string())
+            .unwrap_or_default(),
         o(m.flash_reads),
         o(m.flash_programs),
         o(m.flash_erases),
@@ -70,7 +79,11 @@ pub fn rows(grid: &Grid, outcomes: &[PointOutcome]) -> Vec<Vec<String>> {
         let p = &o.point;
         let mut head = vec![p.index.to_string(), p.id.clone(), p.seed.to_string()];
         for (key, _) in &grid.parameters {
-            let v = p.params.iter().find(|(k, _)| k == key).map(|(_, v)| v.to_string());
+            let v = p
+                .params
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.to_string());
             head.push(v.unwrap_or_default());
         }
         let point_status = match o.status {
@@ -112,7 +125,13 @@ fn csv_cell(s: &str) -> String {
 
 /// Writes the table as CSV (`pandas.read_csv` reads it without options).
 pub fn write_csv(out: &mut impl Write, grid: &Grid, outcomes: &[PointOutcome]) -> io::Result<()> {
-    let line = |cells: &[String]| cells.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(",");
+    let line = |cells: &[String]| {
+        cells
+            .iter()
+            .map(|c| csv_cell(c))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     writeln!(out, "{}", line(&columns(grid)))?;
     for row in rows(grid, outcomes) {
         writeln!(out, "{}", line(&row))?;
@@ -175,7 +194,9 @@ pub fn save_parquet(path: &Path, grid: &Grid, outcomes: &[PointOutcome]) -> io::
                 Kind::Text => Type::primitive_type_builder(name, PhysicalType::BYTE_ARRAY)
                     .with_logical_type(Some(LogicalType::String)),
             };
-            b.with_repetition(Repetition::OPTIONAL).build().map(Arc::new)
+            b.with_repetition(Repetition::OPTIONAL)
+                .build()
+                .map(Arc::new)
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(to_io)?;
@@ -210,7 +231,8 @@ pub fn save_parquet(path: &Path, grid: &Grid, outcomes: &[PointOutcome]) -> io::
             }
             Kind::Text => {
                 let v: Vec<ByteArray> = present.map(|s| ByteArray::from(*s)).collect();
-                col.typed::<ByteArrayType>().write_batch(&v, Some(&def), None)
+                col.typed::<ByteArrayType>()
+                    .write_batch(&v, Some(&def), None)
             }
         }
         .map_err(to_io)?;

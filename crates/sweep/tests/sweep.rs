@@ -87,7 +87,10 @@ fn bad_grids_are_one_line_naming_the_fix() {
         assert_eq!(e.to_string().lines().count(), 1);
     }
     let values = grid(GRID).unwrap().parameters[1].1.clone();
-    assert_eq!(values, vec![ParamValue::Float(0.15), ParamValue::Float(0.3)]);
+    assert_eq!(
+        values,
+        vec![ParamValue::Float(0.15), ParamValue::Float(0.3)]
+    );
 }
 
 #[test]
@@ -138,7 +141,11 @@ fn a_failing_point_is_reported_and_the_others_complete() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 5);
     assert!(lines[0].starts_with("index,point,seed,gc,op,run,point_status,status,ios,"));
-    assert!(lines[1].contains(",greedy,0.01,,failed,failed,"), "{}", lines[1]);
+    assert!(
+        lines[1].contains(",greedy,0.01,,failed,failed,"),
+        "{}",
+        lines[1]
+    );
 }
 
 #[test]
@@ -154,5 +161,8 @@ fn the_same_grid_gives_the_same_table_on_any_number_of_threads() {
     };
     assert_eq!(csv(&one), csv(&two));
     // Different seeds are different experiments.
-    assert_ne!(one[0].runs[0].latency_mean_ns, one[1].runs[0].latency_mean_ns);
+    assert_ne!(
+        one[0].runs[0].latency_mean_ns,
+        one[1].runs[0].latency_mean_ns
+    );
 }
