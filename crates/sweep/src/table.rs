@@ -151,8 +151,8 @@ pub fn save_csv(path: &Path, grid: &Grid, outcomes: &[PointOutcome]) -> io::Resu
 }
 
 /// Writes the table as Parquet (cargo feature `parquet`): the CSV's columns,
-/// each typed by its content (INT64 when every cell is an integer, DOUBLE
-/// when every cell is a number, else STRING), empty cells as nulls.
+/// typed: counts INT64, rates and latencies' means DOUBLE, a parameter
+/// INT64 or DOUBLE when all its values are numbers, text as STRING; empty cells are nulls.
 #[cfg(feature = "parquet")]
 pub fn save_parquet(path: &Path, grid: &Grid, outcomes: &[PointOutcome]) -> io::Result<()> {
     use std::sync::Arc;
@@ -163,6 +163,8 @@ pub fn save_parquet(path: &Path, grid: &Grid, outcomes: &[PointOutcome]) -> io::
     use parquet::file::writer::SerializedFileWriter;
     use parquet::schema::types::Type;
 
+    use crate::grid::ParamValue;
+
     let to_io = |e: parquet::errors::ParquetError| io::Error::other(e.to_string());
     let names = columns(grid);
     let rows = rows(grid, outcomes);
@@ -172,15 +174,29 @@ pub fn save_parquet(path: &Path, grid: &Grid, outcomes: &[PointOutcome]) -> io::
         Double,
         Text,
     }
-    let kinds: Vec<Kind> = (0..names.len())
-        .map(|c| {
-            let cells = rows.iter().map(|r| r[c].as_str()).filter(|s| !s.is_empty());
-            if cells.clone().all(|s| s.parse::<i64>().is_ok()) {
-                Kind::Int
-            } else if cells.clone().all(|s| s.parse::<f64>().is_ok()) {
-                Kind::Double
-            } else {
-                Kind::Text
+    // Types come from the schema, not the cells: a float column whose values
+    // happen to be whole numbers stays DOUBLE in every sweep.
+    let float_metrics = ["iops", "mb_per_s", "latency_mean_ns", "write_amplification"];
+    let kinds: Vec<Kind> = names
+        .iter()
+        .map(|name| {
+            if let Some((_, values)) = grid.parameters.iter().find(|(k, _)| k == name) {
+                return if values.iter().all(|v| matches!(v, ParamValue::Int(_))) {
+                    Kind::Int
+                } else if values
+                    .iter()
+                    .all(|v| matches!(v, ParamValue::Int(_) | ParamValue::Float(_)))
+                {
+                    Kind::Double
+                } else {
+                    Kind::Text
+                };
+            }
+            match name.as_str() {
+                "index" | "seed" => Kind::Int,
+                n if float_metrics.contains(&n) => Kind::Double,
+                n if METRIC_COLUMNS.contains(&n) => Kind::Int,
+                _ => Kind::Text,
             }
         })
         .collect();

@@ -74,15 +74,25 @@ fn point_ids_depend_on_values_not_on_position() {
 
 #[test]
 fn bad_grids_are_one_line_naming_the_fix() {
-    let e = grid(&GRID.replace("seeds = [1, 2]", "seed = [1]")).unwrap_err();
-    assert!(e.to_string().contains("unknown key `seed`"), "{e}");
-    let e = grid(&GRID.replace("op = [0.15, 0.3]", "opp = [0.15]")).unwrap_err();
-    assert!(e.to_string().contains("opp"), "{e}");
-    let e = grid("device = \"ssd-m\"\n").unwrap_err();
-    assert!(e.to_string().contains("no workload"), "{e}");
-    let e = grid(&format!("{GRID}\n[trace]\npath = \"t\"\n")).unwrap_err();
-    assert!(e.to_string().contains("more than one workload"), "{e}");
-    for e in [e] {
+    let cases = [
+        (
+            GRID.replace("seeds = [1, 2]", "seed = [1]"),
+            "unknown key `seed`",
+        ),
+        (GRID.replace("op = [0.15, 0.3]", "opp = [0.15]"), "opp"),
+        ("device = \"ssd-m\"\n".to_string(), "no workload"),
+        (
+            format!("{GRID}\n[trace]\npath = \"t\"\n"),
+            "more than one workload",
+        ),
+        (
+            GRID.replace("seeds = [1, 2]", "seeds = []"),
+            "seeds is empty",
+        ),
+    ];
+    for (text, expected) in cases {
+        let e = grid(&text).unwrap_err();
+        assert!(e.to_string().contains(expected), "{e}");
         assert!(e.is_user_error());
         assert_eq!(e.to_string().lines().count(), 1);
     }
@@ -165,4 +175,33 @@ fn the_same_grid_gives_the_same_table_on_any_number_of_threads() {
         one[0].runs[0].latency_mean_ns,
         one[1].runs[0].latency_mean_ns
     );
+}
+
+#[cfg(feature = "parquet")]
+#[test]
+fn the_table_as_parquet_has_the_csv_columns_typed_by_content() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    let g = grid(&GRID.replace("op = [0.15, 0.3]", "op = [0.01, 0.3]")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let outcomes = local::run_local(&g, dir.path(), 2, &tool(), &|_| {});
+    let path = dir.path().join("sweep.parquet");
+    table::save_parquet(&path, &g, &outcomes).unwrap();
+    let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+    let meta = reader.metadata();
+    assert_eq!(meta.file_metadata().num_rows(), 8);
+    let schema = meta.file_metadata().schema_descr();
+    let names: Vec<String> = (0..schema.num_columns())
+        .map(|i| schema.column(i).name().to_string())
+        .collect();
+    assert_eq!(names, table::columns(&g));
+    let kind = |name: &str| {
+        let i = names.iter().position(|n| n == name).unwrap();
+        schema.column(i).physical_type().to_string()
+    };
+    assert_eq!(kind("ios"), "INT64");
+    assert_eq!(kind("op"), "DOUBLE");
+    assert_eq!(kind("write_amplification"), "DOUBLE");
+    assert_eq!(kind("gc"), "BYTE_ARRAY");
+    assert_eq!(kind("error"), "BYTE_ARRAY");
 }
