@@ -196,6 +196,8 @@ def fit(
             "parameters": {k: [_format_value(v)] for k, v in values.items()},
             "replicate": target_dir,
         }
+        if runs is not None:
+            g["replicate_runs"] = list(runs)
         return json.dumps(load_grid(g))
 
     own = client is None

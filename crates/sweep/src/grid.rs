@@ -15,7 +15,8 @@
 //! pattern = "RW"
 //! io_count = 20000
 //! # ...or  [trace] path = "t.trace", closed_loop = true, queue_depth = 8, fit = "wrap"
-//! # ...or  replicate = "results/measured"   (the pattern runs of a results directory)
+//! # ...or  replicate = "results/measured"   (the pattern runs of a results directory;
+//! #        replicate_runs = ["SR", "RW"] picks some of them)
 //! ```
 //!
 //! Points are the Cartesian product of the parameters (keys in alphabetical
@@ -113,8 +114,13 @@ pub enum WorkloadSpec {
     Patterns { runs: Vec<PatternArgs> },
     /// A trace replayed on the device.
     Trace(TraceSpec),
-    /// The pattern runs recorded in a results directory's manifest, exactly as resolved there.
-    Replicate { dir: PathBuf },
+    /// The pattern runs recorded in a results directory's manifest, exactly as
+    /// resolved there (only those named in `runs`, when given, in manifest order).
+    Replicate {
+        dir: PathBuf,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        runs: Option<Vec<String>>,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,6 +136,7 @@ struct GridFile {
     run: Vec<PatternArgs>,
     trace: Option<TraceSpec>,
     replicate: Option<PathBuf>,
+    replicate_runs: Option<Vec<String>>,
 }
 
 const GRID_KEYS: &[&str] = &[
@@ -141,6 +148,7 @@ const GRID_KEYS: &[&str] = &[
     "run",
     "trace",
     "replicate",
+    "replicate_runs",
 ];
 
 fn describe(msg: &str) -> String {
@@ -287,6 +295,11 @@ impl Grid {
                 )))
             }
         }
+        if file.replicate_runs.is_some() && file.replicate.is_none() {
+            return Err(SweepError::Grid(format!(
+                "{origin}: replicate_runs chooses runs of replicate = \"RESULTS_DIR\", and there is none"
+            )));
+        }
         if file.defaults.is_some() && file.run.is_empty() {
             return Err(SweepError::Grid(format!(
                 "{origin}: [defaults] applies to [[run]] tables, and there are none"
@@ -298,6 +311,7 @@ impl Grid {
         } else if let Some(dir) = file.replicate {
             WorkloadSpec::Replicate {
                 dir: base_dir.join(dir),
+                runs: file.replicate_runs,
             }
         } else {
             let defaults = file.defaults.unwrap_or_default();

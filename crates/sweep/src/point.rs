@@ -222,8 +222,8 @@ fn simulate_into(
             let specs = resolve_patterns(list, seed, &info)?;
             run_specs(&mut device, &mut results, &specs, runs)
         }
-        WorkloadSpec::Replicate { dir } => {
-            let specs = replicated_specs(dir, &info)?;
+        WorkloadSpec::Replicate { dir, runs: names } => {
+            let specs = replicated_specs(dir, names.as_deref(), &info)?;
             run_specs(&mut device, &mut results, &specs, runs)
         }
         WorkloadSpec::Trace(t) => run_trace(&mut device, &mut results, t, runs),
@@ -279,6 +279,7 @@ fn check_spec(
 /// The pattern runs of a results directory, as they were resolved there.
 fn replicated_specs(
     dir: &Path,
+    names: Option<&[String]>,
     info: &flashlab_device::DeviceInfo,
 ) -> Result<Vec<PatternSpec>, SweepError> {
     let manifest: Manifest = flashlab_results::dir::read_json(&dir.join("manifest.json"))
@@ -291,8 +292,20 @@ fn replicated_specs(
     let specs: Vec<PatternSpec> = manifest
         .runs
         .iter()
+        .filter(|r| match names {
+            Some(n) => n.contains(&r.name),
+            None => true,
+        })
         .filter_map(|r| r.workload.pattern().cloned())
         .collect();
+    if let Some(names) = names {
+        if let Some(missing) = names.iter().find(|n| !specs.iter().any(|s| &s.name == *n)) {
+            return Err(SweepError::Input(format!(
+                "{} has no pattern run named '{missing}'; replicate_runs must name runs of its manifest",
+                dir.display()
+            )));
+        }
+    }
     if specs.is_empty() {
         return Err(SweepError::Input(format!(
             "{} has no pattern runs to replicate",

@@ -205,3 +205,44 @@ fn the_table_as_parquet_has_the_csv_columns_typed_by_content() {
     assert_eq!(kind("gc"), "BYTE_ARRAY");
     assert_eq!(kind("error"), "BYTE_ARRAY");
 }
+
+#[test]
+fn replicate_runs_the_chosen_pattern_runs_of_a_results_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let measured = dir.path().join("measured");
+    let workload: flashlab_sweep::WorkloadSpec = serde_json::from_str(
+        r#"{"kind": "patterns", "runs": [
+            {"name": "SW", "pattern": "SW", "io_size": "4KiB", "io_count": 500},
+            {"name": "RR", "pattern": "RR", "io_size": "4KiB", "io_count": 700}]}"#,
+    )
+    .unwrap();
+    let base = "ssd-m,capacity=128MiB,channels=2,cache=off";
+    let target = flashlab_sweep::simulate(base, 7, &workload, &measured, &tool()).unwrap();
+    assert_eq!(target.len(), 2);
+
+    // Every run, in order, on the same device and seed: the measured figures exactly.
+    let all = format!("device = \"{base}\"\nseeds = [7]\nreplicate = \"measured\"\n");
+    let g = Grid::parse(&all, "g.toml", dir.path(), "g").unwrap();
+    let out = run_point(&g, &g.point(0), &dir.path().join("sweep0"), &tool()).unwrap();
+    assert_eq!(out.status, PointStatus::Ok, "{:?}", out.error);
+    assert_eq!(out.runs.len(), 2);
+    for (got, want) in out.runs.iter().zip(&target) {
+        assert_eq!(got.latency_mean_ns, want.stats.all.latency.mean_ns);
+        assert_eq!(got.latency_p99_ns, want.stats.all.latency.p99_ns);
+    }
+
+    // Only RR (on a fresh device: it no longer follows SW's writes).
+    let text = format!("{all}replicate_runs = [\"RR\"]\n");
+    let g = Grid::parse(&text, "g.toml", dir.path(), "g").unwrap();
+    let out = run_point(&g, &g.point(0), &dir.path().join("sweep"), &tool()).unwrap();
+    assert_eq!(out.status, PointStatus::Ok, "{:?}", out.error);
+    assert_eq!(out.runs.len(), 1);
+    assert_eq!(out.runs[0].run, "RR");
+    assert_eq!(out.runs[0].ios, 700);
+
+    let bad = format!("{all}replicate_runs = [\"RX\"]\n");
+    let g = Grid::parse(&bad, "g.toml", dir.path(), "g").unwrap();
+    let out = run_point(&g, &g.point(0), &dir.path().join("sweep2"), &tool()).unwrap();
+    assert_eq!(out.status, PointStatus::Failed);
+    assert!(out.error.unwrap().contains("no pattern run named 'RX'"));
+}
