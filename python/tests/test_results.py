@@ -72,3 +72,23 @@ def test_errors_are_the_cli_one_line_messages():
         flashlab.simulate("sim:ssd-m,capacity=1GiB", pattern={"pattern": "RW", "io_sz": "4KiB"})
     with pytest.raises(FileNotFoundError):
         flashlab.read_results("/nonexistent/results")
+
+
+def test_read_results_loads_a_uflip_suite_with_its_table3_row(tmp_path, flashlab_bin):
+    out = tmp_path / "uflip"
+    subprocess.run(
+        [flashlab_bin, "suite", "uflip", "--device", "sim:ssd-m,capacity=1GiB", "--quick", "--results", str(out)],
+        check=True, stdout=subprocess.DEVNULL,
+    )
+    r = flashlab.read_results(out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    saved = json.loads((out / "uflip-summary.json").read_text())
+    assert list(r.runs["run"]) == [e["name"] for e in manifest["runs"]]
+    assert r.table3 is not None
+    assert r.table3.iloc[0]["rw_ms"] == saved["table3"]["rw_ms"]
+    assert r.summaries["uflip"]["hints"] == saved["hints"]
+    # Every run's records, each as long as its records.bin.
+    counts = r.records.groupby("run", observed=True).size()
+    for e in manifest["runs"]:
+        size = (out / e["dir"] / "records.bin").stat().st_size
+        assert counts.get(e["name"], 0) == (size - 32) // 40
