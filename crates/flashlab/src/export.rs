@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use flashlab_results::export::{write_csv_header, write_csv_rows};
+use flashlab_results::export::{write_csv_file, write_csv_header};
 use flashlab_results::ResultsDir;
 
 use crate::cli::{ExportArgs, ExportFormat, ShowArgs};
@@ -52,8 +52,8 @@ pub fn write_csv(results: &ResultsDir, run: Option<&str>, output: Option<&Path>)
         let mut out = BufWriter::new(out);
         write_csv_header(&mut out)?;
         for &i in &selected {
-            let records = results.records_of(i)?;
-            write_csv_rows(&mut out, &results.manifest().runs[i].name, &records)?;
+            let records = results.record_file(i)?;
+            write_csv_file(&mut out, &results.manifest().runs[i].name, &records)?;
         }
         out.flush()
     };

@@ -161,14 +161,32 @@ pub fn export_parquet(
     let mut w = flashlab_results::parquet::ParquetWriter::new(file)
         .map_err(|e| CliError::failure(format!("parquet export failed: {e}")))?;
     for i in selected {
-        let records = results.records_of(i).map_err(|e| {
+        let records = results.record_file(i).map_err(|e| {
             CliError::failure(format!(
                 "cannot read the records of run {}: {e}",
                 runs[i].name
             ))
         })?;
-        w.write_run(&runs[i].name, &records)
-            .map_err(|e| CliError::failure(format!("parquet export failed: {e}")))?;
+        // Streamed in chunks (one row group each): constant memory.
+        let mut failed = None;
+        records
+            .for_each_chunk(|c| {
+                if failed.is_none() {
+                    if let Err(e) = w.write_run(&runs[i].name, c) {
+                        failed = Some(e);
+                    }
+                }
+                Ok(())
+            })
+            .map_err(|e| {
+                CliError::failure(format!(
+                    "cannot read the records of run {}: {e}",
+                    runs[i].name
+                ))
+            })?;
+        if let Some(e) = failed {
+            return Err(CliError::failure(format!("parquet export failed: {e}")));
+        }
     }
     w.finish()
         .map_err(|e| CliError::failure(format!("parquet export failed: {e}")))?;

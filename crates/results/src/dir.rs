@@ -24,7 +24,7 @@ use flashlab_device::DeviceInfo;
 use flashlab_pattern::PatternSpec;
 use serde::{Deserialize, Serialize};
 
-use crate::records::{read_records, IoRecord, RecordWriter};
+use crate::records::{read_records, IoRecord, RecordFile, RecordWriter};
 use crate::stats::RunStats;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -278,13 +278,20 @@ impl ResultsDir {
         entry.status = status;
         entry.error = error.clone();
         let dir = self.root.join(&entry.dir);
-        let records = read_records(&dir.join("records.bin"))?;
+        // Streamed: a run of any length is summarized in constant memory.
+        let records_path = dir.join("records.bin");
+        let records = RecordFile::open(&records_path).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", records_path.display()),
+            )
+        })?;
         let summary = RunSummary {
             name: entry.name.clone(),
             description: entry.workload.describe(),
             status,
             workload: entry.workload.clone(),
-            stats: RunStats::from_records(&records),
+            stats: RunStats::from_file(&records)?,
             device_stats,
             error,
         };
@@ -321,7 +328,21 @@ impl ResultsDir {
         }
     }
 
-    /// The records of the run named `name` (or of run number `name`, 1-based).
+    /// The records file of run `idx` (0-based), opened for streaming.
+    pub fn record_file(&self, idx: usize) -> io::Result<RecordFile> {
+        let path = self
+            .root
+            .join(&self.manifest.runs[idx].dir)
+            .join("records.bin");
+        RecordFile::open(&path).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", path.display()),
+            )
+        })
+    }
+
+    /// Every record of run `idx` (0-based) in memory; prefer [`Self::record_file`].
     pub fn records_of(&self, idx: usize) -> io::Result<Vec<IoRecord>> {
         read_records(
             &self

@@ -6,7 +6,7 @@
 
 use std::io::{self, Write};
 
-use crate::records::IoRecord;
+use crate::records::{IoRecord, RecordFile};
 
 pub const CSV_HEADER: &str =
     "run,index,stream,mode,offset_bytes,size_bytes,submit_ns,complete_ns,latency_ns,warmup,error";
@@ -18,9 +18,17 @@ pub fn write_csv_header(out: &mut impl Write) -> io::Result<()> {
 /// Writes one run's records; `run` must not contain commas or quotes (run
 /// names are directory-safe identifiers, checked when the run is defined).
 pub fn write_csv_rows(out: &mut impl Write, run: &str, records: &[IoRecord]) -> io::Result<()> {
-    for r in records {
-        writeln!(
-            out,
+    records.iter().try_for_each(|r| write_csv_row(out, run, r))
+}
+
+/// Writes every record of a records file, streamed (constant memory).
+pub fn write_csv_file(out: &mut impl Write, run: &str, records: &RecordFile) -> io::Result<()> {
+    records.for_each_chunk(|c| write_csv_rows(out, run, c))
+}
+
+fn write_csv_row(out: &mut impl Write, run: &str, r: &IoRecord) -> io::Result<()> {
+    writeln!(
+        out,
             "{run},{},{},{},{},{},{},{},{},{},{}",
             r.index,
             r.stream,
@@ -32,7 +40,5 @@ pub fn write_csv_rows(out: &mut impl Write, run: &str, records: &[IoRecord]) -> 
             r.latency_ns(),
             u8::from(r.is_warmup()),
             u8::from(r.is_error())
-        )?;
-    }
-    Ok(())
+    )
 }

@@ -29,7 +29,7 @@
 //! the reader drops.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use flashlab_device::Mode;
@@ -147,34 +147,195 @@ impl RecordWriter {
     }
 }
 
-/// Reads every whole record of a records file.
-pub fn read_records(path: &Path) -> io::Result<Vec<IoRecord>> {
-    let mut bytes = Vec::new();
-    File::open(path)?.read_to_end(&mut bytes)?;
-    decode_all(&bytes).map_err(|e| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{}: {e}", path.display()),
-        )
-    })
+/// Why a records file cannot be read.
+#[derive(Debug)]
+pub enum RecordsError {
+    Io(io::Error),
+    /// The file does not start with [`MAGIC`].
+    NotRecords,
+    /// A header or record size other than schema 1's.
+    Layout { header_bytes: u16, record_bytes: u16 },
 }
 
-pub fn decode_all(bytes: &[u8]) -> Result<Vec<IoRecord>, String> {
-    if bytes.len() < HEADER_BYTES || bytes[0..8] != MAGIC {
-        return Err("not a flashlab records file (bad magic)".into());
+impl std::fmt::Display for RecordsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordsError::Io(e) => write!(f, "{e}"),
+            RecordsError::NotRecords => write!(f, "not a flashlab records file (bad magic)"),
+            RecordsError::Layout {
+                header_bytes,
+                record_bytes,
+            } => write!(
+                f,
+                "records file layout {header_bytes}/{record_bytes} is not schema 1 (32/40)"
+            ),
+        }
     }
-    let header_bytes = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-    let record_bytes = u16::from_le_bytes([bytes[10], bytes[11]]) as usize;
-    if record_bytes != RECORD_BYTES || header_bytes != HEADER_BYTES {
-        return Err(format!(
-            "records file layout {header_bytes}/{record_bytes} is not schema 1 (32/40)"
-        ));
+}
+
+impl std::error::Error for RecordsError {}
+
+impl From<io::Error> for RecordsError {
+    fn from(e: io::Error) -> Self {
+        RecordsError::Io(e)
     }
+}
+
+/// An opened, validated records file: the one reader that statistics,
+/// reports and exports share.
+///
+/// It never holds more than one fixed-size chunk of the file in memory, so
+/// a run of any length is read in constant memory, and every pass re-reads
+/// the file from its first record (passes are cheap: the file is normally
+/// in the page cache right after the run that wrote it).
+#[derive(Debug)]
+pub struct RecordFile {
+    path: std::path::PathBuf,
+    records: u64,
+    torn_bytes: u64,
+}
+
+/// Records per read: 64k records = 2.5 MB, large enough that the per-call
+/// cost vanishes, small enough to stay a constant.
+const CHUNK_RECORDS: usize = 65_536;
+
+impl RecordFile {
+    pub fn open(path: &Path) -> Result<RecordFile, RecordsError> {
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len();
+        let mut header = [0u8; HEADER_BYTES];
+        if len < HEADER_BYTES as u64 {
+            return Err(RecordsError::NotRecords);
+        }
+        file.read_exact(&mut header)?;
+        check_header(&header)?;
+        let body = len - HEADER_BYTES as u64;
+        Ok(RecordFile {
+            path: path.to_path_buf(),
+            records: body / RECORD_BYTES as u64,
+            torn_bytes: body % RECORD_BYTES as u64,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whole records in the file (as it was when opened).
+    pub fn len(&self) -> u64 {
+        self.records
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records == 0
+    }
+
+    /// Bytes at the end that did not make a whole record (a torn write).
+    pub fn torn_bytes(&self) -> u64 {
+        self.torn_bytes
+    }
+
+    /// One pass over every whole record, in file order: `visit(position,
+    /// record)`, with `None` for a record whose mode byte is invalid
+    /// (a damaged file).
+    pub fn for_each(&self, mut visit: impl FnMut(u64, Option<IoRecord>)) -> io::Result<()> {
+        let mut file = File::open(&self.path)?;
+        file.seek(SeekFrom::Start(HEADER_BYTES as u64))?;
+        let mut buf = vec![0u8; CHUNK_RECORDS * RECORD_BYTES];
+        let mut pos = 0u64;
+        while pos < self.records {
+            let want = ((self.records - pos) as usize).min(CHUNK_RECORDS);
+            let bytes = &mut buf[..want * RECORD_BYTES];
+            file.read_exact(bytes)?;
+            for rec in bytes.chunks_exact(RECORD_BYTES) {
+                visit(pos, IoRecord::decode(rec.try_into().expect("record size")));
+                pos += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// One pass in chunks of at most `CHUNK_RECORDS` decoded records (for
+    /// column writers); a damaged record is an error here.
+    pub fn for_each_chunk(
+        &self,
+        mut visit: impl FnMut(&[IoRecord]) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let mut chunk = Vec::with_capacity(CHUNK_RECORDS);
+        let mut damaged = None;
+        let mut result = Ok(());
+        self.for_each(|pos, r| {
+            if result.is_err() || damaged.is_some() {
+                return;
+            }
+            match r {
+                Some(r) => chunk.push(r),
+                None => damaged = Some(pos),
+            }
+            if chunk.len() == CHUNK_RECORDS {
+                result = visit(&chunk);
+                chunk.clear();
+            }
+        })?;
+        result?;
+        if let Some(pos) = damaged {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: record {pos} has a bad mode code", self.path.display()),
+            ));
+        }
+        if !chunk.is_empty() {
+            visit(&chunk)?;
+        }
+        Ok(())
+    }
+}
+
+fn check_header(h: &[u8]) -> Result<(), RecordsError> {
+    if h.len() < HEADER_BYTES || h[0..8] != MAGIC {
+        return Err(RecordsError::NotRecords);
+    }
+    let header_bytes = u16::from_le_bytes([h[8], h[9]]);
+    let record_bytes = u16::from_le_bytes([h[10], h[11]]);
+    if record_bytes as usize != RECORD_BYTES || header_bytes as usize != HEADER_BYTES {
+        return Err(RecordsError::Layout {
+            header_bytes,
+            record_bytes,
+        });
+    }
+    Ok(())
+}
+
+fn to_io(path: &Path, e: RecordsError) -> io::Error {
+    match e {
+        RecordsError::Io(e) => io::Error::new(e.kind(), format!("{}: {e}", path.display())),
+        e => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {e}", path.display()),
+        ),
+    }
+}
+
+/// Reads every whole record of a records file into memory (tests and small
+/// files; everything else streams through [`RecordFile`]).
+pub fn read_records(path: &Path) -> io::Result<Vec<IoRecord>> {
+    let file = RecordFile::open(path).map_err(|e| to_io(path, e))?;
+    let mut out = Vec::new();
+    file.for_each_chunk(|c| {
+        out.extend_from_slice(c);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+pub fn decode_all(bytes: &[u8]) -> Result<Vec<IoRecord>, RecordsError> {
+    check_header(bytes)?;
     bytes[HEADER_BYTES..]
         .chunks_exact(RECORD_BYTES)
         .map(|c| {
-            IoRecord::decode(c.try_into().expect("chunk size"))
-                .ok_or_else(|| "bad mode code".to_string())
+            IoRecord::decode(c.try_into().expect("chunk size")).ok_or_else(|| {
+                RecordsError::Io(io::Error::new(io::ErrorKind::InvalidData, "bad mode code"))
+            })
         })
         .collect()
 }

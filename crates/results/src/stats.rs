@@ -1,16 +1,24 @@
 //! Per-run statistics, computed from the per-IO records alone.
 //!
 //! Warm-up IOs (IOIgnore) and failed IOs are excluded. Percentiles are exact
-//! (nearest rank over all measured IOs, not a histogram approximation): a run
-//! holds at most a few million IOs and sorting them costs less than reading
-//! them.
+//! nearest-rank values over all measured IOs, computed in memory that does
+//! not grow with the run: a first pass over the records fills a fine
+//! log-linear histogram ([`LatencyHistogram`], buckets at most 1/1024 of
+//! their value wide) per mode; each percentile's rank falls into one bucket,
+//! and when that bucket is wider than 1 ns, further passes count the values
+//! inside it in at most 65536 sub-ranges until the rank's exact value is
+//! known (one extra pass for latencies below 67 ms). The mean is exact (an
+//! integer sum), the standard deviation is Welford's streaming formula.
+//!
+//! Memory is a constant (about 2 MB of histograms, plus 512 KB per
+//! percentile being refined), whatever the number of IOs.
 
 use std::collections::BTreeMap;
+use std::io;
 
 use serde::{Deserialize, Serialize};
 
-use crate::records::IoRecord;
-
+use crate::records::{IoRecord, RecordFile};
 /// Response-time statistics of a set of IOs, in nanoseconds.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyStats {
@@ -27,7 +35,8 @@ pub struct LatencyStats {
 }
 
 impl LatencyStats {
-    /// From latencies; sorts them in place.
+    /// From latencies held in memory; sorts them in place. The reference
+    /// the streaming [`RunStats::compute`] is tested against.
     pub fn from_latencies(lat: &mut [u64]) -> LatencyStats {
         if lat.is_empty() {
             return LatencyStats::default();
@@ -76,57 +85,441 @@ pub struct RunStats {
     pub by_mode: BTreeMap<String, Throughput>,
 }
 
-fn throughput<'a>(records: impl Iterator<Item = &'a IoRecord>) -> Throughput {
-    let mut lat = Vec::new();
-    let mut bytes = 0u64;
-    let mut first = u64::MAX;
-    let mut last = 0u64;
-    for r in records {
-        lat.push(r.latency_ns());
-        bytes += r.size_bytes as u64;
-        first = first.min(r.submit_ns);
-        last = last.max(r.complete_ns);
+/// Values below this are counted exactly, one bucket per nanosecond.
+const EXACT_BELOW: u64 = 1 << (SUB_BUCKET_BITS + 1);
+/// log2 of the buckets per power of two above [`EXACT_BELOW`]: a bucket is
+/// at most 2^-10 (0.098 %) of its values wide.
+pub const SUB_BUCKET_BITS: u32 = 10;
+const SUB_BUCKETS: u64 = 1 << SUB_BUCKET_BITS;
+const BUCKETS: usize = EXACT_BELOW as usize + (63 - SUB_BUCKET_BITS as usize) * SUB_BUCKETS as usize;
+
+/// A fine log-linear latency histogram (HDR-style): exact below 2048 ns,
+/// then 1024 buckets per power of two, so that any value it reports for a
+/// bucket is within 0.1 % of every latency in that bucket. Fixed size
+/// (56320 counters), whatever the number of IOs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LatencyHistogram {
+    counts: Vec<u64>,
+    total: u64,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        LatencyHistogram {
+            counts: vec![0; BUCKETS],
+            total: 0,
+        }
     }
-    let ios = lat.len() as u64;
+}
+
+fn bucket_of(v: u64) -> usize {
+    if v < EXACT_BELOW {
+        return v as usize;
+    }
+    let e = 63 - v.leading_zeros() as u64; // >= SUB_BUCKET_BITS + 1
+    let shift = e - SUB_BUCKET_BITS as u64;
+    (EXACT_BELOW + (e - SUB_BUCKET_BITS as u64 - 1) * SUB_BUCKETS + ((v >> shift) - SUB_BUCKETS))
+        as usize
+}
+
+/// The first value of bucket `i` and log2 of its width.
+fn bucket_range(i: usize) -> (u64, u32) {
+    let i = i as u64;
+    if i < EXACT_BELOW {
+        return (i, 0);
+    }
+    let j = i - EXACT_BELOW;
+    let e = SUB_BUCKET_BITS as u64 + 1 + j / SUB_BUCKETS;
+    let shift = (e - SUB_BUCKET_BITS as u64) as u32;
+    ((SUB_BUCKETS + j % SUB_BUCKETS) << shift, shift)
+}
+
+impl LatencyHistogram {
+    pub fn record(&mut self, latency_ns: u64) {
+        self.counts[bucket_of(latency_ns)] += 1;
+        self.total += 1;
+    }
+
+    pub fn add(&mut self, other: &LatencyHistogram) {
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.total += other.total;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
+    /// Non-empty buckets in increasing order: `(first_ns, last_ns, count)`.
+    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| {
+                let (lo, shift) = bucket_range(i);
+                (lo, lo + ((1u64 << shift) - 1), c)
+            })
+    }
+
+    /// The bucket holding the `rank`-th smallest value (1-based):
+    /// `(index, rank within the bucket)`.
+    fn locate(&self, rank: u64) -> (usize, u64) {
+        let mut before = 0u64;
+        for (i, &c) in self.counts.iter().enumerate() {
+            if before + c >= rank {
+                return (i, rank - before);
+            }
+            before += c;
+        }
+        unreachable!("rank {rank} beyond {} values", self.total)
+    }
+}
+
+/// Something statistics can read, any number of times, from the start.
+pub trait RecordSource {
+    fn pass(&mut self, visit: &mut dyn FnMut(&IoRecord)) -> io::Result<()>;
+}
+
+impl RecordSource for &[IoRecord] {
+    fn pass(&mut self, visit: &mut dyn FnMut(&IoRecord)) -> io::Result<()> {
+        self.iter().for_each(visit);
+        Ok(())
+    }
+}
+
+/// A file's damaged records (invalid mode byte) are skipped, as a report
+/// counts them separately.
+impl RecordSource for &RecordFile {
+    fn pass(&mut self, visit: &mut dyn FnMut(&IoRecord)) -> io::Result<()> {
+        self.for_each(|_, r| {
+            if let Some(r) = r {
+                visit(&r)
+            }
+        })
+    }
+}
+
+/// Accumulators of one group of measured IOs (one mode, or all).
+#[derive(Clone)]
+struct Acc {
+    ios: u64,
+    bytes: u64,
+    first_submit: u64,
+    last_complete: u64,
+    sum_ns: u128,
+    min_ns: u64,
+    max_ns: u64,
+    welford_mean: f64,
+    welford_m2: f64,
+    hist: LatencyHistogram,
+}
+
+impl Default for Acc {
+    fn default() -> Self {
+        Acc {
+            ios: 0,
+            bytes: 0,
+            first_submit: u64::MAX,
+            last_complete: 0,
+            sum_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+            welford_mean: 0.0,
+            welford_m2: 0.0,
+            hist: LatencyHistogram::default(),
+        }
+    }
+}
+
+impl Acc {
+    fn add(&mut self, r: &IoRecord) {
+        let lat = r.latency_ns();
+        self.ios += 1;
+        self.bytes += r.size_bytes as u64;
+        self.first_submit = self.first_submit.min(r.submit_ns);
+        self.last_complete = self.last_complete.max(r.complete_ns);
+        self.sum_ns += lat as u128;
+        self.min_ns = self.min_ns.min(lat);
+        self.max_ns = self.max_ns.max(lat);
+        let x = lat as f64;
+        let d = x - self.welford_mean;
+        self.welford_mean += d / self.ios as f64;
+        self.welford_m2 += d * (x - self.welford_mean);
+        self.hist.record(lat);
+    }
+
+    /// Merges another group's accumulators (Chan et al.'s parallel variance).
+    fn merge(&mut self, o: &Acc) {
+        if o.ios == 0 {
+            return;
+        }
+        if self.ios == 0 {
+            *self = o.clone();
+            return;
+        }
+        let n = (self.ios + o.ios) as f64;
+        let d = o.welford_mean - self.welford_mean;
+        self.welford_m2 += o.welford_m2 + d * d * self.ios as f64 * o.ios as f64 / n;
+        self.welford_mean += d * o.ios as f64 / n;
+        self.ios += o.ios;
+        self.bytes += o.bytes;
+        self.first_submit = self.first_submit.min(o.first_submit);
+        self.last_complete = self.last_complete.max(o.last_complete);
+        self.sum_ns += o.sum_ns;
+        self.min_ns = self.min_ns.min(o.min_ns);
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.hist.add(&o.hist);
+    }
+}
+
+const PERCENTILES: [f64; 4] = [0.50, 0.90, 0.99, 0.999];
+
+/// One request to [`exact_ranks`]: the measured IOs of a group (`None`: all
+/// modes; `Some(code)`: one mode), their fine histogram, and the 1-based
+/// ranks whose exact values are wanted.
+pub struct RankRequest<'a> {
+    pub mode: Option<u8>,
+    pub histogram: &'a LatencyHistogram,
+    pub ranks: Vec<u64>,
+}
+
+/// A value range still being narrowed down: [lo, lo + 2^shift), holding the
+/// ranks `members` as (position in the request, rank within the range).
+struct Pending {
+    lo: u64,
+    shift: u32,
+    members: Vec<(usize, u64)>,
+    counts: Vec<u64>,
+}
+
+/// The exact value at each requested rank, and how many of the group's IOs
+/// are at most that value (for CDFs), in memory that does not grow
+/// with the IOs: each rank's fine-histogram bucket is narrowed by passes
+/// over `src` that count the values inside it in 2^`refine_bits`
+/// sub-ranges, until the sub-range is one nanosecond wide. Ranks sharing a
+/// range share its counters; ranges are disjoint, found by binary search.
+pub fn exact_ranks<S: RecordSource + ?Sized>(
+    src: &mut S,
+    requests: &[RankRequest<'_>],
+    refine_bits: u32,
+) -> io::Result<Vec<Vec<(u64, u64)>>> {
+    let mut out: Vec<Vec<(u64, u64)>> =
+        requests.iter().map(|r| vec![(0, 0); r.ranks.len()]).collect();
+    let mut pending: Vec<Vec<Pending>> = Vec::with_capacity(requests.len());
+    for (gi, req) in requests.iter().enumerate() {
+        let mut ranges: BTreeMap<u64, Pending> = BTreeMap::new();
+        for (ri, &rank) in req.ranks.iter().enumerate() {
+            let (b, k) = req.histogram.locate(rank);
+            let (lo, shift) = bucket_range(b);
+            if shift == 0 {
+                out[gi][ri] = (lo, rank - k + req.histogram.counts[b]);
+            } else {
+                ranges
+                    .entry(lo)
+                    .or_insert_with(|| Pending {
+                        lo,
+                        shift,
+                        members: Vec::new(),
+                        counts: Vec::new(),
+                    })
+                    .members
+                    .push((ri, k));
+            }
+        }
+        pending.push(ranges.into_values().collect());
+    }
+    while pending.iter().any(|g| !g.is_empty()) {
+        for p in pending.iter_mut().flatten() {
+            let sub = p.shift.saturating_sub(refine_bits);
+            p.counts = vec![0; 1 << (p.shift - sub)];
+        }
+        src.pass(&mut |r| {
+            if r.is_warmup() || r.is_error() {
+                return;
+            }
+            let lat = r.latency_ns();
+            for (req, ranges) in requests.iter().zip(pending.iter_mut()) {
+                if ranges.is_empty() || req.mode.is_some_and(|m| m != r.mode.code()) {
+                    continue;
+                }
+                let i = ranges.partition_point(|p| p.lo <= lat);
+                if i == 0 {
+                    continue;
+                }
+                let p = &mut ranges[i - 1];
+                if (lat - p.lo) >> p.shift == 0 {
+                    let sub = p.shift.saturating_sub(refine_bits);
+                    p.counts[((lat - p.lo) >> sub) as usize] += 1;
+                }
+            }
+        })?;
+        for (gi, ranges) in pending.iter_mut().enumerate() {
+            let mut next: BTreeMap<u64, Pending> = BTreeMap::new();
+            for p in ranges.drain(..) {
+                let sub = p.shift.saturating_sub(refine_bits);
+                for (ri, k) in p.members {
+                    let mut before = 0u64;
+                    let mut at = p.counts.len() - 1;
+                    for (i, &c) in p.counts.iter().enumerate() {
+                        if before + c >= k {
+                            at = i;
+                            break;
+                        }
+                        before += c;
+                    }
+                    let lo = p.lo + ((at as u64) << sub);
+                    if sub == 0 {
+                        // Below the range: rank - k; in it, below lo: before.
+                        let rank = requests[gi].ranks[ri];
+                        out[gi][ri] = (lo, rank - k + before + p.counts[at]);
+                    } else {
+                        next.entry(lo)
+                            .or_insert_with(|| Pending {
+                                lo,
+                                shift: sub,
+                                members: Vec::new(),
+                                counts: Vec::new(),
+                            })
+                            .members
+                            .push((ri, k - before));
+                    }
+                }
+            }
+            *ranges = next.into_values().collect();
+        }
+    }
+    Ok(out)
+}
+
+/// Sub-ranges per refinement pass for the four percentiles (2^16 counters
+/// of 8 bytes each: one extra pass for latencies below 67 ms).
+const REFINE_BITS: u32 = 16;
+
+/// Exact nearest-rank percentiles of each group.
+fn percentiles<S: RecordSource + ?Sized>(
+    src: &mut S,
+    groups: &[(Option<u8>, &Acc)],
+) -> io::Result<Vec<[u64; 4]>> {
+    let requests: Vec<RankRequest<'_>> = groups
+        .iter()
+        .map(|(mode, acc)| RankRequest {
+            mode: *mode,
+            histogram: &acc.hist,
+            ranks: if acc.ios == 0 {
+                Vec::new()
+            } else {
+                PERCENTILES
+                    .iter()
+                    .map(|p| ((p * acc.ios as f64).ceil() as u64).clamp(1, acc.ios))
+                    .collect()
+            },
+        })
+        .collect();
+    let values = exact_ranks(src, &requests, REFINE_BITS)?;
+    Ok(values
+        .into_iter()
+        .map(|v| {
+            let mut a = [0u64; 4];
+            for (x, (y, _)) in a.iter_mut().zip(v) {
+                *x = y;
+            }
+            a
+        })
+        .collect())
+}
+
+fn throughput(acc: &Acc, pct: [u64; 4]) -> Throughput {
+    let ios = acc.ios;
     let window_ns = if ios == 0 {
         0
     } else {
-        last.saturating_sub(first)
+        acc.last_complete.saturating_sub(acc.first_submit)
     };
     let secs = window_ns as f64 / 1e9;
+    let latency = if ios == 0 {
+        LatencyStats::default()
+    } else {
+        LatencyStats {
+            count: ios,
+            min_ns: acc.min_ns,
+            max_ns: acc.max_ns,
+            mean_ns: (acc.sum_ns as f64) / ios as f64,
+            stddev_ns: (acc.welford_m2 / ios as f64).max(0.0).sqrt(),
+            p50_ns: pct[0],
+            p90_ns: pct[1],
+            p99_ns: pct[2],
+            p999_ns: pct[3],
+        }
+    };
     Throughput {
         ios,
-        bytes,
+        bytes: acc.bytes,
         window_ns,
         iops: if secs > 0.0 { ios as f64 / secs } else { 0.0 },
         mb_per_s: if secs > 0.0 {
-            bytes as f64 / secs / 1e6
+            acc.bytes as f64 / secs / 1e6
         } else {
             0.0
         },
-        latency: LatencyStats::from_latencies(&mut lat),
+        latency,
     }
 }
 
 impl RunStats {
+    /// Statistics of records in memory.
     pub fn from_records(records: &[IoRecord]) -> RunStats {
-        let measured = || records.iter().filter(|r| !r.is_warmup() && !r.is_error());
-        let mut by_mode = BTreeMap::new();
-        let modes: std::collections::BTreeSet<_> = measured().map(|r| r.mode).collect();
-        if modes.len() > 1 {
-            for m in modes {
-                by_mode.insert(
-                    m.name().to_string(),
-                    throughput(measured().filter(|r| r.mode == m)),
-                );
+        Self::compute(&mut &*records)
+            .expect("reading memory cannot fail")
+            .0
+    }
+
+    /// Statistics of a records file, streamed (constant memory).
+    pub fn from_file(file: &RecordFile) -> io::Result<RunStats> {
+        Ok(Self::compute(&mut &*file)?.0)
+    }
+
+    /// Statistics of any record source, and the fine histogram of every
+    /// measured IO's latency (for CDFs, with [`exact_ranks`]).
+    pub fn compute<S: RecordSource + ?Sized>(
+        src: &mut S,
+    ) -> io::Result<(RunStats, LatencyHistogram)> {
+        let mut modes: [Acc; 3] = Default::default();
+        let (mut ignored, mut failed) = (0u64, 0u64);
+        src.pass(&mut |r| {
+            if r.is_warmup() {
+                ignored += 1;
             }
+            if r.is_error() {
+                failed += 1;
+            }
+            if !r.is_warmup() && !r.is_error() {
+                modes[r.mode.code() as usize].add(r);
+            }
+        })?;
+        let mut all = Acc::default();
+        for m in &modes {
+            all.merge(m);
         }
-        RunStats {
-            ios_ignored: records.iter().filter(|r| r.is_warmup()).count() as u64,
-            ios_failed: records.iter().filter(|r| r.is_error()).count() as u64,
-            all: throughput(measured()),
+        let present: Vec<u8> = (0..3u8).filter(|&m| modes[m as usize].ios > 0).collect();
+        let mut groups: Vec<(Option<u8>, &Acc)> = vec![(None, &all)];
+        if present.len() > 1 {
+            groups.extend(present.iter().map(|&m| (Some(m), &modes[m as usize])));
+        }
+        let pct = percentiles(src, &groups)?;
+        let mut by_mode = BTreeMap::new();
+        for (g, p) in groups.iter().zip(&pct).skip(1) {
+            let m = flashlab_device::Mode::from_code(g.0.expect("a mode group")).expect("valid");
+            by_mode.insert(m.name().to_string(), throughput(g.1, *p));
+        }
+        let stats = RunStats {
+            ios_ignored: ignored,
+            ios_failed: failed,
+            all: throughput(&all, pct[0]),
             by_mode,
-        }
+        };
+        Ok((stats, all.hist))
     }
 }
 
@@ -178,5 +571,68 @@ mod tests {
         assert!((s.all.mb_per_s - 10.0).abs() < 1e-9);
         assert_eq!(s.all.latency.max_ns, 100_000_000);
         assert_eq!(s.all.latency.stddev_ns, 0.0);
+    }
+
+    /// A small deterministic generator (tests only).
+    fn lcg(state: &mut u64) -> u64 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *state >> 11
+    }
+
+    #[test]
+    fn streaming_percentiles_equal_sorting_them() {
+        // Latencies from 0 ns to about 2^50 ns, so that percentiles fall in
+        // exact buckets, in buckets refined once, and in buckets refined
+        // several times; three modes so that by_mode is computed too.
+        let mut st = 7u64;
+        let recs: Vec<IoRecord> = (0..20_000u64)
+            .map(|i| {
+                let bits = lcg(&mut st) % 50;
+                let lat = lcg(&mut st) % (1u64 << bits).max(1);
+                IoRecord {
+                    index: i,
+                    stream: 0,
+                    mode: Mode::from_code((lcg(&mut st) % 3) as u8).unwrap(),
+                    offset_bytes: 0,
+                    size_bytes: 4096,
+                    submit_ns: i,
+                    complete_ns: i + lat,
+                    flags: if i % 97 == 0 { FLAG_WARMUP } else { 0 },
+                }
+            })
+            .collect();
+        let s = RunStats::from_records(&recs);
+        let measured = || recs.iter().filter(|r| !r.is_warmup());
+        let mut all: Vec<u64> = measured().map(IoRecord::latency_ns).collect();
+        let reference = LatencyStats::from_latencies(&mut all);
+        let same = |a: &LatencyStats, b: &LatencyStats| {
+            assert_eq!(
+                (a.count, a.min_ns, a.p50_ns, a.p90_ns, a.p99_ns, a.p999_ns, a.max_ns),
+                (b.count, b.min_ns, b.p50_ns, b.p90_ns, b.p99_ns, b.p999_ns, b.max_ns)
+            );
+            assert!((a.mean_ns - b.mean_ns).abs() <= 1e-9 * b.mean_ns);
+            assert!((a.stddev_ns - b.stddev_ns).abs() <= 1e-6 * b.stddev_ns);
+        };
+        same(&s.all.latency, &reference);
+        assert_eq!(s.by_mode.len(), 3);
+        for m in [Mode::Read, Mode::Write, Mode::Trim] {
+            let mut lat: Vec<u64> = measured()
+                .filter(|r| r.mode == m)
+                .map(IoRecord::latency_ns)
+                .collect();
+            same(&s.by_mode[m.name()].latency, &LatencyStats::from_latencies(&mut lat));
+        }
+    }
+
+    #[test]
+    fn histogram_buckets_are_within_a_thousandth_of_their_values() {
+        for v in [0u64, 1, 2047, 2048, 2049, 1 << 20, 123_456_789, u64::MAX] {
+            let (lo, shift) = bucket_range(bucket_of(v));
+            assert!(lo <= v && (v - lo) >> shift == 0, "{v}");
+            assert!((1u64 << shift) as f64 <= v as f64 / 1000.0 || shift == 0);
+        }
+        assert_eq!(bucket_of(u64::MAX), BUCKETS - 1);
     }
 }
