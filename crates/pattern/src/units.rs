@@ -1,12 +1,33 @@
 //! Sizes and durations as people write them: `32KiB`, `4k`, `1G`, `100us`.
 //!
-//! All size suffixes are powers of 1024 (`K`, `KB` and `KiB` alike), as in
-//! fio and in the storage papers we follow; decimal megabytes would silently
-//! misalign IOs.
+//! This is the one size parser of the whole tool (flags, pattern files,
+//! simulator profiles and `sim:` overrides all call [`parse_size`]), so a
+//! unit means the same everywhere. Units follow IEC 80000-13, as fio's
+//! documentation and drive makers do: `KiB`, `MiB`, `GiB`, `TiB` are powers
+//! of 1024; `KB`, `MB`, `GB`, `TB` are powers of 1000 (an "80 GB" drive
+//! holds 80 * 10^9 bytes); the bare letters `K`, `M`, `G`, `T` are the
+//! binary units, as in `4k` IOs. A decimal size that is not a whole number
+//! of sectors is refused later where alignment matters, never rounded.
+
+/// How much of a user's text an error message quotes: enough to recognise
+/// it, never megabytes of a file.
+const QUOTE_CHARS: usize = 40;
+
+/// `text` as an error message quotes it: trimmed to [`QUOTE_CHARS`]
+/// characters with an ellipsis.
+pub fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_CHARS) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text.to_string(),
+    }
+}
 
 /// Parses a byte count: a plain number of bytes, or a number with a suffix
-/// `B`, `K`/`KB`/`KiB`, `M`..., `G`..., `T`..., or `s` (512-byte sectors).
+/// `B`, `K`/`KiB`/`KB`, `M`/`MiB`/`MB`, `G`/`GiB`/`GB`, `T`/`TiB`/`TB` (see
+/// the module comment: `KB` is 1000, `KiB` and `K` are 1024), or `s`
+/// (512-byte sectors).
 pub fn parse_size(text: &str) -> Result<u64, String> {
+    let shown = quote(text);
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
@@ -15,43 +36,48 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let num = num.replace('_', "");
     if num.is_empty() {
         return Err(format!(
-            "'{text}' is not a size; write e.g. 4096, 32KiB or 1GiB"
+            "'{shown}' is not a size; write e.g. 4096, 32KiB or 1GiB"
         ));
     }
     let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "s" => 512,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
         other => {
             return Err(format!(
-                "'{text}' has an unknown size unit '{other}'; use B, KiB, MiB, GiB or TiB"
+                "'{shown}' has an unknown size unit '{}'; use B, KiB, MiB, GiB, TiB (powers of 1024) or KB, MB, GB, TB (powers of 1000)", quote(other)
             ))
         }
     };
     if num.contains('.') {
         let v: f64 = num
             .parse()
-            .map_err(|_| format!("'{text}' is not a size; write e.g. 4096, 32KiB or 1GiB"))?;
+            .map_err(|_| format!("'{shown}' is not a size; write e.g. 4096, 32KiB or 1GiB"))?;
         let bytes = v * mult as f64;
         if bytes.fract() != 0.0 || !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-            return Err(format!("'{text}' is not a whole number of bytes"));
+            return Err(format!("'{shown}' is not a whole number of bytes"));
         }
         Ok(bytes as u64)
     } else {
         let v: u64 = num
             .parse()
-            .map_err(|_| format!("'{text}' is not a size; write e.g. 4096, 32KiB or 1GiB"))?;
+            .map_err(|_| format!("'{shown}' is not a size; write e.g. 4096, 32KiB or 1GiB"))?;
         v.checked_mul(mult)
-            .ok_or_else(|| format!("'{text}' is too large"))
+            .ok_or_else(|| format!("'{shown}' is too large"))
     }
 }
 
 /// Parses a duration with a mandatory unit: `ns`, `us` (or `µs`), `ms`, `s`.
 /// A bare number is refused: "pause 100" is too easy to get wrong by 1000x.
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    let shown = quote(text);
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
@@ -65,21 +91,22 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         "s" => 1e9,
         "" => {
             return Err(format!(
-                "'{text}' needs a time unit; write e.g. 100us, 1ms or 2s"
+                "'{shown}' needs a time unit; write e.g. 100us, 1ms or 2s"
             ))
         }
         other => {
             return Err(format!(
-                "'{text}' has an unknown time unit '{other}'; use ns, us, ms or s"
+                "'{shown}' has an unknown time unit '{}'; use ns, us, ms or s",
+                quote(other)
             ))
         }
     };
     let v: f64 = num
         .parse()
-        .map_err(|_| format!("'{text}' is not a duration; write e.g. 100us, 1ms or 2s"))?;
+        .map_err(|_| format!("'{shown}' is not a duration; write e.g. 100us, 1ms or 2s"))?;
     let ns = v * mult;
     if !ns.is_finite() || ns < 0.0 || ns > u64::MAX as f64 {
-        return Err(format!("'{text}' is out of range"));
+        return Err(format!("'{shown}' is out of range"));
     }
     Ok(ns.round() as u64)
 }
@@ -135,7 +162,10 @@ mod tests {
         size("4096", 4096);
         size("32K", 32768);
         size("32KiB", 32768);
-        size("32kb", 32768);
+        size("32kb", 32_000);
+        size("1GB", 1_000_000_000);
+        size("1GiB", 1 << 30);
+        size("80 GB", 80_000_000_000);
         size("1G", 1 << 30);
         size("1.5MiB", 3 << 19);
         size("8s", 4096);
@@ -145,6 +175,11 @@ mod tests {
             .contains("unknown size unit"));
         assert!(parse_size("KiB").is_err());
         assert!(parse_size("0.3K").is_err());
+        assert!(parse_size("18446744073709551616").is_err());
+        assert!(parse_size("17179869184GiB").unwrap_err().contains("too large"));
+        // A huge input is quoted, not echoed.
+        let long = "9".repeat(1_000_000) + "X";
+        assert!(parse_size(&long).unwrap_err().len() < 200);
     }
 
     #[test]

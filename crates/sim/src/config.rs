@@ -17,42 +17,12 @@ use crate::nand::CellKind;
 pub struct ByteSize(pub u64);
 
 impl ByteSize {
-    /// Parse `"4GiB"`, `"4 GiB"`, `"1.5GiB"`, `"512"`, `"8MB"`, `"128k"`.
+    /// Parse `"4GiB"`, `"4 GiB"`, `"1.5GiB"`, `"512"`, `"8MB"`, `"128k"` with
+    /// the tool's one size parser (`flashlab_pattern::units::parse_size`:
+    /// `GB` is 10^9, `GiB` and `G` are 2^30), so a unit means the same here
+    /// as in `--target-size`.
     pub fn parse(text: &str) -> Result<ByteSize, String> {
-        let s = text.trim();
-        let split = s
-            .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-            .unwrap_or(s.len());
-        let (num, unit) = s.split_at(split);
-        let num = num.replace('_', "");
-        let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-            "" | "b" => 1,
-            "k" | "kib" => 1 << 10,
-            "m" | "mib" => 1 << 20,
-            "g" | "gib" => 1 << 30,
-            "t" | "tib" => 1 << 40,
-            "kb" => 1_000,
-            "mb" => 1_000_000,
-            "gb" => 1_000_000_000,
-            "tb" => 1_000_000_000_000,
-            other => return Err(format!("unknown size unit '{other}' in '{text}'; use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB")),
-        };
-        if num.is_empty() {
-            return Err(format!("size '{text}' has no number; write e.g. 4GiB"));
-        }
-        if let Ok(n) = num.parse::<u64>() {
-            return n
-                .checked_mul(mult)
-                .map(ByteSize)
-                .ok_or_else(|| format!("size '{text}' is too large"));
-        }
-        let f: f64 = num
-            .parse()
-            .map_err(|_| format!("size '{text}' is not a number; write e.g. 4GiB"))?;
-        if !(f.is_finite() && f >= 0.0) {
-            return Err(format!("size '{text}' must be a non-negative number"));
-        }
-        Ok(ByteSize((f * mult as f64).round() as u64))
+        flashlab_pattern::units::parse_size(text).map(ByteSize)
     }
 }
 
