@@ -16,12 +16,8 @@ use crate::{output, signals, target};
 const DEFAULT_OPEN_LOOP_IN_FLIGHT: usize = 256;
 
 pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
-    let text = std::fs::read_to_string(&args.trace).map_err(|e| {
-        CliError::user(format!(
-            "cannot read trace {}: {e}; check the path",
-            args.trace.display()
-        ))
-    })?;
+    // Read with limits: /dev/zero or a disk image is refused at once.
+    let text = flashlab_trace::read_text(&args.trace).map_err(CliError::user)?;
     let origin = args.trace.display().to_string();
     let format = match &args.format {
         Some(f) => Format::parse(f).map_err(CliError::user)?,

@@ -16,6 +16,8 @@
 //! - `msr`: MSR-Cambridge CSV (Windows filetime, `Read`/`Write`, bytes).
 
 use std::fmt;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
 
 use flashlab_device::Mode;
 
@@ -151,6 +153,69 @@ pub fn parse(text: &str, format: Format, origin: &str) -> Result<Vec<TraceIo>, S
     Ok(ios)
 }
 
+/// The longest line any trace format has (MSR-Cambridge lines are about
+/// 60 bytes): a longer "line" means the file is not a trace (`/dev/zero`,
+/// a binary), and is refused before it can fill memory.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// The largest trace text read: 4 GiB (about 100 million requests).
+pub const MAX_TRACE_BYTES: u64 = 4 << 30;
+
+/// The largest request a trace may hold: IOs are at most 4 GiB - 1 bytes
+/// (records keep sizes in 32 bits); a larger size is refused, never truncated.
+pub const MAX_REQUEST_BYTES: u64 = u32::MAX as u64;
+
+/// Reads a trace file's text line by line, refusing (with one line naming
+/// the problem) a file that is not text, has a line longer than
+/// [`MAX_LINE_BYTES`] or is larger than [`MAX_TRACE_BYTES`], so that
+/// `/dev/zero` or a disk image fails at once instead of growing memory.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    let shown = path.display();
+    let file = std::fs::File::open(path)
+        .map_err(|e| format!("cannot read trace {shown}: {e}; check the path"))?;
+    read_text_from(file, &shown.to_string())
+}
+
+/// [`read_text`] from any reader; `origin` names it in errors.
+pub fn read_text_from(reader: impl Read, origin: &str) -> Result<String, String> {
+    let mut reader = BufReader::with_capacity(1 << 16, reader);
+    let mut text = String::new();
+    let mut line = Vec::with_capacity(256);
+    for n in 1usize.. {
+        line.clear();
+        let got = (&mut reader)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("cannot read trace {origin}: {e}"))?;
+        if got == 0 {
+            break;
+        }
+        if line.len() > MAX_LINE_BYTES {
+            return Err(format!(
+                "{origin} line {n} is longer than {} KiB: not a trace file; pass a text trace ({})",
+                MAX_LINE_BYTES / 1024,
+                Format::NAMES
+            ));
+        }
+        if text.len() as u64 + line.len() as u64 > MAX_TRACE_BYTES {
+            return Err(format!(
+                "{origin} is larger than {} GiB; split the trace (e.g. with split -l) and replay the parts",
+                MAX_TRACE_BYTES >> 30
+            ));
+        }
+        match std::str::from_utf8(&line) {
+            Ok(l) if !l.contains('\0') => text.push_str(l),
+            _ => {
+                return Err(format!(
+                    "{origin} line {n} is not text (binary data); pass a text trace ({})",
+                    Format::NAMES
+                ))
+            }
+        }
+    }
+    Ok(text)
+}
+
 /// A parse error: 1-based line number and message.
 pub type LineError = (usize, String);
 
@@ -189,9 +254,11 @@ pub fn fit_to_device(
     fit: Fit,
 ) -> Result<(), String> {
     let block = block_bytes.max(1);
+    // Parsers refuse requests whose end does not fit in 64 bits; saturate
+    // anyway so that a TraceIo built elsewhere cannot wrap around.
     let max_end = ios
         .iter()
-        .map(|io| io.offset_bytes + io.size_bytes)
+        .map(|io| io.offset_bytes.saturating_add(io.size_bytes))
         .max()
         .unwrap_or(0);
     for (i, io) in ios.iter_mut().enumerate() {
@@ -212,7 +279,7 @@ pub fn fit_to_device(
                 io.size_bytes
             ));
         }
-        let end = io.offset_bytes + io.size_bytes;
+        let end = io.offset_bytes.saturating_add(io.size_bytes);
         if end <= device_bytes && fit != Fit::Scale {
             if io.offset_bytes % block != 0 {
                 return Err(format!(

@@ -186,3 +186,65 @@ fn fitting_a_trace_onto_a_small_device() {
         .unwrap_err()
         .contains("multiple"));
 }
+
+/// Checked arithmetic: nothing wraps, nothing is truncated, every refusal
+/// names its line.
+#[test]
+fn out_of_range_numbers_are_refused_not_wrapped() {
+    let err = |text: &str, format: Format| parse(text, format, "t").unwrap_err();
+    // 2^55 sectors is 2^64 bytes: it used to wrap to offset 0.
+    let e = err("0 0 36028797018963968 8 0\n", Format::Mqsim);
+    assert!(e.starts_with("t line 1: start_sector") && e.contains("too large"), "{e}");
+    // A 4 GiB request used to be truncated to 32 bits (0 B).
+    let e = err("# flashlab-trace v1\n0 W 0 4294967296\n", Format::Flashlab);
+    assert!(e.contains("line 2") && e.contains("larger than the largest IO"), "{e}");
+    let e = err("# flashlab-trace v1\n0 W 18446744073709551615 4096\n", Format::Flashlab);
+    assert!(e.contains("ends past 2^64"), "{e}");
+    let e = err("0.5 0 36028797018963968 8 1\n", Format::Disksim);
+    assert!(e.contains("too large"), "{e}");
+    let e = err("-1.0 0 8 8 1\n", Format::Disksim);
+    assert!(e.contains("line 1"), "{e}");
+    let e = err(
+        "fio version 3 iolog\n18446744073709551 /dev/sdb write 0 4096\n",
+        Format::Fio,
+    );
+    assert!(e.contains("line 2") && e.contains("timestamp_ms"), "{e}");
+    let e = err(
+        "fio version 2 iolog\n/dev/sdb wait 18446744073709552\n",
+        Format::Fio,
+    );
+    assert!(e.contains("wait_us"), "{e}");
+    let e = err(
+        "184467440737095517,h,0,Write,0,4096,10\n",
+        Format::Msr,
+    );
+    assert!(e.contains("timestamp") && e.contains("too large"), "{e}");
+    let e = err(
+        "8,0 0 1 1e300 1 D W 0 + 8 [p]\n",
+        Format::Blkparse,
+    );
+    assert!(e.contains("not a time"), "{e}");
+}
+
+#[test]
+fn a_stream_without_newlines_or_text_is_refused_at_once() {
+    // /dev/zero: an endless line of NUL bytes. Reading stops after one
+    // line's limit instead of filling memory.
+    let zeros = std::io::repeat(0);
+    let e = flashlab_trace::read_text_from(zeros, "/dev/zero").unwrap_err();
+    assert!(e.contains("line 1 is longer than 64 KiB"), "{e}");
+    let e = flashlab_trace::read_text_from(&b"0 W 0 4096\n\0\0\n"[..], "z").unwrap_err();
+    assert!(e.contains("line 2 is not text"), "{e}");
+    let e = flashlab_trace::read_text_from(&b"0 W 0 4096\n\xff\xfe\n"[..], "z").unwrap_err();
+    assert!(e.contains("line 2 is not text"), "{e}");
+    let ok = flashlab_trace::read_text_from(&b"# flashlab-trace v1\n0 W 0 4096"[..], "z").unwrap();
+    assert_eq!(ok, "# flashlab-trace v1\n0 W 0 4096");
+}
+
+#[test]
+fn long_fields_are_quoted_not_echoed() {
+    let long = "x".repeat(50_000);
+    let e = parse(&format!("# flashlab-trace v1\n0 {long} 0 4096\n"), Format::Flashlab, "t")
+        .unwrap_err();
+    assert!(e.len() < 200, "{} bytes", e.len());
+}

@@ -13,8 +13,9 @@
 
 use flashlab_device::Mode;
 
-use super::field;
+use super::{field, float_ns, request, scaled};
 use crate::{LineError, TraceIo, TraceOp};
+
 
 pub fn parse(text: &str, action: char) -> Result<Vec<TraceIo>, LineError> {
     let mut out = Vec::new();
@@ -50,10 +51,14 @@ pub fn parse(text: &str, action: char) -> Result<Vec<TraceIo>, LineError> {
             continue;
         };
         let secs: f64 = field(&cols, 3, "time", n)?;
+        let time_ns = float_ns(secs, 1e9, "time", n)?;
         let (offset_bytes, size_bytes) = if cols.len() >= 10 && cols[8] == "+" {
             let sector: u64 = field(&cols, 7, "sector", n)?;
             let sectors: u64 = field(&cols, 9, "sectors", n)?;
-            (sector * 512, sectors * 512)
+            (
+                scaled(sector, 512, "sector", n)?,
+                scaled(sectors, 512, "sectors", n)?,
+            )
         } else if op == TraceOp::Flush {
             (0, 0)
         } else {
@@ -63,7 +68,7 @@ pub fn parse(text: &str, action: char) -> Result<Vec<TraceIo>, LineError> {
             // A pure flush with a data flag (e.g. "FWS" with no range) is a flush.
             if is_flush {
                 out.push(TraceIo {
-                    time_ns: (secs * 1e9).round() as u64,
+                    time_ns,
                     op: TraceOp::Flush,
                     offset_bytes: 0,
                     size_bytes: 0,
@@ -71,12 +76,7 @@ pub fn parse(text: &str, action: char) -> Result<Vec<TraceIo>, LineError> {
             }
             continue;
         }
-        out.push(TraceIo {
-            time_ns: (secs * 1e9).round() as u64,
-            op,
-            offset_bytes,
-            size_bytes,
-        });
+        out.push(request(time_ns, op, offset_bytes, size_bytes, n)?);
     }
     if !seen_any {
         return Err((1, "no blkparse event lines (expected e.g. '8,0 3 1 0.000000000 697 D W 223490 + 8 [proc]')".into()));

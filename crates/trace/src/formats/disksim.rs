@@ -4,8 +4,9 @@
 
 use flashlab_device::Mode;
 
-use super::{field, lines};
+use super::{field, float_ns, lines, request, scaled};
 use crate::{LineError, TraceIo, TraceOp};
+
 
 pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
     let mut out = Vec::new();
@@ -28,16 +29,18 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
             ));
         }
         let flags: u32 = field(&cols, 4, "flags", n)?;
-        out.push(TraceIo {
-            time_ns: (ms * 1e6).round() as u64,
-            op: TraceOp::Io(if flags & 1 == 1 {
-                Mode::Read
-            } else {
-                Mode::Write
-            }),
-            offset_bytes: field::<u64>(&cols, 2, "block", n)? * 512,
-            size_bytes: field::<u64>(&cols, 3, "blocks", n)? * 512,
+        let op = TraceOp::Io(if flags & 1 == 1 {
+            Mode::Read
+        } else {
+            Mode::Write
         });
+        out.push(request(
+            float_ns(ms, 1e6, "arrival time", n)?,
+            op,
+            scaled(field(&cols, 2, "block", n)?, 512, "block", n)?,
+            scaled(field(&cols, 3, "blocks", n)?, 512, "blocks", n)?,
+            n,
+        )?);
     }
     Ok(out)
 }

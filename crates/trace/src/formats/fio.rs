@@ -18,8 +18,9 @@
 
 use flashlab_device::Mode;
 
-use super::field;
+use super::{field, quote, request, scaled};
 use crate::{LineError, TraceIo, TraceOp};
+
 
 pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
     let mut lines = text
@@ -34,7 +35,10 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
         other => {
             return Err((
                 n,
-                format!("'{other}' is not 'fio version 2 iolog' or 'fio version 3 iolog'"),
+                format!(
+                    "'{}' is not 'fio version 2 iolog' or 'fio version 3 iolog'",
+                    quote(other)
+                ),
             ))
         }
     };
@@ -44,7 +48,7 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
         let cols: Vec<&str> = line.split_whitespace().collect();
         let (time_ns, rest) = if version == 3 {
             let ms: u64 = field(&cols, 0, "timestamp_ms", n)?;
-            (ms * 1_000_000, &cols[1..])
+            (scaled(ms, 1_000_000, "timestamp_ms", n)?, &cols[1..])
         } else {
             (now_ns, &cols[..])
         };
@@ -58,22 +62,24 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
             "sync" | "datasync" => TraceOp::Flush,
             "wait" if version == 2 => {
                 let us: u64 = field(rest, 2, "wait_us", n)?;
-                now_ns += us * 1000;
+                now_ns = now_ns
+                    .checked_add(scaled(us, 1000, "wait_us", n)?)
+                    .ok_or((n, "waits add up to more than 2^64 ns".to_string()))?;
                 continue;
             }
             "add" | "open" | "close" => continue,
-            other => return Err((n, format!("unknown fio iolog action '{other}'"))),
+            other => {
+                return Err((
+                    n,
+                    format!("unknown fio iolog action '{}'", quote(other)),
+                ))
+            }
         };
         let (offset_bytes, size_bytes) = match op {
             TraceOp::Flush => (0, 0),
             TraceOp::Io(_) => (field(rest, 2, "offset", n)?, field(rest, 3, "length", n)?),
         };
-        out.push(TraceIo {
-            time_ns,
-            op,
-            offset_bytes,
-            size_bytes,
-        });
+        out.push(request(time_ns, op, offset_bytes, size_bytes, n)?);
     }
     Ok(out)
 }

@@ -15,7 +15,7 @@ use std::io::{self, Write};
 
 use flashlab_device::Mode;
 
-use super::{field, lines};
+use super::{field, lines, quote, request};
 use crate::{LineError, TraceIo, TraceOp};
 
 pub const HEADER: &str = "# flashlab-trace v1\n# time_ns op offset_bytes size_bytes\n";
@@ -38,14 +38,20 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
             "W" => TraceOp::Io(Mode::Write),
             "T" => TraceOp::Io(Mode::Trim),
             "F" => TraceOp::Flush,
-            other => return Err((n, format!("op '{other}' is not R, W, T or F"))),
+            other => {
+                return Err((
+                    n,
+                    format!("op '{}' is not R, W, T or F", quote(other)),
+                ))
+            }
         };
-        out.push(TraceIo {
-            time_ns: field(&cols, 0, "time_ns", n)?,
+        out.push(request(
+            field(&cols, 0, "time_ns", n)?,
             op,
-            offset_bytes: field(&cols, 2, "offset_bytes", n)?,
-            size_bytes: field(&cols, 3, "size_bytes", n)?,
-        });
+            field(&cols, 2, "offset_bytes", n)?,
+            field(&cols, 3, "size_bytes", n)?,
+            n,
+        )?);
     }
     Ok(out)
 }

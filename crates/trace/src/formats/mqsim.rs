@@ -4,7 +4,7 @@
 
 use flashlab_device::Mode;
 
-use super::{field, lines};
+use super::{field, lines, request, scaled};
 use crate::{LineError, TraceIo, TraceOp};
 
 pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
@@ -25,12 +25,13 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
             1 => Mode::Read,
             t => return Err((n, format!("type {t} is not 0 (write) or 1 (read)"))),
         };
-        out.push(TraceIo {
-            time_ns: field(&cols, 0, "arrival_time_ns", n)?,
-            op: TraceOp::Io(mode),
-            offset_bytes: field::<u64>(&cols, 2, "start_sector", n)? * 512,
-            size_bytes: field::<u64>(&cols, 3, "size_in_sectors", n)? * 512,
-        });
+        out.push(request(
+            field(&cols, 0, "arrival_time_ns", n)?,
+            TraceOp::Io(mode),
+            scaled(field(&cols, 2, "start_sector", n)?, 512, "start_sector", n)?,
+            scaled(field(&cols, 3, "size_in_sectors", n)?, 512, "size_in_sectors", n)?,
+            n,
+        )?);
     }
     Ok(out)
 }

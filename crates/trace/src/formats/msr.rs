@@ -5,7 +5,7 @@
 
 use flashlab_device::Mode;
 
-use super::lines;
+use super::{lines, quote, request, scaled};
 use crate::{LineError, TraceIo, TraceOp};
 
 pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
@@ -25,21 +25,27 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
             cols[i].parse::<u64>().map_err(|_| {
                 (
                     n,
-                    format!("field {} ({name}) '{}' is not valid", i + 1, cols[i]),
+                    format!("field {} ({name}) '{}' is not valid", i + 1, quote(cols[i])),
                 )
             })
         };
         let mode = match cols[3].to_ascii_lowercase().as_str() {
             "read" => Mode::Read,
             "write" => Mode::Write,
-            other => return Err((n, format!("type '{other}' is not Read or Write"))),
+            other => {
+                return Err((
+                    n,
+                    format!("type '{}' is not Read or Write", quote(other)),
+                ))
+            }
         };
-        out.push(TraceIo {
-            time_ns: num(0, "timestamp")? * 100,
-            op: TraceOp::Io(mode),
-            offset_bytes: num(4, "offset")?,
-            size_bytes: num(5, "size")?,
-        });
+        out.push(request(
+            scaled(num(0, "timestamp")?, 100, "timestamp", n)?,
+            TraceOp::Io(mode),
+            num(4, "offset")?,
+            num(5, "size")?,
+            n,
+        )?);
     }
     Ok(out)
 }
