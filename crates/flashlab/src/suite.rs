@@ -217,10 +217,34 @@ pub fn run(args: UflipArgs) -> CliResult<()> {
             format_size(64 * cfg.io_size_bytes * 16)
         )));
     }
+    if let Some(t) = cfg.random_target_bytes {
+        if t < cfg.io_size_bytes || t > size {
+            return Err(CliError::user(format!(
+                "--random-target {} must be at least the IOSize ({}) and at most the device's size ({}); e.g. --random-target {}",
+                format_size(t),
+                format_size(cfg.io_size_bytes),
+                format_size(size),
+                format_size(size)
+            )));
+        }
+    }
     let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
     let plan = registry_suite("uflip")?
         .plan(&cfg_json, size)
         .map_err(|e| CliError::user(e.to_string()))?;
+    // Every run of the plan must be a valid pattern (e.g. a small
+    // --random-target cannot hold the granularity benchmark's largest IOs):
+    // refused here, in one line, rather than when the run comes up.
+    for run in plan.steps.iter().flat_map(|s| s.runs()) {
+        run.spec.validate().map_err(|e| {
+            let hint = if cfg.random_target_bytes.is_some() {
+                "; raise --random-target"
+            } else {
+                ""
+            };
+            CliError::user(format!("uFLIP run {}: {e}{hint}", run.name))
+        })?;
+    }
     let header = format!(
         "uFLIP benchmark plan for {} ({}), state enforcement: {}\nIOIgnore and IOCount are automatic: start-up ignored, runs stop at +/-{:.0} % (95 % CI, batch means), {}..{} IOs",
         probed.info.name, format_size(size), cfg.state.describe(), cfg.bound * 100.0, cfg.min_ios, cfg.max_ios

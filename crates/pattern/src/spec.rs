@@ -214,6 +214,9 @@ impl Basic {
     }
 }
 
+/// The largest sum of a mix Ratio's two sides.
+pub const MAX_RATIO_SUM: u64 = 1 << 32;
+
 /// Two basic patterns interleaved: `ratio_primary` IOs of the primary pattern,
 /// then `ratio_secondary` of this one, repeated (uFLIP Mix, Ratio = #1/#2).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -350,6 +353,14 @@ impl PatternSpec {
         if let Some(m) = &self.mix {
             if m.ratio_primary == 0 || m.ratio_secondary == 0 {
                 return Err("both sides of the mix Ratio must be at least 1; write e.g. --ratio 4 or --ratio 1:4".into());
+            }
+            // The generator cycles through ratio_primary + ratio_secondary
+            // IOs: the sum must be a count, not wrap around.
+            if m.ratio_primary.saturating_add(m.ratio_secondary) > MAX_RATIO_SUM {
+                return Err(format!(
+                    "mix Ratio {}:{} is too large (the two sides may add up to at most 2^32); write e.g. --ratio 4 or --ratio 1:4",
+                    m.ratio_primary, m.ratio_secondary
+                ));
             }
         }
         for (which, b) in self.basics().enumerate() {
