@@ -22,6 +22,24 @@ impl CliError {
         }
     }
 
+    /// An IO error from writing output, or a failure: a closed pipe
+    /// (`| head`) is not an error but the reader being done.
+    pub fn output(context: &str, e: std::io::Error) -> CliError {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            CliError {
+                message: String::new(),
+                exit_code: 0,
+            }
+        } else {
+            CliError::failure(format!("{context}: {e}"))
+        }
+    }
+
+    /// True when the reader of stdout went away: main exits 0 silently.
+    pub fn is_broken_pipe(&self) -> bool {
+        self.exit_code == 0
+    }
+
     /// Something failed that the user's input did not cause.
     pub fn failure(message: impl Into<String>) -> CliError {
         CliError {

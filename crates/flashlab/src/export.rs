@@ -69,7 +69,7 @@ pub fn write_csv(results: &ResultsDir, run: Option<&str>, output: Option<&Path>)
         }
         None => write(&mut io::stdout().lock()),
     };
-    result.map_err(|e| CliError::failure(format!("export failed: {e}")))
+    result.map_err(|e| CliError::output("export failed", e))
 }
 
 pub fn export(args: ExportArgs) -> CliResult<()> {

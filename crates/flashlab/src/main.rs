@@ -27,6 +27,7 @@ use cli::{Cli, Command};
 use error::{CliError, EXIT_USER};
 
 fn main() -> ExitCode {
+    quiet_on_broken_pipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
@@ -51,11 +52,36 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`| head`): stop quietly.
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_code)
         }
     }
+}
+
+/// `flashlab ... | head -1`: when the reader of stdout goes away, stop at
+/// once and exit 0 without a word, as ripgrep does. Rust ignores SIGPIPE, so
+/// a closed pipe shows up as an EPIPE error from a write: commands that
+/// write through `io::Write` turn it into `CliError::broken_pipe` (CSV
+/// export), and `println!`, which panics on any write error, is caught
+/// here, in the one place every command goes through. Other panics keep
+/// the default report.
+fn quiet_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info)
+    }));
 }
 
 /// Clap's errors span several lines (usage, tips); users get one line that
