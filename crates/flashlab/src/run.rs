@@ -106,10 +106,12 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     let mut results =
         target::create_results(args.results.as_deref(), &default_name, &*device, &engine)?;
     let results_root = results.root().to_path_buf();
-    let planned: Vec<usize> = specs
-        .iter()
-        .map(|s| results.plan_run(&s.name, Workload::Pattern(s.clone())))
-        .collect::<Result<_, _>>()
+    let planned: Vec<usize> = results
+        .plan_runs(
+            specs
+                .iter()
+                .map(|s| (s.name.clone(), Workload::Pattern(s.clone()))),
+        )
         .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
 
     let human = !args.json;
@@ -148,7 +150,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
             })?;
         device.reset_stats();
         results
-            .write_summary()
+            .write_summary_if_due()
             .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
         if human {
             rows.extend(output::rows(&summary));
@@ -181,6 +183,9 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     if let Err(e) = device.flush() {
         eprintln!("warning: flushing the device failed: {e}");
     }
+    results
+        .write_summary()
+        .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
     if human && specs.len() > 1 {
         println!("\nall runs:\n{}", output::table(&rows));
     }

@@ -180,6 +180,24 @@ pub struct ResultsDir {
     root: PathBuf,
     manifest: Manifest,
     summaries: Vec<RunSummary>,
+    /// How many summaries `summary.json` held when last written.
+    summary_written: std::cell::Cell<usize>,
+}
+
+/// `summary.json` is rewritten after every run of the first this many;
+/// beyond, whenever a quarter more runs have finished (and at the end), so
+/// that a file of thousands of runs costs linear, not quadratic, time.
+const SUMMARY_EVERY_RUN_UP_TO: usize = 64;
+
+/// `Summary` serialized from borrowed runs (no clone of every run's
+/// statistics per write).
+#[derive(Serialize)]
+struct SummaryRef<'a> {
+    schema_version: u32,
+    results_dir: String,
+    device: &'a DeviceInfo,
+    engine: &'a str,
+    runs: Vec<&'a RunSummary>,
 }
 
 impl ResultsDir {
@@ -196,6 +214,7 @@ impl ResultsDir {
             root: root.to_path_buf(),
             manifest,
             summaries: Vec::new(),
+            summary_written: std::cell::Cell::new(0),
         };
         dir.write_manifest()?;
         Ok(dir)
@@ -213,6 +232,7 @@ impl ResultsDir {
         Ok(ResultsDir {
             root: root.to_path_buf(),
             manifest,
+            summary_written: std::cell::Cell::new(summaries.len()),
             summaries,
         })
     }
@@ -242,6 +262,29 @@ impl ResultsDir {
         });
         self.write_manifest()?;
         Ok(idx)
+    }
+
+    /// Registers many runs as planned with one manifest write (a pattern
+    /// file of thousands of runs stays linear); returns their indices.
+    pub fn plan_runs(
+        &mut self,
+        runs: impl IntoIterator<Item = (String, Workload)>,
+    ) -> io::Result<Vec<usize>> {
+        let mut out = Vec::new();
+        for (name, workload) in runs {
+            let idx = self.manifest.runs.len();
+            let dir = format!("runs/{:03}-{}", idx + 1, name);
+            self.manifest.runs.push(RunEntry {
+                name,
+                dir,
+                status: RunStatus::Planned,
+                workload,
+                error: None,
+            });
+            out.push(idx);
+        }
+        self.write_manifest()?;
+        Ok(out)
     }
 
     /// Records what suite produced this directory (state enforcement, settings).
@@ -305,7 +348,38 @@ impl ResultsDir {
     /// Writes `summary.json` (every finished run's statistics). Commands call
     /// it after each run or at the end; `ResultsDir::open` never needs it.
     pub fn write_summary(&self) -> io::Result<()> {
-        write_json_atomic(&self.root.join("summary.json"), &self.summary())
+        let order = |name: &str| {
+            self.manifest
+                .runs
+                .iter()
+                .position(|r| r.name == name)
+                .unwrap_or(usize::MAX)
+        };
+        let mut runs: Vec<(usize, &RunSummary)> =
+            self.summaries.iter().map(|r| (order(&r.name), r)).collect();
+        runs.sort_by_key(|r| r.0);
+        let summary = SummaryRef {
+            schema_version: SCHEMA_VERSION,
+            results_dir: self.root.display().to_string(),
+            device: &self.manifest.device,
+            engine: &self.manifest.engine,
+            runs: runs.into_iter().map(|r| r.1).collect(),
+        };
+        write_json_atomic(&self.root.join("summary.json"), &summary)?;
+        self.summary_written.set(self.summaries.len());
+        Ok(())
+    }
+
+    /// Writes `summary.json` after a run when it is due: after each of the
+    /// first 64 runs, then whenever a quarter more runs have finished.
+    /// Commands call [`Self::write_summary`] once more at the end.
+    pub fn write_summary_if_due(&self) -> io::Result<()> {
+        let n = self.summaries.len();
+        let written = self.summary_written.get();
+        if n <= SUMMARY_EVERY_RUN_UP_TO || n >= written + written / 4 {
+            self.write_summary()?;
+        }
+        Ok(())
     }
 
     /// Every finished run's summary, in manifest order.
