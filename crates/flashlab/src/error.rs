@@ -51,9 +51,35 @@ impl CliError {
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Keep it to one line whatever the source said.
-        f.write_str(&self.message.replace('\n', " "))
+        // Keep it to one line whatever the source said, and short whatever
+        // the input was: a message quoting a huge value (a megabyte-long
+        // TOML string, a --device argument) keeps its start and its end,
+        // where the fix is named.
+        let line = self.message.replace(['\n', '\r'], " ");
+        if line.len() <= MAX_MESSAGE_BYTES {
+            return f.write_str(&line);
+        }
+        let head = floor_char_boundary(&line, MAX_MESSAGE_BYTES / 2);
+        let tail = ceil_char_boundary(&line, line.len() - MAX_MESSAGE_BYTES / 2);
+        write!(f, "{} ... {}", &line[..head], &line[tail..])
     }
+}
+
+/// The longest error line printed.
+pub const MAX_MESSAGE_BYTES: usize = 600;
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
 }
 
 pub type CliResult<T> = Result<T, CliError>;

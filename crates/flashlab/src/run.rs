@@ -1,7 +1,6 @@
 //! `flashlab run`: resolve the patterns, check them against the target, open
 //! it (after the safety check), run every pattern, save and print results.
 
-use std::fs;
 use std::io::IsTerminal;
 
 use flashlab_device::{Device, DeviceInfo, DeviceKind};
@@ -26,12 +25,7 @@ fn pattern_args(args: &RunArgs) -> CliResult<Vec<flashlab_pattern::PatternArgs>>
                     "--pattern-file and pattern flags (--pattern, --io-size, ...) were both given; put the parameters in the file (its [defaults] table applies to every run) or drop --pattern-file",
                 ));
             }
-            let text = fs::read_to_string(path).map_err(|e| {
-                CliError::user(format!(
-                    "cannot read pattern file {}: {e}; check the path given to --pattern-file",
-                    path.display()
-                ))
-            })?;
+            let text = crate::target::read_small_text(path, "pattern file", "--pattern-file")?;
             let file =
                 PatternFile::parse(&text, &path.display().to_string()).map_err(CliError::user)?;
             Ok(file.runs())

@@ -271,3 +271,33 @@ fn host_info() -> HostInfo {
             .unwrap_or(1),
     }
 }
+
+/// The largest pattern file read: 16 MiB (about 100,000 runs).
+pub const MAX_TEXT_FILE_BYTES: u64 = 16 << 20;
+
+/// Reads a small text input (a pattern file) with a size limit, so that
+/// `/dev/zero` or a disk image given by mistake is refused at once.
+pub fn read_small_text(path: &std::path::Path, what: &str, flag: &str) -> CliResult<String> {
+    use std::io::Read;
+    let shown = path.display();
+    let file = fs::File::open(path).map_err(|e| {
+        CliError::user(format!(
+            "cannot read {what} {shown}: {e}; check the path given to {flag}"
+        ))
+    })?;
+    let mut bytes = Vec::new();
+    file.take(MAX_TEXT_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::user(format!("cannot read {what} {shown}: {e}; check the path given to {flag}")))?;
+    if bytes.len() as u64 > MAX_TEXT_FILE_BYTES {
+        return Err(CliError::user(format!(
+            "{what} {shown} is larger than {} MiB; is it the right file? (check {flag})",
+            MAX_TEXT_FILE_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        CliError::user(format!(
+            "{what} {shown} is not UTF-8 text; pass a TOML file to {flag}"
+        ))
+    })
+}

@@ -121,9 +121,7 @@ pub fn resolve_spec(spec: &str) -> Result<SimConfig, String> {
     let mut cfg = match profiles::builtin(head) {
         Some(c) => c,
         None if head.ends_with(".toml") || head.contains('/') => {
-            let text = std::fs::read_to_string(head).map_err(|e| {
-                format!("cannot read simulator profile {head}: {e}; check the path")
-            })?;
+            let text = read_profile(head)?;
             SimConfig::from_toml(&text, head)?
         }
         None => return Err(unknown_profile(head)),
@@ -149,6 +147,25 @@ pub fn resolve_spec(spec: &str) -> Result<SimConfig, String> {
 pub fn open_device(spec: &str, seed: u64, max_outstanding: usize) -> Result<SimDevice, String> {
     let cfg = resolve_spec(spec)?;
     SimDevice::new(cfg, format!("sim:{spec}"), seed, max_outstanding)
+}
+
+/// A profile is a page of TOML: anything over 1 MiB (`/dev/zero`, a disk
+/// image) is refused before it can fill memory.
+const MAX_PROFILE_BYTES: u64 = 1 << 20;
+
+fn read_profile(path: &str) -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_PROFILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read simulator profile {path}: {e}; check the path"))?;
+    if bytes.len() as u64 > MAX_PROFILE_BYTES {
+        return Err(format!(
+            "simulator profile {path} is larger than 1 MiB; pass a TOML profile (`flashlab sim show ssd-m` prints one)"
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| format!("simulator profile {path} is not UTF-8 text; pass a TOML profile"))
 }
 
 fn unknown_profile(name: &str) -> String {

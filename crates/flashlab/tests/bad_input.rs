@@ -1,0 +1,94 @@
+//! Bad input is refused, never misread: every case of the corpus in
+//! `tests/bad_input/cases.txt` (malformed traces, pattern files, profiles,
+//! flags) must end in exit code 2 with one short line naming the problem,
+//! never a panic, a silent acceptance or unbounded memory. Also: a closed
+//! stdout ends a command quietly, and long pattern files stay linear.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_input")
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
+}
+
+#[test]
+fn every_malformed_input_of_the_corpus_is_one_line_and_exit_2() {
+    let dir = corpus();
+    let cases = std::fs::read_to_string(dir.join("cases.txt")).unwrap();
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for line in cases.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        n += 1;
+        let (expected, args) = line.split_once('\t').expect("expected<TAB>args");
+        let args: Vec<String> = args
+            .split_whitespace()
+            .map(|a| a.replace("{dir}", dir.to_str().unwrap()))
+            .collect();
+        let cwd = scratch();
+        let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+            .args(&args)
+            .current_dir(cwd.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let ok = out.status.code() == Some(2)
+            && err.ends_with('\n')
+            && err.lines().count() == 1
+            && err.starts_with("error: ")
+            && err.contains(expected)
+            && !err.contains("panicked")
+            && err.len() <= 600 + "error: \n".len()
+            && !cwd.path().join("results").exists();
+        if !ok {
+            failures.push(format!(
+                "{args:?}: exit {:?}, expected '{expected}', stderr ({} bytes): {}",
+                out.status.code(),
+                err.len(),
+                err.chars().take(300).collect::<String>()
+            ));
+        }
+    }
+    assert!(n >= 35, "the corpus lists {n} cases");
+    assert!(failures.is_empty(), "{} of {n} cases failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Starts flashlab with its stdout a pipe whose reader is already gone.
+fn with_closed_stdout(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader closes before the first write
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (child.wait().unwrap().code(), err)
+}
+
+#[test]
+fn a_closed_stdout_ends_dry_runs_and_exports_quietly_with_exit_0() {
+    let dir = scratch();
+    let dry = [
+        "run", "--device", "sim:ssd-m,capacity=1GiB", "--pattern", "RW", "--io-count", "100",
+        "--dry-run",
+    ];
+    assert_eq!(with_closed_stdout(&dry, dir.path()), (Some(0), String::new()));
+    let made = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args([
+            "run", "-q", "--device", "sim:ssd-m,capacity=1GiB", "--pattern", "RW", "--io-count",
+            "20000", "--results", "r",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    assert_eq!(with_closed_stdout(&["export", "r"], dir.path()), (Some(0), String::new()));
+    assert_eq!(with_closed_stdout(&["show", "r"], dir.path()), (Some(0), String::new()));
+}
