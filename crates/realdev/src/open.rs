@@ -243,9 +243,17 @@ pub fn open_target(opts: &OpenOptions) -> Result<(Target, Vec<String>), OpenErro
                 ))
             }
             Some(size) => {
-                // O_CREAT | O_EXCL: never replaces or follows anything that appeared meanwhile.
-                let size = create_file(path, &display, size, opts.direct)?;
+                // O_CREAT | O_EXCL on the partial name, then link(2) to the
+                // target's name: never replaces or follows anything that
+                // appeared meanwhile.
+                let (size, stale) = create_file(path, &display, size, opts.direct)?;
                 created = true;
+                if stale {
+                    warnings.push(format!(
+                        "an earlier creation of {display} was interrupted; its partial file {} was removed and the file created again",
+                        partial_path(path).display()
+                    ));
+                }
                 warnings.push(format!("created {display}: {size} bytes of pseudo-random data"));
             }
             None => return Err(OpenError::new(OpenErrorKind::NotFound, not_found_message(&display))),
@@ -489,13 +497,32 @@ fn open_file(
     })
 }
 
+/// Where a file target is filled before it takes its name:
+/// `DIR/.NAME.flashlab-partial`. A creation interrupted at any moment (even
+/// SIGKILL or a power cut) leaves only this name behind, never a target that
+/// looks ready: the next run that creates NAME removes it and starts over.
+pub fn partial_path(path: &Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.flashlab-partial"))
+}
+
 /// Create `path` and fill it with pseudo-random data, so that reads hit real
 /// data and not holes (which some file systems answer without touching the
 /// device). Returns the size actually created (rounded up to 4 KiB, which
-/// satisfies every O_DIRECT alignment flashlab meets). On failure the partial
-/// file is removed: flashlab created it, and a half-filled target would
-/// silently measure holes.
-fn create_file(path: &Path, display: &str, size: u64, direct: bool) -> Result<u64, OpenError> {
+/// satisfies every O_DIRECT alignment flashlab meets), and whether a partial
+/// file of an interrupted creation was found and removed. The file is
+/// filled under [`partial_path`] and fsynced, then linked to `path`: a
+/// half-filled file never carries the target's name (it would silently
+/// measure holes). On failure the partial file is removed.
+fn create_file(
+    path: &Path,
+    display: &str,
+    size: u64,
+    direct: bool,
+) -> Result<(u64, bool), OpenError> {
     if size == 0 {
         return Err(OpenError::invalid(format!(
             "cannot create {display} with size 0; pass a positive --size"
@@ -510,25 +537,41 @@ fn create_file(path: &Path, display: &str, size: u64, direct: bool) -> Result<u6
             )));
         }
     }
+    let partial = partial_path(path);
+    // Only a regular file under our own reserved name is ever removed.
+    let stale = fs::symlink_metadata(&partial).is_ok_and(|m| m.file_type().is_file());
+    if stale {
+        fs::remove_file(&partial).map_err(|e| {
+            OpenError::io(
+                format!(
+                    "cannot remove {}, left by an interrupted creation of {display}",
+                    partial.display()
+                ),
+                &e,
+            )
+        })?;
+    }
     let mut flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL;
     if direct {
         flags |= libc::O_DIRECT;
     }
-    let fd = match sys::open_raw(path, flags, 0o644) {
+    let fd = match sys::open_raw(&partial, flags, 0o644) {
         Ok(fd) => fd,
         Err(e) => {
             // Linux creates the inode before it checks O_DIRECT support.
             if e.raw_os_error() == Some(libc::EINVAL) {
-                let _ = fs::remove_file(path);
+                let _ = fs::remove_file(&partial);
             }
             return Err(map_open_err(e, display, true, direct));
         }
     };
-    let result = fill_file(fd, display, size);
-    if result.is_err() {
-        let _ = fs::remove_file(path);
-    }
-    result.map(|()| size)
+    let result = fill_file(fd, display, size).and_then(|()| {
+        // link fails if `path` appeared meanwhile: nothing is replaced.
+        fs::hard_link(&partial, path)
+            .map_err(|e| OpenError::io(format!("cannot create {display}"), &e))
+    });
+    let _ = fs::remove_file(&partial);
+    result.map(|()| (size, stale))
 }
 
 fn fill_file(fd: OwnedFd, display: &str, size: u64) -> Result<(), OpenError> {
