@@ -288,7 +288,11 @@ pub fn read_small_text(path: &std::path::Path, what: &str, flag: &str) -> CliRes
     let mut bytes = Vec::new();
     file.take(MAX_TEXT_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| CliError::user(format!("cannot read {what} {shown}: {e}; check the path given to {flag}")))?;
+        .map_err(|e| {
+            CliError::user(format!(
+                "cannot read {what} {shown}: {e}; check the path given to {flag}"
+            ))
+        })?;
     if bytes.len() as u64 > MAX_TEXT_FILE_BYTES {
         return Err(CliError::user(format!(
             "{what} {shown} is larger than {} MiB; is it the right file? (check {flag})",

@@ -22,7 +22,10 @@ fn every_malformed_input_of_the_corpus_is_one_line_and_exit_2() {
     let cases = std::fs::read_to_string(dir.join("cases.txt")).unwrap();
     let mut failures = Vec::new();
     let mut n = 0;
-    for line in cases.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+    for line in cases
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
         n += 1;
         let (expected, args) = line.split_once('\t').expect("expected<TAB>args");
         let args: Vec<String> = args
@@ -54,7 +57,12 @@ fn every_malformed_input_of_the_corpus_is_one_line_and_exit_2() {
         }
     }
     assert!(n >= 35, "the corpus lists {n} cases");
-    assert!(failures.is_empty(), "{} of {n} cases failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// Starts flashlab with its stdout a pipe whose reader is already gone.
@@ -68,7 +76,12 @@ fn with_closed_stdout(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
         .unwrap();
     drop(child.stdout.take()); // the reader closes before the first write
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     (child.wait().unwrap().code(), err)
 }
 
@@ -76,28 +89,61 @@ fn with_closed_stdout(args: &[&str], cwd: &Path) -> (Option<i32>, String) {
 fn a_closed_stdout_ends_dry_runs_and_exports_quietly_with_exit_0() {
     let dir = scratch();
     let dry = [
-        "run", "--device", "sim:ssd-m,capacity=1GiB", "--pattern", "RW", "--io-count", "100",
+        "run",
+        "--device",
+        "sim:ssd-m,capacity=1GiB",
+        "--pattern",
+        "RW",
+        "--io-count",
+        "100",
         "--dry-run",
     ];
-    assert_eq!(with_closed_stdout(&dry, dir.path()), (Some(0), String::new()));
+    assert_eq!(
+        with_closed_stdout(&dry, dir.path()),
+        (Some(0), String::new())
+    );
     let made = Command::new(env!("CARGO_BIN_EXE_flashlab"))
         .args([
-            "run", "-q", "--device", "sim:ssd-m,capacity=1GiB", "--pattern", "RW", "--io-count",
-            "20000", "--results", "r",
+            "run",
+            "-q",
+            "--device",
+            "sim:ssd-m,capacity=1GiB",
+            "--pattern",
+            "RW",
+            "--io-count",
+            "20000",
+            "--results",
+            "r",
         ])
         .current_dir(dir.path())
         .output()
         .unwrap();
     assert!(made.status.success());
-    assert_eq!(with_closed_stdout(&["export", "r"], dir.path()), (Some(0), String::new()));
-    assert_eq!(with_closed_stdout(&["show", "r"], dir.path()), (Some(0), String::new()));
+    assert_eq!(
+        with_closed_stdout(&["export", "r"], dir.path()),
+        (Some(0), String::new())
+    );
+    assert_eq!(
+        with_closed_stdout(&["show", "r"], dir.path()),
+        (Some(0), String::new())
+    );
 }
 
 fn run_creating(dir: &Path, size: &str) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_flashlab"))
         .args([
-            "run", "-q", "--device", "t.img", "--size", size, "--pattern", "RR", "--io-count",
-            "10", "--results", "r",
+            "run",
+            "-q",
+            "--device",
+            "t.img",
+            "--size",
+            size,
+            "--pattern",
+            "RR",
+            "--io-count",
+            "10",
+            "--results",
+            "r",
         ])
         .current_dir(dir)
         .output()
@@ -111,8 +157,18 @@ fn a_file_target_whose_creation_was_killed_is_detected_and_created_again() {
     // name must not exist, only the partial file.
     let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
         .args([
-            "run", "-q", "--device", "t.img", "--size", "1GiB", "--pattern", "RR", "--io-count",
-            "10", "--results", "r0",
+            "run",
+            "-q",
+            "--device",
+            "t.img",
+            "--size",
+            "1GiB",
+            "--pattern",
+            "RR",
+            "--io-count",
+            "10",
+            "--results",
+            "r0",
         ])
         .current_dir(dir.path())
         .stdout(Stdio::null())
@@ -127,7 +183,10 @@ fn a_file_target_whose_creation_was_killed_is_detected_and_created_again() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(partial.exists(), "the fill happens under the partial name");
-    assert!(!dir.path().join("t.img").exists(), "a half-filled file never takes the target's name");
+    assert!(
+        !dir.path().join("t.img").exists(),
+        "a half-filled file never takes the target's name"
+    );
 
     // The next run notices, says so, and creates the file afresh.
     let out = run_creating(dir.path(), "1MiB");
@@ -137,7 +196,10 @@ fn a_file_target_whose_creation_was_killed_is_detected_and_created_again() {
     assert!(!partial.exists());
     let data = std::fs::read(dir.path().join("t.img")).unwrap();
     assert_eq!(data.len(), 1 << 20);
-    assert!(data[data.len() - 4096..].iter().any(|&b| b != 0), "filled to the end");
+    assert!(
+        data[data.len() - 4096..].iter().any(|&b| b != 0),
+        "filled to the end"
+    );
 }
 
 #[test]
@@ -154,13 +216,23 @@ fn a_pattern_file_of_2000_runs_completes_with_every_run_summarized() {
     std::fs::write(dir.path().join("p.toml"), text).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
         .args([
-            "run", "-q", "--device", "sim:ssd-m,capacity=1GiB", "--pattern-file",
-            "p.toml", "--results", "r",
+            "run",
+            "-q",
+            "--device",
+            "sim:ssd-m,capacity=1GiB",
+            "--pattern-file",
+            "p.toml",
+            "--results",
+            "r",
         ])
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("r/summary.json")).unwrap()).unwrap();
     let runs = summary["runs"].as_array().unwrap();

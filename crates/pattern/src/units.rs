@@ -176,7 +176,9 @@ mod tests {
         assert!(parse_size("KiB").is_err());
         assert!(parse_size("0.3K").is_err());
         assert!(parse_size("18446744073709551616").is_err());
-        assert!(parse_size("17179869184GiB").unwrap_err().contains("too large"));
+        assert!(parse_size("17179869184GiB")
+            .unwrap_err()
+            .contains("too large"));
         // A huge input is quoted, not echoed.
         let long = "9".repeat(1_000_000) + "X";
         assert!(parse_size(&long).unwrap_err().len() < 200);

@@ -105,7 +105,11 @@ pub fn scan_run(path: &Path) -> Result<RunData, String> {
     scan_run_with(path, TIMELINE_BUCKETS, CDF_POINTS)
 }
 
-pub fn scan_run_with(path: &Path, buckets: usize, cdf_point_count: usize) -> Result<RunData, String> {
+pub fn scan_run_with(
+    path: &Path,
+    buckets: usize,
+    cdf_point_count: usize,
+) -> Result<RunData, String> {
     let err = |e: io::Error| format!("{}: {e}", path.display());
     let file = match RecordFile::open(path) {
         Ok(f) => f,

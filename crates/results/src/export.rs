@@ -29,16 +29,16 @@ pub fn write_csv_file(out: &mut impl Write, run: &str, records: &RecordFile) -> 
 fn write_csv_row(out: &mut impl Write, run: &str, r: &IoRecord) -> io::Result<()> {
     writeln!(
         out,
-            "{run},{},{},{},{},{},{},{},{},{},{}",
-            r.index,
-            r.stream,
-            r.mode,
-            r.offset_bytes,
-            r.size_bytes,
-            r.submit_ns,
-            r.complete_ns,
-            r.latency_ns(),
-            u8::from(r.is_warmup()),
-            u8::from(r.is_error())
+        "{run},{},{},{},{},{},{},{},{},{},{}",
+        r.index,
+        r.stream,
+        r.mode,
+        r.offset_bytes,
+        r.size_bytes,
+        r.submit_ns,
+        r.complete_ns,
+        r.latency_ns(),
+        u8::from(r.is_warmup()),
+        u8::from(r.is_error())
     )
 }

@@ -154,7 +154,10 @@ pub enum RecordsError {
     /// The file does not start with [`MAGIC`].
     NotRecords,
     /// A header or record size other than schema 1's.
-    Layout { header_bytes: u16, record_bytes: u16 },
+    Layout {
+        header_bytes: u16,
+        record_bytes: u16,
+    },
 }
 
 impl std::fmt::Display for RecordsError {

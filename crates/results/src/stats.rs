@@ -91,7 +91,8 @@ const EXACT_BELOW: u64 = 1 << (SUB_BUCKET_BITS + 1);
 /// at most 2^-10 (0.098 %) of its values wide.
 pub const SUB_BUCKET_BITS: u32 = 10;
 const SUB_BUCKETS: u64 = 1 << SUB_BUCKET_BITS;
-const BUCKETS: usize = EXACT_BELOW as usize + (63 - SUB_BUCKET_BITS as usize) * SUB_BUCKETS as usize;
+const BUCKETS: usize =
+    EXACT_BELOW as usize + (63 - SUB_BUCKET_BITS as usize) * SUB_BUCKETS as usize;
 
 /// A fine log-linear latency histogram (HDR-style): exact below 2048 ns,
 /// then 1024 buckets per power of two, so that any value it reports for a
@@ -305,8 +306,10 @@ pub fn exact_ranks<S: RecordSource + ?Sized>(
     requests: &[RankRequest<'_>],
     refine_bits: u32,
 ) -> io::Result<Vec<Vec<(u64, u64)>>> {
-    let mut out: Vec<Vec<(u64, u64)>> =
-        requests.iter().map(|r| vec![(0, 0); r.ranks.len()]).collect();
+    let mut out: Vec<Vec<(u64, u64)>> = requests
+        .iter()
+        .map(|r| vec![(0, 0); r.ranks.len()])
+        .collect();
     let mut pending: Vec<Vec<Pending>> = Vec::with_capacity(requests.len());
     for (gi, req) in requests.iter().enumerate() {
         let mut ranges: BTreeMap<u64, Pending> = BTreeMap::new();
@@ -622,7 +625,10 @@ mod tests {
                 .filter(|r| r.mode == m)
                 .map(IoRecord::latency_ns)
                 .collect();
-            same(&s.by_mode[m.name()].latency, &LatencyStats::from_latencies(&mut lat));
+            same(
+                &s.by_mode[m.name()].latency,
+                &LatencyStats::from_latencies(&mut lat),
+            );
         }
     }
 

@@ -194,11 +194,20 @@ fn out_of_range_numbers_are_refused_not_wrapped() {
     let err = |text: &str, format: Format| parse(text, format, "t").unwrap_err();
     // 2^55 sectors is 2^64 bytes: it used to wrap to offset 0.
     let e = err("0 0 36028797018963968 8 0\n", Format::Mqsim);
-    assert!(e.starts_with("t line 1: start_sector") && e.contains("too large"), "{e}");
+    assert!(
+        e.starts_with("t line 1: start_sector") && e.contains("too large"),
+        "{e}"
+    );
     // A 4 GiB request used to be truncated to 32 bits (0 B).
     let e = err("# flashlab-trace v1\n0 W 0 4294967296\n", Format::Flashlab);
-    assert!(e.contains("line 2") && e.contains("larger than the largest IO"), "{e}");
-    let e = err("# flashlab-trace v1\n0 W 18446744073709551615 4096\n", Format::Flashlab);
+    assert!(
+        e.contains("line 2") && e.contains("larger than the largest IO"),
+        "{e}"
+    );
+    let e = err(
+        "# flashlab-trace v1\n0 W 18446744073709551615 4096\n",
+        Format::Flashlab,
+    );
     assert!(e.contains("ends past 2^64"), "{e}");
     let e = err("0.5 0 36028797018963968 8 1\n", Format::Disksim);
     assert!(e.contains("too large"), "{e}");
@@ -214,15 +223,9 @@ fn out_of_range_numbers_are_refused_not_wrapped() {
         Format::Fio,
     );
     assert!(e.contains("wait_us"), "{e}");
-    let e = err(
-        "184467440737095517,h,0,Write,0,4096,10\n",
-        Format::Msr,
-    );
+    let e = err("184467440737095517,h,0,Write,0,4096,10\n", Format::Msr);
     assert!(e.contains("timestamp") && e.contains("too large"), "{e}");
-    let e = err(
-        "8,0 0 1 1e300 1 D W 0 + 8 [p]\n",
-        Format::Blkparse,
-    );
+    let e = err("8,0 0 1 1e300 1 D W 0 + 8 [p]\n", Format::Blkparse);
     assert!(e.contains("not a time"), "{e}");
 }
 
@@ -244,7 +247,11 @@ fn a_stream_without_newlines_or_text_is_refused_at_once() {
 #[test]
 fn long_fields_are_quoted_not_echoed() {
     let long = "x".repeat(50_000);
-    let e = parse(&format!("# flashlab-trace v1\n0 {long} 0 4096\n"), Format::Flashlab, "t")
-        .unwrap_err();
+    let e = parse(
+        &format!("# flashlab-trace v1\n0 {long} 0 4096\n"),
+        Format::Flashlab,
+        "t",
+    )
+    .unwrap_err();
     assert!(e.len() < 200, "{} bytes", e.len());
 }

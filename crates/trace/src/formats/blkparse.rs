@@ -16,7 +16,6 @@ use flashlab_device::Mode;
 use super::{field, float_ns, request, scaled};
 use crate::{LineError, TraceIo, TraceOp};
 
-
 pub fn parse(text: &str, action: char) -> Result<Vec<TraceIo>, LineError> {
     let mut out = Vec::new();
     let mut seen_any = false;

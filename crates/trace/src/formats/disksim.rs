@@ -7,7 +7,6 @@ use flashlab_device::Mode;
 use super::{field, float_ns, lines, request, scaled};
 use crate::{LineError, TraceIo, TraceOp};
 
-
 pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
     let mut out = Vec::new();
     for (n, line) in lines(text) {

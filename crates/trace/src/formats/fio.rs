@@ -21,7 +21,6 @@ use flashlab_device::Mode;
 use super::{field, quote, request, scaled};
 use crate::{LineError, TraceIo, TraceOp};
 
-
 pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
     let mut lines = text
         .lines()
@@ -68,12 +67,7 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
                 continue;
             }
             "add" | "open" | "close" => continue,
-            other => {
-                return Err((
-                    n,
-                    format!("unknown fio iolog action '{}'", quote(other)),
-                ))
-            }
+            other => return Err((n, format!("unknown fio iolog action '{}'", quote(other)))),
         };
         let (offset_bytes, size_bytes) = match op {
             TraceOp::Flush => (0, 0),

@@ -38,12 +38,7 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
             "W" => TraceOp::Io(Mode::Write),
             "T" => TraceOp::Io(Mode::Trim),
             "F" => TraceOp::Flush,
-            other => {
-                return Err((
-                    n,
-                    format!("op '{}' is not R, W, T or F", quote(other)),
-                ))
-            }
+            other => return Err((n, format!("op '{}' is not R, W, T or F", quote(other)))),
         };
         out.push(request(
             field(&cols, 0, "time_ns", n)?,

@@ -56,7 +56,12 @@ pub(crate) fn scaled(value: u64, unit: u64, name: &str, line: usize) -> Result<u
 
 /// Seconds (or another unit, `ns_per_unit`) as a float to whole ns, refusing
 /// negative, non-finite and out-of-range times.
-pub(crate) fn float_ns(value: f64, ns_per_unit: f64, name: &str, line: usize) -> Result<u64, LineError> {
+pub(crate) fn float_ns(
+    value: f64,
+    ns_per_unit: f64,
+    name: &str,
+    line: usize,
+) -> Result<u64, LineError> {
     let ns = (value * ns_per_unit).round();
     if !(ns.is_finite() && ns >= 0.0 && ns < u64::MAX as f64) {
         return Err((

@@ -29,7 +29,12 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
             field(&cols, 0, "arrival_time_ns", n)?,
             TraceOp::Io(mode),
             scaled(field(&cols, 2, "start_sector", n)?, 512, "start_sector", n)?,
-            scaled(field(&cols, 3, "size_in_sectors", n)?, 512, "size_in_sectors", n)?,
+            scaled(
+                field(&cols, 3, "size_in_sectors", n)?,
+                512,
+                "size_in_sectors",
+                n,
+            )?,
             n,
         )?);
     }

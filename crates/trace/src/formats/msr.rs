@@ -32,12 +32,7 @@ pub fn parse(text: &str) -> Result<Vec<TraceIo>, LineError> {
         let mode = match cols[3].to_ascii_lowercase().as_str() {
             "read" => Mode::Read,
             "write" => Mode::Write,
-            other => {
-                return Err((
-                    n,
-                    format!("type '{}' is not Read or Write", quote(other)),
-                ))
-            }
+            other => return Err((n, format!("type '{}' is not Read or Write", quote(other)))),
         };
         out.push(request(
             scaled(num(0, "timestamp")?, 100, "timestamp", n)?,
