@@ -244,7 +244,9 @@ impl RecordFile {
     pub fn for_each(&self, mut visit: impl FnMut(u64, Option<IoRecord>)) -> io::Result<()> {
         let mut file = File::open(&self.path)?;
         file.seek(SeekFrom::Start(HEADER_BYTES as u64))?;
-        let mut buf = vec![0u8; CHUNK_RECORDS * RECORD_BYTES];
+        // A small run's pass allocates only what it reads.
+        let chunk = (self.records as usize).min(CHUNK_RECORDS);
+        let mut buf = vec![0u8; chunk * RECORD_BYTES];
         let mut pos = 0u64;
         while pos < self.records {
             let want = ((self.records - pos) as usize).min(CHUNK_RECORDS);

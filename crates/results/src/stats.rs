@@ -7,7 +7,7 @@
 //! their value wide) per mode; each percentile's rank falls into one bucket,
 //! and when that bucket is wider than 1 ns, further passes count the values
 //! inside it in at most 65536 sub-ranges until the rank's exact value is
-//! known (one extra pass for latencies below 67 ms). The mean is exact (an
+//! known (one extra pass for latencies below 134 ms). The mean is exact (an
 //! integer sum), the standard deviation is Welford's streaming formula.
 //!
 //! Memory is a constant (about 2 MB of histograms, plus 512 KB per
@@ -397,7 +397,7 @@ pub fn exact_ranks<S: RecordSource + ?Sized>(
 }
 
 /// Sub-ranges per refinement pass for the four percentiles (2^16 counters
-/// of 8 bytes each: one extra pass for latencies below 67 ms).
+/// of 8 bytes each: one extra pass for latencies below 134 ms).
 const REFINE_BITS: u32 = 16;
 
 /// Exact nearest-rank percentiles of each group.
