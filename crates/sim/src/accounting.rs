@@ -86,6 +86,10 @@ pub struct Accounting {
     pub readahead_hits: u64,
     pub unmapped_reads: u64,
     pub rmw_reads: u64,
+    /// Host reads that suspended a program or erase in progress (`sched.suspend`).
+    pub suspends: u64,
+    /// Completions reported before that of a request submitted earlier.
+    pub out_of_order_completions: u64,
     // GC and WL
     pub gc_foreground: u64,
     pub gc_background: u64,
@@ -279,6 +283,8 @@ impl Accounting {
             "readahead": {"prefetched_pages": self.readahead_pages, "hits": self.readahead_hits},
             "unmapped_reads": self.unmapped_reads,
             "rmw_reads": self.rmw_reads,
+            "suspends": self.suspends,
+            "out_of_order_completions": self.out_of_order_completions,
             "gc": {
                 "foreground": self.gc_foreground,
                 "background": self.gc_background,
