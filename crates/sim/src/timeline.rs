@@ -8,11 +8,12 @@
 //! early leaves the link before a read issued earlier whose data is not.
 //!
 //! Bounded: at most [`Timeline::MAX_INTERVALS`] intervals are kept (touching
-//! ones merge); when more would be needed the smallest gap is counted as
-//! busy, which can only delay work, never overlap it. Intervals
-//! that ended before the device's clock are dropped (`floor`). A search looks at most [`Timeline::MAX_SCAN`] gaps, then places
-//! the work after the last interval. Both bounds keep the cost per placement
-//! constant; both are deterministic.
+//! ones merge); when more would be needed the smallest gaps are counted as
+//! busy, which can only delay work, never overlap it (the bound is far above
+//! what a channel holds in practice: about the write cache's pages per
+//! channel). Intervals that ended before the device's clock are dropped
+//! (`floor`). New work lands near the end (dies free up in step), so the
+//! search and the insertion touch few intervals; everything is deterministic.
 
 use std::collections::VecDeque;
 
@@ -24,16 +25,18 @@ pub struct Timeline {
     iv: VecDeque<(Nanos, Nanos)>,
     /// Nothing may be placed before this.
     floor: Nanos,
+    /// Scratch for `compact`.
+    gaps: Vec<Nanos>,
 }
 
 impl Timeline {
-    pub const MAX_INTERVALS: usize = 128;
-    pub const MAX_SCAN: usize = 32;
+    pub const MAX_INTERVALS: usize = 4096;
 
     pub fn new() -> Timeline {
         Timeline {
             iv: VecDeque::with_capacity(16),
             floor: 0,
+            gaps: Vec::new(),
         }
     }
 
@@ -72,7 +75,6 @@ impl Timeline {
         // First interval ending after t (ends are sorted: intervals are disjoint).
         let mut i = self.iv.partition_point(|&(_, e)| e <= t);
         let mut s = t;
-        let mut scanned = 0;
         while i < self.iv.len() {
             let (is, ie) = self.iv[i];
             if s + dur <= is {
@@ -81,11 +83,6 @@ impl Timeline {
             }
             s = s.max(ie);
             i += 1;
-            scanned += 1;
-            if scanned >= Self::MAX_SCAN {
-                s = s.max(last_end);
-                break;
-            }
         }
         let at_end = self.iv.len();
         self.insert(at_end, s, s + dur);
@@ -106,27 +103,51 @@ impl Timeline {
             (false, false) => {
                 self.iv.insert(i, (s, e));
                 if self.iv.len() > Self::MAX_INTERVALS {
-                    // Close the smallest gap (the latest of equals): it is the least use for
-                    // backfilling, and counting an idle gap as busy can only
-                    // delay later work, never overlap it.
-                    let mut best = 1;
-                    let mut best_gap = Nanos::MAX;
-                    for j in 1..self.iv.len() {
-                        let gap = self.iv[j].0 - self.iv[j - 1].1;
-                        if gap <= best_gap {
-                            best_gap = gap;
-                            best = j;
-                        }
-                    }
-                    self.iv[best - 1].1 = self.iv[best].1;
-                    self.iv.remove(best);
+                    self.compact();
                 }
             }
         }
     }
 
+    /// Close the smallest gaps until a quarter of the intervals are free
+    /// again (ties: the latest gaps first). Small gaps are the least use for
+    /// backfilling, and counting an idle gap as busy can only delay later
+    /// work, never overlap it. One O(n) pass per n/4 insertions.
+    #[cold]
+    fn compact(&mut self) {
+        let n = self.iv.len();
+        let target = Self::MAX_INTERVALS * 3 / 4;
+        let close = n - target;
+        self.gaps.clear();
+        self.gaps
+            .extend((1..n).map(|j| self.iv[j].0 - self.iv[j - 1].1));
+        let (_, &mut thr, _) = self.gaps.select_nth_unstable(close - 1);
+        let below = self.gaps.iter().filter(|&&g| g < thr).count();
+        let mut equal_left = close - below;
+        // Walk from the latest interval back, merging closed gaps.
+        let mut out: Vec<(Nanos, Nanos)> = Vec::with_capacity(target + 1);
+        let mut cur = self.iv[n - 1];
+        for j in (1..n).rev() {
+            let prev = self.iv[j - 1];
+            let gap = cur.0 - prev.1;
+            let merge = gap < thr || (gap == thr && equal_left > 0);
+            if gap == thr && merge {
+                equal_left -= 1;
+            }
+            if merge {
+                cur.0 = prev.0;
+            } else {
+                out.push(cur);
+                cur = prev;
+            }
+        }
+        out.push(cur);
+        self.iv.clear();
+        self.iv.extend(out.into_iter().rev());
+    }
+
     pub fn memory_bytes(&self) -> usize {
-        self.iv.capacity() * 16
+        self.iv.capacity() * 16 + self.gaps.capacity() * 8
     }
 }
 
