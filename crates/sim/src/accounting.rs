@@ -82,6 +82,8 @@ pub struct Accounting {
     pub cache_write_pages: u64,
     pub cache_read_hits: u64,
     pub cache_full_waits: u64,
+    /// Host pages written into a dirty cached copy before its write-back started (no program).
+    pub cache_absorbed_pages: u64,
     pub readahead_pages: u64,
     pub readahead_hits: u64,
     pub unmapped_reads: u64,
@@ -279,6 +281,7 @@ impl Accounting {
                 "write_pages": self.cache_write_pages,
                 "read_hits": self.cache_read_hits,
                 "full_waits": self.cache_full_waits,
+                "absorbed_pages": self.cache_absorbed_pages,
             },
             "readahead": {"prefetched_pages": self.readahead_pages, "hits": self.readahead_hits},
             "unmapped_reads": self.unmapped_reads,

@@ -8,7 +8,9 @@
 //! keeps up, and wait for the oldest write-back when all slots are taken.
 //! Reads of a page still in the cache are served from DRAM, or, with
 //! `serve_reads = false`, wait for its write-back and read flash (what Chen et
-//! al. observed on SSD-M, section 5.5).
+//! al. observed on SSD-M, section 5.5). A rewrite of a page whose write-back
+//! has not started yet (`absorb_rewrites`) updates the DRAM copy: the pending
+//! write-back programs the new data, no second program is placed.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -42,8 +44,8 @@ pub struct WriteCache {
     pub serve_reads: bool,
     /// Slot release times (write-back end) with their page.
     slots: BinaryHeap<Reverse<(Nanos, u64)>>,
-    /// Page -> release time of its newest copy in the cache.
-    pages: PageMap<Nanos>,
+    /// Page -> (release time, write-back program start) of its newest copy in the cache.
+    pages: PageMap<(Nanos, Nanos)>,
 }
 
 impl WriteCache {
@@ -58,7 +60,7 @@ impl WriteCache {
 
     fn release_one(&mut self) -> Option<Nanos> {
         let Reverse((t, lpn)) = self.slots.pop()?;
-        if self.pages.get(&lpn) == Some(&t) {
+        if self.pages.get(&lpn).map(|p| p.0) == Some(t) {
             self.pages.remove(&lpn);
         }
         Some(t)
@@ -80,11 +82,30 @@ impl WriteCache {
         }
     }
 
-    /// Record page `lpn` in the cache until its write-back ends at `release`.
-    pub fn insert(&mut self, lpn: u64, release: Nanos) {
+    /// Record page `lpn` in the cache until its write-back, which starts
+    /// programming at `program_start`, ends at `release`.
+    pub fn insert(&mut self, lpn: u64, release: Nanos, program_start: Nanos) {
         debug_assert!(self.slots.len() < self.capacity);
         self.slots.push(Reverse((release, lpn)));
-        self.pages.insert(lpn, release);
+        self.pages.insert(lpn, (release, program_start));
+    }
+
+    /// Whether a write of page `lpn` arriving at `at` finds the page dirty in
+    /// the cache with its write-back not yet started (the DRAM copy absorbs it).
+    #[inline]
+    pub fn absorbs(&self, lpn: u64, at: Nanos) -> bool {
+        if self.pages.is_empty() {
+            return false;
+        }
+        self.pages.get(&lpn).is_some_and(|&(_, start)| start > at)
+    }
+
+    /// Forget the cached copy of page `lpn` (TRIM): its slot stays taken until
+    /// the write-back ends, but it no longer serves reads or absorbs rewrites.
+    pub fn discard(&mut self, lpn: u64) {
+        if !self.pages.is_empty() {
+            self.pages.remove(&lpn);
+        }
     }
 
     /// If page `lpn` is in the cache at time `at`, when its write-back ends.
@@ -93,7 +114,7 @@ impl WriteCache {
         if self.pages.is_empty() {
             return None;
         }
-        self.pages.get(&lpn).copied().filter(|&t| t > at)
+        self.pages.get(&lpn).map(|p| p.0).filter(|&t| t > at)
     }
 
     /// When the last write-back ends.
@@ -106,6 +127,6 @@ impl WriteCache {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.slots.capacity() * 16 + self.pages.capacity() * 24
+        self.slots.capacity() * 16 + self.pages.capacity() * 32
     }
 }

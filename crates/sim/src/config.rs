@@ -512,6 +512,10 @@ pub struct CacheConfig {
     /// (false: they wait for its write-back, as Chen et al. observed on SSD-M, section 5.5).
     #[serde(default = "yes")]
     pub serve_reads: bool,
+    /// A rewrite of a page still dirty in the cache, whose write-back has not
+    /// started programming, updates the cached copy instead of programming again.
+    #[serde(default = "yes")]
+    pub absorb_rewrites: bool,
 }
 
 impl Default for CacheConfig {
@@ -520,6 +524,7 @@ impl Default for CacheConfig {
             enabled: false,
             size: cache_size(),
             serve_reads: true,
+            absorb_rewrites: true,
         }
     }
 }

@@ -303,6 +303,16 @@ impl SimDevice {
                     let page_start = lpn * pb;
                     let partial = req.offset_bytes > page_start || end_byte < page_start + pb;
                     let d = match self.cache.as_mut() {
+                        Some(cache)
+                            if self.cfg.cache.absorb_rewrites
+                                && cache.absorbs(lpn, xe)
+                                && self.ftl.is_mapped(lpn) =>
+                        {
+                            // the pending write-back will program the new data
+                            self.flash.acct.cache_write_pages += 1;
+                            self.flash.acct.cache_absorbed_pages += 1;
+                            xe
+                        }
                         Some(cache) => {
                             let (entry, waited) = cache.admit(xe);
                             if waited {
@@ -310,7 +320,11 @@ impl SimDevice {
                             }
                             self.flash.acct.cache_write_pages += 1;
                             let release = self.ftl.write(lpn, partial, entry, &mut self.flash)?;
-                            cache.insert(lpn, release);
+                            // the host program ends the write-back (GC or a read-modify-write read come before it)
+                            let t = &self.flash.t;
+                            let program_start =
+                                release.saturating_sub(t.page_transfer_ns + t.command_ns + t.program_ns);
+                            cache.insert(lpn, release, program_start);
                             entry
                         }
                         None => self.ftl.write(lpn, partial, xe, &mut self.flash)?,
@@ -329,6 +343,9 @@ impl SimDevice {
                 let whole_first = req.offset_bytes.div_ceil(pb);
                 let whole_end = end_byte / pb;
                 for lpn in whole_first..whole_end {
+                    if let Some(cache) = self.cache.as_mut() {
+                        cache.discard(lpn);
+                    }
                     self.ftl.trim(lpn, t_cmd, &mut self.flash)?;
                 }
                 t_cmd

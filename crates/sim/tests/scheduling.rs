@@ -206,3 +206,29 @@ fn reads_of_never_written_pages_cost_what_the_profile_says() {
     assert!(controller < 10_000, "{controller}");
     assert!(flash >= controller + 50_000, "{flash}");
 }
+
+#[test]
+fn a_rewrite_of_a_page_still_dirty_in_the_cache_is_absorbed() {
+    let spec = TWO_DIES.replace("cache=off", "cache=on");
+    let mut d = dev(&spec);
+    // Eight writes queue four 900 us programs on each die; page 6's program
+    // is the last on its die when it is written again.
+    for i in 0..8 {
+        submit(&mut d, i, i * 4096, Mode::Write);
+    }
+    submit(&mut d, 8, 6 * 4096, Mode::Write);
+    let done = drain(&mut d, 9);
+    assert!(done.iter().all(|c| c.complete_ns - c.submit_ns < 100_000), "{done:?}");
+    let a = d.accounting();
+    assert_eq!(a.cache_absorbed_pages, 1);
+    assert_eq!(a.flash_programs[flashlab_sim::Cause::Host as usize], 8);
+
+    // Without absorption the rewrite is a ninth program.
+    let mut d = dev(&format!("{spec},cache.absorb_rewrites=false"));
+    for i in 0..8 {
+        submit(&mut d, i, i * 4096, Mode::Write);
+    }
+    submit(&mut d, 8, 6 * 4096, Mode::Write);
+    drain(&mut d, 9);
+    assert_eq!(d.accounting().flash_programs[flashlab_sim::Cause::Host as usize], 9);
+}
