@@ -44,8 +44,8 @@ pub struct WriteCache {
     pub serve_reads: bool,
     /// Slot release times (write-back end) with their page.
     slots: BinaryHeap<Reverse<(Nanos, u64)>>,
-    /// Page -> (release time, write-back program start) of its newest copy in the cache.
-    pages: PageMap<(Nanos, Nanos)>,
+    /// Page -> release time (write-back program end) of its newest copy in the cache.
+    pages: PageMap<Nanos>,
 }
 
 impl WriteCache {
@@ -60,7 +60,7 @@ impl WriteCache {
 
     fn release_one(&mut self) -> Option<Nanos> {
         let Reverse((t, lpn)) = self.slots.pop()?;
-        if self.pages.get(&lpn).map(|p| p.0) == Some(t) {
+        if self.pages.get(&lpn) == Some(&t) {
             self.pages.remove(&lpn);
         }
         Some(t)
@@ -82,22 +82,24 @@ impl WriteCache {
         }
     }
 
-    /// Record page `lpn` in the cache until its write-back, which starts
-    /// programming at `program_start`, ends at `release`.
-    pub fn insert(&mut self, lpn: u64, release: Nanos, program_start: Nanos) {
+    /// Record page `lpn` in the cache until its write-back ends at `release`.
+    pub fn insert(&mut self, lpn: u64, release: Nanos) {
         debug_assert!(self.slots.len() < self.capacity);
         self.slots.push(Reverse((release, lpn)));
-        self.pages.insert(lpn, (release, program_start));
+        self.pages.insert(lpn, release);
     }
 
     /// Whether a write of page `lpn` arriving at `at` finds the page dirty in
-    /// the cache with its write-back not yet started (the DRAM copy absorbs it).
+    /// the cache with its write-back program (the last `program_ns` before its
+    /// release) not yet started: the DRAM copy absorbs it.
     #[inline]
-    pub fn absorbs(&self, lpn: u64, at: Nanos) -> bool {
+    pub fn absorbs(&self, lpn: u64, at: Nanos, program_ns: Nanos) -> bool {
         if self.pages.is_empty() {
             return false;
         }
-        self.pages.get(&lpn).is_some_and(|&(_, start)| start > at)
+        self.pages
+            .get(&lpn)
+            .is_some_and(|&release| release.saturating_sub(program_ns) > at)
     }
 
     /// Forget the cached copy of page `lpn` (TRIM): its slot stays taken until
@@ -114,7 +116,7 @@ impl WriteCache {
         if self.pages.is_empty() {
             return None;
         }
-        self.pages.get(&lpn).map(|p| p.0).filter(|&t| t > at)
+        self.pages.get(&lpn).copied().filter(|&t| t > at)
     }
 
     /// When the last write-back ends.
@@ -127,6 +129,6 @@ impl WriteCache {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.slots.capacity() * 16 + self.pages.capacity() * 32
+        self.slots.capacity() * 16 + self.pages.capacity() * 24
     }
 }

@@ -78,6 +78,9 @@ pub struct SimDevice {
     /// When the last issued request completes (the device is busy until then).
     busy_until: Nanos,
     host_ps_per_byte: u64,
+    /// A host write-back's program (channel transfer + command + array
+    /// program): it ends the write-back, GC or a read-modify-write read come before it.
+    write_back_ns: Nanos,
     failed: Option<String>,
 }
 
@@ -138,6 +141,7 @@ impl SimDevice {
             completed_seq_max: None,
             busy_until: 0,
             host_ps_per_byte,
+            write_back_ns: timing.page_transfer_ns + timing.command_ns + timing.program_ns,
             failed: None,
             cfg,
         })
@@ -305,7 +309,7 @@ impl SimDevice {
                     let d = match self.cache.as_mut() {
                         Some(cache)
                             if self.cfg.cache.absorb_rewrites
-                                && cache.absorbs(lpn, xe)
+                                && cache.absorbs(lpn, xe, self.write_back_ns)
                                 && self.ftl.is_mapped(lpn) =>
                         {
                             // the pending write-back will program the new data
@@ -320,11 +324,7 @@ impl SimDevice {
                             }
                             self.flash.acct.cache_write_pages += 1;
                             let release = self.ftl.write(lpn, partial, entry, &mut self.flash)?;
-                            // the host program ends the write-back (GC or a read-modify-write read come before it)
-                            let t = &self.flash.t;
-                            let program_start =
-                                release.saturating_sub(t.page_transfer_ns + t.command_ns + t.program_ns);
-                            cache.insert(lpn, release, program_start);
+                            cache.insert(lpn, release);
                             entry
                         }
                         None => self.ftl.write(lpn, partial, xe, &mut self.flash)?,

@@ -53,8 +53,8 @@ enum OpKind {
 struct DieOp {
     start: Nanos,
     end: Nanos,
-    /// Length of one indivisible step (a page of a bulk copy; else the whole op).
-    unit_ns: Nanos,
+    /// Length of one indivisible step (a page of a bulk copy; 0: the whole op).
+    unit_ns: u32,
     kind: OpKind,
 }
 
@@ -64,8 +64,9 @@ impl DieOp {
         if self.unit_ns == 0 {
             return self.end;
         }
-        let steps = (t - self.start) / self.unit_ns + 1;
-        (self.start + steps * self.unit_ns).min(self.end)
+        let unit = self.unit_ns as Nanos;
+        let steps = (t - self.start) / unit + 1;
+        (self.start + steps * unit).min(self.end)
     }
 }
 
@@ -138,7 +139,7 @@ impl Flash {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.queued.iter().map(|q| q.capacity() * 40).sum::<usize>()
+        self.queued.iter().map(|q| q.capacity() * 24).sum::<usize>()
             + self.ch.iter().map(|c| c.memory_bytes()).sum::<usize>()
             + self.die_free.len() * 16
     }
@@ -172,7 +173,8 @@ impl Flash {
         q.push_back(DieOp {
             start,
             end,
-            unit_ns,
+            // a step longer than 4 s is treated as indivisible
+            unit_ns: u32::try_from(unit_ns).unwrap_or(0),
             kind,
         });
     }

@@ -72,8 +72,18 @@ impl Timeline {
             self.insert(self.iv.len(), t, t + dur);
             return t;
         }
-        // First interval ending after t (ends are sorted: intervals are disjoint).
-        let mut i = self.iv.partition_point(|&(_, e)| e <= t);
+        // First interval ending after t (ends are sorted: intervals are
+        // disjoint). Work usually lands near the end: look back a few first.
+        let n = self.iv.len();
+        let mut i = n;
+        let mut steps = 0;
+        while i > 0 && self.iv[i - 1].1 > t && steps < 64 {
+            i -= 1;
+            steps += 1;
+        }
+        if steps == 64 {
+            i = self.iv.partition_point(|&(_, e)| e <= t);
+        }
         let mut s = t;
         while i < self.iv.len() {
             let (is, ie) = self.iv[i];
