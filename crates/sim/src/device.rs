@@ -400,7 +400,11 @@ impl SimDevice {
             let unit = (lpn % self.geo.units as u64) as u32;
             return Ok(self.flash.read(unit, crate::Cause::Host, at));
         }
-        self.flash.next_read_bytes = if bytes < self.geo.page_bytes { bytes } else { 0 };
+        self.flash.next_read_bytes = if bytes < self.geo.page_bytes {
+            bytes
+        } else {
+            0
+        };
         let r = self.ftl.read(lpn, at, &mut self.flash);
         self.flash.next_read_bytes = 0;
         r

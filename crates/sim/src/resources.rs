@@ -241,8 +241,7 @@ impl Flash {
             self.t.transfer_ns(bytes)
         };
         // Host and mapping reads (on the host read path) get priority; GC reads queue.
-        let priority =
-            self.sched.read_priority && matches!(cause, Cause::Host | Cause::Mapping);
+        let priority = self.sched.read_priority && matches!(cause, Cause::Host | Cause::Mapping);
         let (start, extra) = if priority {
             self.priority_start(u, at)
         } else {

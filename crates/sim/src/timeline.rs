@@ -43,7 +43,9 @@ impl Timeline {
     /// When the last placed work ends.
     #[inline]
     pub fn free_at(&self) -> Nanos {
-        self.iv.back().map_or(self.floor, |&(_, e)| e.max(self.floor))
+        self.iv
+            .back()
+            .map_or(self.floor, |&(_, e)| e.max(self.floor))
     }
 
     /// Forget intervals that end by `now` (no later placement asks about them).

@@ -44,8 +44,14 @@ fn a_read_to_an_idle_die_overtakes_a_write_to_a_busy_die() {
     let done = drain(&mut d, 2);
     assert_eq!(done[0].tag, 1, "the read completes first: {done:?}");
     assert_eq!(done[1].tag, 0);
-    assert!(done[0].complete_ns - done[0].submit_ns < 100_000, "{done:?}");
-    assert!(done[1].complete_ns - done[1].submit_ns > 900_000, "{done:?}");
+    assert!(
+        done[0].complete_ns - done[0].submit_ns < 100_000,
+        "{done:?}"
+    );
+    assert!(
+        done[1].complete_ns - done[1].submit_ns > 900_000,
+        "{done:?}"
+    );
     assert_eq!(d.accounting().out_of_order_completions, 1);
 }
 
@@ -64,7 +70,12 @@ fn a_read_on_the_busy_die_waits_only_for_the_program_in_progress() {
     let read = done.iter().find(|c| c.tag == 8).unwrap();
     let read_ns = read.complete_ns - read.submit_ns;
     assert!(read_ns < 2 * 900_000, "read took {read_ns} ns");
-    let last_write = done.iter().filter(|c| c.tag < 8).map(|c| c.complete_ns).max().unwrap();
+    let last_write = done
+        .iter()
+        .filter(|c| c.tag < 8)
+        .map(|c| c.complete_ns)
+        .max()
+        .unwrap();
     assert!(read.complete_ns < last_write);
 
     // First come, first served: the read waits for all four programs.
@@ -173,7 +184,8 @@ fn read_priority_and_suspend_cut_read_tails_under_writes() {
 #[test]
 fn a_partial_page_read_moves_only_the_requested_sectors() {
     // 8 KiB pages on a slow bus (25 ns/B): a 4 KiB read saves 4 KiB x 25 ns = 102 us of channel time.
-    let spec = "ssd-m,capacity=256MiB,op=0.25,page_bytes=8KiB,pages_per_block=32,prefill=on,readahead=off";
+    let spec =
+        "ssd-m,capacity=256MiB,op=0.25,page_bytes=8KiB,pages_per_block=32,prefill=on,readahead=off";
     let lat = |size: u32| {
         let mut d = dev(spec);
         d.submit(IoRequest {
@@ -189,16 +201,24 @@ fn a_partial_page_read_moves_only_the_requested_sectors() {
     let (half, whole) = (lat(4096), lat(8192));
     let saved = whole - half;
     // channel time saved plus the host-link time of the smaller transfer
-    assert!((102_000..=160_000).contains(&saved), "4 KiB {half} ns, 8 KiB {whole} ns");
+    assert!(
+        (102_000..=160_000).contains(&saved),
+        "4 KiB {half} ns, 8 KiB {whole} ns"
+    );
 }
 
 #[test]
 fn reads_of_never_written_pages_cost_what_the_profile_says() {
     let lat = |extra: &str| {
-        let mut d = dev(&format!("nvme-tlc,capacity=256MiB,op=0.25,pages_per_block=64{extra}"));
+        let mut d = dev(&format!(
+            "nvme-tlc,capacity=256MiB,op=0.25,pages_per_block=64{extra}"
+        ));
         submit(&mut d, 0, 0, Mode::Read);
         let c = drain(&mut d, 1);
-        (c[0].complete_ns - c[0].submit_ns, d.accounting().unmapped_reads)
+        (
+            c[0].complete_ns - c[0].submit_ns,
+            d.accounting().unmapped_reads,
+        )
     };
     let (controller, n1) = lat("");
     let (flash, n2) = lat(",unmapped_read=flash");
@@ -218,7 +238,10 @@ fn a_rewrite_of_a_page_still_dirty_in_the_cache_is_absorbed() {
     }
     submit(&mut d, 8, 6 * 4096, Mode::Write);
     let done = drain(&mut d, 9);
-    assert!(done.iter().all(|c| c.complete_ns - c.submit_ns < 100_000), "{done:?}");
+    assert!(
+        done.iter().all(|c| c.complete_ns - c.submit_ns < 100_000),
+        "{done:?}"
+    );
     let a = d.accounting();
     assert_eq!(a.cache_absorbed_pages, 1);
     assert_eq!(a.flash_programs[flashlab_sim::Cause::Host as usize], 8);
@@ -230,5 +253,8 @@ fn a_rewrite_of_a_page_still_dirty_in_the_cache_is_absorbed() {
     }
     submit(&mut d, 8, 6 * 4096, Mode::Write);
     drain(&mut d, 9);
-    assert_eq!(d.accounting().flash_programs[flashlab_sim::Cause::Host as usize], 9);
+    assert_eq!(
+        d.accounting().flash_programs[flashlab_sim::Cause::Host as usize],
+        9
+    );
 }
