@@ -188,8 +188,6 @@ def main():
     args = ap.parse_args()
     trace = args.trace
     if not os.path.exists(trace):
-        trace = "/work/shared/traces/tpcc-small.trace"
-    if not os.path.exists(trace):
         sys.exit(f"mqsim_compare: trace {args.trace} not found; pass --trace PATH to tpcc-small.trace")
     flashlab = find_flashlab(args.flashlab)
     device = f"sim:{args.profile}"

@@ -262,6 +262,7 @@ impl SimDevice {
         // 2. controller overhead
         let t_cmd = start + self.cfg.host.command_overhead_ns;
         self.flash.advance(arrival);
+        self.ftl.begin_request();
         self.link[0].prune(arrival);
         self.link[1].prune(arrival);
         let d2h = match self.duplex {
