@@ -254,7 +254,8 @@ pub struct SchedConfig {
     /// A channel transfer may use an idle gap before transfers placed earlier
     /// (a controller with a command queue per die). `false`: each channel runs
     /// its transfers in the order they were placed (a simple controller with
-    /// one in-order queue per channel, e.g. a USB stick's).
+    /// one in-order queue per channel, e.g. a USB stick's; reads are then first
+    /// come, first served whatever `read_priority` says).
     #[serde(default = "yes")]
     pub channel_backfill: bool,
 }

@@ -263,9 +263,15 @@ fn a_rewrite_of_a_page_still_dirty_in_the_cache_is_absorbed() {
 fn dftl_reads_a_translation_page_once_per_request() {
     // A cold CMT: a 32 KiB read covers 8 data pages whose map entries share
     // one translation page.
-    let mut d = dev("nvme-tlc,capacity=256MiB,op=0.25,pages_per_block=64,cache=off,ftl=dftl,map_cache=4KiB");
+    let mut d = dev(
+        "nvme-tlc,capacity=256MiB,op=0.25,pages_per_block=64,cache=off,ftl=dftl,map_cache=4KiB",
+    );
     let size = d.info().size_bytes;
-    run(&mut d, sequential(0, 256 * KIB, size / (256 * KIB), Mode::Write), 8);
+    run(
+        &mut d,
+        sequential(0, 256 * KIB, size / (256 * KIB), Mode::Write),
+        8,
+    );
     // evict the entries of the first translation page from the 512-entry CMT
     run(&mut d, sequential(size / 2, 4 * KIB, 2048, Mode::Read), 1);
     let before = d.accounting().map_flash_reads;
