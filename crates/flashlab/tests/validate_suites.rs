@@ -219,9 +219,9 @@ fn finding(s: &serde_json::Value, what: &str) -> f64 {
 }
 
 /// Chen et al. Figure 9 on ssd-m: sequential-write bandwidth collapses 14x
-/// after "striker" (the simulator: 12.1x; tolerance >= 7x); sequential reads
-/// 2.8x (simulated 2.7x; tolerance 2x..4x). Figure 5: writes without the
-/// write cache much slower (simulated 15.1x; tolerance >= 5x).
+/// after "striker" (the simulator: 12.3x; tolerance >= 7x); sequential reads
+/// 2.8x (simulated 2.6x; tolerance 2x..4x). Figure 5: writes without the
+/// write cache much slower (simulated 15.0x; tolerance >= 5x).
 #[test]
 fn chen09_ssd_m_fragmentation_and_cache() {
     let dir = scratch();

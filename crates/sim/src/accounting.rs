@@ -82,10 +82,16 @@ pub struct Accounting {
     pub cache_write_pages: u64,
     pub cache_read_hits: u64,
     pub cache_full_waits: u64,
+    /// Host pages written into a dirty cached copy before its write-back started (no program).
+    pub cache_absorbed_pages: u64,
     pub readahead_pages: u64,
     pub readahead_hits: u64,
     pub unmapped_reads: u64,
     pub rmw_reads: u64,
+    /// Host reads that suspended a program or erase in progress (`sched.suspend`).
+    pub suspends: u64,
+    /// Completions reported before that of a request submitted earlier.
+    pub out_of_order_completions: u64,
     // GC and WL
     pub gc_foreground: u64,
     pub gc_background: u64,
@@ -275,10 +281,13 @@ impl Accounting {
                 "write_pages": self.cache_write_pages,
                 "read_hits": self.cache_read_hits,
                 "full_waits": self.cache_full_waits,
+                "absorbed_pages": self.cache_absorbed_pages,
             },
             "readahead": {"prefetched_pages": self.readahead_pages, "hits": self.readahead_hits},
             "unmapped_reads": self.unmapped_reads,
             "rmw_reads": self.rmw_reads,
+            "suspends": self.suspends,
+            "out_of_order_completions": self.out_of_order_completions,
             "gc": {
                 "foreground": self.gc_foreground,
                 "background": self.gc_background,

@@ -8,7 +8,9 @@
 //! keeps up, and wait for the oldest write-back when all slots are taken.
 //! Reads of a page still in the cache are served from DRAM, or, with
 //! `serve_reads = false`, wait for its write-back and read flash (what Chen et
-//! al. observed on SSD-M, section 5.5).
+//! al. observed on SSD-M, section 5.5). A rewrite of a page whose write-back
+//! has not started yet (`absorb_rewrites`) updates the DRAM copy: the pending
+//! write-back programs the new data, no second program is placed.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -42,7 +44,7 @@ pub struct WriteCache {
     pub serve_reads: bool,
     /// Slot release times (write-back end) with their page.
     slots: BinaryHeap<Reverse<(Nanos, u64)>>,
-    /// Page -> release time of its newest copy in the cache.
+    /// Page -> release time (write-back program end) of its newest copy in the cache.
     pages: PageMap<Nanos>,
 }
 
@@ -85,6 +87,27 @@ impl WriteCache {
         debug_assert!(self.slots.len() < self.capacity);
         self.slots.push(Reverse((release, lpn)));
         self.pages.insert(lpn, release);
+    }
+
+    /// Whether a write of page `lpn` arriving at `at` finds the page dirty in
+    /// the cache with its write-back program (the last `program_ns` before its
+    /// release) not yet started: the DRAM copy absorbs it.
+    #[inline]
+    pub fn absorbs(&self, lpn: u64, at: Nanos, program_ns: Nanos) -> bool {
+        if self.pages.is_empty() {
+            return false;
+        }
+        self.pages
+            .get(&lpn)
+            .is_some_and(|&release| release.saturating_sub(program_ns) > at)
+    }
+
+    /// Forget the cached copy of page `lpn` (TRIM): its slot stays taken until
+    /// the write-back ends, but it no longer serves reads or absorbs rewrites.
+    pub fn discard(&mut self, lpn: u64) {
+        if !self.pages.is_empty() {
+            self.pages.remove(&lpn);
+        }
     }
 
     /// If page `lpn` is in the cache at time `at`, when its write-back ends.

@@ -2,7 +2,8 @@
 //! byte sizes ("4GiB"), `key=value` overrides and validation.
 //!
 //! A profile is one TOML document with the sections `[geometry]`, `[nand]`,
-//! `[host]`, `[ftl]`, `[gc]`, `[wear]`, `[cache]`, `[readahead]` and `[check]`.
+//! `[host]`, `[ftl]`, `[gc]`, `[wear]`, `[cache]`, `[readahead]`, `[check]` and
+//! `[sched]` (die scheduling).
 //! Every built-in profile is such a file under `crates/sim/profiles/`;
 //! `flashlab sim profiles` lists them and [`crate::profile_toml`] prints one.
 
@@ -94,6 +95,8 @@ pub struct SimConfig {
     pub readahead: ReadaheadConfig,
     #[serde(default)]
     pub check: CheckConfig,
+    #[serde(default)]
+    pub sched: SchedConfig,
 }
 
 /// Channels x chips x dies x planes x blocks x pages. The number of blocks is
@@ -150,6 +153,107 @@ pub struct HostConfig {
     pub command_overhead_ns: u64,
     /// Commands the device works on at once (NCQ depth, NVMe queue).
     pub queue_depth: u32,
+    /// Whether the link moves data both ways at once (`full`: PCIe/NVMe, with
+    /// independent host-to-device and device-to-host directions) or one way at
+    /// a time (`half`: SATA, IDE, USB). Unset: `full` for an `interface`
+    /// starting with `nvme`, `pcie` or `iscsi`, else `half`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplex: Option<Duplex>,
+}
+
+/// Host-link duplex (see [`HostConfig::duplex`]).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Duplex {
+    Full,
+    Half,
+}
+
+impl HostConfig {
+    /// The duplex in effect (explicit, else derived from `interface`).
+    pub fn effective_duplex(&self) -> Duplex {
+        self.duplex.unwrap_or_else(|| {
+            let i = self.interface.to_ascii_lowercase();
+            if i.starts_with("nvme") || i.starts_with("pcie") || i.starts_with("iscsi") {
+                Duplex::Full
+            } else {
+                Duplex::Half
+            }
+        })
+    }
+}
+
+/// Which die operations a host read may suspend (`sched.suspend`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SuspendKind {
+    Off,
+    Erase,
+    ProgramErase,
+}
+
+/// What a read of a never-written (or trimmed) page costs (`sched.unmapped_read`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum UnmappedRead {
+    /// Only the controller (command overhead and host transfer): the FTL answers zeros.
+    Controller,
+    /// A flash page read on the die the page would stripe to (what MQSim charges).
+    Flash,
+}
+
+/// How dies schedule the work queued on them (docs/sim.md, "Scheduling").
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SchedConfig {
+    /// Host reads go ahead of programs, erases and GC copies queued on their die
+    /// (they wait only for the operation in progress, a GC copy being one page).
+    #[serde(default = "yes")]
+    pub read_priority: bool,
+    /// With read priority: which operation in progress a host read may suspend.
+    #[serde(default = "suspend_off")]
+    pub suspend: SuspendKind,
+    /// Time to suspend a program in progress (the read starts this long after it arrives).
+    #[serde(default = "suspend_program_ns")]
+    pub suspend_program_ns: u64,
+    /// Time to suspend an erase in progress.
+    #[serde(default = "suspend_erase_ns")]
+    pub suspend_erase_ns: u64,
+    #[serde(default = "unmapped_controller")]
+    pub unmapped_read: UnmappedRead,
+    /// A channel transfer may use an idle gap before transfers placed earlier
+    /// (a controller with a command queue per die). `false`: each channel runs
+    /// its transfers in the order they were placed (a simple controller with
+    /// one in-order queue per channel, e.g. a USB stick's; reads are then first
+    /// come, first served whatever `read_priority` says).
+    #[serde(default = "yes")]
+    pub channel_backfill: bool,
+}
+
+impl Default for SchedConfig {
+    fn default() -> Self {
+        SchedConfig {
+            read_priority: true,
+            suspend: SuspendKind::Off,
+            suspend_program_ns: suspend_program_ns(),
+            suspend_erase_ns: suspend_erase_ns(),
+            unmapped_read: UnmappedRead::Controller,
+            channel_backfill: true,
+        }
+    }
+}
+
+fn suspend_off() -> SuspendKind {
+    SuspendKind::Off
+}
+fn suspend_program_ns() -> u64 {
+    20_000
+}
+fn suspend_erase_ns() -> u64 {
+    20_000
+}
+fn unmapped_controller() -> UnmappedRead {
+    UnmappedRead::Controller
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -379,6 +483,10 @@ pub struct CacheConfig {
     /// (false: they wait for its write-back, as Chen et al. observed on SSD-M, section 5.5).
     #[serde(default = "yes")]
     pub serve_reads: bool,
+    /// A rewrite of a page still dirty in the cache, whose write-back has not
+    /// started programming, updates the cached copy instead of programming again.
+    #[serde(default = "yes")]
+    pub absorb_rewrites: bool,
 }
 
 impl Default for CacheConfig {
@@ -387,6 +495,7 @@ impl Default for CacheConfig {
             enabled: false,
             size: cache_size(),
             serve_reads: true,
+            absorb_rewrites: true,
         }
     }
 }
@@ -505,6 +614,10 @@ const ALIASES: &[(&str, &str)] = &[
     ("hint_chunks", "ftl.hints.host_chunks"),
     ("sync", "ftl.sync.enabled"),
     ("prefill", "ftl.prefill"),
+    ("duplex", "host.duplex"),
+    ("read_priority", "sched.read_priority"),
+    ("suspend", "sched.suspend"),
+    ("unmapped_read", "sched.unmapped_read"),
 ];
 
 impl SimConfig {

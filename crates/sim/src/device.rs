@@ -7,14 +7,21 @@
 //! 1. it waits for one of the `host.queue_depth` command slots;
 //! 2. `host.command_overhead_ns` of controller time;
 //! 3. read: each page comes from the write cache, the read-ahead buffer, or
-//!    flash (through the FTL, on the die/channel resources); the data then
-//!    crosses the host link (a shared resource at `host.mb_per_s`);
-//!    write: the data crosses the host link, then enters the cache (write-back
-//!    placed at once) or, without a cache, is programmed before completion;
+//!    flash (through the FTL, on the die/channel resources, moving only the
+//!    requested sectors over the channel); once the last page is in the
+//!    controller the data crosses the host link's device-to-host direction, in
+//!    the first idle gap from then on;
+//!    write: the data crosses the host-to-device direction, then enters the
+//!    cache (write-back placed at once) or, without a cache, is programmed
+//!    before completion;
 //!    trim: the FTL invalidates the whole pages covered (partial pages are ignored).
 //!
-//! Completions wait in a heap ordered by (time, issue order); `poll` advances
-//! the clock to the earliest and returns every completion due by then.
+//! The host link is one [`Timeline`] per direction with `host.duplex = full`
+//! (PCIe: reads and writes do not wait for each other), one shared by both
+//! with `half` (SATA, USB). Each request completes when its own data has
+//! crossed, so requests complete out of submission order, as on NVMe and NCQ
+//! devices. Completions wait in a heap ordered by (time, issue order); `poll`
+//! advances the clock to the earliest and returns every completion due by then.
 //! `idle_until` and a `poll` with nothing outstanding let time pass; once the
 //! device has been idle for `gc.idle_threshold_ns`, the FTL cleans in the
 //! background until the deadline.
@@ -28,12 +35,13 @@ use flashlab_device::{
 
 use crate::accounting::{Accounting, EraseSummary};
 use crate::cache::WriteCache;
-use crate::config::SimConfig;
+use crate::config::{Duplex, SimConfig, UnmappedRead};
 use crate::ftl::{self, Ftl};
 use crate::geometry::Geometry;
 use crate::nand::NandTiming;
 use crate::readahead::ReadAhead;
 use crate::resources::Flash;
+use crate::timeline::Timeline;
 
 /// Device mode for `flashlab serve`: `issue_at`, checkpoints (src/persist.rs).
 #[path = "persist.rs"]
@@ -61,10 +69,18 @@ pub struct SimDevice {
     issue_seq: u64,
     /// Completion times of the commands occupying the device's queue slots.
     slots: BinaryHeap<Reverse<Nanos>>,
-    link_free: Nanos,
+    /// Host link: `[host-to-device, device-to-host]`; with half duplex only
+    /// the first is used, by both directions.
+    link: [Timeline; 2],
+    duplex: Duplex,
+    /// Highest issue sequence completed so far (out-of-order accounting).
+    completed_seq_max: Option<u64>,
     /// When the last issued request completes (the device is busy until then).
     busy_until: Nanos,
     host_ps_per_byte: u64,
+    /// A host write-back's program (channel transfer + command + array
+    /// program): it ends the write-back, GC or a read-modify-write read come before it.
+    write_back_ns: Nanos,
     failed: Option<String>,
 }
 
@@ -79,7 +95,8 @@ impl SimDevice {
         cfg.validate()?;
         let geo = Geometry::derive(&cfg)?;
         let timing = NandTiming::resolve(&cfg.nand, geo.page_bytes);
-        let flash = Flash::new(timing, &geo);
+        let mut flash = Flash::new(timing, &geo);
+        flash.set_sched(&cfg.sched);
         let mut ftl = ftl::make(&cfg, &geo);
         if cfg.ftl.prefill {
             ftl::prefill(ftl.as_mut(), &timing, &geo)?;
@@ -119,9 +136,12 @@ impl SimDevice {
             inflight: BinaryHeap::with_capacity(max_outstanding.max(1)),
             issue_seq: 0,
             slots: BinaryHeap::with_capacity(cfg.host.queue_depth as usize),
-            link_free: 0,
+            link: [Timeline::new(), Timeline::new()],
+            duplex: cfg.host.effective_duplex(),
+            completed_seq_max: None,
             busy_until: 0,
             host_ps_per_byte,
+            write_back_ns: timing.page_transfer_ns + timing.command_ns + timing.program_ns,
             failed: None,
             cfg,
         })
@@ -174,7 +194,8 @@ impl SimDevice {
     pub fn quiesce_at(&self) -> Nanos {
         self.busy_until
             .max(self.flash.all_dies_free())
-            .max(self.link_free)
+            .max(self.link[0].free_at())
+            .max(self.link[1].free_at())
             .max(self.now)
     }
 
@@ -185,6 +206,9 @@ impl SimDevice {
             + self.inflight.capacity() * 32
             + self.queued.capacity() * 40
             + self.slots.capacity() * 8
+            + self.flash.memory_bytes()
+            + self.link[0].memory_bytes()
+            + self.link[1].memory_bytes()
     }
 
     #[inline]
@@ -237,6 +261,14 @@ impl SimDevice {
         };
         // 2. controller overhead
         let t_cmd = start + self.cfg.host.command_overhead_ns;
+        self.flash.advance(arrival);
+        self.ftl.begin_request();
+        self.link[0].prune(arrival);
+        self.link[1].prune(arrival);
+        let d2h = match self.duplex {
+            Duplex::Full => 1,
+            Duplex::Half => 0,
+        };
         let pb = self.geo.page_bytes;
         let first = req.offset_bytes / pb;
         let end_byte = req.offset_bytes + req.size_bytes as u64;
@@ -250,16 +282,17 @@ impl SimDevice {
                 self.flash.acct.host_read_bytes += bytes;
                 let mut ready = t_cmd;
                 for lpn in first..=last {
-                    let r = self.read_page(lpn, t_cmd)?;
+                    let page_start = lpn * pb;
+                    let lo = req.offset_bytes.max(page_start);
+                    let hi = end_byte.min(page_start + pb);
+                    let r = self.read_page(lpn, hi - lo, t_cmd)?;
                     ready = ready.max(r);
                 }
                 if let Some(ra) = self.readahead.as_mut() {
                     ra.observe(first, last, t_cmd, self.ftl.as_mut(), &mut self.flash)?;
                 }
-                let xs = ready.max(self.link_free);
-                let xe = xs + self.host_xfer(bytes);
-                self.link_free = xe;
-                xe
+                let dur = self.host_xfer(bytes);
+                self.link[d2h].place(ready, dur) + dur
             }
             Mode::Write => {
                 acct_i = 1;
@@ -268,14 +301,23 @@ impl SimDevice {
                 if let Some(ra) = self.readahead.as_mut() {
                     ra.invalidate(first, last);
                 }
-                let xs = t_cmd.max(self.link_free);
-                let xe = xs + self.host_xfer(bytes);
-                self.link_free = xe;
+                let dur = self.host_xfer(bytes);
+                let xe = self.link[0].place(t_cmd, dur) + dur;
                 let mut done = xe;
                 for lpn in first..=last {
                     let page_start = lpn * pb;
                     let partial = req.offset_bytes > page_start || end_byte < page_start + pb;
                     let d = match self.cache.as_mut() {
+                        Some(cache)
+                            if self.cfg.cache.absorb_rewrites
+                                && cache.absorbs(lpn, xe, self.write_back_ns)
+                                && self.ftl.is_mapped(lpn) =>
+                        {
+                            // the pending write-back will program the new data
+                            self.flash.acct.cache_write_pages += 1;
+                            self.flash.acct.cache_absorbed_pages += 1;
+                            xe
+                        }
                         Some(cache) => {
                             let (entry, waited) = cache.admit(xe);
                             if waited {
@@ -302,6 +344,9 @@ impl SimDevice {
                 let whole_first = req.offset_bytes.div_ceil(pb);
                 let whole_end = end_byte / pb;
                 for lpn in whole_first..whole_end {
+                    if let Some(cache) = self.cache.as_mut() {
+                        cache.discard(lpn);
+                    }
                     self.ftl.trim(lpn, t_cmd, &mut self.flash)?;
                 }
                 t_cmd
@@ -324,15 +369,17 @@ impl SimDevice {
         Ok(done)
     }
 
+    /// Read `bytes` of logical page `lpn` (a partial page moves only those
+    /// sectors over the channel).
     #[inline]
-    fn read_page(&mut self, lpn: u64, at: Nanos) -> Result<Nanos, String> {
+    fn read_page(&mut self, lpn: u64, bytes: u64, at: Nanos) -> Result<Nanos, String> {
         if let Some(cache) = self.cache.as_ref() {
             if let Some(release) = cache.lookup(lpn, at) {
                 if cache.serve_reads {
                     self.flash.acct.cache_read_hits += 1;
                     return Ok(at);
                 }
-                return self.ftl.read(lpn, release, &mut self.flash);
+                return self.flash_read(lpn, bytes, release);
             }
         }
         if let Some(ra) = self.readahead.as_ref() {
@@ -341,7 +388,27 @@ impl SimDevice {
                 return Ok(t.max(at));
             }
         }
-        self.ftl.read(lpn, at, &mut self.flash)
+        self.flash_read(lpn, bytes, at)
+    }
+
+    #[inline]
+    fn flash_read(&mut self, lpn: u64, bytes: u64, at: Nanos) -> Result<Nanos, String> {
+        if self.cfg.sched.unmapped_read == UnmappedRead::Flash && !self.ftl.is_mapped(lpn) {
+            // MQSim's convention: a never-written page still costs a flash read,
+            // on the die it would stripe to.
+            self.flash.acct.unmapped_reads += 1;
+            self.flash.next_read_bytes = bytes;
+            let unit = (lpn % self.geo.units as u64) as u32;
+            return Ok(self.flash.read(unit, crate::Cause::Host, at));
+        }
+        self.flash.next_read_bytes = if bytes < self.geo.page_bytes {
+            bytes
+        } else {
+            0
+        };
+        let r = self.ftl.read(lpn, at, &mut self.flash);
+        self.flash.next_read_bytes = 0;
+        r
     }
 
     fn issue_queued(&mut self) -> Result<(), DeviceError> {
@@ -434,11 +501,16 @@ impl Device for SimDevice {
             }
         }
         self.now = self.now.max(first);
-        while let Some(&Reverse((t, _, tag, submit))) = self.inflight.peek() {
+        while let Some(&Reverse((t, seq, tag, submit))) = self.inflight.peek() {
             if t > self.now {
                 break;
             }
             self.inflight.pop();
+            // Out of order: a request submitted later has already completed.
+            match self.completed_seq_max {
+                Some(m) if seq < m => self.flash.acct.out_of_order_completions += 1,
+                _ => self.completed_seq_max = Some(seq),
+            }
             out.push(Completion {
                 tag,
                 submit_ns: submit,

@@ -74,6 +74,7 @@ pub mod profiles;
 pub mod readahead;
 pub mod resources;
 pub mod theory;
+pub mod timeline;
 
 pub use accounting::{Accounting, Cause, EraseSummary, LatencyStat};
 pub use config::{ByteSize, GcPolicy, SimConfig};

@@ -9,6 +9,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("ssd-m", include_str!("../profiles/ssd-m.toml")),
     ("ssd-h", include_str!("../profiles/ssd-h.toml")),
     ("nvme-tlc", include_str!("../profiles/nvme-tlc.toml")),
+    ("mqsim-ref", include_str!("../profiles/mqsim-ref.toml")),
     (
         "budilovsky11",
         include_str!("../profiles/budilovsky11.toml"),

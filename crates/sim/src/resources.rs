@@ -1,33 +1,92 @@
-//! Dies and channel buses as resources with a busy-until time, and the flash
-//! operations that occupy them.
+//! Dies and channel buses, and the flash operations that occupy them.
 //!
-//! There is no per-page event queue: each operation is placed analytically at
-//! the earliest time its resources are free (`start = max(at, die_free,
-//! channel_free)`), and the resources' busy-until times advance. A request's
-//! pages on different dies therefore proceed in parallel, pages on one die or
-//! one channel serialise. Resources never backfill: an operation placed later
-//! in the run cannot use an idle gap before an operation placed earlier.
+//! Each operation is placed analytically when the FTL asks for it (no event
+//! queue), but the placement follows what a controller's per-die and
+//! per-channel schedulers do:
 //!
-//! - read: command + array read on the die, then the page crosses the channel
-//!   (the die's register stays busy until it has);
+//! - a channel is a [`Timeline`]: a transfer takes the earliest idle gap at or
+//!   after its data is ready, so a die that is idle is not held behind
+//!   transfers queued for busy dies (backfilling);
+//! - a die runs programs, erases and GC copies in the order they are placed
+//!   (`die_free` is when the last ends), and remembers them while they are
+//!   queued or running (`queued`);
+//! - with `sched.read_priority` a host read goes ahead of the work queued on
+//!   its die: it waits only for the operation in progress when it arrives (a
+//!   bulk GC relocation counts page by page, so cleaning is preempted by host
+//!   reads), or, with `sched.suspend`, suspends a program or erase in progress.
+//!   The die's queued work is then late by the read's time: `die_free` moves
+//!   out by it (the already-placed operations keep their times; their
+//!   completions are optimistic by at most the reads that overtook them).
+//!   Without read priority a read waits for everything placed on its die
+//!   (first come, first served).
+//!
+//! Operations:
+//!
+//! - read: command + array read on the die, then the requested bytes cross the
+//!   channel (the die's register stays busy until they have);
 //! - program: the page crosses the channel into the die's register (die must be
 //!   free), then command + array program;
 //! - erase: command + erase on the die;
 //! - copy (GC relocation): with copy-back, read + program inside the die; without,
 //!   read, transfer out, transfer in, program.
 
+use std::collections::VecDeque;
+
 use crate::accounting::{Accounting, Cause};
+use crate::config::{SchedConfig, SuspendKind};
 use crate::geometry::Geometry;
 use crate::nand::NandTiming;
+use crate::timeline::Timeline;
 use crate::Nanos;
 
-/// The flash array: timing, per-die and per-channel busy-until times, and the accounting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OpKind {
+    Read,
+    Program,
+    Erase,
+    /// GC / wear-levelling relocations, `unit_ns` per page.
+    Copy,
+}
+
+/// An operation placed on a die that has not ended yet.
+#[derive(Clone, Copy, Debug)]
+struct DieOp {
+    start: Nanos,
+    end: Nanos,
+    /// Length of one indivisible step (a page of a bulk copy; 0: the whole op).
+    unit_ns: u32,
+    kind: OpKind,
+}
+
+impl DieOp {
+    /// The end of the step in progress at `t` (start <= t < end).
+    fn step_end(&self, t: Nanos) -> Nanos {
+        if self.unit_ns == 0 {
+            return self.end;
+        }
+        let unit = self.unit_ns as Nanos;
+        let steps = (t - self.start) / unit + 1;
+        (self.start + steps * unit).min(self.end)
+    }
+}
+
+/// The flash array: timing, per-die schedules, per-channel timelines, and the accounting.
 #[derive(Clone, Debug)]
 pub struct Flash {
     pub t: NandTiming,
     channels: u32,
+    /// When the last operation placed on each die ends.
     die_free: Vec<Nanos>,
-    ch_free: Vec<Nanos>,
+    /// When the last priority (host) read placed on each die ends.
+    read_free: Vec<Nanos>,
+    /// Per die: operations placed and not yet ended by `now` (only with read priority).
+    queued: Vec<VecDeque<DieOp>>,
+    ch: Vec<Timeline>,
+    sched: SchedConfig,
+    /// The device's current time: no later placement starts before it.
+    now: Nanos,
+    /// Bytes the next host data read moves over the channel (0: the whole page).
+    pub next_read_bytes: u64,
     pub acct: Accounting,
 }
 
@@ -37,8 +96,27 @@ impl Flash {
             t,
             channels: geo.channels,
             die_free: vec![0; geo.units as usize],
-            ch_free: vec![0; geo.channels as usize],
+            read_free: vec![0; geo.units as usize],
+            queued: vec![VecDeque::new(); geo.units as usize],
+            ch: vec![Timeline::new(); geo.channels as usize],
+            sched: SchedConfig::default(),
+            now: 0,
+            next_read_bytes: 0,
             acct: Accounting::default(),
+        }
+    }
+
+    /// Use the profile's scheduling policies.
+    pub fn set_sched(&mut self, sched: &SchedConfig) {
+        self.sched = sched.clone();
+    }
+
+    /// The device's clock moved to `now` (requests arrive in time order): forget
+    /// what has ended.
+    #[inline]
+    pub fn advance(&mut self, now: Nanos) {
+        if now > self.now {
+            self.now = now;
         }
     }
 
@@ -53,15 +131,104 @@ impl Flash {
         self.die_free[unit as usize]
     }
 
-    /// The latest busy-until time over all dies.
+    /// The latest busy-until time over all dies and channels.
     pub fn all_dies_free(&self) -> Nanos {
-        self.die_free.iter().copied().max().unwrap_or(0)
+        let d = self.die_free.iter().copied().max().unwrap_or(0);
+        let c = self.ch.iter().map(|c| c.free_at()).max().unwrap_or(0);
+        d.max(c)
     }
 
-    /// Read one page (or `bytes` of it) from die `unit`; returns when the data is in the controller.
+    pub fn memory_bytes(&self) -> usize {
+        self.queued.iter().map(|q| q.capacity() * 24).sum::<usize>()
+            + self.ch.iter().map(|c| c.memory_bytes()).sum::<usize>()
+            + self.die_free.len() * 16
+    }
+
+    /// Reserve channel `c` for `dur` ns from `at` (or after its last transfer,
+    /// without `sched.channel_backfill`).
+    #[inline]
+    fn place_xfer(&mut self, c: usize, at: Nanos, dur: Nanos) -> Nanos {
+        let ch = &mut self.ch[c];
+        if self.sched.channel_backfill {
+            ch.place(at, dur)
+        } else {
+            ch.place(at.max(ch.free_at()), dur)
+        }
+    }
+
+    /// Record an operation on die `u` (for reads that overtake queued work).
+    #[inline]
+    fn push_op(&mut self, u: usize, start: Nanos, end: Nanos, unit_ns: Nanos, kind: OpKind) {
+        if !self.sched.read_priority {
+            return;
+        }
+        let now = self.now;
+        let q = &mut self.queued[u];
+        while let Some(op) = q.front() {
+            if op.end > now {
+                break;
+            }
+            q.pop_front();
+        }
+        q.push_back(DieOp {
+            start,
+            end,
+            // a step longer than 4 s is treated as indivisible
+            unit_ns: u32::try_from(unit_ns).unwrap_or(0),
+            kind,
+        });
+    }
+
+    /// Where a priority read arriving at `at` on die `u` starts, and the die
+    /// time a suspend adds.
+    fn priority_start(&mut self, u: usize, at: Nanos) -> (Nanos, Nanos) {
+        let now = self.now;
+        let q = &mut self.queued[u];
+        while let Some(op) = q.front() {
+            if op.end > now {
+                break;
+            }
+            q.pop_front();
+        }
+        let s = at.max(self.read_free[u]);
+        if self.die_free[u] <= s {
+            return (s, 0);
+        }
+        let i = q.partition_point(|op| op.start <= s);
+        if i == 0 {
+            return (s, 0);
+        }
+        let op = q[i - 1];
+        if op.end <= s {
+            return (s, 0);
+        }
+        let suspend = match (self.sched.suspend, op.kind) {
+            (SuspendKind::ProgramErase, OpKind::Program) => Some(self.sched.suspend_program_ns),
+            (SuspendKind::ProgramErase | SuspendKind::Erase, OpKind::Erase) => {
+                Some(self.sched.suspend_erase_ns)
+            }
+            _ => None,
+        };
+        let step_end = op.step_end(s);
+        match suspend {
+            Some(ns) if s + ns < step_end => {
+                self.acct.suspends += 1;
+                (s + ns, ns)
+            }
+            _ => (step_end, 0),
+        }
+    }
+
+    /// Read one page (or `next_read_bytes` of it, for a host read) from die
+    /// `unit`; returns when the data is in the controller.
     #[inline]
     pub fn read(&mut self, unit: u32, cause: Cause, at: Nanos) -> Nanos {
-        self.read_bytes(unit, cause, at, self.t.page_bytes)
+        let mut bytes = self.t.page_bytes;
+        if cause == Cause::Host && self.next_read_bytes != 0 {
+            bytes = self.next_read_bytes.min(bytes);
+            self.next_read_bytes = 0;
+        }
+        self.read_bytes(unit, cause, at, bytes)
     }
 
     pub fn read_bytes(&mut self, unit: u32, cause: Cause, at: Nanos, bytes: u64) -> Nanos {
@@ -73,12 +240,29 @@ impl Flash {
         } else {
             self.t.transfer_ns(bytes)
         };
-        let start = at.max(self.die_free[u]);
+        // Host and mapping reads (on the host read path) get priority; GC reads queue.
+        let priority = self.sched.read_priority && matches!(cause, Cause::Host | Cause::Mapping);
+        let (start, extra) = if priority {
+            self.priority_start(u, at)
+        } else {
+            (at.max(self.die_free[u]), 0)
+        };
         let array_end = start + array;
-        let xfer_start = array_end.max(self.ch_free[c]);
+        self.ch[c].prune(self.now);
+        let xfer_start = self.place_xfer(c, array_end, xfer);
         let end = xfer_start + xfer;
-        self.die_free[u] = end;
-        self.ch_free[c] = end;
+        if priority {
+            self.read_free[u] = end;
+            if self.die_free[u] > start {
+                // queued work waits for the read (and the suspend/resume)
+                self.die_free[u] += end - start + extra;
+            } else {
+                self.die_free[u] = end;
+            }
+        } else {
+            self.die_free[u] = end;
+            self.push_op(u, start, end, 0, OpKind::Read);
+        }
         let i = cause as usize;
         self.acct.flash_reads[i] += 1;
         self.acct.read_ns[i] += self.t.read_ns;
@@ -92,11 +276,12 @@ impl Flash {
         let u = unit as usize;
         let c = self.ch(unit);
         let xfer = self.t.page_transfer_ns;
-        let xfer_start = at.max(self.die_free[u]).max(self.ch_free[c]);
+        self.ch[c].prune(self.now);
+        let xfer_start = self.place_xfer(c, at.max(self.die_free[u]), xfer);
         let xfer_end = xfer_start + xfer;
-        self.ch_free[c] = xfer_end;
         let end = xfer_end + self.t.command_ns + self.t.program_ns;
         self.die_free[u] = end;
+        self.push_op(u, xfer_start, end, 0, OpKind::Program);
         let i = cause as usize;
         self.acct.flash_programs[i] += 1;
         self.acct.program_ns[i] += self.t.program_ns;
@@ -111,6 +296,7 @@ impl Flash {
         let start = at.max(self.die_free[u]);
         let end = start + self.t.command_ns + self.t.erase_ns;
         self.die_free[u] = end;
+        self.push_op(u, start, end, 0, OpKind::Erase);
         let i = cause as usize;
         self.acct.flash_erases[i] += 1;
         self.acct.erase_ns[i] += self.t.erase_ns;
@@ -120,33 +306,22 @@ impl Flash {
     /// Relocate one page inside die `unit` (GC, wear levelling).
     #[inline]
     pub fn copy(&mut self, unit: u32, cause: Cause, at: Nanos) -> Nanos {
-        if self.t.copyback {
-            let u = unit as usize;
-            let start = at.max(self.die_free[u]);
-            let end = start + 2 * self.t.command_ns + self.t.read_ns + self.t.program_ns;
-            self.die_free[u] = end;
-            let i = cause as usize;
-            self.acct.flash_reads[i] += 1;
-            self.acct.flash_programs[i] += 1;
-            self.acct.read_ns[i] += self.t.read_ns;
-            self.acct.program_ns[i] += self.t.program_ns;
-            end
-        } else {
-            let r = self.read(unit, cause, at);
-            self.program(unit, cause, r)
-        }
+        self.copy_n(unit, cause, at, 1)
     }
 
-    /// Account `n` copies at once (used by the GC's bulk path); same timing as `n` calls to `copy`.
+    /// Relocate `n` pages inside die `unit`; same timing as `n` single copies,
+    /// and host reads may overtake it between any two pages.
     pub fn copy_n(&mut self, unit: u32, cause: Cause, at: Nanos, n: u64) -> Nanos {
         if n == 0 {
             return at.max(self.die_free[unit as usize]);
         }
         if self.t.copyback {
             let u = unit as usize;
+            let step = 2 * self.t.command_ns + self.t.read_ns + self.t.program_ns;
             let start = at.max(self.die_free[u]);
-            let end = start + n * (2 * self.t.command_ns + self.t.read_ns + self.t.program_ns);
+            let end = start + n * step;
             self.die_free[u] = end;
+            self.push_op(u, start, end, step, OpKind::Copy);
             let i = cause as usize;
             self.acct.flash_reads[i] += n;
             self.acct.flash_programs[i] += n;
@@ -156,7 +331,8 @@ impl Flash {
         } else {
             let mut t = at;
             for _ in 0..n {
-                t = self.copy(unit, cause, t);
+                let r = self.read_bytes(unit, cause, t, self.t.page_bytes);
+                t = self.program(unit, cause, r);
             }
             t
         }

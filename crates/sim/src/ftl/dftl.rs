@@ -43,6 +43,10 @@ pub struct DftlFtl {
     cmt: Lru,
     store: MapStore,
     scratch: Vec<u32>,
+    /// The translation page read for the current host request and when it
+    /// arrived: the request's other pages find their entries in it (one
+    /// translation read per request, not per data page).
+    request_tp: Option<(u64, Nanos)>,
 }
 
 impl DftlFtl {
@@ -61,6 +65,7 @@ impl DftlFtl {
             cmt: Lru::new(geo.logical_pages, entries),
             store: MapStore::new(geo.units, geo.pages_per_block),
             scratch: Vec::new(),
+            request_tp: None,
         }
     }
 
@@ -112,8 +117,16 @@ impl DftlFtl {
             flash.acct.map_ram_hits += 1;
             return t;
         }
+        if let Some((rtp, ready)) = self.request_tp {
+            if rtp == tp {
+                flash.acct.map_ram_hits += 1;
+                return t.max(ready);
+            }
+        }
         flash.acct.map_flash_reads += 1;
-        flash.read(d as u32, Cause::Mapping, t)
+        let ready = flash.read(d as u32, Cause::Mapping, t);
+        self.request_tp = Some((tp, ready));
+        ready
     }
 
     /// Update the map for pages the garbage collector relocated.
@@ -149,6 +162,10 @@ impl DftlFtl {
 impl Ftl for DftlFtl {
     fn name(&self) -> &'static str {
         "dftl"
+    }
+
+    fn begin_request(&mut self) {
+        self.request_tp = None;
     }
 
     super::forward_to_inner!();

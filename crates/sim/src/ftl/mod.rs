@@ -116,6 +116,10 @@ pub trait Ftl: Send {
     /// Bytes of simulator memory held by the FTL.
     fn memory_bytes(&self) -> usize;
 
+    /// A new host request starts (an FTL may reuse what it read for the
+    /// request's earlier pages, e.g. DFTL's translation page).
+    fn begin_request(&mut self) {}
+
     /// The device was just prefilled ([`prefill`]) on scratch resources: forget
     /// any simulated time the FTL keeps (the prefill took none).
     fn after_prefill(&mut self) {}

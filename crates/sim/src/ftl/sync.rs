@@ -83,6 +83,10 @@ impl Ftl for SyncFtl {
         self.inner.name()
     }
 
+    fn begin_request(&mut self) {
+        self.inner.begin_request();
+    }
+
     super::forward_to_inner!();
 
     fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {

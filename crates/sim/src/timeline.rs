@@ -1,0 +1,200 @@
+//! A resource's busy intervals, for placing work in the earliest idle gap
+//! (backfilling).
+//!
+//! Channels and host-link directions are [`Timeline`]s: a transfer is placed
+//! when its data is ready, in the first gap long enough for it, even if work
+//! for a later time was placed before it. So a transfer for an idle die is not
+//! held behind transfers queued for busy dies, and a read whose data is ready
+//! early leaves the link before a read issued earlier whose data is not.
+//!
+//! Bounded: at most [`Timeline::MAX_INTERVALS`] intervals are kept (touching
+//! ones merge); when more would be needed the smallest gaps are counted as
+//! busy, which can only delay work, never overlap it (the bound is far above
+//! what a channel holds in practice: about the write cache's pages per
+//! channel). Intervals that ended before the device's clock are dropped
+//! (`floor`). New work lands near the end (dies free up in step), so the
+//! search and the insertion touch few intervals; everything is deterministic.
+
+use std::collections::VecDeque;
+
+use crate::Nanos;
+
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    /// Disjoint busy intervals `[start, end)`, in time order.
+    iv: VecDeque<(Nanos, Nanos)>,
+    /// Nothing may be placed before this.
+    floor: Nanos,
+    /// Scratch for `compact`.
+    gaps: Vec<Nanos>,
+}
+
+impl Timeline {
+    pub const MAX_INTERVALS: usize = 4096;
+
+    pub fn new() -> Timeline {
+        Timeline {
+            iv: VecDeque::with_capacity(16),
+            floor: 0,
+            gaps: Vec::new(),
+        }
+    }
+
+    /// When the last placed work ends.
+    #[inline]
+    pub fn free_at(&self) -> Nanos {
+        self.iv
+            .back()
+            .map_or(self.floor, |&(_, e)| e.max(self.floor))
+    }
+
+    /// Forget intervals that end by `now` (no later placement asks about them).
+    #[inline]
+    pub fn prune(&mut self, now: Nanos) {
+        while let Some(&(_, e)) = self.iv.front() {
+            if e > now {
+                break;
+            }
+            self.iv.pop_front();
+            self.floor = self.floor.max(e);
+        }
+    }
+
+    /// Reserve `dur` ns at the earliest time >= `at` the resource is idle that
+    /// long; returns the start.
+    #[inline]
+    pub fn place(&mut self, at: Nanos, dur: Nanos) -> Nanos {
+        let t = at.max(self.floor);
+        if dur == 0 {
+            return t;
+        }
+        // Fast path: after everything placed so far.
+        let last_end = self.iv.back().map_or(0, |&(_, e)| e);
+        if t >= last_end {
+            self.insert(self.iv.len(), t, t + dur);
+            return t;
+        }
+        // First interval ending after t (ends are sorted: intervals are
+        // disjoint). Work usually lands near the end: look back a few first.
+        let n = self.iv.len();
+        let mut i = n;
+        let mut steps = 0;
+        while i > 0 && self.iv[i - 1].1 > t && steps < 64 {
+            i -= 1;
+            steps += 1;
+        }
+        if steps == 64 {
+            i = self.iv.partition_point(|&(_, e)| e <= t);
+        }
+        let mut s = t;
+        while i < self.iv.len() {
+            let (is, ie) = self.iv[i];
+            if s + dur <= is {
+                self.insert(i, s, s + dur);
+                return s;
+            }
+            s = s.max(ie);
+            i += 1;
+        }
+        let at_end = self.iv.len();
+        self.insert(at_end, s, s + dur);
+        s
+    }
+
+    /// Insert `[s, e)` before index `i`, merging with touching neighbours.
+    fn insert(&mut self, i: usize, s: Nanos, e: Nanos) {
+        let merge_prev = i > 0 && self.iv[i - 1].1 == s;
+        let merge_next = i < self.iv.len() && self.iv[i].0 == e;
+        match (merge_prev, merge_next) {
+            (true, true) => {
+                self.iv[i - 1].1 = self.iv[i].1;
+                self.iv.remove(i);
+            }
+            (true, false) => self.iv[i - 1].1 = e,
+            (false, true) => self.iv[i].0 = s,
+            (false, false) => {
+                self.iv.insert(i, (s, e));
+                if self.iv.len() > Self::MAX_INTERVALS {
+                    self.compact();
+                }
+            }
+        }
+    }
+
+    /// Close the smallest gaps until a quarter of the intervals are free
+    /// again (ties: the latest gaps first). Small gaps are the least use for
+    /// backfilling, and counting an idle gap as busy can only delay later
+    /// work, never overlap it. One O(n) pass per n/4 insertions.
+    #[cold]
+    fn compact(&mut self) {
+        let n = self.iv.len();
+        let target = Self::MAX_INTERVALS * 3 / 4;
+        let close = n - target;
+        self.gaps.clear();
+        self.gaps
+            .extend((1..n).map(|j| self.iv[j].0 - self.iv[j - 1].1));
+        let (_, &mut thr, _) = self.gaps.select_nth_unstable(close - 1);
+        let below = self.gaps.iter().filter(|&&g| g < thr).count();
+        let mut equal_left = close - below;
+        // Walk from the latest interval back, merging closed gaps.
+        let mut out: Vec<(Nanos, Nanos)> = Vec::with_capacity(target + 1);
+        let mut cur = self.iv[n - 1];
+        for j in (1..n).rev() {
+            let prev = self.iv[j - 1];
+            let gap = cur.0 - prev.1;
+            let merge = gap < thr || (gap == thr && equal_left > 0);
+            if gap == thr && merge {
+                equal_left -= 1;
+            }
+            if merge {
+                cur.0 = prev.0;
+            } else {
+                out.push(cur);
+                cur = prev;
+            }
+        }
+        out.push(cur);
+        self.iv.clear();
+        self.iv.extend(out.into_iter().rev());
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.iv.capacity() * 16 + self.gaps.capacity() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_transfer_fills_an_earlier_gap() {
+        let mut t = Timeline::new();
+        assert_eq!(t.place(0, 10), 0);
+        assert_eq!(t.place(100, 10), 100);
+        // ready at 20: fits in the gap [10, 100)
+        assert_eq!(t.place(20, 10), 20);
+        // too long for the gap [30, 100): goes after 110
+        assert_eq!(t.place(25, 80), 110);
+        assert_eq!(t.free_at(), 190);
+    }
+
+    #[test]
+    fn intervals_are_bounded_and_never_overlap() {
+        let mut t = Timeline::new();
+        for k in 0..1000u64 {
+            t.place(k * 100, 10);
+        }
+        assert!(t.iv.len() <= Timeline::MAX_INTERVALS);
+        // The earliest gaps stay usable.
+        assert_eq!(t.place(10, 5), 10);
+        t.prune(50_000);
+        let floor = t.floor;
+        assert!(floor > 0 && floor <= 50_000);
+        assert!(t.place(0, 5) >= floor);
+        let v: Vec<_> = t.iv.iter().copied().collect();
+        for w in v.windows(2) {
+            assert!(w[0].1 <= w[1].0, "{w:?}");
+        }
+    }
+}
