@@ -485,7 +485,11 @@ pub struct CacheConfig {
     pub serve_reads: bool,
     /// A rewrite of a page still dirty in the cache, whose write-back has not
     /// started programming, updates the cached copy instead of programming again.
-    #[serde(default = "yes")]
+    /// Off by default: with the FTLs' round-robin die allocation, a die backlogged
+    /// by GC absorbs more rewrites, so fewer of its pages are invalidated while it
+    /// keeps receiving new ones, until its GC stalls (sustained random writes on
+    /// nvme-tlc did). Turn it on for short or cache-sized workloads only.
+    #[serde(default)]
     pub absorb_rewrites: bool,
 }
 
@@ -495,7 +499,7 @@ impl Default for CacheConfig {
             enabled: false,
             size: cache_size(),
             serve_reads: true,
-            absorb_rewrites: true,
+            absorb_rewrites: false,
         }
     }
 }

@@ -230,7 +230,7 @@ fn reads_of_never_written_pages_cost_what_the_profile_says() {
 #[test]
 fn a_rewrite_of_a_page_still_dirty_in_the_cache_is_absorbed() {
     let spec = TWO_DIES.replace("cache=off", "cache=on");
-    let mut d = dev(&spec);
+    let mut d = dev(&format!("{spec},cache.absorb_rewrites=true"));
     // Eight writes queue four 900 us programs on each die; page 6's program
     // is the last on its die when it is written again.
     for i in 0..8 {
@@ -284,4 +284,20 @@ fn dftl_reads_a_translation_page_once_per_request() {
     .unwrap();
     drain(&mut d, 1);
     assert_eq!(d.accounting().map_flash_reads - before, 1);
+}
+
+/// Sustained random 4 KiB overwrites at QD 32 on a nearly full nvme-tlc run
+/// past the point where GC keeps every die busy; with the default cache they
+/// must never stall (absorbing rewrites once piled valid data onto one die).
+#[test]
+fn sustained_random_overwrites_with_the_default_cache_never_stall() {
+    let mut d = dev("nvme-tlc,capacity=2GiB,op=0.07,prefill=on");
+    let size = d.info().size_bytes;
+    let writes = mix(11, size, 1_200_000, 0);
+    let done = run(&mut d, writes.iter().copied(), 32);
+    assert_eq!(done.len(), writes.len());
+    assert!(
+        d.accounting().flash_erases.iter().sum::<u64>() > 0,
+        "GC ran"
+    );
 }
