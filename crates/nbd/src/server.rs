@@ -271,8 +271,11 @@ impl ConnWatch {
     /// Why the connection must be closed now, if it must.
     fn expired(&self, l: &Limits) -> Option<&'static str> {
         let now = self.now();
+        // The session thread stamps `since` concurrently: a stamp taken after
+        // `now` was read is later than `now`, and must read as "just started",
+        // never wrap into a huge wait (which closed busy, healthy connections).
         let over = |since: u64, t: Option<Duration>| {
-            since != 0 && t.is_some_and(|t| now - since > t.as_nanos() as u64)
+            since != 0 && t.is_some_and(|t| now.saturating_sub(since) > t.as_nanos() as u64)
         };
         match self.phase.load(Ordering::Relaxed) {
             PHASE_HANDSHAKE if over(1, l.handshake_timeout) => Some("handshake timeout"),
@@ -1044,5 +1047,32 @@ fn spawn_session(
         Ok(_) => Some(Conn { watch, sock: keep }),
         // Out of threads: the connection is dropped (closed), the server goes on.
         Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod watch_tests {
+    use super::*;
+
+    /// A request that began after the reaper read the clock is not a stall.
+    #[test]
+    fn a_stamp_taken_after_the_reapers_clock_read_is_not_a_stall() {
+        let w = ConnWatch::default();
+        w.phase.store(PHASE_TRANSMISSION, Ordering::Relaxed);
+        let limits = Limits::default();
+        let stall = limits.stall_timeout.unwrap().as_nanos() as u64;
+        // Stamps in the future of any clock read the reaper can make now.
+        w.receiving_since.store(w.now() + stall, Ordering::Relaxed);
+        w.sending_since.store(w.now() + stall, Ordering::Relaxed);
+        assert_eq!(w.expired(&limits), None);
+        // A stamp older than the stall timeout is still caught.
+        w.receiving_since.store(1, Ordering::Relaxed);
+        w.sending_since.store(0, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(2));
+        let short = Limits {
+            stall_timeout: Some(Duration::from_millis(1)),
+            ..Limits::default()
+        };
+        assert_eq!(w.expired(&short), Some("request payload stalled"));
     }
 }
