@@ -151,6 +151,30 @@ const MIB: u64 = 1 << 20;
 /// Run every attack against fresh servers started from `server` (a command
 /// that takes `--data`, `--listen` and the limit flags), with data
 /// directories under `dir`.
+/// A thread that pipelines 128 KiB reads over the first GiB on `w` until the
+/// socket fails, and returns how many requests the socket took. Its writes
+/// block: when the server stops reading (back-pressure) the thread just
+/// waits until the attack shuts the socket down.
+fn pipeline_reads(mut w: std::os::unix::net::UnixStream) -> thread::JoinHandle<u64> {
+    thread::spawn(move || {
+        let span = 1024 * MIB / (128 * 1024);
+        let mut sent = 0u64;
+        while w
+            .write_all(&request(
+                0,
+                CMD_READ,
+                sent,
+                (sent % span) * 128 * 1024,
+                128 * 1024,
+            ))
+            .is_ok()
+        {
+            sent += 1;
+        }
+        sent
+    })
+}
+
 pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, String> {
     let mut out = Vec::new();
     let fresh = |name: &str, extra: &[&str]| Target::start(server, &dir.join(name), extra);
@@ -240,27 +264,9 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Strin
         let Stream::Unix(sock) = c.stream else {
             return Err("the paced attack needs a unix socket".into());
         };
-        let mut w = sock.try_clone().map_err(|e| e.to_string())?;
+        let w = sock.try_clone().map_err(|e| e.to_string())?;
         w.set_write_timeout(None).map_err(|e| e.to_string())?;
-        let writer = thread::spawn(move || {
-            // Blocking writes: when the server stops reading (back-pressure)
-            // this thread just waits; the socket is shut down after 3 s.
-            let span = 1024 * MIB / (128 * 1024);
-            let mut sent = 0u64;
-            while w
-                .write_all(&request(
-                    0,
-                    CMD_READ,
-                    sent,
-                    (sent % span) * 128 * 1024,
-                    128 * 1024,
-                ))
-                .is_ok()
-            {
-                sent += 1;
-            }
-            sent
-        });
+        let writer = pipeline_reads(w);
         thread::sleep(Duration::from_secs(3));
         let peak = t.peak_rss_bytes();
         let _ = sock.shutdown(std::net::Shutdown::Both);
@@ -284,7 +290,7 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Strin
         let Stream::Unix(sock) = c.stream else {
             return Err("the paced attack needs a unix socket".into());
         };
-        let mut w = sock.try_clone().map_err(|e| e.to_string())?;
+        let w = sock.try_clone().map_err(|e| e.to_string())?;
         let mut r = sock.try_clone().map_err(|e| e.to_string())?;
         r.set_read_timeout(None).map_err(|e| e.to_string())?;
         w.set_write_timeout(None).map_err(|e| e.to_string())?;
@@ -296,23 +302,7 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Strin
             }
             got
         });
-        let writer = thread::spawn(move || {
-            let span = 1024 * MIB / (128 * 1024);
-            let mut sent = 0u64;
-            while w
-                .write_all(&request(
-                    0,
-                    CMD_READ,
-                    sent,
-                    (sent % span) * 128 * 1024,
-                    128 * 1024,
-                ))
-                .is_ok()
-            {
-                sent += 1;
-            }
-            sent
-        });
+        let writer = pipeline_reads(w);
         thread::sleep(Duration::from_secs(3));
         let peak = t.peak_rss_bytes();
         let _ = sock.shutdown(std::net::Shutdown::Both);
