@@ -14,10 +14,11 @@ pub struct CliError {
 }
 
 impl CliError {
-    /// A mistake in what the user asked for.
-    pub fn user(message: impl Into<String>) -> CliError {
+    /// A mistake in what the user asked for: a message or a library's typed
+    /// error (whose `Display` is already one line naming the fix).
+    pub fn user(message: impl fmt::Display) -> CliError {
         CliError {
-            message: message.into(),
+            message: message.to_string(),
             exit_code: EXIT_USER,
         }
     }

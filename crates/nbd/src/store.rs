@@ -409,9 +409,10 @@ impl Store {
             recovery.created = true;
             (spec, opts.seed)
         };
-        let cfg = resolve_spec(&spec).map_err(user)?;
+        let cfg = resolve_spec(&spec).map_err(|e| user(e.to_string()))?;
         let name = format!("sim:{spec}");
-        let fresh = SimDevice::new(cfg.clone(), name.clone(), seed, 1).map_err(user)?;
+        let fresh =
+            SimDevice::new(cfg.clone(), name.clone(), seed, 1).map_err(|e| user(e.to_string()))?;
         let size = fresh.info().size_bytes;
         let can_checkpoint = fresh.can_checkpoint();
         let data_path = dir.join("data.img");

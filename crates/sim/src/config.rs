@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::nand::CellKind;
+use crate::error::ConfigError;
 
 /// A size in bytes that reads and writes as `"4GiB"`, `"512KiB"`, `"8MB"` or a plain integer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -61,6 +61,25 @@ impl<'de> Deserialize<'de> for ByteSize {
         match Raw::deserialize(d)? {
             Raw::Int(n) => Ok(ByteSize(n)),
             Raw::Text(t) => ByteSize::parse(&t).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// The NAND cell type; it picks the default timing (`nand::NandTiming`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CellKind {
+    Slc,
+    Mlc,
+    Tlc,
+}
+
+impl CellKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CellKind::Slc => "slc",
+            CellKind::Mlc => "mlc",
+            CellKind::Tlc => "tlc",
         }
     }
 }
@@ -626,10 +645,10 @@ const ALIASES: &[(&str, &str)] = &[
 
 impl SimConfig {
     /// Parse a TOML profile.
-    pub fn from_toml(text: &str, origin: &str) -> Result<SimConfig, String> {
-        let cfg: SimConfig = toml::from_str(text).map_err(|e| {
-            let msg = e.message().replace('\n', " ");
-            format!("simulator profile {origin}: {msg}; `flashlab sim profile ssd-m` prints a valid one to start from")
+    pub fn from_toml(text: &str, origin: &str) -> Result<SimConfig, ConfigError> {
+        let cfg: SimConfig = toml::from_str(text).map_err(|e| ConfigError::ProfileSyntax {
+            origin: origin.to_string(),
+            message: e.message().replace('\n', " "),
         })?;
         Ok(cfg)
     }
@@ -643,18 +662,18 @@ impl SimConfig {
     /// Apply one `key=value` override. Keys are dotted TOML paths (`gc.policy`)
     /// or short aliases (`capacity`, `op`, `cache`, `check`, `gc`, `readahead`, `qd`...).
     /// `cache=on|off|SIZE` turns the cache on/off or sets its size.
-    pub fn apply_override(&mut self, key: &str, value: &str) -> Result<(), String> {
+    pub fn apply_override(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         let key = key.trim();
         let value = value.trim();
         if key == "cache" {
             match parse_switch(value) {
                 Some(on) => self.cache.enabled = on,
                 None => {
-                    self.cache.size = ByteSize::parse(value).map_err(|e| {
-                        format!(
-                            "override cache={value}: {e}; use cache=on, cache=off or cache=SIZE"
-                        )
-                    })?;
+                    self.cache.size =
+                        ByteSize::parse(value).map_err(|e| ConfigError::CacheOverride {
+                            value: value.to_string(),
+                            reason: e.to_string(),
+                        })?;
                     self.cache.enabled = true;
                 }
             }
@@ -665,115 +684,24 @@ impl SimConfig {
             .find(|(a, _)| *a == key)
             .map(|(_, p)| *p)
             .unwrap_or(key);
-        let mut doc = toml::Value::try_from(&*self)
-            .map_err(|e| format!("cannot apply override {key}: {e}"))?;
+        let mut doc =
+            toml::Value::try_from(&*self).map_err(|e| ConfigError::OverrideUnserialisable {
+                key: key.to_string(),
+                reason: e.to_string(),
+            })?;
         let parts: Vec<&str> = path.split('.').collect();
-        set_path(&mut doc, &parts, value).ok_or_else(|| {
-            format!("unknown simulator setting '{key}'; use a dotted path such as gc.policy or an alias such as capacity, op, cache, check")
+        set_path(&mut doc, &parts, value).ok_or_else(|| ConfigError::UnknownSetting {
+            key: key.to_string(),
         })?;
-        let cfg: SimConfig = doc.try_into().map_err(|e: toml::de::Error| {
-            format!(
-                "override {key}={value}: {}; see `flashlab sim profile NAME` for valid settings",
-                e.message().replace('\n', " ")
-            )
-        })?;
+        let cfg: SimConfig =
+            doc.try_into()
+                .map_err(|e: toml::de::Error| ConfigError::OverrideValue {
+                    key: key.to_string(),
+                    value: value.to_string(),
+                    message: e.message().replace('\n', " "),
+                })?;
         *self = cfg;
         Ok(())
-    }
-
-    /// Check the configuration; the error is one line naming the problem and the fix.
-    pub fn validate(&self) -> Result<(), String> {
-        let g = &self.geometry;
-        let n = &self.name;
-        if g.channels == 0
-            || g.chips_per_channel == 0
-            || g.dies_per_chip == 0
-            || g.planes_per_die == 0
-        {
-            return Err(format!("profile '{n}': channels, chips_per_channel, dies_per_chip and planes_per_die must be at least 1"));
-        }
-        if g.pages_per_block < 2 || g.pages_per_block > 65535 {
-            return Err(format!(
-                "profile '{n}': pages_per_block must be in 2..=65535 (got {})",
-                g.pages_per_block
-            ));
-        }
-        if g.page_bytes.0 < 512 || g.page_bytes.0 % 512 != 0 {
-            return Err(format!(
-                "profile '{n}': page_bytes must be a multiple of 512 (got {})",
-                g.page_bytes.0
-            ));
-        }
-        if g.capacity.0 == 0 || g.capacity.0 % g.page_bytes.0 != 0 {
-            return Err(format!(
-                "profile '{n}': capacity {} must be a positive multiple of the page size {}",
-                g.capacity, g.page_bytes
-            ));
-        }
-        if !(g.over_provisioning.is_finite()
-            && g.over_provisioning > 0.0
-            && g.over_provisioning <= 10.0)
-        {
-            return Err(format!(
-                "profile '{n}': over_provisioning must be in (0, 10] (got {}); e.g. op=0.07",
-                g.over_provisioning
-            ));
-        }
-        if !(self.host.mb_per_s.is_finite() && self.host.mb_per_s > 0.0) {
-            return Err(format!("profile '{n}': host.mb_per_s must be positive"));
-        }
-        if self.host.queue_depth == 0 {
-            return Err(format!(
-                "profile '{n}': host.queue_depth must be at least 1"
-            ));
-        }
-        if let Some(b) = self.nand.bus_ns_per_byte {
-            if !(b.is_finite() && b >= 0.0) {
-                return Err(format!(
-                    "profile '{n}': nand.bus_ns_per_byte must be non-negative"
-                ));
-            }
-        }
-        if self.gc.reserve_blocks == 0 {
-            return Err(format!("profile '{n}': gc.reserve_blocks must be at least 1 (GC needs a free block to copy into)"));
-        }
-        if self.gc.fg_low_watermark <= self.gc.reserve_blocks {
-            return Err(format!(
-                "profile '{n}': gc.fg_low_watermark ({}) must exceed gc.reserve_blocks ({})",
-                self.gc.fg_low_watermark, self.gc.reserve_blocks
-            ));
-        }
-        if self.cache.enabled && self.cache.size.0 < g.page_bytes.0 {
-            return Err(format!(
-                "profile '{n}': cache.size must hold at least one page ({})",
-                g.page_bytes
-            ));
-        }
-        if self.readahead.enabled
-            && (self.readahead.trigger == 0 || self.readahead.window.0 < g.page_bytes.0)
-        {
-            return Err(format!("profile '{n}': readahead.trigger must be >= 1 and readahead.window at least one page"));
-        }
-        if self.wear.check_interval == 0 {
-            return Err(format!(
-                "profile '{n}': wear.check_interval must be at least 1"
-            ));
-        }
-        let geo = crate::geometry::Geometry::derive(self)?;
-        let spare_blocks = geo.blocks_per_unit as u64
-            - geo
-                .logical_pages
-                .div_ceil(geo.units as u64)
-                .div_ceil(geo.pages_per_block as u64);
-        // two open blocks (host + GC) plus the watermark must fit in the spare space.
-        let need = 2 + self.gc.fg_low_watermark as u64 + 1;
-        if spare_blocks < need {
-            return Err(format!(
-                "profile '{n}': over-provisioning {} leaves {spare_blocks} spare blocks per die, need at least {need}; raise op or capacity, or use fewer dies",
-                g.over_provisioning
-            ));
-        }
-        crate::ftl::validate(self, &geo)
     }
 }
 

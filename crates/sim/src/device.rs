@@ -36,6 +36,7 @@ use flashlab_device::{
 use crate::accounting::{Accounting, EraseSummary};
 use crate::cache::WriteCache;
 use crate::config::{Duplex, SimConfig, UnmappedRead};
+use crate::error::SimError;
 use crate::ftl::{self, Ftl};
 use crate::geometry::Geometry;
 use crate::nand::NandTiming;
@@ -44,7 +45,6 @@ use crate::resources::Flash;
 use crate::timeline::Timeline;
 
 /// Device mode for `flashlab serve`: `issue_at`, checkpoints (src/persist.rs).
-#[path = "persist.rs"]
 pub mod persist;
 
 /// Sector size the simulator accepts (offsets and sizes are multiples of it).
@@ -81,6 +81,7 @@ pub struct SimDevice {
     /// A host write-back's program (channel transfer + command + array
     /// program): it ends the write-back, GC or a read-modify-write read come before it.
     write_back_ns: Nanos,
+    /// The latched failure, as reported: `simulator NAME: what went wrong`.
     failed: Option<String>,
 }
 
@@ -91,7 +92,7 @@ impl SimDevice {
         name: String,
         seed: u64,
         max_outstanding: usize,
-    ) -> Result<SimDevice, String> {
+    ) -> Result<SimDevice, SimError> {
         cfg.validate()?;
         let geo = Geometry::derive(&cfg)?;
         let timing = NandTiming::resolve(&cfg.nand, geo.page_bytes);
@@ -176,7 +177,7 @@ impl SimDevice {
     }
 
     /// Run the checker now.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SimError> {
         self.ftl.check()
     }
 
@@ -216,7 +217,7 @@ impl SimDevice {
         bytes * self.host_ps_per_byte / 1000
     }
 
-    fn fail<T>(&mut self, msg: String) -> Result<T, DeviceError> {
+    fn fail<T>(&mut self, msg: SimError) -> Result<T, DeviceError> {
         let full = format!("simulator {}: {msg}", self.info.name);
         self.failed = Some(full.clone());
         Err(DeviceError::Invariant(full))
@@ -244,7 +245,7 @@ impl SimDevice {
     }
 
     /// Compute one request's completion; returns the completion time.
-    fn issue(&mut self, req: IoRequest, arrival: Nanos) -> Result<Nanos, String> {
+    fn issue(&mut self, req: IoRequest, arrival: Nanos) -> Result<Nanos, SimError> {
         // 1. a command slot
         while let Some(&Reverse(t)) = self.slots.peek() {
             if t > arrival {
@@ -356,15 +357,15 @@ impl SimDevice {
         let latency = done - arrival;
         self.flash.acct.latency[acct_i].add(latency);
         if latency > self.cfg.check.stall_ns {
-            return Err(format!(
-                "stall: request tag {} ({} {} bytes at {}) would take {:.3} s of simulated time (limit check.stall_ns = {} ns); the device cannot make progress",
+            return Err(SimError::Stall(format!(
+                "request tag {} ({} {} bytes at {}) would take {:.3} s of simulated time (limit check.stall_ns = {} ns); the device cannot make progress",
                 req.tag,
                 req.mode,
                 req.size_bytes,
                 req.offset_bytes,
                 latency as f64 / 1e9,
                 self.cfg.check.stall_ns
-            ));
+            )));
         }
         Ok(done)
     }
@@ -372,7 +373,7 @@ impl SimDevice {
     /// Read `bytes` of logical page `lpn` (a partial page moves only those
     /// sectors over the channel).
     #[inline]
-    fn read_page(&mut self, lpn: u64, bytes: u64, at: Nanos) -> Result<Nanos, String> {
+    fn read_page(&mut self, lpn: u64, bytes: u64, at: Nanos) -> Result<Nanos, SimError> {
         if let Some(cache) = self.cache.as_ref() {
             if let Some(release) = cache.lookup(lpn, at) {
                 if cache.serve_reads {
@@ -392,7 +393,7 @@ impl SimDevice {
     }
 
     #[inline]
-    fn flash_read(&mut self, lpn: u64, bytes: u64, at: Nanos) -> Result<Nanos, String> {
+    fn flash_read(&mut self, lpn: u64, bytes: u64, at: Nanos) -> Result<Nanos, SimError> {
         if self.cfg.sched.unmapped_read == UnmappedRead::Flash && !self.ftl.is_mapped(lpn) {
             // MQSim's convention: a never-written page still costs a flash read,
             // on the die it would stripe to.

@@ -13,6 +13,7 @@
 //! that gives at least `logical_pages x (1 + op)` physical pages over all dies.
 
 use crate::config::SimConfig;
+use crate::error::ConfigError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
@@ -27,13 +28,13 @@ pub struct Geometry {
 }
 
 impl Geometry {
-    pub fn derive(cfg: &SimConfig) -> Result<Geometry, String> {
+    pub fn derive(cfg: &SimConfig) -> Result<Geometry, ConfigError> {
         let g = &cfg.geometry;
         let units = g.channels as u64 * g.chips_per_channel as u64 * g.dies_per_chip as u64;
         if units == 0 || units > u32::MAX as u64 / 2 {
-            return Err(format!(
-                "profile '{}': the number of dies must be in 1..2^31",
-                cfg.name
+            return Err(ConfigError::invalid(
+                &cfg.name,
+                "the number of dies must be in 1..2^31",
             ));
         }
         let logical_pages = g.capacity.0 / g.page_bytes.0;
@@ -45,10 +46,9 @@ impl Geometry {
         bpu = bpu.div_ceil(planes) * planes;
         let physical_pages = bpu * units * ppb;
         if physical_pages >= u32::MAX as u64 || logical_pages >= u32::MAX as u64 {
-            return Err(format!(
-                "profile '{}': {} physical pages exceed the simulator's 32-bit page numbers; use a smaller capacity or larger pages",
-                cfg.name, physical_pages
-            ));
+            return Err(ConfigError::invalid(&cfg.name, format!(
+                "{physical_pages} physical pages exceed the simulator's 32-bit page numbers; use a smaller capacity or larger pages"
+            )));
         }
         Ok(Geometry {
             channels: g.channels,

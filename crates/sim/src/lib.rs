@@ -23,7 +23,7 @@
 //!   page-mapped FTL: log-structured allocation striped round-robin over dies,
 //!   per-die garbage collection (foreground below a low watermark, idle-time
 //!   background up to a high watermark, a reserve only GC may use), victim
-//!   policies in [`gc`] (greedy, cost-benefit, FIFO), TRIM, erase-count-aware
+//!   policies in [`ftl::gc`] (greedy, cost-benefit, FIFO), TRIM, erase-count-aware
 //!   allocation and static wear levelling.
 //! - **Cache** ([`cache`]): a DRAM write-back cache with background flush.
 //! - **Read-ahead** ([`readahead`]): prefetch after a detected sequential stream.
@@ -31,9 +31,19 @@
 //!   (host, GC, wear levelling, mapping), write amplification, latency, flash
 //!   chip time per host request by component (Budilovsky et al.), erase-count
 //!   distribution, cache and read-ahead hits, GC invocations.
-//! - **Checker** ([`checker`]): full map/counter verification, after every GC in
+//! - **Checker** ([`ftl::page::checker`]): full map/counter verification, after every GC in
 //!   `check=on` mode.
 //! - **Theory** ([`theory`]): Desnoyers' analytic greedy write amplification.
+//!
+//! - **Errors** ([`error`]): [`SimError`] (a bad configuration, a stall, a
+//!   checkpoint that cannot be made or restored, a broken invariant), with
+//!   [`ConfigError`] and [`CheckpointError`] for the details; each `Display`
+//!   is one line naming the problem and the fix.
+//!
+//! Module dependencies form no cycle: `config` and `geometry` know nothing of
+//! the FTLs (whole-profile checks are in `validate`, above them), the FTLs and
+//! the device serialise checkpoints through the leaf module `codec`, and the
+//! GC victim policies and the checker live under `ftl` beside what they read.
 //!
 //! Profiles ([`profiles`], files in `crates/sim/profiles/`) are TOML documents;
 //! a device spec is a profile name or a TOML path, then `,key=value` overrides.
@@ -62,11 +72,11 @@
 pub mod accounting;
 pub mod breakdown;
 pub mod cache;
-pub mod checker;
+mod codec;
 pub mod config;
 pub mod device;
+pub mod error;
 pub mod ftl;
-pub mod gc;
 pub mod geometry;
 mod mem;
 pub mod nand;
@@ -75,10 +85,12 @@ pub mod readahead;
 pub mod resources;
 pub mod theory;
 pub mod timeline;
+mod validate;
 
 pub use accounting::{Accounting, Cause, EraseSummary, LatencyStat};
 pub use config::{ByteSize, GcPolicy, SimConfig};
 pub use device::SimDevice;
+pub use error::{CheckpointError, ConfigError, SimError};
 pub use flashlab_device::Nanos;
 pub use geometry::Geometry;
 
@@ -104,7 +116,7 @@ pub fn profiles() -> Vec<ProfileSummary> {
 }
 
 /// A built-in profile as TOML (with its comments), for users to copy and edit.
-pub fn profile_toml(name: &str) -> Result<String, String> {
+pub fn profile_toml(name: &str) -> Result<String, ConfigError> {
     profiles::BUILTIN
         .iter()
         .find(|(n, _)| *n == name)
@@ -113,11 +125,11 @@ pub fn profile_toml(name: &str) -> Result<String, String> {
 }
 
 /// Resolve a device spec (what follows `sim:`) into a validated configuration.
-pub fn resolve_spec(spec: &str) -> Result<SimConfig, String> {
+pub fn resolve_spec(spec: &str) -> Result<SimConfig, ConfigError> {
     let mut parts = spec.split(',');
     let head = parts.next().unwrap_or("").trim();
     if head.is_empty() {
-        return Err("empty simulator spec; write sim:PROFILE such as sim:ssd-m (`flashlab sim profiles` lists them)".into());
+        return Err(ConfigError::EmptySpec);
     }
     let mut cfg = match profiles::builtin(head) {
         Some(c) => c,
@@ -132,9 +144,11 @@ pub fn resolve_spec(spec: &str) -> Result<SimConfig, String> {
         if kv.is_empty() {
             continue;
         }
-        let (k, v) = kv.split_once('=').ok_or_else(|| {
-            format!("simulator override '{kv}' has no value; write key=value, e.g. capacity=4GiB")
-        })?;
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| ConfigError::OverrideWithoutValue {
+                text: kv.to_string(),
+            })?;
         cfg.apply_override(k, v)?;
     }
     cfg.validate()?;
@@ -145,7 +159,7 @@ pub fn resolve_spec(spec: &str) -> Result<SimConfig, String> {
 /// a built-in profile name or a path to a TOML profile, optionally followed by
 /// comma-separated overrides, e.g. `ssd-m`, `ssd-m,capacity=4GiB,op=0.15,cache=off,check=on`,
 /// `./my.toml`. Errors are one line naming the problem and the fix.
-pub fn open_device(spec: &str, seed: u64, max_outstanding: usize) -> Result<SimDevice, String> {
+pub fn open_device(spec: &str, seed: u64, max_outstanding: usize) -> Result<SimDevice, SimError> {
     let cfg = resolve_spec(spec)?;
     SimDevice::new(cfg, format!("sim:{spec}"), seed, max_outstanding)
 }
@@ -154,21 +168,27 @@ pub fn open_device(spec: &str, seed: u64, max_outstanding: usize) -> Result<SimD
 /// image) is refused before it can fill memory.
 const MAX_PROFILE_BYTES: u64 = 1 << 20;
 
-fn read_profile(path: &str) -> Result<String, String> {
+fn read_profile(path: &str) -> Result<String, ConfigError> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_PROFILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read simulator profile {path}: {e}; check the path"))?;
+        .map_err(|e| ConfigError::UnreadableProfile {
+            path: path.to_string(),
+            reason: e.to_string(),
+        })?;
     if bytes.len() as u64 > MAX_PROFILE_BYTES {
-        return Err(format!(
-            "simulator profile {path} is larger than 1 MiB; pass a TOML profile (`flashlab sim show ssd-m` prints one)"
-        ));
+        return Err(ConfigError::ProfileTooLarge {
+            path: path.to_string(),
+        });
     }
-    String::from_utf8(bytes)
-        .map_err(|_| format!("simulator profile {path} is not UTF-8 text; pass a TOML profile"))
+    String::from_utf8(bytes).map_err(|_| ConfigError::ProfileNotUtf8 {
+        path: path.to_string(),
+    })
 }
 
-fn unknown_profile(name: &str) -> String {
-    format!("unknown simulator profile '{name}'; `flashlab sim profiles` lists them (or give a path to a .toml profile)")
+fn unknown_profile(name: &str) -> ConfigError {
+    ConfigError::UnknownProfile {
+        name: name.to_string(),
+    }
 }

@@ -10,35 +10,18 @@
 //!
 //! A profile may override any of them.
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::config::CellKind;
 use crate::config::NandConfig;
 use crate::Nanos;
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum CellKind {
-    Slc,
-    Mlc,
-    Tlc,
-}
-
-impl CellKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            CellKind::Slc => "slc",
-            CellKind::Mlc => "mlc",
-            CellKind::Tlc => "tlc",
-        }
-    }
-
-    /// (read, program, erase, command, bus ns per byte)
-    fn preset(self) -> (Nanos, Nanos, Nanos, Nanos, f64) {
-        match self {
-            CellKind::Slc => (25_000, 250_000, 700_000, 1_000, 25.0),
-            CellKind::Mlc => (50_000, 900_000, 3_500_000, 1_000, 25.0),
-            CellKind::Tlc => (60_000, 700_000, 3_500_000, 500, 1.0),
-        }
+/// The cell type's datasheet-typical timing: (read, program, erase, command,
+/// bus ns per byte). A free function so that `CellKind` (a profile value)
+/// lives in `config` and `config` does not depend on `nand`.
+fn preset(cell: CellKind) -> (Nanos, Nanos, Nanos, Nanos, f64) {
+    match cell {
+        CellKind::Slc => (25_000, 250_000, 700_000, 1_000, 25.0),
+        CellKind::Mlc => (50_000, 900_000, 3_500_000, 1_000, 25.0),
+        CellKind::Tlc => (60_000, 700_000, 3_500_000, 500, 1.0),
     }
 }
 
@@ -60,7 +43,7 @@ pub struct NandTiming {
 
 impl NandTiming {
     pub fn resolve(cfg: &NandConfig, page_bytes: u64) -> NandTiming {
-        let (r, p, e, c, b) = cfg.cell.preset();
+        let (r, p, e, c, b) = preset(cfg.cell);
         let bus = cfg.bus_ns_per_byte.unwrap_or(b);
         let bus_ps_per_byte = (bus * 1000.0).round() as u64;
         NandTiming {

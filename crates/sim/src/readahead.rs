@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 
+use crate::error::SimError;
 use crate::ftl::Ftl;
 use crate::resources::Flash;
 use crate::Nanos;
@@ -77,7 +78,7 @@ impl ReadAhead {
         at: Nanos,
         ftl: &mut dyn Ftl,
         flash: &mut Flash,
-    ) -> Result<(), String> {
+    ) -> Result<(), SimError> {
         if first == self.next_expected {
             self.run = self.run.saturating_add(1);
         } else {

@@ -3,7 +3,7 @@ mod common;
 
 use common::*;
 use flashlab_device::{ClockKind, Device, DeviceError, DeviceKind, IoRequest, Mode};
-use flashlab_sim::{open_device, profile_toml, profiles, SimConfig};
+use flashlab_sim::{open_device, profile_toml, profiles, ConfigError, SimConfig, SimError};
 
 #[test]
 fn profiles_listed_and_printable() {
@@ -17,9 +17,9 @@ fn profiles_listed_and_printable() {
         cfg.validate().unwrap();
         assert!(!cfg.source.is_empty() && !cfg.behaviour.is_empty());
     }
-    assert!(profile_toml("nope")
-        .unwrap_err()
-        .contains("flashlab sim profiles"));
+    let e = profile_toml("nope").unwrap_err();
+    assert!(matches!(e, ConfigError::UnknownProfile { .. }), "{e:?}");
+    assert!(e.to_string().contains("flashlab sim profiles"));
 }
 
 #[test]
@@ -37,6 +37,9 @@ fn errors_are_one_line_with_a_fix() {
         let e = open_device(spec, 0, 1)
             .err()
             .unwrap_or_else(|| panic!("{spec} should fail"));
+        // A bad spec is the user's configuration, never a device failure.
+        assert!(matches!(e, SimError::Config(_)), "{spec}: {e:?}");
+        let e = e.to_string();
         assert!(e.contains(needle), "{spec}: {e}");
         assert!(!e.contains('\n'), "{spec}: multi-line error {e}");
     }
@@ -82,7 +85,11 @@ fn toml_file_profile() {
     assert_eq!(d.info().identity["profile"], "mine");
     std::fs::write(&path, text.replace("[host]", "[host]\nturbo = true")).unwrap();
     let e = open_device(path.to_str().unwrap(), 0, 1).err().unwrap();
-    assert!(e.contains("turbo"), "{e}");
+    assert!(
+        matches!(e, SimError::Config(ConfigError::ProfileSyntax { .. })),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("turbo"), "{e}");
     std::fs::remove_file(&path).ok();
 }
 

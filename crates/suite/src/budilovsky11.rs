@@ -139,7 +139,7 @@ fn open(p: &Params, overrides: &str) -> Result<SimDevice, String> {
         "budilovsky11,capacity={},prefill=on,{overrides}{extra}",
         p.capacity
     );
-    flashlab_sim::open_device(&spec, p.seed, 1)
+    flashlab_sim::open_device(&spec, p.seed, 1).map_err(|e| e.to_string())
 }
 
 /// Issue `n` 4 KiB requests at queue depth 1; `next(i)` gives (page, mode).

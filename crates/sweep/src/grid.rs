@@ -340,7 +340,7 @@ impl Grid {
             match flashlab_sim::resolve_spec(&self.point(i).device) {
                 Ok(_) => return Ok(()),
                 Err(e) => {
-                    first_error.get_or_insert(e);
+                    first_error.get_or_insert(e.to_string());
                 }
             }
         }

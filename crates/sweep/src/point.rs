@@ -199,7 +199,7 @@ fn simulate_into(
     runs: &mut Vec<RunSummary>,
 ) -> Result<(), SweepError> {
     let mut device = flashlab_sim::open_device(device_spec, seed, SIM_MAX_OUTSTANDING)
-        .map_err(SweepError::Input)?;
+        .map_err(|e| SweepError::Input(e.to_string()))?;
     let info = device.info().clone();
     let mut results = ResultsDir::create(
         out,

@@ -24,6 +24,7 @@ use super::blocks::NONE;
 use super::superblock::{sb_common, SbCore, SbKind};
 use super::Ftl;
 use crate::config::SimConfig;
+use crate::error::SimError;
 use crate::geometry::Geometry;
 use crate::resources::Flash;
 use crate::Nanos;
@@ -52,7 +53,7 @@ impl BastFtl {
     }
 
     /// Merge unit `lu`'s log block into its data block and free the log.
-    fn merge(&mut self, lu: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn merge(&mut self, lu: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let log = self.log_of[lu as usize];
         debug_assert!(log != NONE);
         self.log_of[lu as usize] = NONE;
@@ -85,7 +86,7 @@ impl Ftl for BastFtl {
         _partial: bool,
         at: Nanos,
         flash: &mut Flash,
-    ) -> Result<Nanos, String> {
+    ) -> Result<Nanos, SimError> {
         let (lu, off) = self.core.lu_off(lpn);
         let c = &mut self.core;
         if c.data_sb[lu as usize] == NONE {
@@ -134,17 +135,19 @@ impl Ftl for BastFtl {
         Ok(c.program_rand(log, lpn, t, flash))
     }
 
-    fn idle(&mut self, _from: Nanos, _deadline: Nanos, _flash: &mut Flash) -> Result<(), String> {
+    fn idle(&mut self, _from: Nanos, _deadline: Nanos, _flash: &mut Flash) -> Result<(), SimError> {
         Ok(())
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SimError> {
         self.core.check()?;
         for &(u, _) in &self.owners {
             let l = self.log_of[u as usize];
             let k = self.core.sb_kind[l as usize];
             if l == NONE || !(k == SbKind::SeqLog || k == SbKind::RandLog) {
-                return Err(format!("unit {u} listed as owning log {l} of kind {k:?}"));
+                return Err(SimError::Invariant(format!(
+                    "unit {u} listed as owning log {l} of kind {k:?}"
+                )));
             }
         }
         Ok(())

@@ -24,6 +24,7 @@ use super::blocks::NONE;
 use super::superblock::{sb_common, SbCore};
 use super::Ftl;
 use crate::config::SimConfig;
+use crate::error::SimError;
 use crate::geometry::Geometry;
 use crate::resources::Flash;
 use crate::Nanos;
@@ -65,7 +66,7 @@ impl Ftl for BlockFtl {
         _partial: bool,
         at: Nanos,
         flash: &mut Flash,
-    ) -> Result<Nanos, String> {
+    ) -> Result<Nanos, SimError> {
         let c = &mut self.core;
         let (lu, off) = c.lu_off(lpn);
         if c.seq_log[lu as usize] != NONE {
@@ -98,11 +99,11 @@ impl Ftl for BlockFtl {
         Ok(end)
     }
 
-    fn idle(&mut self, _from: Nanos, _deadline: Nanos, _flash: &mut Flash) -> Result<(), String> {
+    fn idle(&mut self, _from: Nanos, _deadline: Nanos, _flash: &mut Flash) -> Result<(), SimError> {
         Ok(())
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SimError> {
         self.core.check()
     }
 

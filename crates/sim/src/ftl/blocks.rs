@@ -2,6 +2,8 @@
 //! counts, state, erase counts, close time, and the per-die buckets of closed
 //! blocks indexed by valid count (greedy selection in O(pages_per_block)).
 
+use crate::error::{CheckpointError, SimError};
+
 pub const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,7 +197,7 @@ impl BlockTable {
     }
 
     /// Verify the bucket lists against states and valid counts.
-    pub fn check_buckets(&self, units: u32) -> Result<(), String> {
+    pub fn check_buckets(&self, units: u32) -> Result<(), SimError> {
         let mut seen = vec![false; self.len()];
         for u in 0..units {
             for v in 0..=self.pages_per_block {
@@ -205,20 +207,22 @@ impl BlockTable {
                 while b != NONE {
                     guard += 1;
                     if guard > self.len() {
-                        return Err(format!("bucket list of die {u} valid {v} loops"));
+                        return Err(SimError::Invariant(format!(
+                            "bucket list of die {u} valid {v} loops"
+                        )));
                     }
                     if self.state(b) != BlockState::Closed
                         || self.valid(b) != v
                         || self.unit(b) != u
                     {
-                        return Err(format!(
+                        return Err(SimError::Invariant(format!(
                             "block {b} in bucket (die {u}, valid {v}) has state {:?}, valid {}",
                             self.state(b),
                             self.valid(b)
-                        ));
+                        )));
                     }
                     if self.prev[b as usize] != prev {
-                        return Err(format!("block {b}: bad prev link"));
+                        return Err(SimError::Invariant(format!("block {b}: bad prev link")));
                     }
                     seen[b as usize] = true;
                     prev = b;
@@ -228,9 +232,9 @@ impl BlockTable {
         }
         for b in 0..self.len() as u32 {
             if (self.state(b) == BlockState::Closed) != seen[b as usize] {
-                return Err(format!(
+                return Err(SimError::Invariant(format!(
                     "closed block {b} missing from its bucket (or non-closed block present)"
-                ));
+                )));
             }
         }
         Ok(())
@@ -243,7 +247,7 @@ impl BlockTable {
 
 /// Checkpoints (device mode, `crate::device::persist`).
 impl BlockTable {
-    pub(crate) fn save_state(&self, e: &mut crate::device::persist::Enc) {
+    pub(crate) fn save_state(&self, e: &mut crate::codec::Enc) {
         e.vec_u16(&self.valid);
         e.u64(self.state.len() as u64);
         for s in &self.state {
@@ -256,15 +260,16 @@ impl BlockTable {
         e.vec_u32(&self.heads);
     }
 
-    pub(crate) fn load_state(&mut self, d: &mut crate::device::persist::Dec) -> Result<(), String> {
+    pub(crate) fn load_state(&mut self, d: &mut crate::codec::Dec) -> Result<(), SimError> {
         let n = self.len();
         let valid = d.vec_u16()?;
         let ns = d.u64()? as usize;
         if valid.len() != n || ns != n {
-            return Err(format!(
+            return Err(CheckpointError::MalformedValue(format!(
                 "checkpoint block table: {} blocks, expected {n}",
                 valid.len()
-            ));
+            ))
+            .into());
         }
         let mut state = Vec::with_capacity(n);
         for _ in 0..n {
@@ -274,7 +279,12 @@ impl BlockTable {
                 2 => BlockState::OpenGc,
                 3 => BlockState::Closed,
                 4 => BlockState::Victim,
-                x => return Err(format!("checkpoint block table: bad block state {x}")),
+                x => {
+                    return Err(CheckpointError::MalformedValue(format!(
+                        "checkpoint block table: bad block state {x}"
+                    ))
+                    .into())
+                }
             });
         }
         let erase = d.vec_u32_len(n, "erase counts")?;
@@ -283,7 +293,9 @@ impl BlockTable {
         let next = d.vec_u32_len(n, "bucket links")?;
         let heads = d.vec_u32_len(self.heads.len(), "bucket heads")?;
         if closed_seq.len() != n {
-            return Err("checkpoint block table: bad close times".into());
+            return Err(
+                CheckpointError::Malformed("checkpoint block table: bad close times").into(),
+            );
         }
         if valid.iter().any(|&v| v as u32 > self.pages_per_block)
             || prev
@@ -292,7 +304,9 @@ impl BlockTable {
                 .chain(&heads)
                 .any(|&b| b != NONE && b as usize >= n)
         {
-            return Err("checkpoint block table: values out of range".into());
+            return Err(
+                CheckpointError::Malformed("checkpoint block table: values out of range").into(),
+            );
         }
         self.valid = valid;
         self.state = state;

@@ -24,6 +24,7 @@ use super::page::PageFtl;
 use super::Ftl;
 use crate::accounting::Cause;
 use crate::config::SimConfig;
+use crate::error::SimError;
 use crate::geometry::Geometry;
 use crate::resources::Flash;
 use crate::Nanos;
@@ -170,7 +171,7 @@ impl Ftl for DftlFtl {
 
     super::forward_to_inner!();
 
-    fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let t = self.lookup(lpn, at, flash);
         self.inner.read(lpn, t, flash)
     }
@@ -181,7 +182,7 @@ impl Ftl for DftlFtl {
         partial: bool,
         at: Nanos,
         flash: &mut Flash,
-    ) -> Result<Nanos, String> {
+    ) -> Result<Nanos, SimError> {
         let t = self.lookup(lpn, at, flash);
         let end = self.inner.write(lpn, partial, t, flash)?;
         flash.acct.map_host_updates += 1;
@@ -190,7 +191,7 @@ impl Ftl for DftlFtl {
         Ok(end)
     }
 
-    fn trim(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<(), String> {
+    fn trim(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<(), SimError> {
         if self.inner.is_mapped(lpn) {
             let t = self.lookup(lpn, at, flash);
             self.inner.trim(lpn, t, flash)?;
@@ -199,13 +200,18 @@ impl Ftl for DftlFtl {
         Ok(())
     }
 
-    fn idle(&mut self, idle_from: Nanos, deadline: Nanos, flash: &mut Flash) -> Result<(), String> {
+    fn idle(
+        &mut self,
+        idle_from: Nanos,
+        deadline: Nanos,
+        flash: &mut Flash,
+    ) -> Result<(), SimError> {
         self.inner.idle(idle_from, deadline, flash)?;
         self.after_gc(idle_from, flash);
         Ok(())
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SimError> {
         self.inner.check()
     }
 

@@ -28,6 +28,7 @@ use super::blocks::NONE;
 use super::superblock::{sb_common, SbCore, SbKind};
 use super::Ftl;
 use crate::config::SimConfig;
+use crate::error::SimError;
 use crate::geometry::Geometry;
 use crate::resources::Flash;
 use crate::Nanos;
@@ -55,7 +56,7 @@ impl FastFtl {
     }
 
     /// Merge the sequential log (switch or partial).
-    fn merge_sw(&mut self, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn merge_sw(&mut self, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let lu = self.sw;
         if lu == NONE {
             return Ok(at);
@@ -65,7 +66,7 @@ impl FastFtl {
     }
 
     /// Bring every page of `lu` into one data block.
-    fn full_merge(&mut self, lu: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn full_merge(&mut self, lu: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let c = &mut self.core;
         let sl = c.seq_log[lu as usize];
         if sl != NONE {
@@ -88,11 +89,11 @@ impl FastFtl {
     }
 
     /// Reclaim the oldest random log block: full-merge every unit with a valid page in it.
-    fn reclaim(&mut self, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn reclaim(&mut self, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let victim = self
             .rw
             .pop_front()
-            .ok_or_else(|| "internal: no random log to reclaim".to_string())?;
+            .ok_or_else(|| SimError::Invariant("internal: no random log to reclaim".to_string()))?;
         let pages = self.core.log_valid_pages(victim);
         self.merged.clear();
         let mut t = at;
@@ -109,7 +110,7 @@ impl FastFtl {
         Ok(end)
     }
 
-    fn append_random(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn append_random(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let mut t = at;
         let need_new = match self.rw.back() {
             Some(&b) => self.core.sb_wp[b as usize] == self.core.n,
@@ -141,7 +142,7 @@ impl Ftl for FastFtl {
         _partial: bool,
         at: Nanos,
         flash: &mut Flash,
-    ) -> Result<Nanos, String> {
+    ) -> Result<Nanos, SimError> {
         let (lu, off) = self.core.lu_off(lpn);
         let c = &mut self.core;
         if c.data_sb[lu as usize] == NONE {
@@ -176,22 +177,25 @@ impl Ftl for FastFtl {
         self.append_random(lpn, at, flash)
     }
 
-    fn idle(&mut self, _from: Nanos, _deadline: Nanos, _flash: &mut Flash) -> Result<(), String> {
+    fn idle(&mut self, _from: Nanos, _deadline: Nanos, _flash: &mut Flash) -> Result<(), SimError> {
         Ok(())
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SimError> {
         self.core.check()?;
         for &b in &self.rw {
             if self.core.sb_kind[b as usize] != SbKind::RandLog {
-                return Err(format!(
+                return Err(SimError::Invariant(format!(
                     "random log {b} has kind {:?}",
                     self.core.sb_kind[b as usize]
-                ));
+                )));
             }
         }
         if self.sw != NONE && self.core.seq_log[self.sw as usize] == NONE {
-            return Err(format!("sequential log owner {} has no log", self.sw));
+            return Err(SimError::Invariant(format!(
+                "sequential log owner {} has no log",
+                self.sw
+            )));
         }
         Ok(())
     }

@@ -19,6 +19,7 @@
 //! of the block-mapped FTLs under `Cause::Gc`. See docs/sim-ftl.md.
 
 use crate::config::{FtlKind, SimConfig};
+use crate::error::{ConfigError, SimError};
 use crate::geometry::Geometry;
 use crate::resources::Flash;
 use crate::Nanos;
@@ -59,6 +60,7 @@ pub mod block;
 pub mod blocks;
 pub mod dftl;
 pub mod fast;
+pub mod gc;
 pub mod lru;
 pub mod mapstore;
 pub mod page;
@@ -79,7 +81,7 @@ pub trait Ftl: Send {
 
     /// Read logical page `lpn`; returns when its data is in the controller.
     /// An unmapped (never written or trimmed) page costs no flash operation.
-    fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String>;
+    fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError>;
 
     /// Write logical page `lpn` from data available at `at`; `partial` means the
     /// host covers only part of the page, so the old page must be read first
@@ -90,13 +92,18 @@ pub trait Ftl: Send {
         partial: bool,
         at: Nanos,
         flash: &mut Flash,
-    ) -> Result<Nanos, String>;
+    ) -> Result<Nanos, SimError>;
 
     /// Discard logical page `lpn` (TRIM).
-    fn trim(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<(), String>;
+    fn trim(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<(), SimError>;
 
     /// Idle time from `idle_from` to `deadline`: background cleaning.
-    fn idle(&mut self, idle_from: Nanos, deadline: Nanos, flash: &mut Flash) -> Result<(), String>;
+    fn idle(
+        &mut self,
+        idle_from: Nanos,
+        deadline: Nanos,
+        flash: &mut Flash,
+    ) -> Result<(), SimError>;
 
     fn is_mapped(&self, lpn: u64) -> bool;
 
@@ -105,7 +112,7 @@ pub trait Ftl: Send {
     fn stripe_contiguous(&self, prev: u64, next: u64) -> bool;
 
     /// Full consistency check of the maps and counters (the checker).
-    fn check(&self) -> Result<(), String>;
+    fn check(&self) -> Result<(), SimError>;
 
     /// Erase count of every block.
     fn erase_counts(&self) -> &[u32];
@@ -132,13 +139,19 @@ pub trait Ftl: Send {
     /// Device mode (`flashlab serve`): append the FTL's whole state to a
     /// checkpoint (`crate::device::persist`). An FTL without it cannot be
     /// checkpointed; the server then recovers by replaying its whole log.
-    fn save_state(&self, _out: &mut crate::device::persist::Enc) -> Result<(), String> {
-        Err(format!("the {} FTL cannot be checkpointed", self.name()))
+    fn save_state(&self, _out: &mut crate::codec::Enc) -> Result<(), SimError> {
+        Err(SimError::Invariant(format!(
+            "the {} FTL cannot be checkpointed",
+            self.name()
+        )))
     }
 
     /// Load a state written by `save_state` into a freshly built FTL of the same configuration.
-    fn load_state(&mut self, _inp: &mut crate::device::persist::Dec) -> Result<(), String> {
-        Err(format!("the {} FTL cannot be checkpointed", self.name()))
+    fn load_state(&mut self, _inp: &mut crate::codec::Dec) -> Result<(), SimError> {
+        Err(SimError::Invariant(format!(
+            "the {} FTL cannot be checkpointed",
+            self.name()
+        )))
     }
 }
 
@@ -166,7 +179,7 @@ pub fn prefill(
     ftl: &mut dyn Ftl,
     timing: &crate::nand::NandTiming,
     geo: &Geometry,
-) -> Result<(), String> {
+) -> Result<(), SimError> {
     let mut scratch = Flash::new(*timing, geo);
     for lpn in 0..ftl.logical_pages() {
         ftl.write(lpn, false, 0, &mut scratch)?;
@@ -176,40 +189,42 @@ pub fn prefill(
 }
 
 /// FTL-specific checks of a configuration (called by `SimConfig::validate`).
-pub fn validate(cfg: &SimConfig, geo: &Geometry) -> Result<(), String> {
+pub fn validate(cfg: &SimConfig, geo: &Geometry) -> Result<(), ConfigError> {
     let n = &cfg.name;
     let f = &cfg.ftl;
     match f.kind {
         FtlKind::Block => superblock::validate(cfg, geo, 1)?,
         FtlKind::Bast | FtlKind::Fast => {
             if f.log_blocks == 0 {
-                return Err(format!("profile '{n}': ftl.log_blocks must be at least 1"));
+                return Err(ConfigError::invalid(n, "ftl.log_blocks must be at least 1"));
             }
             superblock::validate(cfg, geo, f.log_blocks + 1)?
         }
         FtlKind::TwoLevel => {
             if f.chunk_entries != 0 && (geo.page_bytes / 4) % f.chunk_entries as u64 != 0 {
-                return Err(format!(
-                    "profile '{n}': ftl.chunk_entries ({}) must divide the entries per page ({}); 0 = page-sized chunks",
+                return Err(ConfigError::invalid(n, format!(
+                    "ftl.chunk_entries ({}) must divide the entries per page ({}); 0 = page-sized chunks",
                     f.chunk_entries,
                     geo.page_bytes / 4
-                ));
+                )));
             }
         }
         FtlKind::Page | FtlKind::Dftl => {}
     }
     if f.kind != FtlKind::TwoLevel && f.hints.enabled {
-        return Err(format!(
-            "profile '{n}': ftl.hints need ftl.kind = \"two-level\""
+        return Err(ConfigError::invalid(
+            n,
+            "ftl.hints need ftl.kind = \"two-level\"".to_string(),
         ));
     }
     if f.sync.enabled && f.sync.interval_writes == 0 && f.sync.dirty_limit == 0 {
-        return Err(format!(
-            "profile '{n}': ftl.sync needs interval_writes or dirty_limit above 0"
+        return Err(ConfigError::invalid(
+            n,
+            "ftl.sync needs interval_writes or dirty_limit above 0".to_string(),
         ));
     }
     if geo.units > u16::MAX as u32 - 1 {
-        return Err(format!("profile '{n}': at most 65534 dies"));
+        return Err(ConfigError::invalid(n, "at most 65534 dies"));
     }
     Ok(())
 }

@@ -18,7 +18,7 @@
 //!   die's max - min erase count exceeds `wear.static_threshold`, the closed block
 //!   with the fewest erases (cold data) is relocated and its block freed for hot data.
 //! - TRIM invalidates the page.
-//! - Checker mode (`check.enabled`) runs [`crate::checker`] after every reclaimed block.
+//! - Checker mode (`check.enabled`) runs [`checker`] after every reclaimed block.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -26,11 +26,12 @@ use std::collections::BinaryHeap;
 use super::blocks::{BlockState, BlockTable, NONE};
 use super::Ftl;
 
-#[path = "page_persist.rs"]
+pub mod checker;
 mod persist;
+use super::gc::{self, VictimPolicy};
 use crate::accounting::Cause;
 use crate::config::{GcConfig, SimConfig, WearConfig};
-use crate::gc::{self, VictimPolicy};
+use crate::error::SimError;
 use crate::geometry::Geometry;
 use crate::resources::Flash;
 use crate::Nanos;
@@ -139,7 +140,7 @@ impl PageFtl {
         self.blocks.dec_valid(ppn / self.ppb);
     }
 
-    fn alloc_host(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<u32, String> {
+    fn alloc_host(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<u32, SimError> {
         let f = self.host_open[unit as usize];
         if f.block != NONE && f.next < self.ppb {
             self.host_open[unit as usize].next += 1;
@@ -150,15 +151,15 @@ impl PageFtl {
             self.host_open[unit as usize] = NO_FRONTIER;
         }
         self.ensure_free(unit, at, flash)?;
-        let b = self
-            .pop_free(unit)
-            .ok_or_else(|| format!("stall: die {unit} has no free block for host writes"))?;
+        let b = self.pop_free(unit).ok_or_else(|| {
+            SimError::Stall(format!("die {unit} has no free block for host writes"))
+        })?;
         self.blocks.open(b, false);
         self.host_open[unit as usize] = Frontier { block: b, next: 1 };
         Ok(b * self.ppb)
     }
 
-    fn alloc_gc(&mut self, unit: u32) -> Result<u32, String> {
+    fn alloc_gc(&mut self, unit: u32) -> Result<u32, SimError> {
         let f = self.gc_open[unit as usize];
         if f.block != NONE && f.next < self.ppb {
             self.gc_open[unit as usize].next += 1;
@@ -169,7 +170,7 @@ impl PageFtl {
             self.gc_open[unit as usize] = NO_FRONTIER;
         }
         let b = self.pop_free(unit).ok_or_else(|| {
-            format!("stall: die {unit} ran out of free blocks during garbage collection (reserve exhausted); raise gc.reserve_blocks or op")
+            SimError::Stall(format!("die {unit} ran out of free blocks during garbage collection (reserve exhausted); raise gc.reserve_blocks or op"))
         })?;
         self.blocks.open(b, true);
         self.gc_open[unit as usize] = Frontier { block: b, next: 1 };
@@ -177,7 +178,7 @@ impl PageFtl {
     }
 
     /// Foreground GC: clean die `unit` until it has enough free blocks.
-    fn ensure_free(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<(), String> {
+    fn ensure_free(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<(), SimError> {
         let need = self.gc.fg_low_watermark.max(self.gc.reserve_blocks + 1) as usize;
         let mut fruitless = 0u32;
         while self.free[unit as usize].len() < need {
@@ -187,19 +188,19 @@ impl PageFtl {
             );
             let before = self.free[unit as usize].len();
             let victim = self.policy.select(unit, &self.blocks, self.seq).ok_or_else(|| {
-                format!(
-                    "stall: die {unit} needs a free block but has no closed block to clean ({} mapped of {} logical pages)",
+                SimError::Stall(format!(
+                    "die {unit} needs a free block but has no closed block to clean ({} mapped of {} logical pages)",
                     self.mapped, self.geo.logical_pages
-                )
+                ))
             })?;
             flash.acct.gc_foreground += 1;
             self.reclaim(unit, victim, Cause::Gc, at, flash)?;
             if self.free[unit as usize].len() <= before {
                 fruitless += 1;
                 if fruitless > self.geo.blocks_per_unit {
-                    return Err(format!(
-                        "stall: garbage collection on die {unit} makes no progress (every block full of valid data); raise op or TRIM data"
-                    ));
+                    return Err(SimError::Stall(format!(
+                        "garbage collection on die {unit} makes no progress (every block full of valid data); raise op or TRIM data"
+                    )));
                 }
             } else {
                 fruitless = 0;
@@ -216,7 +217,7 @@ impl PageFtl {
         cause: Cause,
         at: Nanos,
         flash: &mut Flash,
-    ) -> Result<Nanos, String> {
+    ) -> Result<Nanos, SimError> {
         debug_assert_eq!(self.geo.unit_of_block(victim), unit);
         self.blocks.take_victim(victim);
         let base = victim * self.ppb;
@@ -253,7 +254,9 @@ impl PageFtl {
         }
         if self.check {
             self.check().map_err(|e| {
-                format!("checker after reclaiming block {victim} on die {unit}: {e}")
+                e.context(format_args!(
+                    "checker after reclaiming block {victim} on die {unit}"
+                ))
             })?;
         }
         self.erases_since_wl[unit as usize] += 1;
@@ -263,7 +266,7 @@ impl PageFtl {
         Ok(end)
     }
 
-    fn maybe_static_wl(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<(), String> {
+    fn maybe_static_wl(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<(), SimError> {
         if self.wear.static_threshold == 0
             || self.erases_since_wl[unit as usize] < self.wear.check_interval
         {
@@ -299,7 +302,7 @@ impl Ftl for PageFtl {
     }
 
     #[inline]
-    fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let ppn = self.l2p[lpn as usize];
         if ppn == NONE {
             flash.acct.unmapped_reads += 1;
@@ -314,7 +317,7 @@ impl Ftl for PageFtl {
         partial: bool,
         at: Nanos,
         flash: &mut Flash,
-    ) -> Result<Nanos, String> {
+    ) -> Result<Nanos, SimError> {
         let lpn32 = lpn as u32;
         debug_assert!((lpn as usize) < self.l2p.len());
         let old = self.l2p[lpn as usize];
@@ -344,7 +347,7 @@ impl Ftl for PageFtl {
         Ok(flash.program(unit, Cause::Host, ready))
     }
 
-    fn trim(&mut self, lpn: u64, _at: Nanos, _flash: &mut Flash) -> Result<(), String> {
+    fn trim(&mut self, lpn: u64, _at: Nanos, _flash: &mut Flash) -> Result<(), SimError> {
         let old = self.l2p[lpn as usize];
         if old != NONE {
             self.invalidate(old);
@@ -354,7 +357,12 @@ impl Ftl for PageFtl {
         Ok(())
     }
 
-    fn idle(&mut self, idle_from: Nanos, deadline: Nanos, flash: &mut Flash) -> Result<(), String> {
+    fn idle(
+        &mut self,
+        idle_from: Nanos,
+        deadline: Nanos,
+        flash: &mut Flash,
+    ) -> Result<(), SimError> {
         if !self.gc.background {
             return Ok(());
         }
@@ -396,8 +404,8 @@ impl Ftl for PageFtl {
         self.unit_of(b) == if ua + 1 == self.geo.units { 0 } else { ua + 1 }
     }
 
-    fn check(&self) -> Result<(), String> {
-        crate::checker::check_page_ftl(self)
+    fn check(&self) -> Result<(), SimError> {
+        checker::check_page_ftl(self)
     }
 
     fn erase_counts(&self) -> &[u32] {
@@ -421,11 +429,11 @@ impl Ftl for PageFtl {
         Some(self.free_blocks_impl())
     }
 
-    fn save_state(&self, out: &mut crate::device::persist::Enc) -> Result<(), String> {
+    fn save_state(&self, out: &mut crate::codec::Enc) -> Result<(), SimError> {
         self.save_state_impl(out)
     }
 
-    fn load_state(&mut self, inp: &mut crate::device::persist::Dec) -> Result<(), String> {
+    fn load_state(&mut self, inp: &mut crate::codec::Dec) -> Result<(), SimError> {
         self.load_state_impl(inp)
     }
 }
@@ -454,7 +462,7 @@ mod tests {
         let (a, b) = (f.l2p[1], f.l2p[2]);
         f.l2p[1] = b;
         f.l2p[2] = a;
-        assert!(f.check().unwrap_err().contains("forward map"));
+        assert!(f.check().unwrap_err().to_string().contains("forward map"));
         f.l2p[1] = a;
         f.l2p[2] = b;
         f.check().unwrap();

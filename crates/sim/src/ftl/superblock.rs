@@ -47,6 +47,7 @@ use std::collections::BinaryHeap;
 use super::blocks::NONE;
 use crate::accounting::Cause;
 use crate::config::SimConfig;
+use crate::error::{ConfigError, SimError};
 use crate::geometry::Geometry;
 use crate::resources::Flash;
 use crate::Nanos;
@@ -120,13 +121,16 @@ pub fn stripe_of(cfg: &SimConfig, geo: &Geometry) -> u32 {
 
 /// Check that a block-mapped FTL fits: the stripe divides the dies and there
 /// are enough spare superblocks for `logs` log blocks plus merge targets.
-pub fn validate(cfg: &SimConfig, geo: &Geometry, logs: u32) -> Result<(), String> {
+pub fn validate(cfg: &SimConfig, geo: &Geometry, logs: u32) -> Result<(), ConfigError> {
     let n = &cfg.name;
     let s = stripe_of(cfg, geo);
     if s == 0 || geo.units % s != 0 {
-        return Err(format!(
-            "profile '{n}': ftl.stripe_dies ({s}) must divide the number of dies ({}); use 0 for all dies",
-            geo.units
+        return Err(ConfigError::invalid(
+            n,
+            format!(
+                "ftl.stripe_dies ({s}) must divide the number of dies ({}); use 0 for all dies",
+                geo.units
+            ),
         ));
     }
     let groups = geo.units / s;
@@ -135,14 +139,14 @@ pub fn validate(cfg: &SimConfig, geo: &Geometry, logs: u32) -> Result<(), String
     let n_sb = groups as u64 * geo.blocks_per_unit as u64;
     let need = n_lu + logs as u64 + 2;
     if n_sb < need {
-        return Err(format!(
-            "profile '{n}': the {} FTL needs {need} superblocks ({n_lu} for data, {logs} log blocks, 2 for merges) but over-provisioning {} gives {n_sb}; raise op or lower ftl.log_blocks",
+        return Err(ConfigError::invalid(n, format!(
+            "the {} FTL needs {need} superblocks ({n_lu} for data, {logs} log blocks, 2 for merges) but over-provisioning {} gives {n_sb}; raise op or lower ftl.log_blocks",
             cfg.ftl.kind.name(),
             cfg.geometry.over_provisioning
-        ));
+        )));
     }
     if sb_pages > u32::MAX as u64 / 2 {
-        return Err(format!("profile '{n}': superblocks too large"));
+        return Err(ConfigError::invalid(n, "superblocks too large"));
     }
     Ok(())
 }
@@ -263,7 +267,7 @@ impl SbCore {
     }
 
     /// Take a free superblock, preferring die group `group` (copies then stay on their dies).
-    pub fn alloc(&mut self, group: u32, kind: SbKind, owner: u32) -> Result<u32, String> {
+    pub fn alloc(&mut self, group: u32, kind: SbKind, owner: u32) -> Result<u32, SimError> {
         let g = if group < self.groups && !self.free[group as usize].is_empty() {
             group as usize
         } else {
@@ -272,7 +276,7 @@ impl SbCore {
                 .unwrap_or(0)
         };
         let Reverse((_, sb)) = self.free[g].pop().ok_or_else(|| {
-            "stall: no free superblock left (log blocks and merges exhausted the spare space); raise op or lower ftl.log_blocks".to_string()
+            SimError::Stall("no free superblock left (log blocks and merges exhausted the spare space); raise op or lower ftl.log_blocks".to_string())
         })?;
         debug_assert_eq!(self.sb_kind[sb as usize], SbKind::Free);
         self.sb_kind[sb as usize] = kind;
@@ -280,10 +284,9 @@ impl SbCore {
         self.sb_wp[sb as usize] = 0;
         self.sb_valid[sb as usize] = 0;
         if kind == SbKind::RandLog {
-            let slot = self
-                .free_slots
-                .pop()
-                .ok_or_else(|| "internal: no random-log slot left".to_string())?;
+            let slot = self.free_slots.pop().ok_or_else(|| {
+                SimError::Invariant("internal: no random-log slot left".to_string())
+            })?;
             self.sb_slot[sb as usize] = slot;
         }
         Ok(sb)
@@ -522,7 +525,7 @@ impl SbCore {
     }
 
     /// Start a sequential log for `lu` in a fresh superblock (write pointer 0).
-    pub fn open_seq(&mut self, lu: u32) -> Result<u32, String> {
+    pub fn open_seq(&mut self, lu: u32) -> Result<u32, SimError> {
         debug_assert_eq!(self.seq_log[lu as usize], NONE);
         let g = match self.data_sb[lu as usize] {
             NONE => self.roomiest_group(),
@@ -535,13 +538,13 @@ impl SbCore {
 
     /// Turn `lu`'s sequential log into a random log (its pages keep their positions).
     /// O(log write pointer). Returns the log.
-    pub fn demote_seq(&mut self, lu: u32) -> Result<u32, String> {
+    pub fn demote_seq(&mut self, lu: u32) -> Result<u32, SimError> {
         let r = self.seq_log[lu as usize];
         debug_assert!(r != NONE);
         let slot = self
             .free_slots
             .pop()
-            .ok_or_else(|| "internal: no random-log slot left".to_string())?;
+            .ok_or_else(|| SimError::Invariant("internal: no random-log slot left".to_string()))?;
         self.sb_slot[r as usize] = slot;
         self.sb_kind[r as usize] = SbKind::RandLog;
         let base = lu as u64 * self.n as u64;
@@ -564,7 +567,7 @@ impl SbCore {
 
     /// Full merge of `lu` (which must have no sequential log): a new superblock
     /// receives the newest copy of every page; the old data block is erased.
-    pub fn full_merge(&mut self, lu: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    pub fn full_merge(&mut self, lu: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         debug_assert_eq!(self.seq_log[lu as usize], NONE);
         self.open_seq(lu)?;
         flash.acct.merges_full += 1;
@@ -609,14 +612,16 @@ impl SbCore {
     }
 
     /// Consistency check of the maps, logs and pools.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SimError> {
         let mut mapped = 0u64;
         let mut valid = vec![0u32; self.n_sb as usize];
         for lpn in 0..self.geo.logical_pages {
             let w = bit(&self.written, lpn);
             let l = bit(&self.inlog, lpn);
             if w && l {
-                return Err(format!("lpn {lpn} both in a log and in place"));
+                return Err(SimError::Invariant(format!(
+                    "lpn {lpn} both in a log and in place"
+                )));
             }
             if w || l {
                 mapped += 1;
@@ -625,20 +630,22 @@ impl SbCore {
                 let loc = self.log_loc[lpn as usize];
                 let (sb, pos) = (loc / self.n, loc % self.n);
                 if self.sb_kind[sb as usize] != SbKind::RandLog {
-                    return Err(format!(
+                    return Err(SimError::Invariant(format!(
                         "lpn {lpn} in log superblock {sb} of kind {:?}",
                         self.sb_kind[sb as usize]
-                    ));
+                    )));
                 }
                 let slot = self.sb_slot[sb as usize];
                 if self.log_pages[slot as usize][pos as usize] != lpn as u32 {
-                    return Err(format!(
+                    return Err(SimError::Invariant(format!(
                         "lpn {lpn}: log position {pos} of superblock {sb} holds {}",
                         self.log_pages[slot as usize][pos as usize]
-                    ));
+                    )));
                 }
                 if pos >= self.sb_wp[sb as usize] {
-                    return Err(format!("lpn {lpn} past the write pointer of log {sb}"));
+                    return Err(SimError::Invariant(format!(
+                        "lpn {lpn} past the write pointer of log {sb}"
+                    )));
                 }
                 valid[sb as usize] += 1;
             }
@@ -648,26 +655,26 @@ impl SbCore {
                 let in_seq = sl != NONE && off < self.sb_wp[sl as usize];
                 let d = self.data_sb[lu as usize];
                 if !in_seq && (d == NONE || off >= self.sb_wp[d as usize]) {
-                    return Err(format!(
+                    return Err(SimError::Invariant(format!(
                         "lpn {lpn} marked written but unit {lu} has no programmed page for it"
-                    ));
+                    )));
                 }
             }
         }
         if mapped != self.mapped {
-            return Err(format!(
+            return Err(SimError::Invariant(format!(
                 "{mapped} pages mapped, counter says {}",
                 self.mapped
-            ));
+            )));
         }
         let mut free_seen = vec![false; self.n_sb as usize];
         for (g, h) in self.free.iter().enumerate() {
             for Reverse((_, sb)) in h.iter() {
                 if self.group_of(*sb) as usize != g || self.sb_kind[*sb as usize] != SbKind::Free {
-                    return Err(format!(
+                    return Err(SimError::Invariant(format!(
                         "free pool {g} holds superblock {sb} ({:?})",
                         self.sb_kind[*sb as usize]
-                    ));
+                    )));
                 }
                 free_seen[*sb as usize] = true;
             }
@@ -675,25 +682,27 @@ impl SbCore {
         for sb in 0..self.n_sb {
             let k = self.sb_kind[sb as usize];
             if (k == SbKind::Free) != free_seen[sb as usize] {
-                return Err(format!(
+                return Err(SimError::Invariant(format!(
                     "superblock {sb} ({k:?}) and the free pools disagree"
-                ));
+                )));
             }
             if k == SbKind::RandLog && valid[sb as usize] != self.sb_valid[sb as usize] {
-                return Err(format!(
+                return Err(SimError::Invariant(format!(
                     "log {sb}: {} valid pages, counter says {}",
                     valid[sb as usize], self.sb_valid[sb as usize]
-                ));
+                )));
             }
             let o = self.sb_owner[sb as usize];
             match k {
                 SbKind::Data if self.data_sb[o as usize] != sb => {
-                    return Err(format!(
+                    return Err(SimError::Invariant(format!(
                         "data superblock {sb} not the data block of its unit {o}"
-                    ))
+                    )))
                 }
                 SbKind::SeqLog if self.seq_log[o as usize] != sb => {
-                    return Err(format!("sequential log {sb} not the log of its unit {o}"))
+                    return Err(SimError::Invariant(format!(
+                        "sequential log {sb} not the log of its unit {o}"
+                    )))
                 }
                 _ => {}
             }
@@ -716,10 +725,10 @@ impl SbCore {
     }
 
     /// Run the checker if `check=on`.
-    pub fn maybe_check(&self, what: &str) -> Result<(), String> {
+    pub fn maybe_check(&self, what: &str) -> Result<(), SimError> {
         if self.check {
             self.check()
-                .map_err(|e| format!("checker after {what}: {e}"))
+                .map_err(|e| e.context(format_args!("checker after {what}")))
         } else {
             Ok(())
         }
@@ -742,11 +751,11 @@ macro_rules! sb_common {
         }
 
         #[inline]
-        fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+        fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
             Ok(self.core.read(lpn, at, flash))
         }
 
-        fn trim(&mut self, lpn: u64, _at: Nanos, _flash: &mut Flash) -> Result<(), String> {
+        fn trim(&mut self, lpn: u64, _at: Nanos, _flash: &mut Flash) -> Result<(), SimError> {
             self.core.trim(lpn);
             Ok(())
         }

@@ -19,6 +19,7 @@
 use super::mapstore::MapStore;
 use super::Ftl;
 use crate::config::SyncConfig;
+use crate::error::SimError;
 use crate::geometry::Geometry;
 use crate::resources::Flash;
 use crate::Nanos;
@@ -89,7 +90,7 @@ impl Ftl for SyncFtl {
 
     super::forward_to_inner!();
 
-    fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         self.inner.read(lpn, at.max(self.blocked_until), flash)
     }
 
@@ -99,7 +100,7 @@ impl Ftl for SyncFtl {
         partial: bool,
         at: Nanos,
         flash: &mut Flash,
-    ) -> Result<Nanos, String> {
+    ) -> Result<Nanos, SimError> {
         let end = self
             .inner
             .write(lpn, partial, at.max(self.blocked_until), flash)?;
@@ -118,16 +119,21 @@ impl Ftl for SyncFtl {
         Ok(end)
     }
 
-    fn trim(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<(), String> {
+    fn trim(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<(), SimError> {
         self.inner.trim(lpn, at.max(self.blocked_until), flash)
     }
 
-    fn idle(&mut self, idle_from: Nanos, deadline: Nanos, flash: &mut Flash) -> Result<(), String> {
+    fn idle(
+        &mut self,
+        idle_from: Nanos,
+        deadline: Nanos,
+        flash: &mut Flash,
+    ) -> Result<(), SimError> {
         self.inner
             .idle(idle_from.max(self.blocked_until), deadline, flash)
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SimError> {
         self.inner.check()
     }
 

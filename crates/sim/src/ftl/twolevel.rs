@@ -40,6 +40,7 @@ use super::page::PageFtl;
 use super::Ftl;
 use crate::accounting::Cause;
 use crate::config::SimConfig;
+use crate::error::SimError;
 use crate::geometry::Geometry;
 use crate::resources::Flash;
 use crate::Nanos;
@@ -213,7 +214,7 @@ impl Ftl for TwoLevelFtl {
 
     super::forward_to_inner!();
 
-    fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, String> {
+    fn read(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let t = self.lookup(lpn, at, flash);
         self.inner.read(lpn, t, flash)
     }
@@ -224,7 +225,7 @@ impl Ftl for TwoLevelFtl {
         partial: bool,
         at: Nanos,
         flash: &mut Flash,
-    ) -> Result<Nanos, String> {
+    ) -> Result<Nanos, SimError> {
         let t = self.lookup(lpn, at, flash);
         let end = self.inner.write(lpn, partial, t, flash)?;
         flash.acct.map_host_updates += 1;
@@ -233,7 +234,7 @@ impl Ftl for TwoLevelFtl {
         Ok(end)
     }
 
-    fn trim(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<(), String> {
+    fn trim(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<(), SimError> {
         if self.inner.is_mapped(lpn) {
             let t = self.lookup(lpn, at, flash);
             self.inner.trim(lpn, t, flash)?;
@@ -243,21 +244,26 @@ impl Ftl for TwoLevelFtl {
         Ok(())
     }
 
-    fn idle(&mut self, idle_from: Nanos, deadline: Nanos, flash: &mut Flash) -> Result<(), String> {
+    fn idle(
+        &mut self,
+        idle_from: Nanos,
+        deadline: Nanos,
+        flash: &mut Flash,
+    ) -> Result<(), SimError> {
         self.inner.idle(idle_from, deadline, flash)?;
         self.after_gc(idle_from, flash);
         Ok(())
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SimError> {
         self.inner.check()?;
         let n = self.dirty.iter().filter(|&&d| d).count();
         if n != self.dirty_list.len() || n >= self.chunks_per_page {
-            return Err(format!(
+            return Err(SimError::Invariant(format!(
                 "{n} dirty chunks, {} listed, page holds {}",
                 self.dirty_list.len(),
                 self.chunks_per_page
-            ));
+            )));
         }
         Ok(())
     }

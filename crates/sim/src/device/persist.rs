@@ -15,9 +15,9 @@
 //!   from (checkpoint + log of later requests) is exactly the device that was
 //!   running (the crash-recovery tests compare the two byte for byte).
 //!
-//! This module is a child of `device` (declared there with a `#[path]`), so it
-//! can reach `SimDevice`'s private fields; the FTL serialises itself through
-//! `Ftl::save_state` / `Ftl::load_state`.
+//! This module is a child of `device`, so it can reach `SimDevice`'s private
+//! fields; the FTL serialises itself through `Ftl::save_state` /
+//! `Ftl::load_state` with the primitives of [`crate::codec`].
 //!
 //! Format: little-endian, `FLSIMCK1`, a format version, the device identity
 //! (profile parameters and seed, as JSON) which must match on restore, the
@@ -28,149 +28,13 @@ use flashlab_device::{DeviceError, IoRequest, Nanos};
 
 use super::SimDevice;
 use crate::accounting::Accounting;
+pub use crate::codec::checksum;
+use crate::codec::{Dec, Enc};
 use crate::config::SimConfig;
+use crate::error::{CheckpointError, SimError};
 
 const MAGIC: &[u8; 8] = b"FLSIMCK1";
 const VERSION: u32 = 1;
-
-/// Little-endian encoder for checkpoints.
-#[derive(Default)]
-pub struct Enc {
-    pub buf: Vec<u8>,
-}
-
-impl Enc {
-    pub fn u8(&mut self, v: u8) {
-        self.buf.push(v);
-    }
-    pub fn u32(&mut self, v: u32) {
-        self.buf.extend_from_slice(&v.to_le_bytes());
-    }
-    pub fn u64(&mut self, v: u64) {
-        self.buf.extend_from_slice(&v.to_le_bytes());
-    }
-    pub fn bytes(&mut self, v: &[u8]) {
-        self.u64(v.len() as u64);
-        self.buf.extend_from_slice(v);
-    }
-    pub fn vec_u16(&mut self, v: &[u16]) {
-        self.u64(v.len() as u64);
-        self.buf.reserve(v.len() * 2);
-        for x in v {
-            self.buf.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-    pub fn vec_u32(&mut self, v: &[u32]) {
-        self.u64(v.len() as u64);
-        self.buf.reserve(v.len() * 4);
-        for x in v {
-            self.buf.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-    pub fn vec_u64(&mut self, v: &[u64]) {
-        self.u64(v.len() as u64);
-        self.buf.reserve(v.len() * 8);
-        for x in v {
-            self.buf.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-}
-
-/// Decoder for checkpoints; every read is bounds-checked (a damaged file is an error, never a panic).
-pub struct Dec<'a> {
-    data: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Dec<'a> {
-    pub fn new(data: &'a [u8]) -> Dec<'a> {
-        Dec { data, pos: 0 }
-    }
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .filter(|&e| e <= self.data.len())
-            .ok_or_else(|| "checkpoint truncated".to_string())?;
-        let s = &self.data[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-    pub fn u8(&mut self) -> Result<u8, String> {
-        Ok(self.take(1)?[0])
-    }
-    pub fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
-    }
-    pub fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
-    }
-    fn len(&mut self, elem: usize) -> Result<usize, String> {
-        let n = self.u64()?;
-        if n.saturating_mul(elem as u64) > (self.data.len() - self.pos) as u64 {
-            return Err("checkpoint truncated (a length runs past the end)".into());
-        }
-        Ok(n as usize)
-    }
-    pub fn bytes(&mut self) -> Result<&'a [u8], String> {
-        let n = self.len(1)?;
-        self.take(n)
-    }
-    pub fn vec_u16(&mut self) -> Result<Vec<u16>, String> {
-        let n = self.len(2)?;
-        let s = self.take(n * 2)?;
-        Ok(s.chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .collect())
-    }
-    pub fn vec_u32(&mut self) -> Result<Vec<u32>, String> {
-        let n = self.len(4)?;
-        let s = self.take(n * 4)?;
-        Ok(s.chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect())
-    }
-    pub fn vec_u64(&mut self) -> Result<Vec<u64>, String> {
-        let n = self.len(8)?;
-        let s = self.take(n * 8)?;
-        Ok(s.chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-            .collect())
-    }
-    /// Read a vector that must have exactly `n` elements.
-    pub fn vec_u32_len(&mut self, n: usize, what: &str) -> Result<Vec<u32>, String> {
-        let v = self.vec_u32()?;
-        if v.len() != n {
-            return Err(format!(
-                "checkpoint {what}: {} entries, expected {n}",
-                v.len()
-            ));
-        }
-        Ok(v)
-    }
-    pub fn done(&self) -> bool {
-        self.pos == self.data.len()
-    }
-}
-
-/// A 64-bit checksum (FNV-1a over 8-byte words, then a final mix): detects torn
-/// or damaged files; not cryptographic.
-pub fn checksum(data: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut chunks = data.chunks_exact(8);
-    for c in &mut chunks {
-        h ^= u64::from_le_bytes(c.try_into().unwrap());
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        h ^= h >> 32;
-    }
-    for &b in chunks.remainder() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h ^= data.len() as u64;
-    h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^ (h >> 33)
-}
 
 fn put_accounting(e: &mut Enc, a: &Accounting) {
     for v in [
@@ -219,7 +83,7 @@ fn put_accounting(e: &mut Enc, a: &Accounting) {
     }
 }
 
-fn get_accounting(d: &mut Dec) -> Result<Accounting, String> {
+fn get_accounting(d: &mut Dec) -> Result<Accounting, SimError> {
     let mut a = Accounting::default();
     for v in [
         &mut a.host_reads,
@@ -311,12 +175,12 @@ impl SimDevice {
     /// through `submit` and not yet polled are refused (device mode issues
     /// everything with `issue_at`). See the module documentation for what a
     /// restored device keeps and what it drops.
-    pub fn checkpoint(&self) -> Result<Vec<u8>, String> {
+    pub fn checkpoint(&self) -> Result<Vec<u8>, SimError> {
         if !self.queued.is_empty() || !self.inflight.is_empty() {
-            return Err("cannot checkpoint with requests outstanding".into());
+            return Err(CheckpointError::Outstanding.into());
         }
         if let Some(f) = &self.failed {
-            return Err(f.clone());
+            return Err(CheckpointError::Failed(f.clone()).into());
         }
         let mut e = Enc::default();
         e.buf.extend_from_slice(MAGIC);
@@ -338,38 +202,40 @@ impl SimDevice {
         seed: u64,
         max_outstanding: usize,
         data: &[u8],
-    ) -> Result<SimDevice, String> {
+    ) -> Result<SimDevice, SimError> {
         let mut dev = SimDevice::new(cfg, name, seed, max_outstanding)?;
         if data.len() < MAGIC.len() + 12 || &data[..8] != MAGIC {
-            return Err("not a flashlab simulator checkpoint (bad magic)".into());
+            return Err(CheckpointError::BadMagic.into());
         }
         let (body, tail) = data.split_at(data.len() - 8);
         if checksum(body) != u64::from_le_bytes(tail.try_into().unwrap()) {
-            return Err("simulator checkpoint damaged (checksum mismatch)".into());
+            return Err(CheckpointError::ChecksumMismatch.into());
         }
         let mut d = Dec::new(&body[8..]);
         let v = d.u32()?;
         if v != VERSION {
-            return Err(format!(
-                "simulator checkpoint version {v}, this flashlab reads {VERSION}"
-            ));
+            return Err(CheckpointError::Version {
+                found: v,
+                supported: VERSION,
+            }
+            .into());
         }
         let ident = d.bytes()?;
         if ident != dev.identity_json().as_bytes() {
-            return Err(format!(
-                "the checkpoint was made by a different device (profile, geometry or seed differ): {}",
-                String::from_utf8_lossy(ident)
-            ));
+            return Err(CheckpointError::DifferentDevice {
+                identity: String::from_utf8_lossy(ident).into_owned(),
+            }
+            .into());
         }
         dev.now = d.u64()?;
         dev.flash.acct = get_accounting(&mut d)?;
         dev.ftl.load_state(&mut d)?;
         if !d.done() {
-            return Err("simulator checkpoint has trailing bytes".into());
+            return Err(CheckpointError::TrailingBytes.into());
         }
         dev.ftl
             .check()
-            .map_err(|e| format!("restored simulator state is inconsistent: {e}"))?;
+            .map_err(|e| CheckpointError::Inconsistent(Box::new(e)))?;
         Ok(dev)
     }
 }

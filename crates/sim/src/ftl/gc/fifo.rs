@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 
 use super::VictimPolicy;
+use crate::error::{CheckpointError, SimError};
 use crate::ftl::blocks::{BlockState, BlockTable};
 
 pub struct Fifo {
@@ -38,7 +39,7 @@ impl VictimPolicy for Fifo {
         None
     }
 
-    fn save_state(&self, out: &mut crate::device::persist::Enc) {
+    fn save_state(&self, out: &mut crate::codec::Enc) {
         out.u64(self.queues.len() as u64);
         for q in &self.queues {
             out.u64(q.len() as u64);
@@ -49,13 +50,12 @@ impl VictimPolicy for Fifo {
         }
     }
 
-    fn load_state(
-        &mut self,
-        inp: &mut crate::device::persist::Dec,
-        blocks: u32,
-    ) -> Result<(), String> {
+    fn load_state(&mut self, inp: &mut crate::codec::Dec, blocks: u32) -> Result<(), SimError> {
         if inp.u64()? != self.queues.len() as u64 {
-            return Err("checkpoint: FIFO queues for a different number of dies".into());
+            return Err(CheckpointError::Malformed(
+                "checkpoint: FIFO queues for a different number of dies",
+            )
+            .into());
         }
         for q in self.queues.iter_mut() {
             q.clear();
@@ -64,7 +64,10 @@ impl VictimPolicy for Fifo {
                 let b = inp.u32()?;
                 let seq = inp.u64()?;
                 if b >= blocks {
-                    return Err("checkpoint: FIFO queue block out of range".into());
+                    return Err(CheckpointError::Malformed(
+                        "checkpoint: FIFO queue block out of range",
+                    )
+                    .into());
                 }
                 q.push_back((b, seq));
             }

@@ -11,10 +11,11 @@
 //! - the free pools hold exactly the free blocks of their die, and the greedy
 //!   buckets hold exactly the closed blocks, each under its valid count.
 
+use super::PageFtl;
+use crate::error::SimError;
 use crate::ftl::blocks::{BlockState, NONE};
-use crate::ftl::page::PageFtl;
 
-pub fn check_page_ftl(f: &PageFtl) -> Result<(), String> {
+pub fn check_page_ftl(f: &PageFtl) -> Result<(), SimError> {
     let geo = &f.geo;
     let ppb = geo.pages_per_block;
     let mut mapped = 0u64;
@@ -24,20 +25,22 @@ pub fn check_page_ftl(f: &PageFtl) -> Result<(), String> {
         }
         mapped += 1;
         if ppn as u64 >= geo.physical_pages {
-            return Err(format!("lpn {lpn} maps to out-of-range ppn {ppn}"));
+            return Err(SimError::Invariant(format!(
+                "lpn {lpn} maps to out-of-range ppn {ppn}"
+            )));
         }
         if f.p2l[ppn as usize] != lpn as u32 {
-            return Err(format!(
+            return Err(SimError::Invariant(format!(
                 "forward map lpn {lpn} -> ppn {ppn}, but reverse map ppn {ppn} -> {}",
                 f.p2l[ppn as usize] as i64
-            ));
+            )));
         }
     }
     if mapped != f.mapped {
-        return Err(format!(
+        return Err(SimError::Invariant(format!(
             "{mapped} logical pages mapped, counter says {}",
             f.mapped
-        ));
+        )));
     }
     let mut valid_total = 0u64;
     for b in 0..geo.total_blocks() {
@@ -50,18 +53,18 @@ pub fn check_page_ftl(f: &PageFtl) -> Result<(), String> {
             }
             valid += 1;
             if f.l2p.get(lpn as usize).copied() != Some((base + i) as u32) {
-                return Err(format!(
+                return Err(SimError::Invariant(format!(
                     "reverse map ppn {} -> lpn {lpn}, but forward map says {:?}",
                     base + i,
                     f.l2p.get(lpn as usize)
-                ));
+                )));
             }
         }
         if valid != f.blocks.valid(b) {
-            return Err(format!(
+            return Err(SimError::Invariant(format!(
                 "block {b}: {valid} valid pages, counter says {}",
                 f.blocks.valid(b)
-            ));
+            )));
         }
         valid_total += valid as u64;
         let unit = geo.unit_of_block(b) as usize;
@@ -70,43 +73,47 @@ pub fn check_page_ftl(f: &PageFtl) -> Result<(), String> {
             BlockState::Free => 0,
             BlockState::OpenHost => {
                 if f.host_open[unit].block != b {
-                    return Err(format!(
+                    return Err(SimError::Invariant(format!(
                         "block {b} is open for host writes but not die {unit}'s host frontier"
-                    ));
+                    )));
                 }
                 f.host_open[unit].next
             }
             BlockState::OpenGc => {
                 if f.gc_open[unit].block != b {
-                    return Err(format!(
+                    return Err(SimError::Invariant(format!(
                         "block {b} is open for GC but not die {unit}'s GC frontier"
-                    ));
+                    )));
                 }
                 f.gc_open[unit].next
             }
             BlockState::Closed => ppb,
-            BlockState::Victim => return Err(format!("block {b} left in victim state")),
+            BlockState::Victim => {
+                return Err(SimError::Invariant(format!(
+                    "block {b} left in victim state"
+                )))
+            }
         };
         if let Some(i) = pages[write_ptr as usize..].iter().position(|&l| l != NONE) {
-            return Err(format!(
+            return Err(SimError::Invariant(format!(
                 "block {b} ({state:?}) holds valid page {} past its write pointer {write_ptr}",
                 write_ptr as usize + i
-            ));
+            )));
         }
     }
     if valid_total != mapped {
-        return Err(format!(
+        return Err(SimError::Invariant(format!(
             "{valid_total} valid physical pages but {mapped} live logical pages"
-        ));
+        )));
     }
     for (unit, heap) in f.free.iter().enumerate() {
         let mut n = 0usize;
         for std::cmp::Reverse((_, b)) in heap.iter() {
             if geo.unit_of_block(*b) as usize != unit || f.blocks.state(*b) != BlockState::Free {
-                return Err(format!(
+                return Err(SimError::Invariant(format!(
                     "free pool of die {unit} holds block {b} in state {:?}",
                     f.blocks.state(*b)
-                ));
+                )));
             }
             n += 1;
         }
@@ -116,9 +123,9 @@ pub fn check_page_ftl(f: &PageFtl) -> Result<(), String> {
             .filter(|&b| f.blocks.state(b) == BlockState::Free)
             .count();
         if n != free_blocks {
-            return Err(format!(
+            return Err(SimError::Invariant(format!(
                 "die {unit}: {free_blocks} free blocks but {n} in the free pool"
-            ));
+            )));
         }
     }
     f.blocks.check_buckets(geo.units)

@@ -1,15 +1,16 @@
 //! Checkpoints of the page-mapped FTL (device mode, `crate::device::persist`):
 //! every field that evolves, so that a restored FTL continues exactly as the
-//! saved one would have. A child module of `ftl::page` (declared there with a
-//! `#[path]`) so it reaches the private fields.
+//! saved one would have. A child module of `ftl::page` so it reaches the
+//! private fields.
 
 use std::cmp::Reverse;
 
 use super::{Frontier, PageFtl, NONE};
-use crate::device::persist::{Dec, Enc};
+use crate::codec::{Dec, Enc};
+use crate::error::{CheckpointError, SimError};
 
 impl PageFtl {
-    pub(crate) fn save_state_impl(&self, e: &mut Enc) -> Result<(), String> {
+    pub(crate) fn save_state_impl(&self, e: &mut Enc) -> Result<(), SimError> {
         e.vec_u32(&self.l2p);
         e.vec_u32(&self.p2l);
         self.blocks.save_state(e);
@@ -39,7 +40,7 @@ impl PageFtl {
         Ok(())
     }
 
-    pub(crate) fn load_state_impl(&mut self, d: &mut Dec) -> Result<(), String> {
+    pub(crate) fn load_state_impl(&mut self, d: &mut Dec) -> Result<(), SimError> {
         let lp = self.geo.logical_pages as usize;
         let pp = self.geo.physical_pages as usize;
         let nblocks = self.blocks.len() as u32;
@@ -48,20 +49,23 @@ impl PageFtl {
         if l2p.iter().any(|&p| p != NONE && p as usize >= pp)
             || p2l.iter().any(|&l| l != NONE && l as usize >= lp)
         {
-            return Err("checkpoint maps: page numbers out of range".into());
+            return Err(
+                CheckpointError::Malformed("checkpoint maps: page numbers out of range").into(),
+            );
         }
         self.blocks.load_state(d)?;
         let units = d.u64()? as usize;
         if units != self.free.len() {
-            return Err(format!(
+            return Err(CheckpointError::MalformedValue(format!(
                 "checkpoint free pools: {units} dies, expected {}",
                 self.free.len()
-            ));
+            ))
+            .into());
         }
         for u in 0..units {
             let n = d.u64()?;
             if n > self.geo.blocks_per_unit as u64 {
-                return Err("checkpoint free pool too large".into());
+                return Err(CheckpointError::Malformed("checkpoint free pool too large").into());
             }
             let heap = &mut self.free[u];
             heap.clear();
@@ -69,7 +73,10 @@ impl PageFtl {
                 let k = d.u64()?;
                 let b = d.u32()?;
                 if b >= nblocks || self.geo.unit_of_block(b) as usize != u {
-                    return Err("checkpoint free pool: block out of range".into());
+                    return Err(CheckpointError::Malformed(
+                        "checkpoint free pool: block out of range",
+                    )
+                    .into());
                 }
                 heap.push(Reverse((k, b)));
             }
@@ -81,7 +88,9 @@ impl PageFtl {
             let block = d.u32()?;
             let next = d.u32()?;
             if (block != NONE && block >= nblocks) || next > ppb {
-                return Err("checkpoint open blocks out of range".into());
+                return Err(
+                    CheckpointError::Malformed("checkpoint open blocks out of range").into(),
+                );
             }
             let f = Frontier { block, next };
             if i < n_units {
@@ -92,7 +101,7 @@ impl PageFtl {
         }
         self.rr = d.u32()?;
         if self.rr >= self.geo.units {
-            return Err("checkpoint: bad allocation die".into());
+            return Err(CheckpointError::Malformed("checkpoint: bad allocation die").into());
         }
         self.seq = d.u64()?;
         self.erases_since_wl = d.vec_u32_len(n_units, "wear-levelling counters")?;
@@ -101,7 +110,10 @@ impl PageFtl {
         let mut pd = Dec::new(policy);
         self.policy.load_state(&mut pd, nblocks)?;
         if !pd.done() {
-            return Err("checkpoint: GC policy state has trailing bytes".into());
+            return Err(CheckpointError::Malformed(
+                "checkpoint: GC policy state has trailing bytes",
+            )
+            .into());
         }
         self.l2p.copy_from_slice(&l2p);
         self.p2l.copy_from_slice(&p2l);

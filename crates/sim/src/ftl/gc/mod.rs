@@ -4,8 +4,9 @@
 //! the block table (valid counts, states, erase counts, close times and the
 //! greedy buckets) and tells the policy when a block closes.
 
+use super::blocks::BlockTable;
 use crate::config::GcPolicy;
-use crate::ftl::blocks::BlockTable;
+use crate::error::SimError;
 
 pub mod cost_benefit;
 pub mod fifo;
@@ -23,14 +24,10 @@ pub trait VictimPolicy: Send {
     fn select(&mut self, unit: u32, blocks: &BlockTable, now_seq: u64) -> Option<u32>;
 
     /// Device mode: the policy's own state for a checkpoint (stateless policies write nothing).
-    fn save_state(&self, _out: &mut crate::device::persist::Enc) {}
+    fn save_state(&self, _out: &mut crate::codec::Enc) {}
 
     /// Load what `save_state` wrote; `blocks` is the number of blocks (for range checks).
-    fn load_state(
-        &mut self,
-        _inp: &mut crate::device::persist::Dec,
-        _blocks: u32,
-    ) -> Result<(), String> {
+    fn load_state(&mut self, _inp: &mut crate::codec::Dec, _blocks: u32) -> Result<(), SimError> {
         Ok(())
     }
 }

@@ -1,0 +1,136 @@
+//! Whole-configuration validation. It needs the derived geometry and each
+//! FTL's own checks, so it lives here, above `config`, `geometry` and `ftl`
+//! (which then do not depend on each other in a cycle).
+
+use crate::config::SimConfig;
+use crate::error::ConfigError;
+use crate::ftl;
+use crate::geometry::Geometry;
+
+impl SimConfig {
+    /// Check the configuration; the error is one line naming the problem and the fix.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let g = &self.geometry;
+        let n = &self.name;
+        if g.channels == 0
+            || g.chips_per_channel == 0
+            || g.dies_per_chip == 0
+            || g.planes_per_die == 0
+        {
+            return Err(ConfigError::invalid(
+                n,
+                "channels, chips_per_channel, dies_per_chip and planes_per_die must be at least 1",
+            ));
+        }
+        if g.pages_per_block < 2 || g.pages_per_block > 65535 {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "pages_per_block must be in 2..=65535 (got {})",
+                    g.pages_per_block
+                ),
+            ));
+        }
+        if g.page_bytes.0 < 512 || g.page_bytes.0 % 512 != 0 {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "page_bytes must be a multiple of 512 (got {})",
+                    g.page_bytes.0
+                ),
+            ));
+        }
+        if g.capacity.0 == 0 || g.capacity.0 % g.page_bytes.0 != 0 {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "capacity {} must be a positive multiple of the page size {}",
+                    g.capacity, g.page_bytes
+                ),
+            ));
+        }
+        if !(g.over_provisioning.is_finite()
+            && g.over_provisioning > 0.0
+            && g.over_provisioning <= 10.0)
+        {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "over_provisioning must be in (0, 10] (got {}); e.g. op=0.07",
+                    g.over_provisioning
+                ),
+            ));
+        }
+        if !(self.host.mb_per_s.is_finite() && self.host.mb_per_s > 0.0) {
+            return Err(ConfigError::invalid(
+                n,
+                "host.mb_per_s must be positive".to_string(),
+            ));
+        }
+        if self.host.queue_depth == 0 {
+            return Err(ConfigError::invalid(
+                n,
+                "host.queue_depth must be at least 1".to_string(),
+            ));
+        }
+        if let Some(b) = self.nand.bus_ns_per_byte {
+            if !(b.is_finite() && b >= 0.0) {
+                return Err(ConfigError::invalid(
+                    n,
+                    "nand.bus_ns_per_byte must be non-negative".to_string(),
+                ));
+            }
+        }
+        if self.gc.reserve_blocks == 0 {
+            return Err(ConfigError::invalid(
+                n,
+                "gc.reserve_blocks must be at least 1 (GC needs a free block to copy into)"
+                    .to_string(),
+            ));
+        }
+        if self.gc.fg_low_watermark <= self.gc.reserve_blocks {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "gc.fg_low_watermark ({}) must exceed gc.reserve_blocks ({})",
+                    self.gc.fg_low_watermark, self.gc.reserve_blocks
+                ),
+            ));
+        }
+        if self.cache.enabled && self.cache.size.0 < g.page_bytes.0 {
+            return Err(ConfigError::invalid(
+                n,
+                format!("cache.size must hold at least one page ({})", g.page_bytes),
+            ));
+        }
+        if self.readahead.enabled
+            && (self.readahead.trigger == 0 || self.readahead.window.0 < g.page_bytes.0)
+        {
+            return Err(ConfigError::invalid(
+                n,
+                "readahead.trigger must be >= 1 and readahead.window at least one page".to_string(),
+            ));
+        }
+        if self.wear.check_interval == 0 {
+            return Err(ConfigError::invalid(
+                n,
+                "wear.check_interval must be at least 1".to_string(),
+            ));
+        }
+        let geo = Geometry::derive(self)?;
+        let spare_blocks = geo.blocks_per_unit as u64
+            - geo
+                .logical_pages
+                .div_ceil(geo.units as u64)
+                .div_ceil(geo.pages_per_block as u64);
+        // two open blocks (host + GC) plus the watermark must fit in the spare space.
+        let need = 2 + self.gc.fg_low_watermark as u64 + 1;
+        if spare_blocks < need {
+            return Err(ConfigError::invalid(n, format!(
+                "over-provisioning {} leaves {spare_blocks} spare blocks per die, need at least {need}; raise op or capacity, or use fewer dies",
+                g.over_provisioning
+            )));
+        }
+        ftl::validate(self, &geo)
+    }
+}
