@@ -288,6 +288,28 @@ fn cancel_stops_the_run_early_with_a_partial_report(db: &postgres::Config) {
     assert!(r.new_order.commits > 0 && r.tpmc > 0.0);
 }
 
+fn keying_and_think_times_pace_the_terminals(db: &postgres::Config) {
+    let cfg = TpccConfig {
+        terminals: 2,
+        ramp_up: Duration::ZERO,
+        duration: Duration::from_secs(3),
+        keying_and_think: true,
+        ..TpccConfig::default()
+    };
+    let began = Instant::now();
+    let r = run(db, &cfg, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    // Every keying time is at least 2 s: in 3 s a terminal completes at most
+    // one transaction, and the run still ends on time (sleeps are cut short).
+    let done = r.all_commits.total() + r.all_new_order_rollbacks;
+    assert!(done <= 2, "{done} transactions in 3 s with keying times");
+    assert!(
+        began.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        began.elapsed()
+    );
+    assert!(r.seconds.iter().all(|s| !s.ramp_up));
+}
+
 fn loading_into_a_loaded_database_is_refused(db: &postgres::Config) {
     let e = load(db, 1, 1, 42, &|_| {}).unwrap_err();
     assert!(matches!(e, TpccError::SchemaExists { .. }), "{e}");
@@ -339,6 +361,7 @@ fn tpcc_on_a_throwaway_postgresql_cluster() {
     a_broken_database_fails_the_consistency_check(&db);
     cancel_stops_the_run_early_with_a_partial_report(&db);
     the_consistency_conditions_hold_after_the_run(&db);
+    keying_and_think_times_pace_the_terminals(&db);
     loading_into_a_loaded_database_is_refused(&db);
     running_more_warehouses_than_loaded_is_refused(&db);
 
