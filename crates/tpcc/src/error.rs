@@ -1,0 +1,74 @@
+//! The one error type of the driver: each variant's message is one line that
+//! names the problem and what fixes it.
+
+use thiserror::Error;
+
+/// Flattens a PostgreSQL error (whose text may span lines, with DETAIL and
+/// HINT) onto one line.
+pub(crate) fn one_line(e: &postgres::Error) -> String {
+    let text = match e.as_db_error() {
+        Some(db) => {
+            let mut s = format!("{} ({})", db.message(), db.code().code());
+            if let Some(d) = db.detail() {
+                s.push_str(": ");
+                s.push_str(d);
+            }
+            s
+        }
+        None => e.to_string(),
+    };
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[derive(Debug, Error)]
+pub enum TpccError {
+    #[error("cannot connect to PostgreSQL at {target}: {}; check the socket directory and port, and that the server is running", one_line(.source))]
+    Connect {
+        target: String,
+        #[source]
+        source: postgres::Error,
+    },
+    #[error("invalid TPC-C setting: {problem}; {fix}")]
+    InvalidConfig { problem: String, fix: &'static str },
+    #[error("database {target} already has TPC-C table {table}: load into an empty database, or call flashlab_tpcc::drop_schema first")]
+    SchemaExists { target: String, table: String },
+    #[error("database {target} has no loaded TPC-C schema (table {table} missing): run the loader (flashlab_tpcc::load) first")]
+    NotLoaded { target: String, table: String },
+    #[error("the run asks for {asked} warehouses but the database holds {loaded}: pass at most {loaded} warehouses, or load more")]
+    TooFewWarehouses { asked: u32, loaded: u32 },
+    #[error("PostgreSQL failed while {during}: {}; see the server log", one_line(.source))]
+    Sql {
+        during: &'static str,
+        #[source]
+        source: postgres::Error,
+    },
+    #[error("terminal {terminal} failed during {transaction}: {}; see the server log (the run was stopped)", one_line(.source))]
+    Terminal {
+        terminal: u32,
+        transaction: &'static str,
+        #[source]
+        source: postgres::Error,
+    },
+    #[error("writing rows into table {table} failed: {source}; see the server log")]
+    CopyIo {
+        table: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("a loader or terminal thread panicked: {0}; this is a bug in flashlab-tpcc, please report it")]
+    Panicked(String),
+}
+
+/// Attaches what we were doing to a PostgreSQL error.
+pub(crate) trait During<T> {
+    fn during(self, what: &'static str) -> Result<T, TpccError>;
+}
+
+impl<T> During<T> for Result<T, postgres::Error> {
+    fn during(self, what: &'static str) -> Result<T, TpccError> {
+        self.map_err(|source| TpccError::Sql {
+            during: what,
+            source,
+        })
+    }
+}

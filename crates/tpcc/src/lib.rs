@@ -1,0 +1,31 @@
+//! flashlab-tpcc: our own TPC-C driver for PostgreSQL (TPC-C standard
+//! specification revision 5.11), the workload of Wang et al.'s sections 3-4.
+//!
+//! - [`load`] creates the nine tables of clause 1.3 and fills them as clause
+//!   4.3 says for a number of warehouses, with COPY over `load_workers`
+//!   connections in parallel, then builds the keys and indexes and analyzes.
+//!   The rows depend on the seed only.
+//! - [`run`] drives the five transactions (clauses 2.4-2.8) in the standard
+//!   mix from `terminals` threads, one connection each, and reports tpmC,
+//!   transactions per second, per-type counts and response-time percentiles,
+//!   and a per-second time series.
+//! - [`check_consistency`] checks conditions 1-6 of clause 3.3.2.
+//!
+//! What is implemented and what is not: docs/tpcc.md.
+
+mod consistency;
+mod error;
+mod load;
+mod rand;
+mod run;
+mod schema;
+mod txn;
+
+pub use consistency::{check_consistency, ConditionResult, ConsistencyReport};
+pub use error::TpccError;
+pub use load::{drop_schema, load, LoadPhase, LoadProgress, LoadReport, TableRows, LOAD_TIMESTAMP};
+pub use run::{
+    run, NurandConstants, PerType, ResponseTimes, SecondSample, TpccConfig, TpccReport, TypeReport,
+    MAX_RETRIES,
+};
+pub use schema::TABLES;

@@ -1,0 +1,414 @@
+//! The driver against a real PostgreSQL 15: load one warehouse, run the five
+//! transactions, check the database afterwards. One cluster and one load
+//! serve the steps below, in order (each step is a function named after
+//! what it shows), to keep the whole test well under a minute and a half.
+
+mod common;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::PgCluster;
+use flashlab_tpcc::{
+    check_consistency, load, run, LoadPhase, LoadProgress, LoadReport, TpccConfig, TpccError,
+    TpccReport,
+};
+
+/// One number from a query returning one value of any integer type.
+fn count(db: &postgres::Config, sql: &str) -> i64 {
+    let mut c = db.connect(postgres::NoTls).unwrap();
+    c.query_one(&format!("SELECT ({sql})::int8"), &[])
+        .unwrap()
+        .get(0)
+}
+
+/// An order-independent checksum of a whole table's rows.
+fn checksum(db: &postgres::Config, table: &str) -> String {
+    let mut c = db.connect(postgres::NoTls).unwrap();
+    c.query_one(
+        &format!("SELECT md5(string_agg(t::text, '|' ORDER BY t::text)) FROM {table} t"),
+        &[],
+    )
+    .unwrap()
+    .get(0)
+}
+
+const CHECKED_TABLES: [&str; 9] = [
+    "warehouse",
+    "district",
+    "customer",
+    "history",
+    "new_order",
+    "orders",
+    "order_line",
+    "item",
+    "stock",
+];
+
+fn load_one_warehouse(db: &postgres::Config, workers: u32) -> LoadReport {
+    let phases = Mutex::new(Vec::new());
+    let report = load(db, 1, workers, 42, &|p: LoadProgress| {
+        phases.lock().unwrap().push(p.phase)
+    })
+    .unwrap();
+    let phases = phases.into_inner().unwrap();
+    assert_eq!(phases.first(), Some(&LoadPhase::Schema));
+    assert_eq!(phases.last(), Some(&LoadPhase::Done));
+    report
+}
+
+fn loading_one_warehouse_gives_the_spec_row_counts(db: &postgres::Config) -> LoadReport {
+    let r = load_one_warehouse(db, 2);
+    eprintln!(
+        "loaded 1 warehouse: {} rows in {:.1} s (data {:.1} s, indexes {:.1} s, analyze {:.1} s), {} MiB",
+        r.total_rows,
+        r.load_s,
+        r.data_s,
+        r.index_s,
+        r.analyze_s,
+        r.database_size_bytes >> 20
+    );
+    // Clause 4.3.3.1's cardinalities for one warehouse.
+    let expect = [
+        ("item", 100_000),
+        ("warehouse", 1),
+        ("district", 10),
+        ("customer", 30_000),
+        ("history", 30_000),
+        ("orders", 30_000),
+        ("new_order", 9_000),
+        ("stock", 100_000),
+    ];
+    for (table, rows) in expect {
+        assert_eq!(
+            count(db, &format!("SELECT count(*) FROM {table}")),
+            rows,
+            "{table}"
+        );
+    }
+    let lines = count(db, "SELECT count(*) FROM order_line");
+    assert!(
+        (150_000..=450_000).contains(&lines),
+        "5-15 lines per order: {lines}"
+    );
+    assert_eq!(lines, count(db, "SELECT sum(o_ol_cnt) FROM orders"));
+    assert_eq!(r.rows.order_line, lines as u64);
+    assert_eq!(r.rows.item, 100_000);
+    assert_eq!(r.total_rows, r.rows.total());
+    // Undelivered orders are the last 900 of each district.
+    assert_eq!(count(db, "SELECT min(no_o_id) FROM new_order"), 2101);
+    assert_eq!(
+        count(db, "SELECT count(*) FROM orders WHERE o_carrier_id IS NULL"),
+        9_000
+    );
+    // "ORIGINAL" in about 10 % of I_DATA and S_DATA; "BC" credit for about 10 %.
+    for (what, sql, total) in [
+        (
+            "item",
+            "SELECT count(*) FROM item WHERE i_data LIKE '%ORIGINAL%'",
+            100_000,
+        ),
+        (
+            "stock",
+            "SELECT count(*) FROM stock WHERE s_data LIKE '%ORIGINAL%'",
+            100_000,
+        ),
+        (
+            "customer",
+            "SELECT count(*) FROM customer WHERE c_credit = 'BC'",
+            30_000,
+        ),
+    ] {
+        let n = count(db, sql);
+        assert!((n * 100 / total - 10).abs() <= 1, "{what}: {n} of {total}");
+    }
+    // Every district holds all 1,000 last names (its first 1,000 customers).
+    assert_eq!(
+        count(
+            db,
+            "SELECT min(n) FROM (SELECT count(DISTINCT c_last) n FROM customer GROUP BY c_d_id) x"
+        ),
+        1000
+    );
+    r
+}
+
+fn a_run_reports_tpmc_every_type_the_mix_and_ordered_percentiles(
+    db: &postgres::Config,
+) -> TpccReport {
+    let cfg = TpccConfig {
+        terminals: 4,
+        ramp_up: Duration::from_secs(1),
+        duration: Duration::from_secs(5),
+        ..TpccConfig::default()
+    };
+    let mut samples = Vec::new();
+    let r = run(db, &cfg, &AtomicBool::new(false), &mut |s| {
+        samples.push(s.clone())
+    })
+    .unwrap();
+    eprintln!(
+        "4 terminals, 5 s: tpmC {:.0}, {:.0} transactions/s, New-Order p90 {} us",
+        r.tpmc, r.transactions_per_s, r.new_order.response_time.p90_us
+    );
+    assert!(!r.cancelled);
+    assert!(r.tpmc > 0.0);
+    assert!(
+        (r.measured_s - 5.0).abs() < 1e-6,
+        "measured window {}",
+        r.measured_s
+    );
+    assert!((r.tpmc - r.new_order.commits as f64 * 60.0 / r.measured_s).abs() < 1e-6);
+    let completed: u64 = r.types().iter().map(|t| t.commits + t.rollbacks).sum();
+    // The mix: each type within 4 binomial standard deviations of its
+    // target share (the per-terminal deck varies less than that).
+    for (t, target) in r.types().into_iter().zip([45.0, 43.0, 4.0, 4.0, 4.0]) {
+        assert!(t.commits > 0, "{} never committed", t.name);
+        assert_eq!(t.errors, 0, "{} had errors", t.name);
+        let sigma = (target * (100.0 - target) / completed as f64).sqrt();
+        assert!(
+            (t.mix_percent - target).abs() <= 4.0 * sigma,
+            "{}: {:.1} % of {completed}, target {target} %",
+            t.name,
+            t.mix_percent
+        );
+        let p = &t.response_time;
+        assert!(
+            p.p50_us > 0 && p.p50_us <= p.p90_us && p.p90_us <= p.p95_us,
+            "{}: {p:?}",
+            t.name
+        );
+        assert!(
+            p.p95_us <= p.p99_us && p.p99_us <= p.max_us,
+            "{}: {p:?}",
+            t.name
+        );
+        assert_eq!(p.count, t.commits + t.rollbacks);
+    }
+    // Only New-Order rolls back, and only about 1 % of the time.
+    assert!(
+        r.new_order.rollbacks * 100 <= r.new_order.commits * 5 + 5,
+        "rollbacks {}",
+        r.new_order.rollbacks
+    );
+    assert!(r.types()[1..].iter().all(|t| t.rollbacks == 0));
+    // One sample per second, the first in ramp-up, the measured ones after.
+    assert_eq!(samples, r.seconds);
+    assert!(
+        (5..=7).contains(&r.seconds.len()),
+        "{} samples",
+        r.seconds.len()
+    );
+    assert!(r.seconds[0].ramp_up && !r.seconds.last().unwrap().ramp_up);
+    assert!(r
+        .seconds
+        .iter()
+        .enumerate()
+        .all(|(i, s)| s.second == i as u32 + 1));
+    // The run's C_LAST keeps the delta rule against the load's (2.1.6.1).
+    let delta = (r.nurand.c_last_run - r.nurand.c_last_load).abs();
+    assert!((65..=119).contains(&delta) && delta != 96 && delta != 112);
+    r
+}
+
+fn the_database_holds_exactly_what_committed(db: &postgres::Config, r: &TpccReport) {
+    // Each committed New-Order added one order; rolled-back ones left nothing.
+    assert_eq!(
+        count(db, "SELECT count(*) FROM orders") as u64,
+        30_000 + r.all_commits.new_order
+    );
+    assert_eq!(
+        count(db, "SELECT count(*) FROM order_line WHERE ol_i_id > 100000"),
+        0
+    );
+    // Each Payment added one history row.
+    assert_eq!(
+        count(db, "SELECT count(*) FROM history") as u64,
+        30_000 + r.all_commits.payment
+    );
+    // Each Delivery delivered one order in each district (one warehouse with
+    // 9,000 undelivered orders never runs dry in a short run).
+    let delivered =
+        9_000 + r.all_commits.new_order as i64 - count(db, "SELECT count(*) FROM new_order");
+    assert_eq!(delivered as u64, r.all_commits.delivery * 10);
+    assert_eq!(r.delivery_skipped_districts, 0);
+}
+
+fn the_consistency_conditions_hold_after_the_run(db: &postgres::Config) {
+    let c = check_consistency(db).unwrap();
+    assert!(c.conditions.len() >= 4);
+    assert!(c.ok(), "{:?}", c.conditions);
+}
+
+fn a_broken_database_fails_the_consistency_check(db: &postgres::Config) {
+    let mut c = db.connect(postgres::NoTls).unwrap();
+    c.batch_execute("UPDATE warehouse SET w_ytd = w_ytd + 1")
+        .unwrap();
+    let report = check_consistency(db).unwrap();
+    assert!(!report.ok());
+    assert_eq!(
+        report
+            .conditions
+            .iter()
+            .find(|c| c.number == 1)
+            .unwrap()
+            .violations,
+        1
+    );
+    c.batch_execute("UPDATE warehouse SET w_ytd = w_ytd - 1")
+        .unwrap();
+    assert!(check_consistency(db).unwrap().ok());
+}
+
+fn cancel_stops_the_run_early_with_a_partial_report(db: &postgres::Config) {
+    let cfg = TpccConfig {
+        terminals: 2,
+        ramp_up: Duration::from_secs(1),
+        duration: Duration::from_secs(60),
+        ..TpccConfig::default()
+    };
+    let cancel = AtomicBool::new(false);
+    let began = Instant::now();
+    let r = run(db, &cfg, &cancel, &mut |s| {
+        if s.second == 2 {
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    })
+    .unwrap();
+    let took = began.elapsed();
+    assert!(took < Duration::from_secs(15), "cancel took {took:?}");
+    assert!(r.cancelled);
+    assert!(
+        r.measured_s > 0.0 && r.measured_s < 10.0,
+        "measured {}",
+        r.measured_s
+    );
+    assert_eq!(r.seconds.len(), 2);
+    assert!(r.new_order.commits > 0 && r.tpmc > 0.0);
+}
+
+fn keying_and_think_times_pace_the_terminals(db: &postgres::Config) {
+    let cfg = TpccConfig {
+        terminals: 2,
+        ramp_up: Duration::ZERO,
+        duration: Duration::from_secs(3),
+        keying_and_think: true,
+        ..TpccConfig::default()
+    };
+    let began = Instant::now();
+    let r = run(db, &cfg, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    // Every keying time is at least 2 s: in 3 s a terminal completes at most
+    // one transaction, and the run still ends on time (sleeps are cut short).
+    let done = r.all_commits.total() + r.all_new_order_rollbacks;
+    assert!(done <= 2, "{done} transactions in 3 s with keying times");
+    assert!(
+        began.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        began.elapsed()
+    );
+    assert!(r.seconds.iter().all(|s| !s.ramp_up));
+}
+
+fn loading_into_a_loaded_database_is_refused(db: &postgres::Config) {
+    let e = load(db, 1, 1, 42, &|_| {}).unwrap_err();
+    assert!(matches!(e, TpccError::SchemaExists { .. }), "{e}");
+}
+
+fn running_more_warehouses_than_loaded_is_refused(db: &postgres::Config) {
+    let cfg = TpccConfig {
+        warehouses: 3,
+        ..TpccConfig::default()
+    };
+    let e = run(db, &cfg, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            TpccError::TooFewWarehouses {
+                asked: 3,
+                loaded: 1
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("at most 1"), "{e}");
+}
+
+#[test]
+fn tpcc_on_a_throwaway_postgresql_cluster() {
+    let Some(pg) = PgCluster::start("tpcc_on_a_throwaway_postgresql_cluster") else {
+        return;
+    };
+    let db = pg.database("tpcc");
+    loading_one_warehouse_gives_the_spec_row_counts(&db);
+    let sums: Vec<String> = CHECKED_TABLES.iter().map(|t| checksum(&db, t)).collect();
+
+    // The same seed loads the same rows, whatever the number of workers.
+    let again = pg.database("tpcc_again");
+    load_one_warehouse(&again, 1);
+    for (table, sum) in CHECKED_TABLES.iter().zip(&sums) {
+        assert_eq!(
+            &checksum(&again, table),
+            sum,
+            "{table} differs between two loads of seed 42"
+        );
+    }
+    flashlab_tpcc::drop_schema(&again).unwrap();
+
+    let r = a_run_reports_tpmc_every_type_the_mix_and_ordered_percentiles(&db);
+    the_database_holds_exactly_what_committed(&db, &r);
+    the_consistency_conditions_hold_after_the_run(&db);
+    a_broken_database_fails_the_consistency_check(&db);
+    cancel_stops_the_run_early_with_a_partial_report(&db);
+    the_consistency_conditions_hold_after_the_run(&db);
+    keying_and_think_times_pace_the_terminals(&db);
+    loading_into_a_loaded_database_is_refused(&db);
+    running_more_warehouses_than_loaded_is_refused(&db);
+
+    let empty = pg.database("empty");
+    let e = run(
+        &empty,
+        &TpccConfig::default(),
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(matches!(e, TpccError::NotLoaded { .. }), "{e}");
+}
+
+#[test]
+fn a_bad_connection_is_a_typed_one_line_error() {
+    let mut db = postgres::Config::new();
+    db.host_path("/nonexistent/flashlab-socket-dir")
+        .port(5432)
+        .user("postgres")
+        .dbname("tpcc");
+    let e = load(&db, 1, 1, 1, &|_| {}).unwrap_err();
+    assert!(matches!(e, TpccError::Connect { .. }), "{e:?}");
+    let line = e.to_string();
+    assert!(!line.contains('\n'), "{line}");
+    assert!(
+        line.contains("/nonexistent/flashlab-socket-dir") && line.contains("socket directory"),
+        "{line}"
+    );
+    let e = run(
+        &db,
+        &TpccConfig::default(),
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(matches!(e, TpccError::Connect { .. }), "{e:?}");
+    let e = run(
+        &db,
+        &TpccConfig {
+            terminals: 0,
+            ..TpccConfig::default()
+        },
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(matches!(e, TpccError::InvalidConfig { .. }), "{e:?}");
+    assert!(!e.to_string().contains('\n'));
+}
