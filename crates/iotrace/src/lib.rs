@@ -167,8 +167,12 @@ pub fn check_available() -> Result<(), TraceError> {
         return Err(TraceError::NotRoot);
     }
     let (root, _) = tracefs::ensure_mounted()?;
-    let logical = logical::EVENTS.iter().map(|(s, e)| (*s, *e));
-    for (system, event) in PHYSICAL_EVENTS.iter().copied().chain(logical) {
+    let logical = logical::events();
+    for (system, event) in PHYSICAL_EVENTS
+        .iter()
+        .cloned()
+        .chain(logical.iter().map(|(s, e)| (*s, e.as_str())))
+    {
         if !tracefs::has_event(&root, system, event) {
             return Err(TraceError::Unavailable(format!(
                 "the kernel has no tracepoint {system}/{event} in {}; use a kernel with CONFIG_FTRACE_SYSCALLS and block tracepoints, or pass --no-trace",
@@ -342,7 +346,7 @@ pub fn start(spec: TraceSpec) -> Result<TraceSession, TraceError> {
         instance.set("options/event-fork", "1")?;
         let list: Vec<String> = pids.iter().map(u32::to_string).collect();
         instance.set("set_event_pid", &list.join(" "))?;
-        for (system, event) in logical::EVENTS {
+        for (system, event) in logical::events() {
             instance.set(&format!("events/{system}/{event}/enable"), "1")?;
         }
         let path = spec.out_dir.join("logical.trace");
@@ -410,7 +414,8 @@ impl TraceSession {
             summary.physical_path = Some(path);
         }
         if let Some(r) = logical {
-            let (sink, lost, path) = r?;
+            let (mut sink, lost, path) = r?;
+            sink.finish()?;
             summary.logical = sink.counts;
             summary.logical_lost_events = lost;
             summary.logical_detail = Some(sink.detail);
