@@ -8,7 +8,9 @@
 //! and what was expected.
 //!
 //! Formats:
-//! - `flashlab`: ours (`# flashlab-trace v1`, then `time_ns op offset_bytes size_bytes`);
+//! - `flashlab`: ours (`# flashlab-trace v1`, then `time_ns op offset_bytes size_bytes`;
+//!   a per-file (logical) trace adds `# file` declarations and a file column,
+//!   read with [`parse_file_trace`]);
 //! - `blkparse`: the default text output of blkparse (one action, `D` by default);
 //! - `fio`: fio iolog version 2 (no times) and 3 (ms timestamps);
 //! - `mqsim`: MQSim's ASCII traces (`ns dev sector sectors type`, type 0 = write);
@@ -221,6 +223,11 @@ pub type LineError = (usize, String);
 
 /// Writes traces in flashlab's own format.
 pub use formats::flashlab::TraceWriter;
+
+/// Per-file (logical) traces: flashlab's format with a file column.
+pub use formats::flashlab::{
+    parse_file_trace, FileIo, FileKind, FileOp, FileTrace, FileTraceWriter, TraceFile,
+};
 
 /// What to do with requests that fall outside the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -255,3 +255,55 @@ fn long_fields_are_quoted_not_echoed() {
     .unwrap_err();
     assert!(e.len() < 200, "{} bytes", e.len());
 }
+
+#[test]
+fn a_per_file_trace_round_trips_and_names_its_files() {
+    use flashlab_trace::{parse_file_trace, FileIo, FileKind, FileOp, FileTraceWriter};
+    let mut w = FileTraceWriter::new(Vec::new()).unwrap();
+    w.declare(0, FileKind::Wal, "pg_wal/000000010000000000000001")
+        .unwrap();
+    let wal_write = FileIo {
+        time_ns: 10,
+        op: FileOp::Write,
+        offset_bytes: 8192,
+        size_bytes: 8192,
+        file: 0,
+    };
+    w.write(&wal_write).unwrap();
+    w.declare(1, FileKind::Data, "base/5/16384 with space\n")
+        .unwrap();
+    let fsync = FileIo {
+        time_ns: 20,
+        op: FileOp::Fdatasync,
+        offset_bytes: 0,
+        size_bytes: 0,
+        file: 1,
+    };
+    w.write(&fsync).unwrap();
+    let text = String::from_utf8(w.into_inner()).unwrap();
+    let trace = parse_file_trace(&text).unwrap();
+    assert_eq!(trace.ios, vec![wal_write, fsync]);
+    assert_eq!(trace.files.len(), 2);
+    assert_eq!(trace.files[0].kind, FileKind::Wal);
+    assert_eq!(trace.files[1].path, "base/5/16384 with space");
+    // Still a flashlab trace to detection, but never misread as block IO.
+    assert_eq!(Format::detect(&text), Some(Format::Flashlab));
+    let e = parse(&text, Format::Flashlab, "logical.trace").unwrap_err();
+    assert!(e.contains("line 3") && e.contains("per-file"), "{e}");
+}
+
+#[test]
+fn a_per_file_trace_refuses_undeclared_files_and_block_lines() {
+    use flashlab_trace::parse_file_trace;
+    let e = parse_file_trace("# flashlab-trace v1\n0 W 0 8192 3\n").unwrap_err();
+    assert_eq!(e.0, 2);
+    assert!(e.1.contains("file 3 is used before"), "{}", e.1);
+    let e = parse_file_trace("# file 0 data a\n0 W 0 8192 0\n5 W 0 8192\n").unwrap_err();
+    assert_eq!(e.0, 3);
+    let e = parse_file_trace("# file 0 data a\n# file 0 wal b\n").unwrap_err();
+    assert!(e.1.contains("declared twice"), "{}", e.1);
+    let e = parse_file_trace("# file 0 index a\n").unwrap_err();
+    assert!(e.1.contains("not data, wal or other"), "{}", e.1);
+    let e = parse_file_trace("# file 0 data a\n0 T 0 8192 0\n").unwrap_err();
+    assert!(e.1.contains("R, W, F, D or S"), "{}", e.1);
+}

@@ -1,0 +1,127 @@
+//! Loop devices and mounts for the root-only tests, each removed by a guard.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Skips (with a visible reason) when not root.
+#[macro_export]
+macro_rules! require_root {
+    () => {
+        if !common::is_root() {
+            eprintln!("SKIPPED: needs root (tracefs instances, losetup, mount)");
+            return;
+        }
+    };
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A loop device over a file in /dev/shm, detached and deleted on drop.
+pub struct Loop {
+    pub dev: PathBuf,
+    pub name: String,
+    pub major: u32,
+    pub minor: u32,
+    image: PathBuf,
+}
+
+impl Loop {
+    pub fn new(size_bytes: u64) -> Loop {
+        let image = PathBuf::from(format!(
+            "/dev/shm/flashlab-iotrace-test-{}-{}.img",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let f = std::fs::File::create(&image).unwrap();
+        f.set_len(size_bytes).unwrap();
+        drop(f);
+        let dev = run(Command::new("losetup")
+            .args(["-f", "--show", "--direct-io=on"])
+            .arg(&image));
+        let dev = PathBuf::from(dev.trim());
+        let name = dev.file_name().unwrap().to_str().unwrap().to_string();
+        let mm = std::fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
+        let (major, minor) = mm.trim().split_once(':').unwrap();
+        let l = Loop {
+            dev,
+            name,
+            major: major.parse().unwrap(),
+            minor: minor.parse().unwrap(),
+            image,
+        };
+        l.settle();
+        l
+    }
+
+    /// Waits until udev's probes of a new device are done, so that only
+    /// the test's IO happens while it counts.
+    pub fn settle(&self) {
+        let _ = Command::new("udevadm")
+            .args(["settle", "--timeout=5"])
+            .status();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+
+    /// /sys/block/NAME/stat: reads, read sectors, writes, write sectors,
+    /// discards, discard sectors, flushes.
+    pub fn stat(&self) -> [u64; 7] {
+        let text = std::fs::read_to_string(format!("/sys/block/{}/stat", self.name)).unwrap();
+        let v: Vec<u64> = text
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
+        [v[0], v[2], v[4], v[6], v[11], v[13], v[15]]
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+        let _ = std::fs::remove_file(&self.image);
+    }
+}
+
+/// An ext4 file system on a loop device, unmounted on drop.
+pub struct Mount {
+    pub dir: tempfile::TempDir,
+}
+
+impl Mount {
+    pub fn ext4(dev: &Path) -> Mount {
+        run(Command::new("mkfs.ext4")
+            .args(["-q", "-F", "-b", "4096"])
+            .arg(dev));
+        let dir = tempfile::tempdir().unwrap();
+        run(Command::new("mount").arg(dev).arg(dir.path()));
+        Mount { dir }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// Runs a command, panicking with its stderr on failure.
+pub fn sh(cmd: &mut Command) -> String {
+    run(cmd)
+}
