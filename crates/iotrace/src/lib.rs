@@ -342,6 +342,10 @@ pub fn start(spec: TraceSpec) -> Result<TraceSession, TraceError> {
         instance.set("buffer_size_kb", &LOGICAL_BUFFER_KB.to_string())?;
         instance.set("trace_clock", "mono")?;
         instance.set("options/overwrite", "0")?;
+        // Wake the reader on any event, not when the buffer is half full
+        // (poll's default): paths are read from /proc when the reader sees
+        // an openat, so its lag decides which short-lived fds it can name.
+        instance.set("buffer_percent", "0")?;
         // Follow the tree: children forked later join the pid list.
         instance.set("options/event-fork", "1")?;
         let list: Vec<String> = pids.iter().map(u32::to_string).collect();

@@ -113,6 +113,9 @@ pub struct LogicalDetail {
     pub files: u64,
     /// Counts by file kind (data, wal, other).
     pub by_kind: BTreeMap<String, IoCounts>,
+    /// Requests in the trace by the syscall that made them (e.g. whether
+    /// a DBMS uses pwrite or write for its files).
+    pub by_syscall: BTreeMap<String, u64>,
     /// IOs on an fd whose path could not be found (closed, or its process
     /// gone, before the reader resolved it): not in the trace.
     pub unresolved_ios: u64,
@@ -146,6 +149,7 @@ enum Target {
 /// A request waiting for its fd's path to be confirmed.
 #[derive(Clone, Copy, Debug)]
 struct Queued {
+    call: usize,
     time_ns: u64,
     op: FileOp,
     offset_bytes: u64,
@@ -338,7 +342,7 @@ impl LogicalSink {
         match target {
             Target::Ours(file) => {
                 for q in t.queue {
-                    self.write_io(q.time_ns, q.op, file, q.offset_bytes, q.size_bytes)?;
+                    self.write_io(q.call, q.time_ns, q.op, file, q.offset_bytes, q.size_bytes)?;
                 }
             }
             Target::Unknown => self.detail.unresolved_ios += t.queue.len() as u64,
@@ -394,6 +398,7 @@ impl LogicalSink {
 
     fn write_io(
         &mut self,
+        call: usize,
         time_ns: u64,
         op: FileOp,
         file: u32,
@@ -424,6 +429,11 @@ impl LogicalSink {
             }
         }
         self.detail.file_requests += 1;
+        *self
+            .detail
+            .by_syscall
+            .entry(SYSCALLS[call].to_string())
+            .or_default() += 1;
         self.out
             .write(&FileIo {
                 time_ns: time_ns.saturating_sub(self.t0_ns),
@@ -561,6 +571,7 @@ impl LogicalSink {
                 Target::Foreign => t.foreign_requests += 1,
                 _ if t.queue.len() >= MAX_QUEUED => self.detail.unresolved_ios += 1,
                 _ => t.queue.push(Queued {
+                    call: p.call,
                     time_ns: p.time_ns,
                     op,
                     offset_bytes: offset,
@@ -570,7 +581,7 @@ impl LogicalSink {
             return Ok(());
         }
         match target {
-            Target::Ours(file) => self.write_io(p.time_ns, op, file, offset, size),
+            Target::Ours(file) => self.write_io(p.call, p.time_ns, op, file, offset, size),
             Target::Unknown => {
                 self.detail.unresolved_ios += 1;
                 Ok(())

@@ -212,3 +212,14 @@ pub fn has_event(root: &Path, system: &str, event: &str) -> bool {
         .join("enable")
         .exists()
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lost_events_sum_overruns_and_drops() {
+        let stats = "entries: 3\noverrun: 5\ncommit overrun: 0\nbytes: 184\n\
+                     oldest event ts: 10942.855788\nnow ts: 10943.197456\n\
+                     dropped events: 7\nread events: 0\n";
+        assert_eq!(super::parse_lost(stats), 12);
+    }
+}

@@ -57,6 +57,13 @@ fn writer(path: &Path, inherited_fd: Option<i32>) {
         let mut rbuf = vec![0u8; 8192];
         check(libc::pread(fd, rbuf.as_mut_ptr().cast(), 8192, 0), "pread");
         check(libc::fsync(fd) as isize, "fsync");
+        // Keep the file open a while, as a DBMS keeps its files: a path is
+        // read from /proc after the openat event, and an fd closed before
+        // the reader gets there cannot be named (its requests are counted
+        // as unresolved, never misattributed: the loader's reads below
+        // show that case). A loaded machine can delay the reader by tens
+        // of milliseconds.
+        std::thread::sleep(std::time::Duration::from_millis(500));
         check(libc::close(fd) as isize, "close");
         if let Some(fd) = inherited_fd {
             check(
@@ -130,6 +137,11 @@ fn role() {
                 .ok()
                 .and_then(|v| v.parse().ok());
             writer(&dir.join(name), fd);
+            // Paths are read from /proc/PID/fd after the events: a process
+            // that is gone by then leaves its requests unattributed (counted
+            // in unresolved_ios; docs/oltp-tracing.md). Live long enough
+            // for a reader lagging on a loaded machine.
+            std::thread::sleep(Duration::from_millis(500));
         }
         other => panic!("unknown role {other}"),
     }

@@ -12,9 +12,18 @@ use common::{sh, Loop};
 use flashlab_iotrace::{start, PhysicalSpec, TraceSpec};
 use flashlab_trace::{Format, TraceOp};
 
+/// The tests of this file run one at a time, so that each can count this
+/// process's tracefs instances.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn traced_block_requests_match_the_devices_stat_counters() {
     require_root!();
+    let _serial = serial();
     let dev = Loop::new(64 << 20);
     let out = tempfile::tempdir().unwrap();
     let session = start(TraceSpec {
@@ -115,6 +124,7 @@ fn traced_block_requests_match_the_devices_stat_counters() {
 #[test]
 fn an_instance_is_private_and_removed_at_stop_and_on_drop() {
     require_root!();
+    let _serial = serial();
     let dev = Loop::new(8 << 20);
     let out = tempfile::tempdir().unwrap();
     let spec = TraceSpec {
@@ -146,4 +156,40 @@ fn an_instance_is_private_and_removed_at_stop_and_on_drop() {
     let after =
         std::fs::read_to_string("/sys/kernel/tracing/events/block/block_rq_issue/enable").unwrap();
     assert_eq!(global, after);
+}
+
+#[test]
+fn a_failed_start_is_one_line_and_leaves_no_instance() {
+    require_root!();
+    let _serial = serial();
+    let dev = Loop::new(8 << 20);
+    let out = tempfile::tempdir().unwrap();
+    let mine = || -> usize {
+        std::fs::read_dir("/sys/kernel/tracing/instances")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("flashlab-{}-", std::process::id()))
+            })
+            .count()
+    };
+    // The physical side starts, then the logical side finds no such process.
+    let e = start(TraceSpec {
+        out_dir: out.path().to_path_buf(),
+        logical: Some(flashlab_iotrace::LogicalSpec {
+            root_pid: u32::MAX - 1,
+            under_dir: out.path().to_path_buf(),
+        }),
+        physical: Some(PhysicalSpec {
+            major: dev.major,
+            minor: dev.minor,
+        }),
+    })
+    .err()
+    .expect("no such process");
+    let msg = e.to_string();
+    assert!(msg.contains("no process") && !msg.contains('\n'), "{msg}");
+    assert_eq!(mine(), 0, "the physical instance was removed");
 }

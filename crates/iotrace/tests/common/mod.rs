@@ -10,12 +10,57 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Skips (with a visible reason) when not root.
+/// Whether the root tests can run here: root, loop devices, tracefs and
+/// its tracepoints, and the tools the tests drive. When they cannot: with
+/// FLASHLAB_REQUIRE_ROOT_TESTS=1 (CI) the test fails, otherwise it prints
+/// why it skips and the caller returns.
+pub fn root_tests_possible(test: &str) -> bool {
+    let tools = [
+        ("losetup", "util-linux"),
+        ("blkdiscard", "util-linux"),
+        ("mkfs.ext4", "e2fsprogs"),
+        ("filefrag", "e2fsprogs"),
+        ("fio", "fio"),
+    ];
+    let why = if !is_root() {
+        Some("not running as root".to_string())
+    } else if !Path::new("/dev/loop-control").exists() {
+        Some("no /dev/loop-control".to_string())
+    } else if let Some((tool, package)) = tools.iter().find(|(t, _)| !tool_exists(t)) {
+        Some(format!("{tool} not installed (Debian package {package})"))
+    } else {
+        flashlab_iotrace::check_available()
+            .err()
+            .map(|e| e.to_string())
+    };
+    match why {
+        None => true,
+        Some(why) => {
+            if std::env::var("FLASHLAB_REQUIRE_ROOT_TESTS").as_deref() == Ok("1") {
+                panic!("{test}: cannot run ({why}) and FLASHLAB_REQUIRE_ROOT_TESTS=1");
+            }
+            // Straight to stderr: libtest captures eprintln! of passing tests.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "SKIPPED: {test}: {why}");
+            false
+        }
+    }
+}
+
+fn tool_exists(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(tool).is_file()))
+        .unwrap_or(false)
+        || ["/usr/sbin", "/sbin"]
+            .iter()
+            .any(|d| Path::new(d).join(tool).is_file())
+}
+
+/// Skips (with a visible reason) when the root tests cannot run here.
 #[macro_export]
 macro_rules! require_root {
     () => {
-        if !common::is_root() {
-            eprintln!("SKIPPED: needs root (tracefs instances, losetup, mount)");
+        if !common::root_tests_possible(module_path!()) {
             return;
         }
     };

@@ -1,0 +1,136 @@
+//! Runs a command while tracing, then prints the summary (JSON) and the
+//! logical-vs-physical comparison. Used by bench/oltp_trace_overhead.sh.
+//!
+//! ```text
+//! trace_run --out DIR [--pid PID --under DIR] [--dev MAJOR:MINOR] [--interval-ms N] -- COMMAND ARGS...
+//! ```
+//!
+//! Without `--pid` nothing logical is traced; without `--dev` nothing
+//! physical. `--pid` may be `@FILE` to read the pid from the first line of
+//! FILE (a PostgreSQL data directory's postmaster.pid).
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+use flashlab_iotrace::{analysis, start, LogicalSpec, PhysicalSpec, TraceSpec};
+
+fn usage(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}; usage: trace_run --out DIR [--pid PID|@FILE --under DIR] [--dev MAJOR:MINOR] [--interval-ms N] -- COMMAND ARGS...");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(split) = args.iter().position(|a| a == "--") else {
+        return usage("missing `--` before the command");
+    };
+    let (opts, cmd) = (&args[..split], &args[split + 1..]);
+    if cmd.is_empty() {
+        return usage("no command after `--`");
+    }
+    let mut out = None;
+    let mut pid = None;
+    let mut under = None;
+    let mut dev = None;
+    let mut interval_ms = 1000u64;
+    let mut it = opts.iter();
+    while let Some(flag) = it.next() {
+        let Some(value) = it.next() else {
+            return usage(&format!("{flag} needs a value"));
+        };
+        match flag.as_str() {
+            "--out" => out = Some(PathBuf::from(value)),
+            "--pid" => {
+                let text = match value.strip_prefix('@') {
+                    Some(file) => match std::fs::read_to_string(file) {
+                        Ok(t) => t.lines().next().unwrap_or("").to_string(),
+                        Err(e) => return usage(&format!("cannot read {file}: {e}")),
+                    },
+                    None => value.clone(),
+                };
+                match text.trim().parse::<u32>() {
+                    Ok(p) => pid = Some(p),
+                    Err(_) => return usage(&format!("--pid '{text}' is not a pid")),
+                }
+            }
+            "--under" => under = Some(PathBuf::from(value)),
+            "--dev" => {
+                let parsed = value
+                    .split_once(':')
+                    .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+                match parsed {
+                    Some((major, minor)) => dev = Some(PhysicalSpec { major, minor }),
+                    None => return usage(&format!("--dev '{value}' is not MAJOR:MINOR")),
+                }
+            }
+            "--interval-ms" => match value.parse() {
+                Ok(v) if v > 0 => interval_ms = v,
+                _ => return usage(&format!("--interval-ms '{value}' is not a positive number")),
+            },
+            other => return usage(&format!("unknown flag {other}")),
+        }
+    }
+    let Some(out) = out else {
+        return usage("--out is required");
+    };
+    let logical = match (pid, under) {
+        (Some(root_pid), Some(under_dir)) => Some(LogicalSpec {
+            root_pid,
+            under_dir,
+        }),
+        (None, None) => None,
+        _ => return usage("--pid and --under go together"),
+    };
+    let session = match start(TraceSpec {
+        out_dir: out.clone(),
+        logical,
+        physical: dev,
+    }) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let status = Command::new(&cmd[0]).args(&cmd[1..]).status();
+    let summary = match session.stop() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    eprintln!(
+        "traced {:.1} s: logical {} reads / {} writes / {} fsyncs, physical {} reads / {} writes / {} flushes, {} events lost",
+        summary.duration_ns as f64 / 1e9,
+        summary.logical.reads,
+        summary.logical.writes,
+        summary.logical.flushes,
+        summary.physical.reads,
+        summary.physical.writes,
+        summary.physical.flushes,
+        summary.lost_events
+    );
+    if let (Some(l), Some(p)) = (&summary.logical_path, &summary.physical_path) {
+        match analysis::compare(l, p, interval_ms * 1_000_000) {
+            Ok(c) => eprintln!(
+                "file-system write amplification (physical / logical bytes written): {}",
+                c.fs_write_amplification
+                    .map(|w| format!("{w:.2}"))
+                    .unwrap_or_else(|| "n/a (nothing written logically)".to_string())
+            ),
+            Err(e) => eprintln!("analysis failed: {e}"),
+        }
+    }
+    match status {
+        Ok(s) if s.success() => ExitCode::SUCCESS,
+        Ok(s) => {
+            eprintln!("error: the command exited with {s}");
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("error: cannot run {}: {e}", cmd[0]);
+            ExitCode::from(2)
+        }
+    }
+}
