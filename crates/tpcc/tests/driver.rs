@@ -23,11 +23,26 @@ fn count(db: &postgres::Config, sql: &str) -> i64 {
         .get(0)
 }
 
-/// An order-independent checksum of a whole table's rows.
-fn checksum(db: &postgres::Config, table: &str) -> String {
+/// An order-independent checksum of a table's rows of warehouse 1 (all of
+/// ITEM).
+fn checksum_of_warehouse_1(db: &postgres::Config, table: &str) -> String {
+    let filter = match table {
+        "item" => "true",
+        "warehouse" => "w_id = 1",
+        "district" => "d_w_id = 1",
+        "customer" => "c_w_id = 1",
+        "history" => "h_w_id = 1",
+        "new_order" => "no_w_id = 1",
+        "orders" => "o_w_id = 1",
+        "order_line" => "ol_w_id = 1",
+        "stock" => "s_w_id = 1",
+        _ => unreachable!("{table}"),
+    };
     let mut c = db.connect(postgres::NoTls).unwrap();
     c.query_one(
-        &format!("SELECT md5(string_agg(t::text, '|' ORDER BY t::text)) FROM {table} t"),
+        &format!(
+            "SELECT md5(string_agg(t::text, '|' ORDER BY t::text)) FROM {table} t WHERE {filter}"
+        ),
         &[],
     )
     .unwrap()
@@ -46,9 +61,9 @@ const CHECKED_TABLES: [&str; 9] = [
     "stock",
 ];
 
-fn load_one_warehouse(db: &postgres::Config, workers: u32) -> LoadReport {
+fn load_warehouses(db: &postgres::Config, warehouses: u32, workers: u32) -> LoadReport {
     let phases = Mutex::new(Vec::new());
-    let report = load(db, 1, workers, 42, &|p: LoadProgress| {
+    let report = load(db, warehouses, workers, 42, &|p: LoadProgress| {
         phases.lock().unwrap().push(p.phase)
     })
     .unwrap();
@@ -59,7 +74,7 @@ fn load_one_warehouse(db: &postgres::Config, workers: u32) -> LoadReport {
 }
 
 fn loading_one_warehouse_gives_the_spec_row_counts(db: &postgres::Config) -> LoadReport {
-    let r = load_one_warehouse(db, 2);
+    let r = load_warehouses(db, 1, 2);
     eprintln!(
         "loaded 1 warehouse: {} rows in {:.1} s (data {:.1} s, indexes {:.1} s, analyze {:.1} s), {} MiB",
         r.total_rows,
@@ -235,6 +250,43 @@ fn the_database_holds_exactly_what_committed(db: &postgres::Config, r: &TpccRepo
     assert_eq!(r.delivery_skipped_districts, 0);
 }
 
+fn remote_orders_and_payments_reach_the_other_warehouse(db: &postgres::Config) {
+    let cfg = TpccConfig {
+        warehouses: 2,
+        terminals: 4,
+        ramp_up: Duration::ZERO,
+        duration: Duration::from_secs(4),
+        ..TpccConfig::default()
+    };
+    let r = run(db, &cfg, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    assert!(
+        r.all_commits.new_order >= 100,
+        "only {} New-Orders",
+        r.all_commits.new_order
+    );
+    // About 1 % of order lines come from the other warehouse (10 per
+    // 100 New-Orders): none at all would be a 1-in-e^10 event, or a bug.
+    assert!(count(db, "SELECT sum(s_remote_cnt) FROM stock") > 0);
+    assert!(count(db, "SELECT count(*) FROM orders WHERE o_all_local = 0") > 0);
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(*) FROM order_line WHERE ol_supply_w_id <> ol_w_id"
+        ),
+        count(db, "SELECT sum(s_remote_cnt) FROM stock")
+    );
+    // 15 % of Payments pay for a customer of the other warehouse.
+    assert!(count(db, "SELECT count(*) FROM history WHERE h_c_w_id <> h_w_id") > 0);
+    // Both warehouses were home to terminals.
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(DISTINCT o_w_id) FROM orders WHERE o_id > 3000"
+        ),
+        2
+    );
+}
+
 fn the_consistency_conditions_hold_after_the_run(db: &postgres::Config) {
     let c = check_consistency(db).unwrap();
     assert!(c.conditions.len() >= 4);
@@ -341,19 +393,28 @@ fn tpcc_on_a_throwaway_postgresql_cluster() {
     };
     let db = pg.database("tpcc");
     loading_one_warehouse_gives_the_spec_row_counts(&db);
-    let sums: Vec<String> = CHECKED_TABLES.iter().map(|t| checksum(&db, t)).collect();
+    let sums: Vec<String> = CHECKED_TABLES
+        .iter()
+        .map(|t| checksum_of_warehouse_1(&db, t))
+        .collect();
 
-    // The same seed loads the same rows, whatever the number of workers.
-    let again = pg.database("tpcc_again");
-    load_one_warehouse(&again, 1);
+    // The same seed loads the same rows, whatever the number of workers and
+    // of warehouses: warehouse 1 of a two-warehouse load by three workers is
+    // warehouse 1 of the one-warehouse load by two.
+    let two = pg.database("tpcc_two");
+    let r2 = load_warehouses(&two, 2, 3);
+    assert_eq!(r2.rows.stock, 200_000);
+    assert_eq!(r2.rows.item, 100_000);
     for (table, sum) in CHECKED_TABLES.iter().zip(&sums) {
         assert_eq!(
-            &checksum(&again, table),
+            &checksum_of_warehouse_1(&two, table),
             sum,
             "{table} differs between two loads of seed 42"
         );
     }
-    flashlab_tpcc::drop_schema(&again).unwrap();
+    remote_orders_and_payments_reach_the_other_warehouse(&two);
+    the_consistency_conditions_hold_after_the_run(&two);
+    flashlab_tpcc::drop_schema(&two).unwrap();
 
     let r = a_run_reports_tpmc_every_type_the_mix_and_ordered_percentiles(&db);
     the_database_holds_exactly_what_committed(&db, &r);
