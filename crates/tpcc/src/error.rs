@@ -78,6 +78,8 @@ pub enum TpccError {
         #[source]
         source: std::io::Error,
     },
+    #[error("the load was cancelled; the database holds a partial load: drop it (flashlab_tpcc::drop_schema) before loading again")]
+    Cancelled,
     #[error("a loader or terminal thread panicked: {0}; this is a bug in flashlab-tpcc, please report it")]
     Panicked(String),
 }

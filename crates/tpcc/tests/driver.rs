@@ -389,6 +389,46 @@ fn keying_and_think_times_pace_the_terminals(db: &postgres::Config) {
     assert!(r.seconds.iter().all(|s| !s.ramp_up));
 }
 
+fn a_cancelled_load_stops_early_and_drops_cleanly(db: &postgres::Config) {
+    let cancel = AtomicBool::new(false);
+    let began = Mutex::new(None);
+    let e = std::thread::scope(|s| {
+        s.spawn(|| {
+            // Cancel 300 ms into the data phase: mid-COPY (a warehouse's data
+            // takes seconds here).
+            while began.lock().unwrap().is_none() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            std::thread::sleep(Duration::from_millis(300));
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        flashlab_tpcc::load_cancellable(db, 1, 2, SEED, &cancel, &|p| {
+            if p.phase == LoadPhase::Data {
+                began.lock().unwrap().get_or_insert(Instant::now());
+            }
+        })
+        .unwrap_err()
+    });
+    assert!(matches!(e, TpccError::Cancelled), "{e}");
+    assert!(!e.to_string().contains('\n'));
+    let rows: i64 = ["item", "stock", "customer", "order_line"]
+        .iter()
+        .map(|t| count(db, &format!("SELECT count(*) FROM {t}")))
+        .sum();
+    assert!(
+        rows < 100_000 + 100_000 + 30_000 + 150_000,
+        "{rows} rows after a cancel"
+    );
+    flashlab_tpcc::drop_schema(db).unwrap();
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+        ),
+        0
+    );
+}
+
 fn loading_into_a_loaded_database_is_refused(db: &postgres::Config) {
     let e = load(db, 1, 1, 42, &|_| {}).unwrap_err();
     assert!(matches!(e, TpccError::SchemaExists { .. }), "{e}");
@@ -438,6 +478,8 @@ fn tpcc_on_a_throwaway_postgresql_cluster() {
         matches!(e, TpccError::Connect { .. }) && e.to_string().contains("create the database"),
         "{e}"
     );
+
+    a_cancelled_load_stops_early_and_drops_cleanly(&pg.database("cancelled"));
 
     let empty = pg.database("empty");
     let e = run(
