@@ -24,8 +24,8 @@ mod txn;
 pub use consistency::{check_consistency, ConditionResult, ConsistencyReport};
 pub use error::TpccError;
 pub use load::{
-    drop_schema, generate_rows, load, load_cancellable, LoadPhase, LoadProgress, LoadReport,
-    TableRows, LOAD_TIMESTAMP,
+    drop_schema, estimated_database_bytes, generate_rows, load, load_cancellable, LoadPhase,
+    LoadProgress, LoadReport, TableRows, LOAD_TIMESTAMP,
 };
 pub use run::{
     run, NurandConstants, PerType, ResponseTimes, SecondSample, TpccConfig, TpccReport, TypeReport,

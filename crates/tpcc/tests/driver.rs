@@ -92,6 +92,13 @@ fn loading_two_warehouses_gives_the_spec_row_counts(db: &postgres::Config) -> Lo
     assert_eq!(r.rows.order_line, lines as u64);
     assert_eq!(r.rows.stock, 100_000 * w as u64);
     assert_eq!(r.total_rows, r.rows.total());
+    // The size estimate for device sizing holds within 10 %.
+    let estimate = flashlab_tpcc::estimated_database_bytes(WAREHOUSES as u32) as f64;
+    let size = r.database_size_bytes as f64;
+    assert!(
+        (size - estimate).abs() < 0.1 * estimate,
+        "{size} bytes, estimated {estimate}"
+    );
     // Undelivered orders are the last 900 of each district.
     assert_eq!(count(db, "SELECT min(no_o_id) FROM new_order"), 2101);
     assert_eq!(
@@ -459,10 +466,17 @@ fn tpcc_on_a_throwaway_postgresql_cluster() {
         return;
     };
     let db = pg.database("tpcc");
-    loading_two_warehouses_gives_the_spec_row_counts(&db);
+    let loaded = loading_two_warehouses_gives_the_spec_row_counts(&db);
     the_database_holds_the_rows_the_seed_defines(&db);
     let r = a_run_reports_tpmc_every_type_the_mix_and_ordered_percentiles(&db);
     the_database_holds_exactly_what_committed(&db, &r);
+    let grown = count(&db, "SELECT pg_database_size(current_database())")
+        - loaded.database_size_bytes as i64;
+    eprintln!(
+        "the run grew the database by {} KiB: {} bytes per New-Order",
+        grown >> 10,
+        grown / r.all_commits.new_order.max(1) as i64
+    );
     remote_orders_and_payments_reached_the_other_warehouse(&db, &r);
     the_consistency_conditions_hold_after_the_run(&db);
     a_broken_database_fails_the_consistency_check(&db);
