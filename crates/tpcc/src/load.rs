@@ -53,7 +53,7 @@ pub fn load_constants(seed: u64) -> NuConstants {
 /// `load`): 20 MiB (an empty database, ITEM and its key) plus 100 MiB per
 /// warehouse, as measured with PostgreSQL 15 (119 MiB for one warehouse,
 /// 219 MiB for two; a test keeps the estimate within 10 %). A run adds to
-/// it (a 5 s test run: about 5.5 KB per New-Order, new rows and the new
+/// it (5 s test runs: 4-6 KB per New-Order, new rows and the new
 /// versions of updated rows together), and the WAL comes on top: for sizing
 /// a device, not a promise.
 pub fn estimated_database_bytes(warehouses: u32) -> u64 {

@@ -219,6 +219,19 @@ fn retryable(e: &postgres::Error) -> bool {
     matches!(e.code(), Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED)
 }
 
+/// A lost connection, or the server going away (SQLSTATE class 08,
+/// connection exception, and 57, operator intervention: shutdown, crash,
+/// terminated backend): the terminal cannot go on.
+fn fatal(e: &postgres::Error) -> bool {
+    match e.as_db_error() {
+        None => true,
+        Some(db) => {
+            let code = db.code().code();
+            code.starts_with("08") || code.starts_with("57")
+        }
+    }
+}
+
 /// Sleeps until `until` unless `stop` is set first (checked every 50 ms).
 fn sleep_until(until: Instant, stop: &AtomicBool) {
     loop {
@@ -501,7 +514,7 @@ fn terminal(shared: &Shared<'_>, t: u32) -> Option<TerminalStats> {
                 }
             }
             // A lost connection ends the run; a failed statement is counted.
-            Err(e) if e.as_db_error().is_none() || client.is_closed() => {
+            Err(e) if fatal(&e) || client.is_closed() => {
                 fail(TpccError::Terminal {
                     terminal: t,
                     transaction: kind.name(),

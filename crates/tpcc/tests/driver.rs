@@ -436,6 +436,40 @@ fn a_cancelled_load_stops_early_and_drops_cleanly(db: &postgres::Config) {
     );
 }
 
+fn a_lost_connection_stops_the_run_with_a_one_line_error(db: &postgres::Config) {
+    let cfg = TpccConfig {
+        terminals: 2,
+        ramp_up: Duration::ZERO,
+        duration: Duration::from_secs(60),
+        ..TpccConfig::default()
+    };
+    let began = Instant::now();
+    let mut admin = db.connect(postgres::NoTls).unwrap();
+    let e = run(db, &cfg, &AtomicBool::new(false), &mut |s| {
+        if s.second == 1 {
+            // What a server restart or an administrator does to the terminals.
+            admin
+                .batch_execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                     WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                )
+                .unwrap();
+        }
+    })
+    .unwrap_err();
+    assert!(
+        began.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        began.elapsed()
+    );
+    assert!(matches!(e, TpccError::Terminal { .. }), "{e:?}");
+    let line = e.to_string();
+    assert!(
+        !line.contains('\n') && line.contains("the run was stopped"),
+        "{line}"
+    );
+}
+
 fn loading_into_a_loaded_database_is_refused(db: &postgres::Config) {
     let e = load(db, 1, 1, 42, &|_| {}).unwrap_err();
     assert!(matches!(e, TpccError::SchemaExists { .. }), "{e}");
@@ -483,6 +517,7 @@ fn tpcc_on_a_throwaway_postgresql_cluster() {
     cancel_stops_the_run_early_with_a_partial_report(&db);
     the_consistency_conditions_hold_after_the_run(&db);
     keying_and_think_times_pace_the_terminals(&db);
+    a_lost_connection_stops_the_run_with_a_one_line_error(&db);
     loading_into_a_loaded_database_is_refused(&db);
     running_more_warehouses_than_loaded_is_refused(&db);
 
