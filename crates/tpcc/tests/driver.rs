@@ -207,6 +207,10 @@ fn a_run_reports_tpmc_every_type_the_mix_and_ordered_percentiles(
     );
     assert!(!r.cancelled);
     assert!(r.tpmc > 0.0);
+    assert!(r.started_unix_ns > 1_700_000_000_000_000_000 && r.started_monotonic_ns > 0);
+    // The report survives a JSON round trip (flashlab oltp saves it).
+    let json = serde_json::to_string(&r).unwrap();
+    assert_eq!(serde_json::from_str::<TpccReport>(&json).unwrap(), r);
     assert!(
         (r.measured_s - 5.0).abs() < 1e-6,
         "measured window {}",
@@ -464,6 +468,7 @@ fn a_lost_connection_stops_the_run_with_a_one_line_error(db: &postgres::Config) 
     );
     assert!(matches!(e, TpccError::Terminal { .. }), "{e:?}");
     let line = e.to_string();
+    eprintln!("terminals cut off: {line}");
     assert!(
         !line.contains('\n') && line.contains("the run was stopped"),
         "{line}"
