@@ -20,9 +20,32 @@ pub(crate) fn one_line(e: &postgres::Error) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// What fixes a failed connection, from the server's answer if there was one.
+fn connect_fix(e: &postgres::Error) -> &'static str {
+    use postgres::error::SqlState;
+    match e.code() {
+        Some(c) if *c == SqlState::TOO_MANY_CONNECTIONS => {
+            "use fewer terminals or loader workers, or raise the server's max_connections"
+        }
+        Some(c) if *c == SqlState::INVALID_CATALOG_NAME => {
+            "create the database first (createdb), or name an existing one"
+        }
+        Some(c)
+            if *c == SqlState::INVALID_PASSWORD
+                || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION =>
+        {
+            "check the user name and the server's pg_hba.conf"
+        }
+        Some(c) if *c == SqlState::CANNOT_CONNECT_NOW => {
+            "the server is starting or stopping: wait until it accepts connections"
+        }
+        _ => "check the socket directory and port, and that the server is running",
+    }
+}
+
 #[derive(Debug, Error)]
 pub enum TpccError {
-    #[error("cannot connect to PostgreSQL at {target}: {}; check the socket directory and port, and that the server is running", one_line(.source))]
+    #[error("cannot connect to PostgreSQL at {target}: {}; {}", one_line(.source), connect_fix(.source))]
     Connect {
         target: String,
         #[source]
@@ -55,6 +78,8 @@ pub enum TpccError {
         #[source]
         source: std::io::Error,
     },
+    #[error("the load was cancelled; the database holds a partial load: drop it (flashlab_tpcc::drop_schema) before loading again")]
+    Cancelled,
     #[error("a loader or terminal thread panicked: {0}; this is a bug in flashlab-tpcc, please report it")]
     Panicked(String),
 }

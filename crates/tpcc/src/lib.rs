@@ -23,7 +23,10 @@ mod txn;
 
 pub use consistency::{check_consistency, ConditionResult, ConsistencyReport};
 pub use error::TpccError;
-pub use load::{drop_schema, load, LoadPhase, LoadProgress, LoadReport, TableRows, LOAD_TIMESTAMP};
+pub use load::{
+    drop_schema, estimated_database_bytes, generate_rows, load, load_cancellable, LoadPhase,
+    LoadProgress, LoadReport, TableRows, LOAD_TIMESTAMP,
+};
 pub use run::{
     run, NurandConstants, PerType, ResponseTimes, SecondSample, TpccConfig, TpccReport, TypeReport,
     MAX_RETRIES,

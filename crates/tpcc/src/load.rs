@@ -49,6 +49,17 @@ pub fn load_constants(seed: u64) -> NuConstants {
     NuConstants::random(&mut Rng::stream(seed, &[S_CONSTANTS]))
 }
 
+/// About how large a freshly loaded database is (pg_database_size after
+/// `load`): 20 MiB (an empty database, ITEM and its key) plus 100 MiB per
+/// warehouse, as measured with PostgreSQL 15 (119 MiB for one warehouse,
+/// 219 MiB for two; a test keeps the estimate within 10 %). A run adds to
+/// it (5 s test runs: 4-6 KB per New-Order, new rows and the new
+/// versions of updated rows together), and the WAL comes on top: for sizing
+/// a device, not a promise.
+pub fn estimated_database_bytes(warehouses: u32) -> u64 {
+    (20 + 100 * warehouses as u64) << 20
+}
+
 /// What the loader is doing, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -198,6 +209,28 @@ pub fn load(
     seed: u64,
     progress: &(dyn Fn(LoadProgress) + Sync),
 ) -> Result<LoadReport, TpccError> {
+    load_cancellable(
+        db,
+        warehouses,
+        load_workers,
+        seed,
+        &AtomicBool::new(false),
+        progress,
+    )
+}
+
+/// `load`, stopped with `TpccError::Cancelled` soon after `cancel` is set
+/// (within about a megabyte of COPY data, or after the index or ANALYZE
+/// statement in progress). The database then holds a partial load: drop it
+/// with `drop_schema`.
+pub fn load_cancellable(
+    db: &postgres::Config,
+    warehouses: u32,
+    load_workers: u32,
+    seed: u64,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(LoadProgress) + Sync),
+) -> Result<LoadReport, TpccError> {
     if warehouses == 0 {
         return Err(TpccError::InvalidConfig {
             problem: "0 warehouses".into(),
@@ -249,10 +282,10 @@ pub fn load(
         .collect();
     let rows = RowCounters::default();
     let done = AtomicU64::new(0);
-    run_parallel(db, load_workers, tasks.len(), |client, i| {
+    run_parallel(db, load_workers, tasks.len(), cancel, |client, i| {
         match tasks[i] {
-            Task::Item => copy(client, "item", &rows.item, |w| gen_item(seed, w))?,
-            Task::Warehouse(w_id) => load_warehouse(client, seed, w_id, &rows)?,
+            Task::Item => copy(client, "item", &rows.item, cancel, |w| gen_item(seed, w))?,
+            Task::Warehouse(w_id) => load_warehouse(client, seed, w_id, &rows, cancel)?,
         }
         let d = match tasks[i] {
             Task::Item => done.load(Ordering::Relaxed),
@@ -266,21 +299,36 @@ pub fn load(
 
     report(LoadPhase::Indexes, warehouses, rows.total());
     let index_start = Instant::now();
-    run_parallel(db, load_workers, schema::INDEXES.len(), |client, i| {
-        client
-            .batch_execute("SET maintenance_work_mem = '128MB'")
-            .during("building indexes")?;
-        client
-            .batch_execute(schema::INDEXES[i])
-            .during("building indexes")
-    })?;
+    run_parallel(
+        db,
+        load_workers,
+        schema::INDEXES.len(),
+        cancel,
+        |client, i| {
+            client
+                .batch_execute("SET maintenance_work_mem = '128MB'")
+                .during("building indexes")?;
+            client
+                .batch_execute(schema::INDEXES[i])
+                .during("building indexes")
+        },
+    )?;
     let index_s = index_start.elapsed().as_secs_f64();
 
     report(LoadPhase::Analyze, warehouses, rows.total());
     let analyze_start = Instant::now();
-    client
-        .batch_execute("ANALYZE")
-        .during("analyzing the loaded tables")?;
+    // One table per worker: ANALYZE of the whole database is single-threaded.
+    run_parallel(
+        db,
+        load_workers,
+        schema::TABLES.len(),
+        cancel,
+        |client, i| {
+            client
+                .batch_execute(&format!("ANALYZE {}", schema::TABLES[i]))
+                .during("analyzing the loaded tables")
+        },
+    )?;
     let analyze_s = analyze_start.elapsed().as_secs_f64();
     let size: i64 = client
         .query_one("SELECT pg_database_size(current_database())", &[])
@@ -302,11 +350,13 @@ pub fn load(
 }
 
 /// Runs tasks 0..n on `workers` threads, each with its own connection; the
-/// first error stops the others (between tasks) and is returned.
+/// first error stops the others (between tasks) and is returned; so does a
+/// cancel.
 fn run_parallel(
     db: &postgres::Config,
     workers: u32,
     n: usize,
+    cancel: &AtomicBool,
     task: impl Fn(&mut postgres::Client, usize) -> Result<(), TpccError> + Sync,
 ) -> Result<(), TpccError> {
     let next = AtomicUsize::new(0);
@@ -321,6 +371,9 @@ fn run_parallel(
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         if i >= n || failed.load(Ordering::Relaxed) {
                             return Ok(());
+                        }
+                        if cancel.load(Ordering::Relaxed) {
+                            return Err(TpccError::Cancelled);
                         }
                         task(&mut client, i)?;
                     }
@@ -346,23 +399,65 @@ fn copy(
     client: &mut postgres::Client,
     table: &'static str,
     counter: &AtomicU64,
+    cancel: &AtomicBool,
     gen: impl FnOnce(&mut dyn Write) -> io::Result<u64>,
 ) -> Result<(), TpccError> {
     let sql = format!("COPY {table} FROM STDIN");
     let writer = client.copy_in(&sql).during("starting a COPY")?;
-    let mut buffered = BufWriter::with_capacity(1 << 20, writer);
+    // Dropping the writer unfinished (on an error or a cancel) aborts the COPY.
+    let mut buffered = BufWriter::with_capacity(
+        1 << 20,
+        Cancellable {
+            inner: writer,
+            cancel,
+        },
+    );
     let rows = gen(&mut buffered).map_err(|e| copy_error(table, e))?;
     let writer = buffered
         .into_inner()
         .map_err(|e| copy_error(table, e.into_error()))?;
-    writer.finish().during("finishing a COPY")?;
+    writer.inner.finish().during("finishing a COPY")?;
     counter.fetch_add(rows, Ordering::Relaxed);
     Ok(())
+}
+
+/// The marker error of a cancelled COPY.
+#[derive(Debug)]
+struct LoadCancelled;
+
+impl std::fmt::Display for LoadCancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("load cancelled")
+    }
+}
+
+impl std::error::Error for LoadCancelled {}
+
+/// A COPY writer that fails (with `LoadCancelled`) once `cancel` is set.
+struct Cancellable<'a, W> {
+    inner: W,
+    cancel: &'a AtomicBool,
+}
+
+impl<W: Write> Write for Cancellable<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(io::Error::other(LoadCancelled));
+        }
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// A COPY write failed: the writer wraps the server's error in an IO error;
 /// unwrap it so the message is PostgreSQL's.
 fn copy_error(table: &'static str, e: io::Error) -> TpccError {
+    if e.get_ref().is_some_and(|inner| inner.is::<LoadCancelled>()) {
+        return TpccError::Cancelled;
+    }
     if e.get_ref()
         .is_some_and(|inner| inner.is::<postgres::Error>())
     {
@@ -382,30 +477,57 @@ fn load_warehouse(
     seed: u64,
     w_id: i64,
     rows: &RowCounters,
+    cancel: &AtomicBool,
 ) -> Result<(), TpccError> {
-    copy(client, "warehouse", &rows.warehouse, |w| {
+    let c = cancel;
+    copy(client, "warehouse", &rows.warehouse, c, |w| {
         gen_warehouse(seed, w_id, w)
     })?;
-    copy(client, "district", &rows.district, |w| {
+    copy(client, "district", &rows.district, c, |w| {
         gen_district(seed, w_id, w)
     })?;
-    copy(client, "customer", &rows.customer, |w| {
+    copy(client, "customer", &rows.customer, c, |w| {
         gen_customer(seed, w_id, w)
     })?;
-    copy(client, "history", &rows.history, |w| {
+    copy(client, "history", &rows.history, c, |w| {
         gen_history(seed, w_id, w)
     })?;
-    copy(client, "orders", &rows.orders, |w| {
+    copy(client, "orders", &rows.orders, c, |w| {
         gen_orders(seed, w_id, w)
     })?;
-    copy(client, "order_line", &rows.order_line, |w| {
+    copy(client, "order_line", &rows.order_line, c, |w| {
         gen_order_line(seed, w_id, w)
     })?;
-    copy(client, "new_order", &rows.new_order, |w| {
+    copy(client, "new_order", &rows.new_order, c, |w| {
         gen_new_order(w_id, w)
     })?;
-    copy(client, "stock", &rows.stock, |w| gen_stock(seed, w_id, w))?;
+    copy(client, "stock", &rows.stock, c, |w| {
+        gen_stock(seed, w_id, w)
+    })?;
     Ok(())
+}
+
+/// The rows the loader writes into `table` for warehouse `w_id` (all of
+/// ITEM for "item"), as COPY text in primary-key order: what
+/// `COPY (SELECT * FROM table WHERE <warehouse> = w_id ORDER BY <key>) TO
+/// STDOUT` prints after a load with this seed (the tests compare the two).
+pub fn generate_rows(seed: u64, table: &str, w_id: u32, out: &mut dyn Write) -> io::Result<u64> {
+    let w = w_id as i64;
+    match table {
+        "item" => gen_item(seed, out),
+        "warehouse" => gen_warehouse(seed, w, out),
+        "district" => gen_district(seed, w, out),
+        "customer" => gen_customer(seed, w, out),
+        "history" => gen_history(seed, w, out),
+        "orders" => gen_orders(seed, w, out),
+        "order_line" => gen_order_line(seed, w, out),
+        "new_order" => gen_new_order(w, out),
+        "stock" => gen_stock(seed, w, out),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("no TPC-C table {table:?}"),
+        )),
+    }
 }
 
 // ---- Row generators: COPY text format (tab-separated, \N for NULL). Our

@@ -146,6 +146,11 @@ pub struct TpccReport {
     pub seed: u64,
     /// The run was cancelled before its end: the figures cover what ran.
     pub cancelled: bool,
+    /// When the run (ramp-up) started: wall clock, nanoseconds since the Unix
+    /// epoch, and CLOCK_MONOTONIC, to line the per-second series up with IO
+    /// traces taken in the same run.
+    pub started_unix_ns: u64,
+    pub started_monotonic_ns: u64,
     /// Length of the measured window (after ramp-up), seconds.
     pub measured_s: f64,
     /// New-Order commits per minute over the measured window.
@@ -217,6 +222,33 @@ impl TerminalStats {
 
 fn retryable(e: &postgres::Error) -> bool {
     matches!(e.code(), Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED)
+}
+
+/// A lost connection, or the server going away (SQLSTATE class 08,
+/// connection exception, and 57, operator intervention: shutdown, crash,
+/// terminated backend): the terminal cannot go on.
+fn fatal(e: &postgres::Error) -> bool {
+    match e.as_db_error() {
+        None => true,
+        Some(db) => {
+            let code = db.code().code();
+            code.starts_with("08") || code.starts_with("57")
+        }
+    }
+}
+
+/// CLOCK_MONOTONIC now, in nanoseconds (what `Instant` reads on Linux).
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into the valid pointer.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Sleeps until `until` unless `stop` is set first (checked every 50 ms).
@@ -293,6 +325,10 @@ pub fn run(
     let constants = NuConstants::for_run(&load_c, &mut Rng::stream(cfg.seed, &[0x0072_756e]));
 
     let start = Instant::now();
+    let started_monotonic_ns = monotonic_ns();
+    let started_unix_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
     let ramp_end = start + cfg.ramp_up;
     let shared = Shared {
         db,
@@ -390,6 +426,8 @@ pub fn run(
         results.into_iter().flatten().collect(),
         seconds,
     );
+    report.started_unix_ns = started_unix_ns;
+    report.started_monotonic_ns = started_monotonic_ns;
     report.all_commits = PerType::from_array([all[0], all[1], all[2], all[3], all[4]]);
     report.all_new_order_rollbacks = all[5];
     Ok(report)
@@ -501,7 +539,7 @@ fn terminal(shared: &Shared<'_>, t: u32) -> Option<TerminalStats> {
                 }
             }
             // A lost connection ends the run; a failed statement is counted.
-            Err(e) if e.as_db_error().is_none() || client.is_closed() => {
+            Err(e) if fatal(&e) || client.is_closed() => {
                 fail(TpccError::Terminal {
                     terminal: t,
                     transaction: kind.name(),
@@ -594,6 +632,8 @@ fn report(
         keying_and_think: cfg.keying_and_think,
         seed: cfg.seed,
         cancelled,
+        started_unix_ns: 0,
+        started_monotonic_ns: 0,
         measured_s,
         tpmc: all.commits[0] as f64 * per_min,
         transactions_per_s: if measured_s > 0.0 {
