@@ -224,6 +224,15 @@ fn retryable(e: &postgres::Error) -> bool {
     matches!(e.code(), Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED)
 }
 
+/// Sets the flag when dropped, also while unwinding.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// A lost connection, or the server going away (SQLSTATE class 08,
 /// connection exception, and 57, operator intervention: shutdown, crash,
 /// terminated backend): the terminal cannot go on.
@@ -352,6 +361,9 @@ pub fn run(
                 })
             })
             .collect();
+        // Should `on_second` panic, the terminals stop before the scope waits
+        // for them (instead of running to the end of the duration).
+        let _stop_terminals = StopOnDrop(&shared.stop);
         // The monitor: one sample per second, cancel and failure checks.
         let mut prev = [0u64; 8];
         let mut second = 0u32;

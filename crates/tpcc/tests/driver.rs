@@ -475,6 +475,29 @@ fn a_lost_connection_stops_the_run_with_a_one_line_error(db: &postgres::Config) 
     );
 }
 
+fn a_panicking_callback_stops_the_terminals(db: &postgres::Config) {
+    let cfg = TpccConfig {
+        terminals: 2,
+        ramp_up: Duration::ZERO,
+        duration: Duration::from_secs(60),
+        ..TpccConfig::default()
+    };
+    let began = Instant::now();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(db, &cfg, &AtomicBool::new(false), &mut |_| {
+            // resume_unwind: a panic without the hook's message and backtrace.
+            std::panic::resume_unwind(Box::new("the caller's callback failed"))
+        })
+    }));
+    assert!(result.is_err());
+    // The panic reached us after the terminals stopped, not after 60 s.
+    assert!(
+        began.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        began.elapsed()
+    );
+}
+
 fn loading_into_a_loaded_database_is_refused(db: &postgres::Config) {
     let e = load(db, 1, 1, 42, &|_| {}).unwrap_err();
     assert!(matches!(e, TpccError::SchemaExists { .. }), "{e}");
@@ -523,6 +546,7 @@ fn tpcc_on_a_throwaway_postgresql_cluster() {
     the_consistency_conditions_hold_after_the_run(&db);
     keying_and_think_times_pace_the_terminals(&db);
     a_lost_connection_stops_the_run_with_a_one_line_error(&db);
+    a_panicking_callback_stops_the_terminals(&db);
     loading_into_a_loaded_database_is_refused(&db);
     running_more_warehouses_than_loaded_is_refused(&db);
 
