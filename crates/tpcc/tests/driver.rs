@@ -207,6 +207,12 @@ fn a_run_reports_tpmc_every_type_the_mix_and_ordered_percentiles(
     );
     assert!(!r.cancelled);
     assert!(r.tpmc > 0.0);
+    let table = r.table();
+    assert_eq!(table.lines().count(), 7, "{table}");
+    assert!(
+        table.starts_with("tpmC ") && table.contains("Stock-Level"),
+        "{table}"
+    );
     assert!(r.started_unix_ns > 1_700_000_000_000_000_000 && r.started_monotonic_ns > 0);
     // The report survives a JSON round trip (flashlab oltp saves it).
     let json = serde_json::to_string(&r).unwrap();
