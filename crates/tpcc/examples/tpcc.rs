@@ -92,41 +92,7 @@ fn main_inner(
             s.retries
         )
     })?;
-    println!(
-        "tpmC {:.0} over {:.0} s ({} warehouses, {} terminals), {:.0} transactions/s",
-        r.tpmc, r.measured_s, r.warehouses, r.terminals, r.transactions_per_s
-    );
-    println!(
-        "{:<13} {:>8} {:>9} {:>7} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "type",
-        "commits",
-        "rollbacks",
-        "retries",
-        "errors",
-        "mix %",
-        "p50 us",
-        "p90 us",
-        "p95 us",
-        "p99 us",
-        "max us"
-    );
-    for t in r.types() {
-        let p = &t.response_time;
-        println!(
-            "{:<13} {:>8} {:>9} {:>7} {:>6} {:>6.1} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            t.name,
-            t.commits,
-            t.rollbacks,
-            t.retries,
-            t.errors,
-            t.mix_percent,
-            p.p50_us,
-            p.p90_us,
-            p.p95_us,
-            p.p99_us,
-            p.max_us
-        );
-    }
+    print!("{}", r.table());
     let c = check_consistency(db)?;
     for cond in &c.conditions {
         if cond.violations > 0 {

@@ -824,3 +824,54 @@ mod tests {
         assert_eq!(s, "-10.00 0.05 0.0123");
     }
 }
+
+#[cfg(test)]
+mod pinned {
+    use super::*;
+
+    /// FNV-1a: a fixed hash (std's hashers may change between versions).
+    fn fnv1a(bytes: &[u8]) -> u64 {
+        bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+            (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+
+    fn rows(table: &str) -> String {
+        let mut out = Vec::new();
+        generate_rows(1, table, 1, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The rows of a seed must stay the same in later versions (results
+    /// record the seed, not the rows): these are seed 1's, warehouse 1.
+    #[test]
+    fn seed_1_rows_are_pinned() {
+        assert_eq!(
+            rows("item").lines().next().unwrap(),
+            "1\t3179\tIFAVTkcCGuuR6Xa52w\t51.85\tBy98TCew0HoDoNgVjltx97lnrwnjFe0mE"
+        );
+        assert_eq!(
+            rows("order_line").lines().next().unwrap(),
+            "1\t1\t1\t1\t79452\t1\t2026-01-01 00:00:00\t5\t0.00\tmmtSfSrhPwLrKFukXlZDHA0G"
+        );
+        // Every table, whole.
+        let pinned: [(&str, u64); 9] = [
+            ("item", 0x5ad5_c222_23f0_8269),
+            ("warehouse", 0x6776_db22_9694_eec8),
+            ("district", 0xc313_e0fb_b263_ec67),
+            ("customer", 0x7f11_ee0c_bd0c_d227),
+            ("history", 0x1c0f_136b_224a_5de9),
+            ("orders", 0xa0ec_17ad_2aa5_d34c),
+            ("order_line", 0x8526_e0d0_a85b_2055),
+            ("new_order", 0x20a3_f0dd_1218_d7eb),
+            ("stock", 0x9f36_6601_1bfb_c6c4),
+        ];
+        for (table, hash) in pinned {
+            assert_eq!(
+                fnv1a(rows(table).as_bytes()),
+                hash,
+                "{table}: seed 1's rows changed"
+            );
+        }
+    }
+}

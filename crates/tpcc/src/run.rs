@@ -174,6 +174,62 @@ pub struct TpccReport {
 }
 
 impl TpccReport {
+    /// tpmC and the per-type table (counts, mix, response-time percentiles),
+    /// as plain text lines for a terminal.
+    pub fn table(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "tpmC {:.0} over {:.0} s ({} warehouses, {} terminals{}), {:.0} transactions/s{}",
+            self.tpmc,
+            self.measured_s,
+            self.warehouses,
+            self.terminals,
+            if self.keying_and_think {
+                ", keying and think times"
+            } else {
+                ""
+            },
+            self.transactions_per_s,
+            if self.cancelled { " (cancelled)" } else { "" }
+        );
+        let _ = writeln!(
+            out,
+            "{:<13} {:>8} {:>9} {:>7} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "type",
+            "commits",
+            "rollbacks",
+            "retries",
+            "errors",
+            "mix %",
+            "p50 us",
+            "p90 us",
+            "p95 us",
+            "p99 us",
+            "max us"
+        );
+        for t in self.types() {
+            let p = &t.response_time;
+            let _ = writeln!(
+                out,
+                "{:<13} {:>8} {:>9} {:>7} {:>6} {:>6.1} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                t.name,
+                t.commits,
+                t.rollbacks,
+                t.retries,
+                t.errors,
+                t.mix_percent,
+                p.p50_us,
+                p.p90_us,
+                p.p95_us,
+                p.p99_us,
+                p.max_us
+            );
+        }
+        out
+    }
+
     pub fn types(&self) -> [&TypeReport; 5] {
         [
             &self.new_order,
@@ -222,6 +278,15 @@ impl TerminalStats {
 
 fn retryable(e: &postgres::Error) -> bool {
     matches!(e.code(), Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED)
+}
+
+/// Sets the flag when dropped, also while unwinding.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// A lost connection, or the server going away (SQLSTATE class 08,
@@ -352,6 +417,9 @@ pub fn run(
                 })
             })
             .collect();
+        // Should `on_second` panic, the terminals stop before the scope waits
+        // for them (instead of running to the end of the duration).
+        let _stop_terminals = StopOnDrop(&shared.stop);
         // The monitor: one sample per second, cancel and failure checks.
         let mut prev = [0u64; 8];
         let mut second = 0u32;

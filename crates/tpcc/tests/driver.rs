@@ -207,6 +207,12 @@ fn a_run_reports_tpmc_every_type_the_mix_and_ordered_percentiles(
     );
     assert!(!r.cancelled);
     assert!(r.tpmc > 0.0);
+    let table = r.table();
+    assert_eq!(table.lines().count(), 7, "{table}");
+    assert!(
+        table.starts_with("tpmC ") && table.contains("Stock-Level"),
+        "{table}"
+    );
     assert!(r.started_unix_ns > 1_700_000_000_000_000_000 && r.started_monotonic_ns > 0);
     // The report survives a JSON round trip (flashlab oltp saves it).
     let json = serde_json::to_string(&r).unwrap();
@@ -346,9 +352,9 @@ fn a_broken_database_fails_the_consistency_check(db: &postgres::Config) {
             .violations,
         1
     );
+    // Repaired (the next consistency check, after the cancelled run, sees it).
     c.batch_execute("UPDATE warehouse SET w_ytd = w_ytd - 1 WHERE w_id = 1")
         .unwrap();
-    assert!(check_consistency(db).unwrap().ok());
 }
 
 fn cancel_stops_the_run_early_with_a_partial_report(db: &postgres::Config) {
@@ -475,6 +481,29 @@ fn a_lost_connection_stops_the_run_with_a_one_line_error(db: &postgres::Config) 
     );
 }
 
+fn a_panicking_callback_stops_the_terminals(db: &postgres::Config) {
+    let cfg = TpccConfig {
+        terminals: 2,
+        ramp_up: Duration::ZERO,
+        duration: Duration::from_secs(60),
+        ..TpccConfig::default()
+    };
+    let began = Instant::now();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(db, &cfg, &AtomicBool::new(false), &mut |_| {
+            // resume_unwind: a panic without the hook's message and backtrace.
+            std::panic::resume_unwind(Box::new("the caller's callback failed"))
+        })
+    }));
+    assert!(result.is_err());
+    // The panic reached us after the terminals stopped, not after 60 s.
+    assert!(
+        began.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        began.elapsed()
+    );
+}
+
 fn loading_into_a_loaded_database_is_refused(db: &postgres::Config) {
     let e = load(db, 1, 1, 42, &|_| {}).unwrap_err();
     assert!(matches!(e, TpccError::SchemaExists { .. }), "{e}");
@@ -499,16 +528,26 @@ fn running_more_warehouses_than_loaded_is_refused(db: &postgres::Config) {
     assert!(e.to_string().contains("at most 2"), "{e}");
 }
 
+/// Runs one step, printing how long it took (the test's time budget).
+macro_rules! step {
+    ($f:ident ( $($arg:expr),* )) => {{
+        let began = Instant::now();
+        let out = $f($($arg),*);
+        eprintln!("{:>6.1} s  {}", began.elapsed().as_secs_f64(), stringify!($f));
+        out
+    }};
+}
+
 #[test]
 fn tpcc_on_a_throwaway_postgresql_cluster() {
     let Some(pg) = PgCluster::start("tpcc_on_a_throwaway_postgresql_cluster") else {
         return;
     };
     let db = pg.database("tpcc");
-    let loaded = loading_two_warehouses_gives_the_spec_row_counts(&db);
-    the_database_holds_the_rows_the_seed_defines(&db);
-    let r = a_run_reports_tpmc_every_type_the_mix_and_ordered_percentiles(&db);
-    the_database_holds_exactly_what_committed(&db, &r);
+    let loaded = step!(loading_two_warehouses_gives_the_spec_row_counts(&db));
+    step!(the_database_holds_the_rows_the_seed_defines(&db));
+    let r = step!(a_run_reports_tpmc_every_type_the_mix_and_ordered_percentiles(&db));
+    step!(the_database_holds_exactly_what_committed(&db, &r));
     let grown = count(&db, "SELECT pg_database_size(current_database())")
         - loaded.database_size_bytes as i64;
     eprintln!(
@@ -516,15 +555,18 @@ fn tpcc_on_a_throwaway_postgresql_cluster() {
         grown >> 10,
         grown / r.all_commits.new_order.max(1) as i64
     );
-    remote_orders_and_payments_reached_the_other_warehouse(&db, &r);
-    the_consistency_conditions_hold_after_the_run(&db);
-    a_broken_database_fails_the_consistency_check(&db);
-    cancel_stops_the_run_early_with_a_partial_report(&db);
-    the_consistency_conditions_hold_after_the_run(&db);
-    keying_and_think_times_pace_the_terminals(&db);
-    a_lost_connection_stops_the_run_with_a_one_line_error(&db);
-    loading_into_a_loaded_database_is_refused(&db);
-    running_more_warehouses_than_loaded_is_refused(&db);
+    step!(remote_orders_and_payments_reached_the_other_warehouse(
+        &db, &r
+    ));
+    step!(the_consistency_conditions_hold_after_the_run(&db));
+    step!(a_broken_database_fails_the_consistency_check(&db));
+    step!(cancel_stops_the_run_early_with_a_partial_report(&db));
+    step!(the_consistency_conditions_hold_after_the_run(&db));
+    step!(keying_and_think_times_pace_the_terminals(&db));
+    step!(a_lost_connection_stops_the_run_with_a_one_line_error(&db));
+    step!(a_panicking_callback_stops_the_terminals(&db));
+    step!(loading_into_a_loaded_database_is_refused(&db));
+    step!(running_more_warehouses_than_loaded_is_refused(&db));
 
     // A database that does not exist: the message says to create it.
     let e = load(&pg.config("no_such_db"), 1, 1, 1, &|_| {}).unwrap_err();
@@ -533,7 +575,9 @@ fn tpcc_on_a_throwaway_postgresql_cluster() {
         "{e}"
     );
 
-    a_cancelled_load_stops_early_and_drops_cleanly(&pg.database("cancelled"));
+    step!(a_cancelled_load_stops_early_and_drops_cleanly(
+        &pg.database("cancelled")
+    ));
 
     let empty = pg.database("empty");
     let e = run(
