@@ -192,4 +192,20 @@ fn a_failed_start_is_one_line_and_leaves_no_instance() {
     let msg = e.to_string();
     assert!(msg.contains("no process") && !msg.contains('\n'), "{msg}");
     assert_eq!(mine(), 0, "the physical instance was removed");
+    // A device that does not exist is refused before anything starts.
+    let e = start(TraceSpec {
+        out_dir: out.path().to_path_buf(),
+        logical: None,
+        physical: Some(PhysicalSpec {
+            major: 4095,
+            minor: 1048575,
+        }),
+    })
+    .err()
+    .expect("no such device");
+    assert!(
+        e.to_string().contains("no block device 4095:1048575"),
+        "{e}"
+    );
+    assert_eq!(mine(), 0);
 }
