@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tracing overhead: OLTP throughput with logical + physical IO tracing vs
-# without, in the same run, interleaved (untraced, traced, untraced, ...),
-# on the same database.
+# without, in the same run, interleaved (untraced then traced in odd
+# rounds, traced then untraced in even ones), on the same database.
 #
 # WHAT IT MEASURES: `flashlab oltp` (our TPC-C driver) is not on this branch
 # yet, so this script measures pgbench's TPC-B-like transactions per second
@@ -81,19 +81,31 @@ run_traced() {
     "$TRACE_RUN" --out "$out" --pid "$PMPID" --under "$MNT/pgdata" --dev "$DEVNO" -- \
         su postgres -c "pgbench $PG -c $CLIENTS -j 2 -T $SECONDS_PER_RUN -n postgres" \
         2>"$WORK/trace-$1.err" | tps
-    grep -E '^traced|amplification' "$WORK/trace-$1.err" | sed 's/^/    /' >&2
+    grep -E '^traced|amplification|logical:|physical:' "$WORK/trace-$1.err" | sed 's/^/    /' >&2
     if [ -n "${KEEP_TRACES:-}" ]; then mkdir -p "$KEEP_TRACES" && cp -r "$out" "$KEEP_TRACES/"; fi
 }
 
+# Each measured run starts from a checkpoint, and the order alternates
+# (untraced first in odd rounds, traced first in even ones) so that a
+# drift within a round (checkpoints, autovacuum, the page cache warming)
+# does not favour one side.
+checkpoint() { su postgres -c "psql $PG -q -c CHECKPOINT postgres" >/dev/null; }
 plain=()
 traced=()
 for i in $(seq 1 "$ROUNDS"); do
-    p=$(run_plain)
-    echo "round $i without tracing: $p TPS"
-    plain+=("$p")
-    t=$(run_traced "$i")
-    echo "round $i with tracing:    $t TPS"
-    traced+=("$t")
+    if [ $((i % 2)) = 1 ]; then order="plain traced"; else order="traced plain"; fi
+    for side in $order; do
+        checkpoint
+        if [ "$side" = plain ]; then
+            p=$(run_plain)
+            echo "round $i without tracing: $p TPS"
+            plain+=("$p")
+        else
+            t=$(run_traced "$i")
+            echo "round $i with tracing:    $t TPS"
+            traced+=("$t")
+        fi
+    done
 done
 python3 - "${plain[*]}" "${traced[*]}" <<'EOF'
 import sys
