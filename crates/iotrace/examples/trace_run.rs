@@ -113,12 +113,34 @@ fn main() -> ExitCode {
     );
     if let (Some(l), Some(p)) = (&summary.logical_path, &summary.physical_path) {
         match analysis::compare(l, p, interval_ms * 1_000_000) {
-            Ok(c) => eprintln!(
-                "file-system write amplification (physical / logical bytes written): {}",
-                c.fs_write_amplification
-                    .map(|w| format!("{w:.2}"))
-                    .unwrap_or_else(|| "n/a (nothing written logically)".to_string())
-            ),
+            Ok(c) => {
+                let secs = summary.duration_ns as f64 / 1e9;
+                for (side, s) in [("logical", &c.logical), ("physical", &c.physical)] {
+                    let t = &s.total;
+                    let avg = |bytes: u64, n: u64| {
+                        if n > 0 {
+                            bytes as f64 / n as f64 / 1024.0
+                        } else {
+                            0.0
+                        }
+                    };
+                    eprintln!(
+                        "{side:>8}: {:.0} reads/s {:.2} MB/s avg {:.1} KiB | {:.0} writes/s {:.2} MB/s avg {:.1} KiB",
+                        t.reads as f64 / secs,
+                        t.read_bytes as f64 / secs / 1e6,
+                        avg(t.read_bytes, t.reads),
+                        t.writes as f64 / secs,
+                        t.write_bytes as f64 / secs / 1e6,
+                        avg(t.write_bytes, t.writes),
+                    );
+                }
+                eprintln!(
+                    "file-system write amplification (physical / logical bytes written): {}",
+                    c.fs_write_amplification
+                        .map(|w| format!("{w:.2}"))
+                        .unwrap_or_else(|| "n/a (nothing written logically)".to_string())
+                );
+            }
             Err(e) => eprintln!("analysis failed: {e}"),
         }
     }

@@ -162,17 +162,22 @@ const PHYSICAL_EVENTS: [(&str, &str); 2] =
 /// if needed: mounting is harmless and what the fix would say), and every
 /// tracepoint we use. The error is one line naming the fix.
 pub fn check_available() -> Result<(), TraceError> {
+    check().map(|_| ())
+}
+
+/// [`check_available`], returning tracefs's root and whether we mounted it.
+fn check() -> Result<(PathBuf, bool), TraceError> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err(TraceError::NotRoot);
     }
-    let (root, _) = tracefs::ensure_mounted()?;
+    let (root, mounted) = tracefs::ensure_mounted()?;
     let logical = logical::events();
-    for (system, event) in PHYSICAL_EVENTS
+    let all = PHYSICAL_EVENTS
         .iter()
         .cloned()
-        .chain(logical.iter().map(|(s, e)| (*s, e.as_str())))
-    {
+        .chain(logical.iter().map(|(s, e)| (*s, e.as_str())));
+    for (system, event) in all {
         if !tracefs::has_event(&root, system, event) {
             return Err(TraceError::Unavailable(format!(
                 "the kernel has no tracepoint {system}/{event} in {}; use a kernel with CONFIG_FTRACE_SYSCALLS and block tracepoints, or pass --no-trace",
@@ -180,7 +185,7 @@ pub fn check_available() -> Result<(), TraceError> {
             )));
         }
     }
-    Ok(())
+    Ok((root, mounted))
 }
 
 /// A running trace. [`TraceSession::stop`] ends it and returns the summary;
@@ -281,8 +286,16 @@ pub fn start(spec: TraceSpec) -> Result<TraceSession, TraceError> {
             "nothing to trace: give a logical or a physical spec".to_string(),
         ));
     }
-    check_available()?;
-    let (root, mounted) = tracefs::ensure_mounted()?;
+    let (root, mounted) = check()?;
+    if let Some(p) = spec.physical {
+        let sys = format!("/sys/dev/block/{}:{}", p.major, p.minor);
+        if !Path::new(&sys).exists() {
+            return Err(TraceError::Spec(format!(
+                "no block device {}:{} ({sys} does not exist); pass the major:minor of the device under test",
+                p.major, p.minor
+            )));
+        }
+    }
     let mut notes = Vec::new();
     if mounted {
         notes.push(format!(

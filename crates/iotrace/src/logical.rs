@@ -88,16 +88,23 @@ pub fn events() -> Vec<(&'static str, String)> {
 }
 
 /// A file's kind from its path relative to a PostgreSQL data directory:
-/// `pg_wal/` is the write-ahead log; `base/`, `global/` and `pg_tblspc/`
-/// hold relations (tables, indexes and their forks); anything else (the
-/// commit log, stats, server log, config) is other.
+/// `pg_wal/` is the write-ahead log; files named by a relfilenode number
+/// (`16384`, `16384.1`, `16384_fsm`, `16384_vm`) under `base/`, `global/`
+/// and `pg_tblspc/` are relations (tables, indexes and their forks);
+/// anything else (the relation cache's init files, PG_VERSION, the
+/// filenode map, the commit log, the server log, config) is other.
 pub fn classify_path(rel: &Path) -> FileKind {
-    match rel.components().next() {
-        Some(Component::Normal(first)) => match first.to_str() {
-            Some("pg_wal") => FileKind::Wal,
-            Some("base" | "global" | "pg_tblspc") => FileKind::Data,
-            _ => FileKind::Other,
-        },
+    let first = match rel.components().next() {
+        Some(Component::Normal(first)) => first.to_str(),
+        _ => None,
+    };
+    let numeric_name = rel
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.bytes().next().is_some_and(|b| b.is_ascii_digit()));
+    match first {
+        Some("pg_wal") => FileKind::Wal,
+        Some("base" | "global" | "pg_tblspc") if numeric_name => FileKind::Data,
         _ => FileKind::Other,
     }
 }
@@ -736,6 +743,16 @@ mod tests {
         );
         assert_eq!(classify_path(Path::new("base/5/16384")), FileKind::Data);
         assert_eq!(classify_path(Path::new("global/1262")), FileKind::Data);
+        assert_eq!(classify_path(Path::new("base/5/16384.1")), FileKind::Data);
+        assert_eq!(classify_path(Path::new("base/5/16384_fsm")), FileKind::Data);
+        assert_eq!(
+            classify_path(Path::new("base/5/pg_internal.init")),
+            FileKind::Other
+        );
+        assert_eq!(
+            classify_path(Path::new("global/pg_filenode.map")),
+            FileKind::Other
+        );
         assert_eq!(classify_path(Path::new("pg_xact/0000")), FileKind::Other);
         assert_eq!(classify_path(Path::new("postmaster.pid")), FileKind::Other);
     }

@@ -192,4 +192,77 @@ fn a_failed_start_is_one_line_and_leaves_no_instance() {
     let msg = e.to_string();
     assert!(msg.contains("no process") && !msg.contains('\n'), "{msg}");
     assert_eq!(mine(), 0, "the physical instance was removed");
+    // A device that does not exist is refused before anything starts.
+    let e = start(TraceSpec {
+        out_dir: out.path().to_path_buf(),
+        logical: None,
+        physical: Some(PhysicalSpec {
+            major: 4095,
+            minor: 1048575,
+        }),
+    })
+    .err()
+    .expect("no such device");
+    assert!(
+        e.to_string().contains("no block device 4095:1048575"),
+        "{e}"
+    );
+    assert_eq!(mine(), 0);
+}
+
+/// Under a load faster than the text pipe is read (tens of thousands of IOs
+/// per second here), events may be lost; then every completion the device
+/// counted but the trace lacks is accounted for by `lost_events`, and the
+/// summary says the trace is incomplete. Never a silent shortfall.
+#[test]
+fn requests_missing_from_the_trace_are_counted_as_lost() {
+    require_root!();
+    let _serial = serial();
+    let dev = Loop::new(256 << 20);
+    let out = tempfile::tempdir().unwrap();
+    let session = start(TraceSpec {
+        out_dir: out.path().to_path_buf(),
+        logical: None,
+        physical: Some(PhysicalSpec {
+            major: dev.major,
+            minor: dev.minor,
+        }),
+    })
+    .unwrap();
+    let before = dev.stat();
+    sh(Command::new("fio").args([
+        "--name=flood",
+        "--filename",
+        dev.dev.to_str().unwrap(),
+        "--direct=1",
+        "--ioengine=libaio",
+        "--iodepth=32",
+        "--rw=randread",
+        "--bs=4k",
+        "--runtime=3",
+        "--time_based",
+        "--output=/dev/null",
+    ]));
+    let after = dev.stat();
+    let summary = session.stop().unwrap();
+    let device_reads = after[0] - before[0];
+    let traced_reads = summary.physical_detail.as_ref().unwrap().completed.reads;
+    eprintln!(
+        "device reads {device_reads}, traced completions {traced_reads}, lost events {}",
+        summary.lost_events
+    );
+    assert!(traced_reads <= device_reads);
+    assert!(
+        device_reads - traced_reads <= summary.lost_events,
+        "{} completions missing but only {} events reported lost",
+        device_reads - traced_reads,
+        summary.lost_events
+    );
+    if summary.lost_events > 0 {
+        assert!(
+            summary.notes.iter().any(|n| n.contains("lost")),
+            "{:?}",
+            summary.notes
+        );
+    }
 }
