@@ -235,7 +235,10 @@ pub enum Checked {
 pub fn check_request(r: &Request, size: u64) -> Result<Checked, Violation> {
     let fua = r.flags & CMD_FLAG_FUA != 0;
     let range = || -> Result<(), u32> {
-        if r.offset % MIN_BLOCK as u64 != 0 || r.length % MIN_BLOCK != 0 || r.length == 0 {
+        if !r.offset.is_multiple_of(MIN_BLOCK as u64)
+            || !r.length.is_multiple_of(MIN_BLOCK)
+            || r.length == 0
+        {
             return Err(EINVAL);
         }
         match r.offset.checked_add(r.length as u64) {

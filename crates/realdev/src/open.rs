@@ -90,7 +90,7 @@ impl Target {
         }
         let align = self.align as u64;
         if (self.direct || req.mode == Mode::Trim)
-            && (req.offset_bytes % align != 0 || size as u64 % align != 0)
+            && (!req.offset_bytes.is_multiple_of(align) || !(size as u64).is_multiple_of(align))
         {
             return Err(DeviceError::InvalidRequest(format!(
                 "{} of {size} bytes at offset {} is not aligned to the {align}-byte blocks of {}",

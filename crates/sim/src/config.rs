@@ -36,7 +36,7 @@ impl fmt::Display for ByteSize {
             ("MiB", 1 << 20),
             ("KiB", 1 << 10),
         ] {
-            if b >= m && b % m == 0 {
+            if b >= m && b.is_multiple_of(m) {
                 return write!(f, "{}{}", b / m, unit);
             }
         }

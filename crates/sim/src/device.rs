@@ -225,7 +225,10 @@ impl SimDevice {
 
     fn validate(&self, req: &IoRequest) -> Result<(), DeviceError> {
         let s = SECTOR_BYTES as u64;
-        if req.size_bytes == 0 || req.size_bytes as u64 % s != 0 || req.offset_bytes % s != 0 {
+        if req.size_bytes == 0
+            || !(req.size_bytes as u64).is_multiple_of(s)
+            || !req.offset_bytes.is_multiple_of(s)
+        {
             return Err(DeviceError::InvalidRequest(format!(
                 "offset {} and size {} must be non-zero multiples of {s} bytes",
                 req.offset_bytes, req.size_bytes
@@ -234,7 +237,7 @@ impl SimDevice {
         if req
             .offset_bytes
             .checked_add(req.size_bytes as u64)
-            .map_or(true, |end| end > self.info.size_bytes)
+            .is_none_or(|end| end > self.info.size_bytes)
         {
             return Err(DeviceError::InvalidRequest(format!(
                 "IO at {} of {} bytes goes past the end of the {}-byte simulated device",

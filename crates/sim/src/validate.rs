@@ -31,7 +31,7 @@ impl SimConfig {
                 ),
             ));
         }
-        if g.page_bytes.0 < 512 || g.page_bytes.0 % 512 != 0 {
+        if g.page_bytes.0 < 512 || !g.page_bytes.0.is_multiple_of(512) {
             return Err(ConfigError::invalid(
                 n,
                 format!(
@@ -40,7 +40,7 @@ impl SimConfig {
                 ),
             ));
         }
-        if g.capacity.0 == 0 || g.capacity.0 % g.page_bytes.0 != 0 {
+        if g.capacity.0 == 0 || !g.capacity.0.is_multiple_of(g.page_bytes.0) {
             return Err(ConfigError::invalid(
                 n,
                 format!(

@@ -27,7 +27,14 @@ fn mixed(d: &mut SimDevice, seed: u64, n: u64) {
             let (mode, io) = match r {
                 0..=4 => (Mode::Trim, 8 * KIB),
                 5..=34 => (Mode::Read, 4 * KIB),
-                _ => (Mode::Write, if r % 3 == 0 { 16 * KIB } else { 4 * KIB }),
+                _ => (
+                    Mode::Write,
+                    if r.is_multiple_of(3) {
+                        16 * KIB
+                    } else {
+                        4 * KIB
+                    },
+                ),
             };
             // half sequential runs, half random
             let off = if i % 64 < 32 {

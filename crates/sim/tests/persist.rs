@@ -28,7 +28,7 @@ fn run(spec: &str) {
     let mut log: Vec<(IoRequest, u64)> = Vec::new();
     for i in 0..60_000u64 {
         // mostly back-to-back, sometimes an idle gap (background GC)
-        t += if rng.next() % 500 == 0 {
+        t += if rng.next().is_multiple_of(500) {
             200_000_000
         } else {
             rng.next() % 50_000

@@ -78,7 +78,7 @@ impl Deck {
     pub fn new() -> Deck {
         let cards: Vec<TxnType> = TxnType::ALL
             .iter()
-            .flat_map(|&t| std::iter::repeat(t).take(t.cards()))
+            .flat_map(|&t| std::iter::repeat_n(t, t.cards()))
             .collect();
         let next = cards.len();
         Deck { cards, next }

@@ -201,7 +201,8 @@ pub fn validate(cfg: &SimConfig, geo: &Geometry) -> Result<(), ConfigError> {
             superblock::validate(cfg, geo, f.log_blocks + 1)?
         }
         FtlKind::TwoLevel => {
-            if f.chunk_entries != 0 && (geo.page_bytes / 4) % f.chunk_entries as u64 != 0 {
+            if f.chunk_entries != 0 && !(geo.page_bytes / 4).is_multiple_of(f.chunk_entries as u64)
+            {
                 return Err(ConfigError::invalid(n, format!(
                     "ftl.chunk_entries ({}) must divide the entries per page ({}); 0 = page-sized chunks",
                     f.chunk_entries,

@@ -278,8 +278,7 @@ impl PageFtl {
         for b in self.blocks.unit_blocks(unit) {
             let e = self.blocks.erase_count(b);
             max = max.max(e);
-            if self.blocks.state(b) == BlockState::Closed && coldest.map_or(true, |(ce, _)| e < ce)
-            {
+            if self.blocks.state(b) == BlockState::Closed && coldest.is_none_or(|(ce, _)| e < ce) {
                 coldest = Some((e, b));
             }
         }

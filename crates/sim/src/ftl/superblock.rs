@@ -124,7 +124,7 @@ pub fn stripe_of(cfg: &SimConfig, geo: &Geometry) -> u32 {
 pub fn validate(cfg: &SimConfig, geo: &Geometry, logs: u32) -> Result<(), ConfigError> {
     let n = &cfg.name;
     let s = stripe_of(cfg, geo);
-    if s == 0 || geo.units % s != 0 {
+    if s == 0 || !geo.units.is_multiple_of(s) {
         return Err(ConfigError::invalid(
             n,
             format!(

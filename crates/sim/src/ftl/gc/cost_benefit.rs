@@ -31,7 +31,7 @@ impl VictimPolicy for CostBenefit {
             let u = blocks.valid(b) as f64 / ppb;
             let age = (now_seq.saturating_sub(blocks.closed_seq(b)) + 1) as f64;
             let score = age * (1.0 - u) / (2.0 * u);
-            if best.map_or(true, |(s, _)| score > s) {
+            if best.is_none_or(|(s, _)| score > s) {
                 best = Some((score, b));
             }
         }
