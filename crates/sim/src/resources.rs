@@ -91,6 +91,12 @@ pub struct Flash {
 }
 
 impl Flash {
+    /// A flash array that schedules first come, first served until
+    /// [`Flash::set_sched`] gives it the profile's policies (the device does
+    /// at once). Prefill's scratch copy never gets them: its clock never
+    /// advances, so a per-die record of queued operations (read priority)
+    /// would keep one entry per page programmed, 24 bytes per logical page
+    /// (96 MiB of a 16 GiB device's peak memory), for reads that never come.
     pub fn new(t: NandTiming, geo: &Geometry) -> Flash {
         Flash {
             t,
@@ -99,7 +105,10 @@ impl Flash {
             read_free: vec![0; geo.units as usize],
             queued: vec![VecDeque::new(); geo.units as usize],
             ch: vec![Timeline::new(); geo.channels as usize],
-            sched: SchedConfig::default(),
+            sched: SchedConfig {
+                read_priority: false,
+                ..SchedConfig::default()
+            },
             now: 0,
             next_read_bytes: 0,
             acct: Accounting::default(),

@@ -74,18 +74,7 @@ impl Timeline {
             self.insert(self.iv.len(), t, t + dur);
             return t;
         }
-        // First interval ending after t (ends are sorted: intervals are
-        // disjoint). Work usually lands near the end: look back a few first.
-        let n = self.iv.len();
-        let mut i = n;
-        let mut steps = 0;
-        while i > 0 && self.iv[i - 1].1 > t && steps < 64 {
-            i -= 1;
-            steps += 1;
-        }
-        if steps == 64 {
-            i = self.iv.partition_point(|&(_, e)| e <= t);
-        }
+        let mut i = self.first_ending_after(t);
         let mut s = t;
         while i < self.iv.len() {
             let (is, ie) = self.iv[i];
@@ -99,6 +88,44 @@ impl Timeline {
         let at_end = self.iv.len();
         self.insert(at_end, s, s + dur);
         s
+    }
+
+    /// The index of the first interval ending after `t` (ends are sorted: the
+    /// intervals are disjoint). Work usually lands near the end, but behind a
+    /// GC backlog it can land thousands of intervals earlier: search
+    /// exponentially from the back (1, 2, 4, ... intervals), then binary
+    /// search the bracket, O(log distance) either way.
+    #[inline]
+    fn first_ending_after(&self, t: Nanos) -> usize {
+        let n = self.iv.len();
+        // Invariant: every interval from index `hi` on ends after t.
+        let mut hi = n;
+        let mut step = 1;
+        let lo = loop {
+            if hi == 0 {
+                return 0;
+            }
+            let probe = hi.saturating_sub(step);
+            if self.iv[probe].1 <= t {
+                break probe + 1;
+            }
+            if probe == 0 {
+                return 0;
+            }
+            hi = probe;
+            step *= 2;
+        };
+        // iv[lo - 1] ends by t; the answer is in [lo, hi].
+        let (mut a, mut b) = (lo, hi);
+        while a < b {
+            let mid = a + (b - a) / 2;
+            if self.iv[mid].1 <= t {
+                a = mid + 1;
+            } else {
+                b = mid;
+            }
+        }
+        a
     }
 
     /// Insert `[s, e)` before index `i`, merging with touching neighbours.
@@ -177,6 +204,78 @@ mod tests {
         // too long for the gap [30, 100): goes after 110
         assert_eq!(t.place(25, 80), 110);
         assert_eq!(t.free_at(), 190);
+    }
+
+    /// The placement rule written as plainly as possible: a linear scan.
+    fn reference_place(iv: &mut Vec<(Nanos, Nanos)>, floor: Nanos, at: Nanos, dur: Nanos) -> Nanos {
+        let mut s = at.max(floor);
+        if dur == 0 {
+            return s;
+        }
+        let mut i = 0;
+        while i < iv.len() && iv[i].1 <= s {
+            i += 1;
+        }
+        while i < iv.len() && s + dur > iv[i].0 {
+            s = s.max(iv[i].1);
+            i += 1;
+        }
+        iv.insert(i, (s, s + dur));
+        // merge touching neighbours, as the timeline does
+        if i + 1 < iv.len() && iv[i + 1].0 == iv[i].1 {
+            iv[i].1 = iv[i + 1].1;
+            iv.remove(i + 1);
+        }
+        if i > 0 && iv[i - 1].1 == iv[i].0 {
+            iv[i - 1].1 = iv[i].1;
+            iv.remove(i);
+        }
+        s
+    }
+
+    #[test]
+    fn placement_matches_a_linear_scan_near_and_far_from_the_end() {
+        let mut rng = 0x1234_5678_9abc_def0u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut t = Timeline::new();
+        let mut reference: Vec<(Nanos, Nanos)> = Vec::new();
+        let mut now = 0;
+        let mut most = 0;
+        for k in 0..20_000u64 {
+            // mostly near the end, sometimes far behind (a GC backlog), a few zero-length
+            let horizon = t.free_at();
+            let at = match next() % 4 {
+                0 => now + next() % 1000,
+                1 => horizon.saturating_sub(next() % 50_000),
+                2 => now + next() % (horizon - now + 1),
+                _ => now + next() % 400_000,
+            };
+            let dur = [0, 7, 40, 100, 333][(next() % 5) as usize];
+            let got = t.place(at, dur);
+            let want = reference_place(&mut reference, t.floor, at, dur);
+            assert_eq!(got, want, "placement {k} at {at} for {dur}");
+            assert!(
+                t.iv.len() < Timeline::MAX_INTERVALS,
+                "no compaction in this test"
+            );
+            assert!(
+                t.iv.iter().copied().eq(reference.iter().copied()),
+                "intervals after {k}"
+            );
+            most = most.max(t.iv.len());
+            if k % 50 == 0 {
+                now += next() % 20_000;
+                t.prune(now);
+                reference.retain(|&(_, e)| e > now);
+            }
+        }
+        // long enough that the search goes far back from the end
+        assert!(most > 500, "only {most} intervals");
     }
 
     #[test]
