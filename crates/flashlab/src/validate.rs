@@ -13,7 +13,8 @@ use std::process::Command;
 use clap::Args;
 use flashlab_suite::table3::Table3;
 use flashlab_suite::validate::{
-    self, describe, verdict, Row, Score, Tolerances, Value, Verdict, FINDINGS, UFLIP_TABLE3,
+    self, describe, verdict, PublishedFinding, Row, Score, Tolerances, Value, Verdict,
+    BUDILOVSKY11, FINDINGS, UFLIP_TABLE3,
 };
 
 use crate::error::{CliError, CliResult};
@@ -139,7 +140,21 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             };
             runs.insert((f.paper, f.profile), v);
         }
-        for f in &FINDINGS {
+        // Budilovsky et al.: the suite at the paper's size (4 GiB, 2^17
+        // requests per experiment; about a minute).
+        progress("budilovsky11 on sim:budilovsky11");
+        let dir = root.join("budilovsky11");
+        let _ = std::fs::remove_dir_all(&dir);
+        let b11 = match run_suite(&["suite", "budilovsky11"], &dir) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                notes.push(format!("budilovsky11: {e}"));
+                None
+            }
+        };
+        runs.insert(("budilovsky11", "budilovsky11"), b11);
+        let all: Vec<&PublishedFinding> = FINDINGS.iter().chain(&BUDILOVSKY11).collect();
+        for f in all {
             let t = tol
                 .get(f.metric)
                 .map_err(|e| CliError::failure(e.to_string()))?;
