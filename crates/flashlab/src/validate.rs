@@ -14,7 +14,7 @@ use clap::Args;
 use flashlab_suite::table3::Table3;
 use flashlab_suite::validate::{
     self, describe, verdict, PublishedFinding, Row, Score, Tolerances, Value, Verdict,
-    BUDILOVSKY11, FINDINGS, UFLIP_TABLE3,
+    BUDILOVSKY11, FINDINGS, HUDLET11, UFLIP_TABLE3,
 };
 
 use crate::error::{CliError, CliResult};
@@ -115,7 +115,7 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
     if !args.quick {
         // One run per (suite, profile) the published findings need.
         let mut runs: BTreeMap<(&str, &str), Option<serde_json::Value>> = BTreeMap::new();
-        for f in &FINDINGS {
+        for f in FINDINGS.iter().chain(&HUDLET11) {
             if runs.contains_key(&(f.paper, f.profile)) {
                 continue;
             }
@@ -153,7 +153,11 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             }
         };
         runs.insert(("budilovsky11", "budilovsky11"), b11);
-        let all: Vec<&PublishedFinding> = FINDINGS.iter().chain(&BUDILOVSKY11).collect();
+        let all: Vec<&PublishedFinding> = FINDINGS
+            .iter()
+            .chain(&BUDILOVSKY11)
+            .chain(&HUDLET11)
+            .collect();
         for f in all {
             let t = tol
                 .get(f.metric)
