@@ -172,6 +172,57 @@ pub fn verdict(t: &Tolerance, published: Value, simulated: Value) -> Verdict {
     }
 }
 
+/// How far a simulated value is from its tolerance band, as a log ratio: 0
+/// inside the band, `|ln(value / nearest bound)|` outside it (for a ratio,
+/// the value is simulated / published). A published absence matched by a
+/// simulated number (or the reverse), or a number the suite did not
+/// produce, counts 1 (a factor of e). The loss `fit` minimises against the
+/// scoreboard is the mean of its squares (docs/python.md).
+pub fn distance(t: &Tolerance, published: Value, simulated: Value) -> f64 {
+    let log_gap = |v: f64, bound: f64| {
+        if v > 0.0 && bound > 0.0 {
+            (v / bound).ln().abs()
+        } else {
+            (v - bound).abs()
+        }
+    };
+    match (published, simulated) {
+        (Value::Absent, Value::Absent) => 0.0,
+        (Value::Number(p), Value::Number(s)) => match t.kind {
+            Kind::Exact => {
+                if (s - p).abs() < 1e-9 {
+                    0.0
+                } else {
+                    log_gap(s, p)
+                }
+            }
+            Kind::Ratio => {
+                if p <= 0.0 {
+                    return 1.0;
+                }
+                let r = s / p;
+                let (lo, hi) = (t.min.unwrap_or(0.0), t.max.unwrap_or(f64::INFINITY));
+                if r < lo {
+                    log_gap(r, lo)
+                } else if r > hi {
+                    log_gap(r, hi)
+                } else {
+                    0.0
+                }
+            }
+            Kind::AtMost => match t.max {
+                Some(m) if s > m => log_gap(s, m),
+                _ => 0.0,
+            },
+            Kind::AtLeast => match t.min {
+                Some(m) if s < m => log_gap(s, m),
+                _ => 0.0,
+            },
+        },
+        _ => 1.0,
+    }
+}
+
 pub fn describe(t: &Tolerance) -> String {
     match t.kind {
         Kind::Exact => "exact".into(),
@@ -788,6 +839,29 @@ mod tests {
         assert_eq!(parse_cell("x1.5"), Value::Number(1.5));
         assert_eq!(parse_cell("="), Value::Number(1.0));
         assert_eq!(parse_cell("No"), Value::Absent);
+    }
+
+    #[test]
+    fn distance_is_zero_inside_the_band_and_a_log_ratio_outside() {
+        let t = Tolerances::builtin();
+        let rw = t.get("uflip.rw").unwrap(); // 0.5x..1.6x
+        let d = |p: f64, s: f64| distance(rw, Value::Number(p), Value::Number(s));
+        assert_eq!(d(10.0, 12.0), 0.0);
+        assert!((d(10.0, 32.0) - 2.0f64.ln()).abs() < 1e-12); // 3.2x: twice the 1.6x bound
+        assert!((d(10.0, 2.5) - 2.0f64.ln()).abs() < 1e-12); // 0.25x: half the 0.5x bound
+        let most = t.get("wang11.no-gain").unwrap(); // <= 1.5
+        assert_eq!(distance(most, Value::Number(1.0), Value::Number(1.2)), 0.0);
+        assert!(
+            (distance(most, Value::Number(1.0), Value::Number(3.0)) - 2.0f64.ln()).abs() < 1e-12
+        );
+        let p = t.get("uflip.pause").unwrap();
+        assert_eq!(distance(p, Value::Absent, Value::Number(3.0)), 1.0);
+        assert_eq!(distance(p, Value::Number(5.0), Value::NotMeasured), 1.0);
+        // a pass has distance 0, a fail a positive one
+        for (pb, s) in [(10.0, 12.0), (10.0, 40.0), (10.0, 1.0)] {
+            let v = verdict(rw, Value::Number(pb), Value::Number(s));
+            assert_eq!(v == Verdict::Pass, d(pb, s) == 0.0);
+        }
     }
 
     #[test]
