@@ -4,6 +4,8 @@
     python -m flashlab fit TARGET_DIR --base ssd-m,capacity=1GiB \\
         --param op=0.05:0.4 --param nand.program_ns=200000:2000000 \\
         [--trials 40] [--start op=0.2] [-o fitted.toml]
+    python -m flashlab fit validate:hs-mtron-7525 --base hs-mtron-7525 \\
+        --param nand.read_ns=15000:60000 [--sampler cmaes] [-o fitted.toml]
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     s.add_argument("--results")
     s.add_argument("--scheduler", help="a Dask scheduler address (default: a LocalCluster)")
     f = sub.add_parser("fit", help="fit simulator parameters to a results directory")
-    f.add_argument("target", help="a results directory (the measured device)")
+    f.add_argument("target", help="a results directory (the measured device), or validate:PROFILE (the papers' published numbers)")
     f.add_argument("--base", required=True, help="base profile, e.g. ssd-m,capacity=1GiB")
     f.add_argument("--param", action="append", type=_param, required=True, help="KEY=LOW:HIGH (repeatable)")
     f.add_argument("--start", action="append", default=[], help="KEY=VALUE: a first point to try (repeatable)")

@@ -19,6 +19,16 @@ residuals reported are ``simulated / target - 1`` per run and metric.
 Optuna proposes points (TPE by default, CMA-ES with ``sampler="cmaes"``,
 which needs the ``cmaes`` package); each batch of proposals is evaluated in
 parallel as Dask tasks (one grid point each, the same Rust code as a sweep).
+
+A target ``"validate:PROFILE"`` fits against the papers instead: every
+published number ``flashlab validate`` scores for that profile (its rows,
+``flashlab validate --profile PROFILE``) is a target, each candidate is the
+profile with the candidate's values as overrides (``--set``), and the loss
+is the mean over the rows of the squared *distance* of each simulated value
+from its tolerance band (0 inside the band, ``|ln(value / nearest bound)|``
+outside, 1 for a number that is missing or where the paper has none; see
+``crates/suite/src/validate.rs``). A loss of 0 means every row passes; the
+tolerances are the reviewed ones of ``crates/suite/validate/tolerances.toml``.
 """
 
 from __future__ import annotations
@@ -26,6 +36,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
+import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -110,6 +123,161 @@ def _targets(target: Any, runs: Optional[Sequence[str]], metrics: Sequence[str])
     return str(path.resolve()), out
 
 
+def _sampler(sampler: str, seed: int, trials: int, start: Optional[Mapping[str, Any]]):
+    import optuna
+
+    if sampler == "tpe":
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(10, max(trials // 4, 1)), multivariate=True)
+    if sampler == "cmaes":
+        return optuna.samplers.CmaEsSampler(seed=seed, x0=dict(start) if start else None)
+    raise ValueError(f"unknown sampler {sampler!r}; use 'tpe' or 'cmaes'")
+
+
+def minimise(
+    objective,
+    params: Mapping[str, ParamRange],
+    *,
+    trials: int = 40,
+    sampler: str = "tpe",
+    start: Optional[Mapping[str, Any]] = None,
+    seed: int = 42,
+) -> Tuple[Dict[str, Any], float]:
+    """The search every fit runs, on a plain function: Optuna's ask/tell
+    with the fit's parameter ranges and samplers, ``objective(values) ->
+    loss`` evaluated in this process. Returns the best values and loss."""
+    import optuna
+
+    distributions = {k: _distribution(k, v) for k, v in params.items()}
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="minimize", sampler=_sampler(sampler, seed, trials, start))
+    if start:
+        study.enqueue_trial(dict(start))
+    for _ in range(trials):
+        t = study.ask(distributions)
+        loss = float(objective(dict(t.params)))
+        study.tell(t, loss if math.isfinite(loss) else 1e9)
+    return dict(study.best_trial.params), float(study.best_value)
+
+
+def _flashlab_bin(explicit: Optional[str]) -> str:
+    for c in [explicit, os.environ.get("FLASHLAB_BIN"), shutil.which("flashlab")]:
+        if c and Path(c).is_file():
+            return str(c)
+    raise FileNotFoundError(
+        "a validate: target runs the flashlab CLI: put it on PATH or set FLASHLAB_BIN (e.g. target/release/flashlab)"
+    )
+
+
+def _validate_point(binary: str, profile: str, overrides: str) -> str:
+    """One candidate against the scoreboard: ``flashlab validate --profile
+    PROFILE --set OVERRIDES --json`` (a Dask task). Returns its JSON, or
+    ``{"error": ...}``."""
+    with tempfile.TemporaryDirectory(prefix="flashlab-fit-") as tmp:
+        cmd = [binary, "validate", "--profile", profile, "--json", "--results", tmp]
+        if overrides:
+            cmd += ["--set", overrides]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        return json.dumps({"error": out.stderr.strip() or f"exit {out.returncode}"})
+    return out.stdout
+
+
+def validate_loss(rows: Sequence[Mapping[str, Any]]) -> float:
+    """The loss against the scoreboard: mean squared distance of the rows."""
+    d = [float(r["distance"]) for r in rows]
+    return sum(x * x for x in d) / len(d) if d else math.inf
+
+
+def _show(v: Mapping[str, Any]) -> Any:
+    return v.get("value") if v.get("kind") == "number" else v.get("kind")
+
+
+def _fit_validate(
+    profile: str,
+    base: str,
+    params: Mapping[str, ParamRange],
+    *,
+    trials: int,
+    sampler: str,
+    start: Optional[Mapping[str, Any]],
+    seed: int,
+    client: Any,
+    batch: Optional[int],
+    flashlab_bin: Optional[str],
+) -> FitResult:
+    import optuna
+
+    if base.split(",")[0] != profile:
+        raise ValueError(f"target validate:{profile} fits that profile: give base {profile!r} (its overrides go in params)")
+    binary = _flashlab_bin(flashlab_bin)
+    distributions = {k: _distribution(k, v) for k, v in params.items()}
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="minimize", sampler=_sampler(sampler, seed, trials, start))
+    if start:
+        study.enqueue_trial(dict(start))
+    own = client is None
+    if own:
+        client = default_client()
+    rows: List[Dict[str, Any]] = []
+    best: Tuple[float, Dict[str, Any], List[Dict[str, Any]]] = (math.inf, {}, [])
+    try:
+        workers = max(len(client.scheduler_info().get("workers", {})), 1)
+        per_batch = batch or workers
+        done = 0
+        while done < trials:
+            asked = [study.ask(distributions) for _ in range(min(per_batch, trials - done))]
+            values = [{k: _format_value(v) for k, v in t.params.items()} for t in asked]
+            futures = [
+                client.submit(_validate_point, binary, profile, ",".join(f"{k}={x}" for k, x in v.items()), pure=False)
+                for v in values
+            ]
+            for t, v, fut in zip(asked, values, futures):
+                out = json.loads(fut.result())
+                scored = out.get("rows", [])
+                loss = validate_loss(scored) if "error" not in out else math.inf
+                study.tell(t, loss if math.isfinite(loss) else 1e9)
+                rows.append({**v, "loss": loss, "error": out.get("error")})
+                if loss < best[0]:
+                    best = (loss, v, scored)
+            done += len(asked)
+    finally:
+        if own:
+            cluster = client.cluster
+            client.close()
+            cluster.close()
+    if not math.isfinite(best[0]):
+        errors = [r["error"] for r in rows if r.get("error")]
+        raise RuntimeError(f"no candidate ran; first error: {errors[0] if errors else 'unknown'}")
+    loss, fitted, scored = best
+    table = pd.DataFrame(
+        [
+            {
+                "paper": r["paper"],
+                "source": r["source"],
+                "number": r["what"],
+                "published": _show(r["published"]),
+                "fitted": _show(r["simulated"]),
+                "tolerance": r["tolerance"],
+                "verdict": r["verdict"],
+                "distance": r["distance"],
+            }
+            for r in scored
+        ]
+    )
+    spec = base + "".join(f",{k}={v}" for k, v in fitted.items())
+    passed = int((table["verdict"] == "pass").sum())
+    header = [
+        f"# Fitted by flashlab.fit to validate:{profile} (the papers' published numbers for it, crates/suite/src/validate.rs)",
+        f"# base profile: {base}",
+        f"# fitted: {', '.join(f'{k}={v}' for k, v in fitted.items())}",
+        f"# loss (mean squared distance from the tolerance bands over {len(table)} rows): {loss:.6g}; {passed}/{len(table)} rows pass; {len(rows)} trials, sampler {sampler}",
+        "# rows (published, fitted, tolerance, verdict):",
+    ]
+    header += [f"#   {r.number[:60]:<60} {r.published!s:>10} {r.fitted!s:>12.6} {r.tolerance:>12} {r.verdict}" for r in table.itertuples()]
+    profile_toml = "\n".join(header) + "\n" + _native.profile_toml(spec)
+    return FitResult(params=dict(fitted), loss=loss, table=table, profile_toml=profile_toml, trials=pd.DataFrame(rows))
+
+
 def loss_of(simulated: Mapping[str, Mapping[str, float]], target: Mapping[str, Mapping[str, float]]) -> float:
     """The fit's loss: the mean squared log ratio over every run and metric of the target."""
     terms = []
@@ -140,12 +308,18 @@ def fit(
     client: Any = None,
     batch: Optional[int] = None,
     results: Optional[Union[str, os.PathLike]] = None,
+    flashlab_bin: Optional[str] = None,
 ) -> FitResult:
     """Fits simulator parameters so that the target's runs are reproduced.
 
     Args:
         target: a results directory (``flashlab run`` on a real device or a
             simulator); its pattern runs are replicated on each candidate.
+            Or ``"validate:PROFILE"``: the papers' published numbers for that
+            profile (``flashlab validate --profile PROFILE``), each candidate
+            scored by the CLI (``flashlab_bin``, ``$FLASHLAB_BIN`` or
+            ``flashlab`` on PATH); then ``base`` is the profile's name and
+            ``runs``, ``metrics``, ``results`` do not apply.
         base: the base profile, as after ``sim:`` (``"ssd-m,capacity=1GiB"``
             or a TOML path); the fitted profile is this plus the fitted values.
         params: simulator keys (aliases such as ``op``, ``log_blocks``,
@@ -162,8 +336,23 @@ def fit(
         client: a ``dask.distributed.Client`` (default: a LocalCluster, one worker per core).
         batch: proposals evaluated at once (default: the number of workers).
         results: where the evaluated points are kept (default ``results/fit-NAME``).
+        flashlab_bin: the CLI, for a ``validate:`` target.
     """
     import optuna
+
+    if isinstance(target, str) and target.startswith("validate:"):
+        return _fit_validate(
+            target[len("validate:"):],
+            base,
+            params,
+            trials=trials,
+            sampler=sampler,
+            start=start,
+            seed=seed,
+            client=client,
+            batch=batch,
+            flashlab_bin=flashlab_bin,
+        )
 
     metrics = tuple(metrics)
     unknown = [m for m in metrics if m not in _TARGET_COLUMNS]
@@ -173,12 +362,7 @@ def fit(
     if not target_values:
         raise ValueError(f"target {target} has no runs to fit")
     distributions = {k: _distribution(k, v) for k, v in params.items()}
-    if sampler == "tpe":
-        smp = optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(10, max(trials // 4, 1)), multivariate=True)
-    elif sampler == "cmaes":
-        smp = optuna.samplers.CmaEsSampler(seed=seed, x0=dict(start) if start else None)
-    else:
-        raise ValueError(f"unknown sampler {sampler!r}; use 'tpe' or 'cmaes'")
+    smp = _sampler(sampler, seed, trials, start)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="minimize", sampler=smp)
     if start:

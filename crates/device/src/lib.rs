@@ -233,6 +233,19 @@ pub trait Device {
     fn flush(&mut self) -> Result<(), DeviceError> {
         Ok(())
     }
+
+    /// Rebuild the device from its own specification plus `overrides`
+    /// (`key=value,...`), in its initial state: a suite that compares
+    /// device designs (Budilovsky et al.'s chunk size and host hints) runs
+    /// each configuration on a fresh device through one executor. Only the
+    /// simulator can; the capacity must not change (the results directory
+    /// describes one device size).
+    fn reconfigure(&mut self, overrides: &str) -> Result<(), DeviceError> {
+        Err(DeviceError::Unsupported(format!(
+            "{} cannot be reconfigured to '{overrides}'; this suite needs a simulated device (--device sim:...)",
+            self.info().name
+        )))
+    }
 }
 
 impl<D: Device + ?Sized> Device for Box<D> {
@@ -275,5 +288,8 @@ impl<D: Device + ?Sized> Device for Box<D> {
     }
     fn set_write_cache(&mut self, enabled: bool) -> Result<(), DeviceError> {
         (**self).set_write_cache(enabled)
+    }
+    fn reconfigure(&mut self, overrides: &str) -> Result<(), DeviceError> {
+        (**self).reconfigure(overrides)
     }
 }

@@ -62,7 +62,7 @@ pub enum SuiteCommand {
     /// Hudlet & Schall (BTW 2011): database patterns, page sizes, queue depths, index-vs-scan break-even.
     Hudlet11(crate::suite::PaperArgs),
     /// Budilovsky, Toledo & Zuck (SYSTOR 2011) on the simulator: chunk size and host hints.
-    Budilovsky11(crate::suite_budilovsky11::Budilovsky11Args),
+    Budilovsky11(crate::suite::Budilovsky11Args),
 }
 
 /// Where IOs go, shared by `run` and `replay`.

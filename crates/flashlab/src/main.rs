@@ -13,7 +13,6 @@ mod serve;
 mod signals;
 mod sim;
 mod suite;
-mod suite_budilovsky11;
 mod sweep;
 mod target;
 mod validate;
@@ -42,7 +41,7 @@ fn main() -> ExitCode {
             cli::SuiteCommand::Chen09(a) => suite::run_paper("chen09", a),
             cli::SuiteCommand::Wang11(a) => suite::run_paper("wang11", a),
             cli::SuiteCommand::Hudlet11(a) => suite::run_paper("hudlet11", a),
-            cli::SuiteCommand::Budilovsky11(a) => suite_budilovsky11::run(a),
+            cli::SuiteCommand::Budilovsky11(a) => suite::run_budilovsky11(a),
         },
         Command::Sim(args) => sim::sim(args.command),
         Command::Report(args) => report::report(args),

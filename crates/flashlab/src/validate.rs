@@ -13,7 +13,8 @@ use std::process::Command;
 use clap::Args;
 use flashlab_suite::table3::Table3;
 use flashlab_suite::validate::{
-    self, describe, verdict, Row, Score, Tolerances, Value, Verdict, FINDINGS, UFLIP_TABLE3,
+    self, describe, verdict, PublishedFinding, Row, Score, Tolerances, Value, Verdict,
+    BUDILOVSKY11, FINDINGS, HUDLET11, UFLIP_TABLE3,
 };
 
 use crate::error::{CliError, CliResult};
@@ -39,6 +40,14 @@ pub struct ValidateArgs {
     /// Also write the scoreboard as an offline HTML page (the report's layout).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+
+    /// Only the rows of this profile (e.g. hs-mtron-7525): what `fit` scores a candidate by.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Simulator overrides for every run, e.g. op=0.2,nand.program_ns=700000 (a `fit` candidate).
+    #[arg(long = "set", value_name = "KEY=VALUE,...")]
+    pub set: Option<String>,
 }
 
 /// One suite run: its summary JSON, or why there is none.
@@ -59,6 +68,42 @@ fn run_suite(args: &[&str], dir: &Path) -> Result<serde_json::Value, String> {
 
 pub fn validate(args: ValidateArgs) -> CliResult<()> {
     let tol = Tolerances::builtin();
+    if args.update_doc.is_some() && (args.profile.is_some() || args.set.is_some()) {
+        return Err(CliError::user(
+            "--update-doc rewrites the whole scoreboard: run it without --profile and --set",
+        ));
+    }
+    let wanted = |profile: &str| args.profile.as_deref().is_none_or(|p| p == profile);
+    if let Some(p) = &args.profile {
+        let known: Vec<&str> = UFLIP_TABLE3
+            .iter()
+            .map(|(p, _)| *p)
+            .chain(
+                FINDINGS
+                    .iter()
+                    .chain(&BUDILOVSKY11)
+                    .chain(&HUDLET11)
+                    .map(|f| f.profile),
+            )
+            .collect();
+        if !known.contains(&p.as_str()) {
+            let mut k = known.clone();
+            k.dedup();
+            return Err(CliError::user(format!(
+                "--profile {p}: no published numbers for it; use one of {}",
+                k.join(", ")
+            )));
+        }
+    }
+    // The candidate's overrides, appended to every simulated device.
+    let set = match &args.set {
+        Some(s) if !s.trim().is_empty() => {
+            flashlab_sim::resolve_spec(&format!("ssd-m,{s}"))
+                .map_err(|e| CliError::user(format!("--set: {e}")))?;
+            format!(",{}", s.trim())
+        }
+        _ => String::new(),
+    };
     let (root, _tmp) = match &args.results {
         Some(d) => {
             std::fs::create_dir_all(d)
@@ -81,8 +126,11 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
         }
     };
     for (profile, _) in UFLIP_TABLE3 {
+        if !wanted(profile) {
+            continue;
+        }
         progress(&format!("uflip on sim:{profile}"));
-        let device = format!("sim:{profile},capacity=1GiB");
+        let device = format!("sim:{profile},capacity=1GiB{set}");
         let dir = root.join(format!("uflip-{profile}"));
         let _ = std::fs::remove_dir_all(&dir);
         let t: Option<Table3> = match run_suite(
@@ -114,16 +162,16 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
     if !args.quick {
         // One run per (suite, profile) the published findings need.
         let mut runs: BTreeMap<(&str, &str), Option<serde_json::Value>> = BTreeMap::new();
-        for f in &FINDINGS {
-            if runs.contains_key(&(f.paper, f.profile)) {
+        for f in FINDINGS.iter().chain(&HUDLET11) {
+            if runs.contains_key(&(f.paper, f.profile)) || !wanted(f.profile) {
                 continue;
             }
             progress(&format!("{} on sim:{}", f.paper, f.profile));
             let (device, scale) = match (f.paper, f.profile) {
                 // Figure 9's collapse needs the full striker (docs/profiles.md).
-                ("chen09", "ssd-m") => ("sim:ssd-m".to_string(), "1"),
-                ("chen09", p) => (format!("sim:{p},capacity=16GiB"), "0.5"),
-                (_, p) => (format!("sim:{p},capacity=8GiB"), "0.5"),
+                ("chen09", "ssd-m") => (format!("sim:ssd-m{set}"), "1"),
+                ("chen09", p) => (format!("sim:{p},capacity=16GiB{set}"), "0.5"),
+                (_, p) => (format!("sim:{p},capacity=8GiB{set}"), "0.5"),
             };
             let dir = root.join(format!("{}-{}", f.paper, f.profile));
             let _ = std::fs::remove_dir_all(&dir);
@@ -139,7 +187,32 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             };
             runs.insert((f.paper, f.profile), v);
         }
-        for f in &FINDINGS {
+        // Budilovsky et al.: the suite at the paper's size (4 GiB, 2^17
+        // requests per experiment; about a minute).
+        if wanted("budilovsky11") {
+            progress("budilovsky11 on sim:budilovsky11");
+            let dir = root.join("budilovsky11");
+            let _ = std::fs::remove_dir_all(&dir);
+            let mut b11_args = vec!["suite", "budilovsky11"];
+            if !set.is_empty() {
+                b11_args.extend(["--set", &set[1..]]);
+            }
+            let b11 = match run_suite(&b11_args, &dir) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    notes.push(format!("budilovsky11: {e}"));
+                    None
+                }
+            };
+            runs.insert(("budilovsky11", "budilovsky11"), b11);
+        }
+        let all: Vec<&PublishedFinding> = FINDINGS
+            .iter()
+            .chain(&BUDILOVSKY11)
+            .chain(&HUDLET11)
+            .filter(|f| wanted(f.profile))
+            .collect();
+        for f in all {
             let t = tol
                 .get(f.metric)
                 .map_err(|e| CliError::failure(e.to_string()))?;
@@ -190,8 +263,23 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             .map_err(|e| CliError::user(format!("--html {}: {e}", path.display())))?;
     }
     if args.json {
+        // Each row with its distance from the tolerance band (0 when it
+        // passes): what `fit --target validate:PROFILE` minimises.
+        let rows_json: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                let mut v = serde_json::to_value(r).expect("row serializes");
+                if let (Some(o), Ok(t)) = (v.as_object_mut(), tol.get(&r.metric)) {
+                    o.insert(
+                        "distance".into(),
+                        serde_json::json!(validate::distance(t, r.published, r.simulated)),
+                    );
+                }
+                v
+            })
+            .collect();
         let v = serde_json::json!({
-            "rows": rows,
+            "rows": rows_json,
             "scores": {"total": total, "papers": papers, "profiles": profiles},
             "tolerances": tol.all(),
             "notes": notes,

@@ -14,13 +14,13 @@
 //! GC = cause `gc` (relocations, erases, and chunk reads made by the garbage
 //! collector) plus wear levelling.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::accounting::{Accounting, Cause};
 use crate::nand::NandTiming;
 
 /// Chip time per host request (ns), by component.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChipTime {
     pub data_read_ns: f64,
     pub data_write_ns: f64,

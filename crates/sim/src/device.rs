@@ -557,12 +557,53 @@ impl Device for SimDevice {
                 serde_json::json!(self.geo.logical_pages),
             );
             obj.insert("page_bytes".into(), serde_json::json!(self.geo.page_bytes));
+            if self.ftl.name() == "two-level" {
+                // Budilovsky et al.'s metric, with the page accesses per
+                // request their epsilon is read from (breakdown.rs).
+                let t = NandTiming::resolve(&self.cfg.nand, self.geo.page_bytes);
+                let chip = crate::breakdown::ChipTime::from_accounting(&self.flash.acct, &t);
+                obj.insert(
+                    "two_level_chip_time".into(),
+                    serde_json::to_value(chip).unwrap_or_default(),
+                );
+            }
         }
         Some(v)
     }
 
     fn reset_stats(&mut self) {
         self.flash.acct = Accounting::default();
+    }
+
+    /// A fresh device of this one's spec (its name, `sim:SPEC`) plus
+    /// `overrides`, same seed and queue limit, in its initial state
+    /// (prefilled if the spec says so). The name and identity stay the
+    /// original's; a change of capacity is refused.
+    fn reconfigure(&mut self, overrides: &str) -> Result<(), DeviceError> {
+        let base = self
+            .info
+            .name
+            .strip_prefix("sim:")
+            .unwrap_or(&self.info.name);
+        let spec = if overrides.trim().is_empty() {
+            base.to_string()
+        } else {
+            format!("{base},{overrides}")
+        };
+        let cfg =
+            crate::resolve_spec(&spec).map_err(|e| DeviceError::InvalidRequest(e.to_string()))?;
+        let fresh = SimDevice::new(cfg, self.info.name.clone(), self.seed, self.max_outstanding)
+            .map_err(|e| DeviceError::InvalidRequest(e.to_string()))?;
+        if fresh.info.size_bytes != self.info.size_bytes {
+            return Err(DeviceError::InvalidRequest(format!(
+                "reconfiguring {} with '{overrides}' changes its capacity ({} -> {} B); a suite runs on one device size",
+                self.info.name, self.info.size_bytes, fresh.info.size_bytes
+            )));
+        }
+        let info = std::mem::replace(&mut self.info, fresh.info.clone());
+        *self = fresh;
+        self.info = info;
+        Ok(())
     }
 
     /// Switches the DRAM write-back cache at run time (`hdparm -W` on the

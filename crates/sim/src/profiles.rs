@@ -15,6 +15,18 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../profiles/budilovsky11.toml"),
     ),
     ("memoright", include_str!("../profiles/memoright.toml")),
+    (
+        "hs-mtron-7525",
+        include_str!("../profiles/hs-mtron-7525.toml"),
+    ),
+    (
+        "hs-intel-x25m-g2",
+        include_str!("../profiles/hs-intel-x25m-g2.toml"),
+    ),
+    (
+        "hs-crucial-realssd",
+        include_str!("../profiles/hs-crucial-realssd.toml"),
+    ),
     ("mtron", include_str!("../profiles/mtron.toml")),
     ("samsung", include_str!("../profiles/samsung.toml")),
     (

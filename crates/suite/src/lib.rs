@@ -12,10 +12,10 @@
 //!   figure it reproduces; [`findings`] summarises them.
 //! - [`suites`]: the registry: each suite one module implementing
 //!   [`suites::Suite`] (plan, typed [`summary`], [`figures`] as data).
-//! - [`budilovsky11`]: Budilovsky, Toledo & Zuck's experiments on the
-//!   simulator (DFTL-like vs small chunks vs small chunks with host hints).
+//!   [`suites::budilovsky11`] reproduces Budilovsky, Toledo & Zuck's
+//!   experiments on the simulator (DFTL-like vs small chunks vs small
+//!   chunks with host hints), each design on a fresh simulated device.
 
-pub mod budilovsky11;
 pub mod figures;
 pub mod findings;
 pub mod papers;

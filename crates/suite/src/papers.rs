@@ -662,7 +662,7 @@ pub fn hudlet11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
         scan_ios,
         1,
     );
-    for s in [0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9] {
+    for s in [0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0] {
         let ios = ((scan_ios as f64 * s).round() as u64).max(16);
         b.run(
             "break-even",

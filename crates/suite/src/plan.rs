@@ -58,13 +58,22 @@ pub enum Step {
     Discard {
         reason: String,
     },
+    /// Rebuild a simulated device from its own spec plus `overrides`, in its
+    /// initial state (Budilovsky et al.: each design on a fresh device).
+    Reconfigure {
+        overrides: String,
+        reason: String,
+    },
 }
 
 impl Step {
     /// The runs this step records, in order.
     pub fn runs(&self) -> Vec<&RunStep> {
         match self {
-            Step::EnforceState { .. } | Step::WriteCache { .. } | Step::Discard { .. } => vec![],
+            Step::EnforceState { .. }
+            | Step::WriteCache { .. }
+            | Step::Discard { .. }
+            | Step::Reconfigure { .. } => vec![],
             Step::Calibrate { run, .. } => vec![run],
             Step::MeasurePause {
                 before,
@@ -108,6 +117,9 @@ impl Plan {
                 }
                 Step::Discard { reason } => {
                     out += &format!("     -- discard the whole device ({reason})\n");
+                }
+                Step::Reconfigure { overrides, reason } => {
+                    out += &format!("     -- fresh device with {overrides} ({reason})\n");
                 }
                 _ => {
                     for r in step.runs() {

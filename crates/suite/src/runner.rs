@@ -536,6 +536,13 @@ impl Runner<'_> {
                     self.settle()?;
                     true
                 }
+                Step::Reconfigure { overrides, .. } => {
+                    // A fresh device: nothing of the previous one's state,
+                    // scheduled work or clock carries over.
+                    self.dev.reconfigure(overrides)?;
+                    first_run = true;
+                    true
+                }
                 Step::Run(run) => {
                     self.pause_between(&mut first_run)?;
                     let (o, outcome, _) = self.run(run, record, run.adaptive, false, true)?;
@@ -663,6 +670,7 @@ fn step_label(step: &Step) -> String {
             format!("write cache {}", if *enabled { "on" } else { "off" })
         }
         Step::Discard { .. } => "discard".into(),
+        Step::Reconfigure { overrides, .. } => format!("device {overrides}"),
         Step::EnforceState { method, .. } => format!("state: {}", method.name()),
         Step::Calibrate { baseline, .. } => format!("calibrate {baseline}"),
         Step::MeasurePause { .. } => "pause probe".into(),

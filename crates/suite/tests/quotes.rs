@@ -48,8 +48,9 @@ fn all_quotes() -> Vec<Quote> {
         ));
     }
     out.extend(
-        flashlab_suite::budilovsky11::QUOTES
+        flashlab_suite::suites::budilovsky11::QUOTES
             .iter()
+            .chain(flashlab_suite::suites::budilovsky11::CLAIMS.iter())
             .map(|(s, t)| Quote::new("budilovsky11", s, t)),
     );
     out

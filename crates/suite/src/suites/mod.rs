@@ -10,6 +10,7 @@ use crate::plan::Plan;
 use crate::runner::Journal;
 use crate::summary::SuiteSummary;
 
+pub mod budilovsky11;
 pub mod chen09;
 pub mod hudlet11;
 pub mod uflip;
@@ -50,11 +51,12 @@ pub trait Suite: Sync {
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary;
 }
 
-static REGISTRY: [&dyn Suite; 4] = [
+static REGISTRY: [&dyn Suite; 5] = [
     &uflip::Uflip,
     &chen09::Chen09,
     &wang11::Wang11,
     &hudlet11::Hudlet11,
+    &budilovsky11::Budilovsky11,
 ];
 
 /// Every suite that runs on the executor and the results directory.
