@@ -10,6 +10,7 @@ use flashlab_device::Device;
 use flashlab_suite::budilovsky11::{self, Params};
 
 use crate::error::{CliError, CliResult};
+use crate::suite::SuiteOptions;
 
 #[derive(Args, Debug)]
 pub struct Budilovsky11Args {
@@ -21,30 +22,25 @@ pub struct Budilovsky11Args {
     #[arg(long, value_name = "N", default_value_t = 1 << 17)]
     pub requests: u64,
 
-    /// A small, fast run (256 MiB, 8192 requests per experiment).
-    #[arg(long)]
-    pub quick: bool,
-
     /// More simulator overrides for every configuration, e.g. op=0.25 or nand.erase_ns=3000000.
     #[arg(long = "set", value_name = "KEY=VALUE,...")]
     pub set: Option<String>,
 
-    /// Seed of the random patterns.
-    #[arg(long, default_value_t = 11)]
-    pub seed: u64,
-
-    /// Results directory to create [default: results/DATE-TIME-budilovsky11].
-    #[arg(long, short = 'o', value_name = "DIR")]
-    pub results: Option<PathBuf>,
-
-    /// Print the JSON report on stdout instead of the tables.
-    #[arg(long)]
-    pub json: bool,
-
-    /// No progress messages.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    /// --quick here: 256 MiB, 8192 requests per experiment; --json prints
+    /// the JSON report instead of the tables.
+    #[command(flatten)]
+    pub options: SuiteOptions,
 }
+
+impl std::ops::Deref for Budilovsky11Args {
+    type Target = SuiteOptions;
+    fn deref(&self) -> &SuiteOptions {
+        &self.options
+    }
+}
+
+/// The seed of the paper's runs here (the suites on devices use 42).
+const DEFAULT_SEED: u64 = 11;
 
 pub fn run(args: Budilovsky11Args) -> CliResult<()> {
     let mut p = if args.quick {
@@ -56,7 +52,7 @@ pub fn run(args: Budilovsky11Args) -> CliResult<()> {
             ..Params::default_run()
         }
     };
-    p.seed = args.seed;
+    p.seed = args.seed.unwrap_or(DEFAULT_SEED);
     if let Some(s) = &args.set {
         p.extra = s.clone();
     }
@@ -74,6 +70,16 @@ pub fn run(args: Budilovsky11Args) -> CliResult<()> {
         }
     ))
     .map_err(CliError::user)?;
+    if args.dry_run {
+        println!(
+            "budilovsky11 plan: sim:budilovsky11,capacity={}{}, seed {}: every chunk size and hint configuration of section 7, {} measured 4 KiB requests per experiment (writes after as many warm-up writes); nothing run (--dry-run)",
+            p.capacity,
+            if p.extra.is_empty() { String::new() } else { format!(",{}", p.extra) },
+            p.seed,
+            p.requests
+        );
+        return Ok(());
+    }
     let dir = args.results.clone().unwrap_or_else(default_dir);
     // A results directory like every suite's (manifest naming the suite and
     // the simulated device), so that `flashlab report` shows it. Its
@@ -124,6 +130,11 @@ pub fn run(args: Budilovsky11Args) -> CliResult<()> {
         println!("{json}");
     } else {
         print!("{md}");
+        if args.quick {
+            println!(
+                "\nThis was a reduced run (--quick: 256 MiB, 8192 requests per experiment); its findings are not comparable to the paper's. Run without --quick for the paper's sizes."
+            );
+        }
         println!(
             "\nSaved {} and budilovsky11.md.",
             dir.join("budilovsky11.json").display()

@@ -184,7 +184,13 @@ fn no_direct_message(display: &str) -> String {
 }
 
 fn not_found_message(display: &str) -> String {
-    format!("no such file or device: {display}; check the path, or pass --size SIZE to create a file there")
+    // Files are created on request; devices are not: under /dev the only
+    // fix is the right path (a created file there would be lost on reboot).
+    if display.starts_with("/dev/") {
+        format!("no such device: {display}; check the path (lsblk lists block devices)")
+    } else {
+        format!("no such file or device: {display}; check the path, or pass --size SIZE to create a file there")
+    }
 }
 
 fn permission_message(display: &str, write: bool) -> String {

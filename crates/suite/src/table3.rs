@@ -37,7 +37,16 @@ pub struct Table3 {
     pub reverse_relative: Option<f64>,
     pub in_place_relative: Option<f64>,
     pub large_incr_relative: Option<f64>,
+    /// Columns (as in [`Table3::HEADER`]) that no run measured (e.g. a
+    /// suite run with `--only granularity`): their values are null and the
+    /// table says "not measured", unlike a measured column with no value
+    /// ("No" locality area, "-" no partitioning that helps).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_measured: Vec<String>,
 }
+
+/// What a never-measured Table 3 cell says.
+pub const NOT_MEASURED: &str = "not measured";
 
 /// One design hint, with the figures it rests on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -160,6 +169,26 @@ pub fn table3(plan: &Plan, summaries: &[RunSummary], io_size: u64) -> Table3 {
             t.large_incr_relative = Some(large.iter().sum::<f64>() / large.len() as f64 / rw);
         }
     }
+    // Which columns no run measured. The relative columns need SW and RW too.
+    let baselines = sw.is_some() && rw.is_some();
+    let measured = [
+        sr.is_some(),
+        rr.is_some(),
+        sw.is_some(),
+        rw.is_some(),
+        baselines && !means.series("pause", "RW").is_empty(),
+        baselines && !means.series("locality", "RW").is_empty(),
+        baselines && !means.series("partitioning", "SW").is_empty(),
+        t.reverse_relative.is_some(),
+        t.in_place_relative.is_some(),
+        t.large_incr_relative.is_some(),
+    ];
+    t.not_measured = Table3::HEADER
+        .iter()
+        .zip(measured)
+        .filter(|(_, m)| !m)
+        .map(|(h, _)| h.to_string())
+        .collect();
     t
 }
 
@@ -205,7 +234,7 @@ impl Table3 {
             None => "-".to_string(),
             Some(p) => format!("{p} ({})", factor(self.partitions_relative)),
         };
-        [
+        let mut cells = [
             ms(self.sr_ms),
             ms(self.rr_ms),
             ms(self.sw_ms),
@@ -216,7 +245,13 @@ impl Table3 {
             factor(self.reverse_relative),
             factor(self.in_place_relative),
             factor(self.large_incr_relative),
-        ]
+        ];
+        for (cell, header) in cells.iter_mut().zip(Table3::HEADER) {
+            if self.not_measured.iter().any(|h| h == header) {
+                *cell = NOT_MEASURED.to_string();
+            }
+        }
+        cells
     }
 
     /// A Markdown table: one header row, one row per (device, row).
@@ -469,6 +504,31 @@ mod tests {
 
     /// Random-write cost per byte still falling at the largest size tested:
     /// no size is recommended, and the hint says the trend continues.
+    #[test]
+    fn never_measured_cells_say_so_and_measured_empty_ones_do_not() {
+        // Locality measured, no area found: "No". Partitioning never run: "not measured".
+        let t = Table3 {
+            sr_ms: Some(0.2),
+            rr_ms: Some(0.4),
+            sw_ms: Some(1.0),
+            rw_ms: Some(2.0),
+            locality_rw_bytes: None,
+            not_measured: vec!["Partitions".into(), "Pause RW (ms)".into()],
+            ..Table3::default()
+        };
+        let cells = t.cells();
+        assert_eq!(cells[5], "No");
+        assert_eq!(cells[6], NOT_MEASURED);
+        assert_eq!(cells[4], NOT_MEASURED);
+        assert_eq!(cells[0], "0.20");
+        // JSON: the list names the columns; a summary without it (older) reads as before.
+        let json = serde_json::to_value(&t).unwrap();
+        assert_eq!(json["not_measured"][0], "Partitions");
+        assert!(json["partitions"].is_null());
+        let old: Table3 = serde_json::from_str(r#"{"sr_ms":0.2,"rr_ms":null,"sw_ms":null,"rw_ms":null,"pause_rw_ms":null,"locality_rw_bytes":null,"locality_rw_relative":null,"partitions":null,"partitions_relative":null,"reverse_relative":null,"in_place_relative":null,"large_incr_relative":null}"#).unwrap();
+        assert!(old.not_measured.is_empty());
+    }
+
     #[test]
     fn hint_2_needs_a_knee_inside_the_tested_range() {
         let per_io = |size: f64| 1_000_000.0 + size * 10.0; // fixed cost dominates
