@@ -541,23 +541,34 @@ fn execute(
     args: &SuiteCommon,
 ) -> CliResult<()> {
     signals::install();
+    // Progress in runs, with an ETA from measured per-run durations
+    // (crate::eta); the bar's position counts the runs finished.
+    let mut eta = crate::eta::SuiteEta::new(
+        journal
+            .plan
+            .steps
+            .iter()
+            .map(|s| s.runs().len() as u64)
+            .collect(),
+    );
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(1);
         bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} step {msg} [{bar:30}] {percent}% ETA {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
         );
         bar
     });
     let mut progress = |p: &Progress| {
+        eta.step_started(p.step, std::time::Instant::now(), p.replaying);
         if let Some(b) = &bar {
-            b.set_length(p.ios_total.max(1));
-            b.set_position(p.ios_done);
+            let (done, total) = eta.runs();
+            b.set_length(total.max(1));
+            b.set_position(done);
             b.set_message(format!(
-                "{}/{} {}{}",
+                "{}, step {}/{} {}{}",
+                eta.label(),
                 p.step,
                 p.steps,
                 p.what,
@@ -640,10 +651,8 @@ pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResu
             serde_json::to_string_pretty(&summary).expect("serializes")
         );
     } else {
+        // (A reduced run's note is among the summary's notes, printed last.)
         print!("{md}");
-        if let Some(note) = &reduced {
-            println!("\n{note}");
-        }
         println!("\nsaved: {} and {}", md_path.display(), json_path.display());
     }
     Ok(())
