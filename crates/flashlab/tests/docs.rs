@@ -13,7 +13,7 @@
 //!   block says why (a real raw device, a very long run). Keep these few.
 //! - ```` ```sh ```` preceded by `<!-- doc-test: root-script -->`: a shell
 //!   walk-through (pipes, `&`, waits), run by bash as root in CI by
-//!   [`root_walkthroughs_run_as_written`].
+//!   [`root_walkthroughs_run_as_written`] (marked ignored: `cargo test -- --include-ignored` as root, as CI does).
 //! - ```` ```sh ```` preceded by `<!-- doc-test: not run (REASON) -->`: a
 //!   shell session that cannot run in CI, the reason in the marker.
 //! - ```` ```text ````, ```` ```toml ````, ```` ```python ````, ...: not commands.
@@ -202,6 +202,7 @@ fn have(tool: &str) -> bool {
 /// written, by bash, with `flashlab` on PATH. Needs root, nbdfuse, losetup,
 /// mkfs.ext4; skipped otherwise, failed instead under
 /// FLASHLAB_REQUIRE_ROOT_TESTS=1 (CI).
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn root_walkthroughs_run_as_written() {
     // SAFETY: geteuid has no preconditions.
