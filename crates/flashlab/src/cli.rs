@@ -46,6 +46,7 @@ pub enum Command {
 }
 
 #[derive(Args, Debug)]
+#[command(after_help = crate::suite::SHARED_OPTIONS_HELP)]
 pub struct SuiteArgs {
     #[command(subcommand)]
     pub suite: SuiteCommand,
@@ -266,6 +267,9 @@ pub enum SimCommand {
     Show {
         /// A profile name from `flashlab sim profiles`.
         profile: String,
+        /// Write the TOML to this file instead of stdout.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
     },
 }
 

@@ -12,6 +12,12 @@ use crate::error::{CliError, CliResult};
 use crate::output;
 
 pub fn open_results(dir: &Path) -> CliResult<ResultsDir> {
+    if !dir.exists() {
+        return Err(CliError::user(format!(
+            "{} does not exist; pass a results directory written by `flashlab run` (it holds manifest.json)",
+            dir.display()
+        )));
+    }
     if !dir.join("manifest.json").exists() {
         return Err(CliError::user(format!(
             "{} is not a flashlab results directory (no manifest.json); pass a directory written by `flashlab run`",

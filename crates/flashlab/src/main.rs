@@ -4,6 +4,7 @@
 
 mod cli;
 mod error;
+mod eta;
 mod export;
 mod output;
 mod replay;

@@ -24,36 +24,75 @@ use crate::cli::{EngineArg, TargetArgs};
 use crate::error::{CliError, CliResult};
 use crate::{signals, target};
 
-/// What every suite takes.
-#[derive(Args, Debug)]
-pub struct SuiteCommon {
-    #[command(flatten)]
-    pub target: TargetArgs,
-
+/// The options every suite takes, with the same meaning in each
+/// (uflip, chen09, wang11, hudlet11, budilovsky11): a suite flattens this
+/// struct, so a new suite gets them all. `flashlab suite --help` lists them.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Options of every suite")]
+pub struct SuiteOptions {
     /// Results directory to create [default: results/DATE-TIME-SUITE].
     #[arg(long, short = 'o', value_name = "DIR")]
     pub results: Option<PathBuf>,
 
-    /// Continue an interrupted suite in DIR (its device and settings are reused).
-    #[arg(long, value_name = "DIR", conflicts_with = "results")]
-    pub resume: Option<PathBuf>,
-
-    /// Print the plan and do nothing else.
+    /// A reduced run: fewer IOs and smaller parameter ranges, a quick look whose findings are not comparable to the paper's.
     #[arg(long)]
-    pub dry_run: bool,
+    pub quick: bool,
 
-    /// Seed of every random choice.
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
+    /// Seed of every random choice [default: 42; budilovsky11: 11].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
 
-    /// No progress bar.
+    /// No progress bar or progress messages.
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// Print the plan (every run) and do nothing else.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Print the whole plan before running, not just its summary.
+    #[arg(long, short)]
+    pub verbose: bool,
 }
+
+/// The shared options' names, as `flashlab suite --help` lists them.
+pub const SHARED_OPTIONS_HELP: &str =
+    "Options of every suite (flashlab suite NAME --help for the rest):
+  -o, --results <DIR>  Results directory to create [default: results/DATE-TIME-SUITE]
+      --quick          A reduced run: a quick look whose findings are not comparable to the paper's
+      --seed <N>       Seed of every random choice [default: 42; budilovsky11: 11]
+      --json           Print the summary as JSON on stdout
+  -q, --quiet          No progress bar or progress messages
+      --dry-run        Print the plan (every run) and do nothing else
+  -v, --verbose        Print the whole plan before running, not just its summary";
+
+/// What every suite on a device takes: the shared options, the device and --resume.
+#[derive(Args, Debug)]
+pub struct SuiteCommon {
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Continue an interrupted suite in DIR (its device and settings are reused).
+    #[arg(long, value_name = "DIR", conflicts_with = "results")]
+    pub resume: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub options: SuiteOptions,
+}
+
+impl std::ops::Deref for SuiteCommon {
+    type Target = SuiteOptions;
+    fn deref(&self) -> &SuiteOptions {
+        &self.options
+    }
+}
+
+/// The default seed of the suites on a device.
+pub const DEFAULT_SEED: u64 = 42;
 
 #[derive(Args, Debug)]
 pub struct UflipArgs {
@@ -96,10 +135,6 @@ pub struct UflipArgs {
     /// partitioning, order, parallelism, mix, pause, bursts.
     #[arg(long, value_name = "LIST")]
     pub only: Option<String>,
-
-    /// Reduced parameter ranges: a quick look, not the full benchmark.
-    #[arg(long)]
-    pub quick: bool,
 }
 
 /// chen09, wang11 and hudlet11.
@@ -108,9 +143,9 @@ pub struct PaperArgs {
     #[command(flatten)]
     pub common: SuiteCommon,
 
-    /// Multiply every run's IO count (e.g. 0.25 for a quick look).
-    #[arg(long, value_name = "X", default_value_t = 1.0)]
-    pub scale: f64,
+    /// Multiply every run's IO count (e.g. 0.25 for a quick look) [default: 1; --quick: 0.1].
+    #[arg(long, value_name = "X")]
+    pub scale: Option<f64>,
 
     /// chen09: do not re-fill the device before each experiment (the paper does).
     #[arg(long)]
@@ -133,38 +168,28 @@ pub struct Budilovsky11Args {
     #[arg(long, value_name = "N", default_value_t = 1 << 17)]
     pub requests: u64,
 
-    /// A small, fast run (256 MiB, 8192 requests per experiment).
-    #[arg(long)]
-    pub quick: bool,
-
     /// More simulator overrides for every configuration, e.g. op=0.25 or nand.erase_ns=3000000.
     #[arg(long = "set", value_name = "KEY=VALUE,...")]
     pub set: Option<String>,
-
-    /// Seed of the random patterns.
-    #[arg(long, default_value_t = 11)]
-    pub seed: u64,
-
-    /// Results directory to create [default: results/DATE-TIME-budilovsky11].
-    #[arg(long, short = 'o', value_name = "DIR")]
-    pub results: Option<PathBuf>,
 
     /// Continue an interrupted suite in DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "results")]
     pub resume: Option<PathBuf>,
 
-    /// Print the plan and do nothing else.
-    #[arg(long)]
-    pub dry_run: bool,
-
-    /// Print the summary as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
-
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
+    /// --quick here: 256 MiB, 8192 requests per experiment.
+    #[command(flatten)]
+    pub options: SuiteOptions,
 }
+
+impl std::ops::Deref for Budilovsky11Args {
+    type Target = SuiteOptions;
+    fn deref(&self) -> &SuiteOptions {
+        &self.options
+    }
+}
+
+/// The seed of the paper's runs here (the suites on devices use 42).
+const BUDILOVSKY11_SEED: u64 = 11;
 
 pub fn run_budilovsky11(args: Budilovsky11Args) -> CliResult<()> {
     use flashlab_suite::suites::budilovsky11::Budilovsky11Config;
@@ -194,19 +219,18 @@ pub fn run_budilovsky11(args: Budilovsky11Args) -> CliResult<()> {
             buffered: false,
             allow_write_to: None,
         },
-        results: args.results,
-        resume: args.resume,
-        dry_run: args.dry_run,
-        seed: args.seed,
-        json: args.json,
-        quiet: args.quiet,
+        resume: args.resume.clone(),
+        options: SuiteOptions {
+            seed: Some(args.seed.unwrap_or(BUDILOVSKY11_SEED)),
+            ..args.options.clone()
+        },
     };
     if let Some(dir) = &common.resume {
         return resume(dir, &common);
     }
     let cfg = Budilovsky11Config {
         requests,
-        seed: args.seed,
+        seed: args.seed.unwrap_or(BUDILOVSKY11_SEED),
     };
     let probed = target::probe(&common.target, cfg.seed)?;
     let size = probed.info.size_bytes;
@@ -287,11 +311,11 @@ fn config(args: &UflipArgs) -> CliResult<UflipConfig> {
         calibration_ios: args.calibration_ios,
         bound: args.bound,
         random_target_bytes,
-        seed: args.common.seed,
+        seed: args.common.seed.unwrap_or(DEFAULT_SEED),
         min_pause_ns: parse_duration_ns(&args.min_pause)
             .map_err(|e| CliError::user(format!("--min-pause: {e}")))?,
         benchmarks,
-        quick: args.quick,
+        quick: args.common.quick,
     })
 }
 
@@ -372,22 +396,28 @@ pub fn run(args: UflipArgs) -> CliResult<()> {
     )
 }
 
+/// The IO-count factor of `--quick` in chen09, wang11 and hudlet11.
+pub const QUICK_SCALE: f64 = 0.1;
+
 pub fn run_paper(name: &str, args: PaperArgs) -> CliResult<()> {
     if let Some(dir) = &args.common.resume {
         return resume(dir, &args.common);
     }
-    if !(args.scale > 0.0 && args.scale <= 100.0) {
+    // --quick is the papers' suites at a tenth of their IOs.
+    let scale = args
+        .scale
+        .unwrap_or(if args.common.quick { QUICK_SCALE } else { 1.0 });
+    if !(scale > 0.0 && scale <= 100.0) {
         return Err(CliError::user(format!(
-            "--scale {} must be a positive factor, e.g. 0.25",
-            args.scale
+            "--scale {scale} must be a positive factor, e.g. 0.25"
         )));
     }
     let test_file_bytes = parse_size(&args.test_file_size)
         .map_err(|e| CliError::user(format!("--test-file-size: {e}")))?;
     let cfg = PaperConfig {
-        scale: args.scale,
+        scale,
         refill: !args.no_refill,
-        seed: args.common.seed,
+        seed: args.common.seed.unwrap_or(DEFAULT_SEED),
         test_file_bytes,
     };
     let probed = target::probe(&args.common.target, cfg.seed)?;
@@ -435,7 +465,17 @@ fn start(
     let simulated = probed.info.clock == ClockKind::Simulated;
     if !common.json || common.dry_run {
         println!("{header}");
-        print!("{}", plan.describe(size));
+        if common.dry_run || common.verbose {
+            print!("{}", plan.describe(size));
+        } else {
+            // Result first: the plan in one line; every run with --dry-run or --verbose.
+            let budget: u64 = plan.steps.iter().map(|s| s.io_budget(size)).sum();
+            println!(
+                "{} runs in {} steps, at most {budget} IOs (--verbose or --dry-run lists every run)",
+                plan.run_count(),
+                plan.steps.len()
+            );
+        }
         if simulated {
             let sim = estimate_ns(&plan, size, 300_000, min_pause_ns);
             println!("estimated duration: seconds to minutes of wall-clock time ({} of simulated time at 0.3 ms/IO)", format_duration_ns(sim));
@@ -519,7 +559,19 @@ fn start(
 
 fn resume(dir: &std::path::Path, common: &SuiteCommon) -> CliResult<()> {
     let results = crate::export::open_results(dir)?;
-    let journal = Journal::load(&results).map_err(|e| CliError::user(format!("{} holds no suite journal ({e}); --resume takes a directory written by `flashlab suite`", dir.display())))?;
+    let journal = Journal::load(&results).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            CliError::user(format!(
+                "{} is not a suite's results directory (no suite.json); --resume takes a directory written by `flashlab suite NAME`",
+                dir.display()
+            ))
+        } else {
+            CliError::user(format!(
+                "{}: the suite journal cannot be read ({e}); start the suite again with `flashlab suite NAME`",
+                dir.display()
+            ))
+        }
+    })?;
     if journal.finished {
         if !common.json {
             println!("{} is already complete.", dir.display());
@@ -589,23 +641,34 @@ fn execute(
     args: &SuiteCommon,
 ) -> CliResult<()> {
     signals::install();
+    // Progress in runs, with an ETA from measured per-run durations
+    // (crate::eta); the bar's position counts the runs finished.
+    let mut eta = crate::eta::SuiteEta::new(
+        journal
+            .plan
+            .steps
+            .iter()
+            .map(|s| s.runs().len() as u64)
+            .collect(),
+    );
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(1);
         bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} step {msg} [{bar:30}] {percent}% ETA {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
         );
         bar
     });
     let mut progress = |p: &Progress| {
+        eta.step_started(p.step, std::time::Instant::now(), p.replaying);
         if let Some(b) = &bar {
-            b.set_length(p.ios_total.max(1));
-            b.set_position(p.ios_done);
+            let (done, total) = eta.runs();
+            b.set_length(total.max(1));
+            b.set_position(done);
             b.set_message(format!(
-                "{}/{} {}{}",
+                "{}, step {}/{} {}{}",
+                eta.label(),
                 p.step,
                 p.steps,
                 p.what,
@@ -663,12 +726,16 @@ pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResu
     let suite = registry_suite(&journal.suite)?;
     let runs = results.summary().runs;
     let device = results.manifest().device.name.clone();
-    let summary = suite.summarise(&SummaryInput {
+    let mut summary = suite.summarise(&SummaryInput {
         plan: &journal.plan,
         journal,
         runs: &runs,
         device: &device,
     });
+    let reduced = reduced_run_note(&journal.config);
+    if let Some(note) = &reduced {
+        summary.notes.insert(0, note.clone());
+    }
     let save = |name: &str| results.root().join(name);
     let failed = |e: std::io::Error| CliError::failure(format!("cannot save the summary: {e}"));
     write_json_atomic(&save(FIGURES), &suite.figures(&journal.plan, Some(&runs)))
@@ -684,10 +751,33 @@ pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResu
             serde_json::to_string_pretty(&summary).expect("serializes")
         );
     } else {
+        // (A reduced run's note is among the summary's notes, printed last.)
         print!("{md}");
         println!("\nsaved: {} and {}", md_path.display(), json_path.display());
     }
     Ok(())
+}
+
+/// What a reduced run (`--quick`, `--scale` below 1) says about its
+/// findings: at a fraction of the paper's IOs a finding can change
+/// direction (chen09 at 0.1: fragmentation 1.0x instead of 12.1x), so they
+/// are not comparable to the paper's. `None` for a full-size run.
+pub fn reduced_run_note(config: &serde_json::Value) -> Option<String> {
+    let quick = config.get("quick").and_then(serde_json::Value::as_bool) == Some(true);
+    let scale = config
+        .get("scale")
+        .and_then(serde_json::Value::as_f64)
+        .filter(|s| *s < 1.0);
+    let how = match (quick, scale) {
+        (true, _) => "--quick: smaller parameter ranges and fewer IOs".to_string(),
+        (false, Some(s)) => format!("--scale {s}: {:.0} % of the paper's IOs per run", s * 100.0),
+        (false, None) => return None,
+    };
+    Some(format!(
+        "This was a reduced run ({how}); its findings are not comparable to the paper's \
+         (at this size a finding can even change direction). Run without --quick or --scale \
+         for the paper's sizes."
+    ))
 }
 
 fn registry_suite(name: &str) -> CliResult<&'static dyn Suite> {

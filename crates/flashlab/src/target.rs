@@ -3,6 +3,7 @@
 //! create the results directory that records what was opened.
 
 use std::fs;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use flashlab_device::{ClockKind, Device, DeviceInfo, DeviceKind};
@@ -155,17 +156,42 @@ impl Probed {
                         format_size(self.create_size.unwrap_or(0))
                     );
                 }
-                let opened = flashlab_realdev::open(&OpenOptions {
-                    path: path.clone(),
-                    write: writes,
-                    engine,
-                    max_outstanding,
-                    max_io_bytes: max_io_bytes as u32,
-                    direct: !t.buffered,
-                    allow_write_to: t.allow_write_to.clone(),
-                    create_size_bytes: self.create_size,
-                })
-                .map_err(open_error)?;
+                // Filling a multi-GiB file takes minutes: a bar shows it moving.
+                let bar = (creating && !quiet && std::io::stderr().is_terminal()).then(|| {
+                    let bar = indicatif::ProgressBar::new(self.create_size.unwrap_or(0));
+                    bar.set_style(
+                        indicatif::ProgressStyle::with_template(
+                            "filling [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+                        )
+                        .expect("valid template")
+                        .progress_chars("=> "),
+                    );
+                    bar
+                });
+                let mut fill_progress = |done: u64, total: u64| {
+                    if let Some(b) = &bar {
+                        b.set_length(total);
+                        b.set_position(done);
+                    }
+                };
+                let opened = flashlab_realdev::open_with_progress(
+                    &OpenOptions {
+                        path: path.clone(),
+                        write: writes,
+                        engine,
+                        max_outstanding,
+                        max_io_bytes: max_io_bytes as u32,
+                        direct: !t.buffered,
+                        allow_write_to: t.allow_write_to.clone(),
+                        create_size_bytes: self.create_size,
+                    },
+                    &mut fill_progress,
+                )
+                .map_err(open_error);
+                if let Some(b) = bar {
+                    b.finish_and_clear();
+                }
+                let opened = opened?;
                 // The pattern was validated against what probe() saw; the run
                 // uses what the open (and the safety check) got. Both come from
                 // the path, which may have been switched in between.

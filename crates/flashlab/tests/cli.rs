@@ -599,3 +599,116 @@ fn sim_profiles_are_listed_and_printable() {
     );
     check_refused(&["run", "--device", "sim:ssd-x"], "ssd-x");
 }
+
+#[test]
+fn error_hints_point_the_right_way() {
+    // Files are created with --size; devices are not: no --size hint for /dev.
+    check_refused(
+        &[
+            "run",
+            "--device",
+            "/dev/flashlab-no-such-disk",
+            "--pattern",
+            "RR",
+        ],
+        "no such device: /dev/flashlab-no-such-disk; check the path",
+    );
+    let dir = scratch();
+    let out = flashlab(
+        &[
+            "run",
+            "--device",
+            "/dev/flashlab-no-such-disk",
+            "--pattern",
+            "RR",
+        ],
+        dir.path(),
+    );
+    assert!(!stderr(&out).contains("--size"), "{}", stderr(&out));
+    // A missing directory is said to be missing, not "not a results directory".
+    check_refused(&["show", "no-such-dir"], "no-such-dir does not exist");
+    check_refused(&["export", "no-such-dir"], "no-such-dir does not exist");
+    check_refused(&["report", "no-such-dir"], "no-such-dir does not exist");
+    // --resume on a directory that is not a suite's names `flashlab suite`.
+    let out = flashlab(
+        &[
+            "run",
+            "--pattern",
+            "RR",
+            "-n",
+            "10",
+            "--results",
+            "plain",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = flashlab(&["suite", "chen09", "--resume", "plain"], dir.path());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("plain is not a suite's results directory")
+            && err.contains("flashlab suite")
+            && !err.contains("os error"),
+        "{err}"
+    );
+    let out = flashlab(&["suite", "chen09", "--resume", "nothing-here"], dir.path());
+    assert!(
+        stderr(&out).contains("nothing-here does not exist"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn report_run_filter_names_the_unknown_run() {
+    let dir = scratch();
+    let out = flashlab(
+        &[
+            "run",
+            "--pattern",
+            "RR",
+            "-n",
+            "10",
+            "--results",
+            "r",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // One known name and one typo: an error naming the typo, not a report of RR alone.
+    let out = flashlab(
+        &["report", "r", "--run", "RR,nosuch", "--format", "md"],
+        dir.path(),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no run named nosuch in r"), "{err}");
+    assert!(!err.contains("RR,"), "{err}");
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn decimal_capacities_print_as_given() {
+    let dir = scratch();
+    // ssd-l is Chen et al.'s 32 GB drive (32 * 10^9 bytes).
+    let out = flashlab(
+        &[
+            "run",
+            "--device",
+            "sim:ssd-l",
+            "--pattern",
+            "RR",
+            "-n",
+            "10",
+            "--results",
+            "r",
+        ],
+        dir.path(),
+    );
+    let err = stderr(&out) + &stdout(&out);
+    assert!(err.contains("32GB"), "{err}");
+    assert!(!err.contains("31250000KiB"), "{err}");
+}

@@ -200,7 +200,7 @@ fn run_report_shows_the_runs_time_series_cdf_and_histogram() {
 fn report_errors_are_one_line_with_exit_2() {
     let dir = scratch();
     for (args, expected) in [
-        (vec!["report", "nope"], "no such directory"),
+        (vec!["report", "nope"], "nope does not exist"),
         (vec!["report"], "no results directory given"),
         (vec!["report", ".", "--format", "pdf"], "pdf"),
     ] {

@@ -146,6 +146,7 @@ fn refused(dev: &str, extra: &[&str], expected: &str) {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn mounted_ext4_is_refused_and_left_intact() {
     if !prerequisites() {
@@ -188,6 +189,7 @@ fn mounted_ext4_is_refused_and_left_intact() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn file_system_signature_is_refused_unless_that_device_is_named() {
     if !prerequisites() {
@@ -246,6 +248,7 @@ fn file_system_signature_is_refused_unless_that_device_is_named() {
     let _ = std::fs::remove_dir_all(res);
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn partition_table_is_refused() {
     if !prerequisites() {
@@ -265,6 +268,7 @@ fn partition_table_is_refused() {
     refused(&lo.dev.clone(), &[], "partition table");
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn blank_device_is_written_and_only_inside_the_target() {
     if !prerequisites() {
@@ -328,6 +332,7 @@ fn blank_device_is_written_and_only_inside_the_target() {
     let _ = std::fs::remove_dir_all(res);
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn io_size_below_the_logical_block_is_refused() {
     if !prerequisites() {
@@ -366,6 +371,7 @@ fn io_size_below_the_logical_block_is_refused() {
 /// `flashlab run --device LINK` while another thread keeps switching LINK
 /// between a blank and an ext4 loop device: every run either refuses or
 /// writes to the blank one; the ext4 device is never modified.
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn a_raced_symlink_never_sends_writes_to_the_ext4_device() {
     if !prerequisites() {

@@ -19,6 +19,7 @@ fn run(cmd: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).to_string()
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn nbdinfo_nbdcopy_and_qemu_img() {
     if skip(

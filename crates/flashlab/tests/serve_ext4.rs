@@ -57,6 +57,7 @@ fn fsck_clean(dev: &str) {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn ext4_on_a_simulated_ssd_survives_kill_9() {
     let why = if !is_root() {

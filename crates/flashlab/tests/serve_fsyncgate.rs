@@ -63,6 +63,7 @@ fn block(i: u64) -> Vec<u8> {
         .collect()
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn a_flush_never_covers_a_write_the_host_file_system_lost() {
     let why = if !is_root() {

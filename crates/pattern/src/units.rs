@@ -113,18 +113,36 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
 
 /// Formats bytes with the largest binary unit that divides them exactly.
 pub fn format_size(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [
+    const BINARY_UNITS: [(&str, u64); 4] = [
         ("TiB", 1 << 40),
         ("GiB", 1 << 30),
         ("MiB", 1 << 20),
         ("KiB", 1 << 10),
     ];
-    for (name, unit) in UNITS {
-        if bytes >= unit && bytes.is_multiple_of(unit) {
-            return format!("{}{}", bytes / unit, name);
-        }
-    }
-    format!("{bytes}B")
+    // A size given in decimal units (a "32GB" drive, 32 * 10^9 B) is not a
+    // whole number of GiB: print it as given (32GB), not as 31250000KiB.
+    // Of the exact forms, the one with the fewest digits; binary on a tie.
+    // (Not KB: byte counts below a megabyte, IO sizes, stay in bytes or KiB.)
+    const DECIMAL_UNITS: [(&str, u64); 3] = [
+        ("TB", 1_000_000_000_000),
+        ("GB", 1_000_000_000),
+        ("MB", 1_000_000),
+    ];
+    let largest_exact = |units: &[(&'static str, u64)]| {
+        units
+            .iter()
+            .find(|(_, unit)| bytes >= *unit && bytes.is_multiple_of(*unit))
+            .map(|&(name, unit)| (bytes / unit, name))
+    };
+    let binary = largest_exact(&BINARY_UNITS);
+    let decimal = largest_exact(&DECIMAL_UNITS);
+    let (value, name) = match (binary, decimal) {
+        (Some(b), Some(d)) if d.0 < b.0 && d.0.to_string().len() < b.0.to_string().len() => d,
+        (Some(b), _) => b,
+        (None, Some(d)) => d,
+        (None, None) => (bytes, "B"),
+    };
+    format!("{value}{name}")
 }
 
 /// Formats nanoseconds compactly with three significant digits.
@@ -152,6 +170,22 @@ fn trim(s: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_print_in_the_unit_they_were_given_in() {
+        // A decimal size stays decimal: a 32GB drive is not 31250000KiB.
+        assert_eq!(format_size(parse_size("32GB").unwrap()), "32GB");
+        assert_eq!(format_size(parse_size("80 GB").unwrap()), "80GB");
+        assert_eq!(format_size(parse_size("500MB").unwrap()), "500MB");
+        assert_eq!(format_size(parse_size("2TB").unwrap()), "2TB");
+        // Binary sizes, and sizes that are both (1 TB is not; 2^20 x 10^6 is).
+        assert_eq!(format_size(parse_size("4GiB").unwrap()), "4GiB");
+        assert_eq!(format_size(parse_size("32KiB").unwrap()), "32KiB");
+        assert_eq!(format_size(512_000), "500KiB"); // a tie: binary
+        assert_eq!(format_size(1000), "1000B");
+        assert_eq!(format_size(4097), "4097B");
+        assert_eq!(format_size(0), "0B");
+    }
 
     fn size(text: &str, expected: u64) {
         assert_eq!(parse_size(text), Ok(expected), "{text}");

@@ -145,11 +145,21 @@ pub fn open_uring(opts: &OpenOptions) -> Result<(UringEngine, Vec<String>), Open
 /// Open a file or block device for a run: the safety check (writes to block
 /// devices), file creation, O_DIRECT, the engine.
 pub fn open(opts: &OpenOptions) -> Result<Opened, OpenError> {
+    open_with_progress(opts, &mut |_, _| {})
+}
+
+/// [`open`], calling `fill_progress(bytes_written, bytes_total)` while it
+/// fills a file it creates (`create_size_bytes`): a multi-GiB fill takes
+/// minutes and should show that it moves.
+pub fn open_with_progress(
+    opts: &OpenOptions,
+    fill_progress: &mut dyn FnMut(u64, u64),
+) -> Result<Opened, OpenError> {
     let engine = match opts.engine {
         Engine::Auto => Engine::IoUring,
         e => e,
     };
-    let (t, mut warnings) = open::open_target(opts)?;
+    let (t, mut warnings) = open::open_target_with_progress(opts, fill_progress)?;
     let device: Box<dyn Device> = match engine {
         Engine::IoUring => match UringEngine::new(t, opts.max_outstanding, opts.max_io_bytes) {
             Ok(e) => Box::new(e),

@@ -184,7 +184,13 @@ fn no_direct_message(display: &str) -> String {
 }
 
 fn not_found_message(display: &str) -> String {
-    format!("no such file or device: {display}; check the path, or pass --size SIZE to create a file there")
+    // Files are created on request; devices are not: under /dev the only
+    // fix is the right path (a created file there would be lost on reboot).
+    if display.starts_with("/dev/") {
+        format!("no such device: {display}; check the path (lsblk lists block devices)")
+    } else {
+        format!("no such file or device: {display}; check the path, or pass --size SIZE to create a file there")
+    }
 }
 
 fn permission_message(display: &str, write: bool) -> String {
@@ -227,6 +233,14 @@ pub fn validate_options(opts: &OpenOptions) -> Result<(), OpenError> {
 /// descriptor, and the engines do all their IO through it. What the path
 /// names later does not matter.
 pub fn open_target(opts: &OpenOptions) -> Result<(Target, Vec<String>), OpenError> {
+    open_target_with_progress(opts, &mut |_, _| {})
+}
+
+/// [`open_target`], reporting (bytes written, bytes total) while filling a created file.
+pub fn open_target_with_progress(
+    opts: &OpenOptions,
+    fill_progress: &mut dyn FnMut(u64, u64),
+) -> Result<(Target, Vec<String>), OpenError> {
     validate_options(opts)?;
     let path = opts.path.as_path();
     let display = path.display().to_string();
@@ -246,7 +260,7 @@ pub fn open_target(opts: &OpenOptions) -> Result<(Target, Vec<String>), OpenErro
                 // O_CREAT | O_EXCL on the partial name, then link(2) to the
                 // target's name: never replaces or follows anything that
                 // appeared meanwhile.
-                let (size, stale) = create_file(path, &display, size, opts.direct)?;
+                let (size, stale) = create_file(path, &display, size, opts.direct, fill_progress)?;
                 created = true;
                 if stale {
                     warnings.push(format!(
@@ -522,6 +536,7 @@ fn create_file(
     display: &str,
     size: u64,
     direct: bool,
+    fill_progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(u64, bool), OpenError> {
     if size == 0 {
         return Err(OpenError::invalid(format!(
@@ -565,7 +580,7 @@ fn create_file(
             return Err(map_open_err(e, display, true, direct));
         }
     };
-    let result = fill_file(fd, display, size).and_then(|()| {
+    let result = fill_file(fd, display, size, fill_progress).and_then(|()| {
         // link fails if `path` appeared meanwhile: nothing is replaced.
         fs::hard_link(&partial, path)
             .map_err(|e| OpenError::io(format!("cannot create {display}"), &e))
@@ -574,7 +589,12 @@ fn create_file(
     result.map(|()| (size, stale))
 }
 
-fn fill_file(fd: OwnedFd, display: &str, size: u64) -> Result<(), OpenError> {
+fn fill_file(
+    fd: OwnedFd,
+    display: &str,
+    size: u64,
+    fill_progress: &mut dyn FnMut(u64, u64),
+) -> Result<(), OpenError> {
     let space_err = |e: io::Error| {
         if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EDQUOT) {
             OpenError::invalid(format!(
@@ -611,6 +631,7 @@ fn fill_file(fd: OwnedFd, display: &str, size: u64) -> Result<(), OpenError> {
         buf.fill_random(&mut rng);
         sys::pwrite_full(fd.as_fd(), &buf.as_slice()[..n], off).map_err(space_err)?;
         off += n as u64;
+        fill_progress(off, size);
     }
     sys::fsync(fd.as_fd()).map_err(|e| OpenError::io(format!("cannot fsync {display}"), &e))?;
     Ok(())

@@ -594,6 +594,7 @@ fn probe_and_identity_of_a_file() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn loop_device_roundtrip_and_discard() {
     if !common::root_tests_possible("loop_device_roundtrip_and_discard") {
@@ -696,6 +697,7 @@ fn roundtrip_dev(dev: &Path, writer: Engine, reader: Engine) {
     });
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn write_cache_switch_is_refused_with_the_reason() {
     // A file has no cache of its own to switch.

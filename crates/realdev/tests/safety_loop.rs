@@ -39,6 +39,7 @@ fn refused(dev: &Path, allow: Option<&Path>) -> String {
     msg
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn blank_device_is_writable() {
     if !common::root_tests_possible("blank_device_is_writable") {
@@ -58,6 +59,7 @@ fn blank_device_is_writable() {
     assert!(check_write_safety(lo.path(), None).unwrap().is_empty());
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn ext4_signature_is_refused_unless_that_device_is_named() {
     if !common::root_tests_possible("ext4_signature_is_refused")
@@ -104,6 +106,7 @@ fn ext4_signature_is_refused_unless_that_device_is_named() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn mounted_device_is_refused_and_busy() {
     if !common::root_tests_possible("mounted_device_is_refused")
@@ -146,6 +149,7 @@ impl ExclExt for std::fs::OpenOptions {
     }
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn partition_table_is_refused() {
     if !common::root_tests_possible("partition_table_is_refused") {
@@ -168,6 +172,7 @@ fn partition_table_is_refused() {
     assert!(!w.is_empty());
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn gpt_with_a_mounted_partition_is_refused() {
     if !common::root_tests_possible("gpt_with_a_mounted_partition")
@@ -211,6 +216,7 @@ fn gpt_with_a_mounted_partition_is_refused() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn base_device_under_a_mounted_stacked_loop_is_in_use() {
     if !common::root_tests_possible("stacked_loop")
@@ -237,6 +243,7 @@ fn base_device_under_a_mounted_stacked_loop_is_in_use() {
     assert!(msg.contains("remove what is stacked on it"), "{msg}");
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn loop_over_a_mounted_device_is_in_use() {
     if !common::root_tests_possible("loop_over_mounted")
@@ -262,6 +269,7 @@ fn loop_over_a_mounted_device_is_in_use() {
     drop(upper);
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn loop_over_a_file_on_a_mounted_device_is_in_use_but_tmpfs_files_are_not() {
     if !common::root_tests_possible("loop_over_file")
@@ -314,6 +322,7 @@ impl Drop for SwapOn {
     }
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn active_swap_is_refused() {
     if !common::root_tests_possible("active_swap")
@@ -329,6 +338,7 @@ fn active_swap_is_refused() {
     assert!(msg.contains("it is in use as swap; swapoff it"), "{msg}");
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn a_mount_two_loop_devices_up_is_found() {
     if !common::root_tests_possible("two_stacked_loops")
@@ -357,6 +367,7 @@ fn a_mount_two_loop_devices_up_is_found() {
     drop(mid);
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn open_checked_returns_the_one_descriptor_it_checked() {
     use std::os::unix::fs::MetadataExt;

@@ -27,6 +27,7 @@ fn major_minor(dev: &Path) -> String {
     format!("{}:{}", libc::major(rdev), libc::minor(rdev))
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn a_symlink_switched_during_the_check_never_redirects_writes() {
     if !common::root_tests_possible("safety_race")

@@ -114,6 +114,7 @@ fn tool_case(
     refused_until_wiped(&lo, blkid_type, words);
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn ext2() {
     tool_case(
@@ -126,6 +127,7 @@ fn ext2() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn ext3() {
     tool_case(
@@ -138,6 +140,7 @@ fn ext3() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn ext4() {
     tool_case(
@@ -150,6 +153,7 @@ fn ext4() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn xfs() {
     // mkfs.xfs refuses devices under 300 MiB; the file is sparse.
@@ -163,6 +167,7 @@ fn xfs() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn btrfs() {
     tool_case(
@@ -175,6 +180,7 @@ fn btrfs() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn vfat() {
     tool_case(
@@ -187,6 +193,7 @@ fn vfat() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn exfat() {
     tool_case(
@@ -199,6 +206,7 @@ fn exfat() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn ntfs() {
     tool_case(
@@ -211,6 +219,7 @@ fn ntfs() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn f2fs() {
     tool_case(
@@ -223,6 +232,7 @@ fn f2fs() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn minix() {
     tool_case(
@@ -235,6 +245,7 @@ fn minix() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn bfs() {
     tool_case(
@@ -247,6 +258,7 @@ fn bfs() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn swap() {
     tool_case(
@@ -259,6 +271,7 @@ fn swap() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn lvm2_physical_volume() {
     tool_case(
@@ -271,11 +284,13 @@ fn lvm2_physical_volume() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn luks2() {
     key_file_case("luks2", "luks2");
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn luks1() {
     key_file_case("luks1", "luks1");
@@ -322,6 +337,7 @@ fn partition_table_case(test: &str, script: &str, blkid_type: &str, words: &[&st
     refused_until_wiped(&lo, blkid_type, words);
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn mbr_partition_table() {
     partition_table_case(
@@ -332,6 +348,7 @@ fn mbr_partition_table() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn gpt_partition_table() {
     partition_table_case(
@@ -366,26 +383,31 @@ fn md_case(test: &str, version: MdMetadata, label: &str) {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn md_metadata_0_90_at_the_end() {
     md_case("md090", MdMetadata::V0_90, "0.90.0");
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn md_metadata_1_0_at_the_end() {
     md_case("md10", MdMetadata::V1_0, "1.0");
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn md_metadata_1_1() {
     md_case("md11", MdMetadata::V1_1, "1.1");
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn md_metadata_1_2() {
     md_case("md12", MdMetadata::V1_2, "1.2");
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn jfs() {
     tool_case(
@@ -398,6 +420,7 @@ fn jfs() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn nilfs2() {
     tool_case(
@@ -410,6 +433,7 @@ fn nilfs2() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn reiserfs() {
     tool_case(
@@ -422,6 +446,7 @@ fn reiserfs() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn udf() {
     tool_case(
@@ -434,6 +459,7 @@ fn udf() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn squashfs() {
     let dir = tempfile::tempdir().unwrap();
@@ -449,6 +475,7 @@ fn squashfs() {
     );
 }
 
+#[ignore = "needs root (loop devices, mounts): run as root with `cargo test -- --include-ignored`, as CI does"]
 #[test]
 fn iso9660() {
     // tool_case checks the first word only ("sh"): check genisoimage here.

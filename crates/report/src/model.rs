@@ -303,6 +303,25 @@ impl Report {
             }
             devices.push(dev);
         }
+        // `--run a,nosuch`: a name no directory has is a typo, not a filter.
+        let unknown: Vec<&str> = options
+            .runs
+            .iter()
+            .filter(|name| {
+                !devices
+                    .iter()
+                    .any(|d| d.runs.iter().any(|r| r.name == **name))
+            })
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            return Err(format!(
+                "no run named {} in {}; `flashlab show DIR` lists a directory's runs",
+                unknown.join(", "),
+                shown.join(", ")
+            ));
+        }
         unique_labels(&mut devices, dirs);
         let mut comparisons = if devices.len() > 1 {
             comparisons(&devices)
@@ -397,7 +416,7 @@ fn load_device(
     let shown = dir.display();
     if !dir.exists() {
         return Err(format!(
-            "{shown}: no such directory; pass a results directory written by `flashlab run` (it holds manifest.json)"
+            "{shown} does not exist; pass a results directory written by `flashlab run` (it holds manifest.json)"
         ));
     }
     if !dir.is_dir() {
@@ -458,15 +477,20 @@ fn load_device(
         })
         .collect();
     if !options.runs.is_empty() && selected.is_empty() {
+        // A suite has hundreds of runs: name a few, not all.
+        const NAMED: usize = 8;
         let names: Vec<&str> = manifest.runs.iter().map(|r| r.name.as_str()).collect();
+        let listed = match names.len() {
+            0 => "(none)".to_string(),
+            n if n <= NAMED => names.join(", "),
+            n => format!(
+                "{}, ... ({n} in all; `flashlab show {shown}` lists them)",
+                names[..NAMED].join(", ")
+            ),
+        };
         return Err(format!(
-            "{shown} has no run named {}; its runs are: {}",
-            options.runs.join(", "),
-            if names.is_empty() {
-                "(none)".to_string()
-            } else {
-                names.join(", ")
-            }
+            "{shown} has no run named {}; its runs are: {listed}",
+            options.runs.join(", ")
         ));
     }
 

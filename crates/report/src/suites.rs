@@ -275,8 +275,13 @@ fn draw(f: &Fig, id: &str, title: &str, curves: &[Drawn], markers: &[(f64, Strin
             .collect();
         return charts::cdf(id, title, &c, size);
     }
-    // Categories in order of first appearance over every curve.
+    // Categories in order of first appearance over every curve, then (for
+    // categories that stand for numbers: IOShift, Incr) in numeric order:
+    // devices measured with different parameter sets (a --quick run against
+    // a full one) each contribute values, and first appearance would put a
+    // value only the second has after all of the first's.
     let mut cats: Vec<String> = Vec::new();
+    let mut cat_x: Vec<f64> = Vec::new();
     let mut xs: Vec<f64> = Vec::new();
     for d in curves {
         if let Data::Points(p) = &d.curve.data {
@@ -284,6 +289,7 @@ fn draw(f: &Fig, id: &str, title: &str, curves: &[Drawn], markers: &[(f64, Strin
                 if let Some(c) = &q.cat {
                     if !cats.contains(c) {
                         cats.push(c.clone());
+                        cat_x.push(q.x);
                     }
                 }
                 if !d.curve.reference && !xs.contains(&q.x) {
@@ -300,6 +306,11 @@ fn draw(f: &Fig, id: &str, title: &str, curves: &[Drawn], markers: &[(f64, Strin
                 .position(|p| p == c)
                 .unwrap_or(9)
         });
+    }
+    if matches!(f.x, XKind::Cat | XKind::CatBytes) && cat_x.iter().all(|x| x.is_finite()) {
+        let mut order: Vec<usize> = (0..cats.len()).collect();
+        order.sort_by(|&a, &b| cat_x[a].total_cmp(&cat_x[b]));
+        cats = order.into_iter().map(|i| cats[i].clone()).collect();
     }
     xs.sort_by(f64::total_cmp);
     let categorical = matches!(
@@ -809,5 +820,88 @@ impl Analysis for SuiteAnalysis {
                     .collect()
             })
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn points(xs: &[f64], kind: XKind) -> Curve {
+        Curve {
+            label: "RW".into(),
+            color: None,
+            data: Data::Points(
+                xs.iter()
+                    .map(|&x| Pt {
+                        x,
+                        cat: Some(value_label(kind, x)),
+                        y: 1.0 + x.abs(),
+                        band: None,
+                    })
+                    .collect(),
+            ),
+            reference: false,
+        }
+    }
+
+    fn fig(kind: XKind) -> Fig {
+        Fig {
+            id: "f".into(),
+            title: "f".into(),
+            x_label: "x".into(),
+            x: kind,
+            metric: Metric::Latency,
+            cdf: false,
+            curves: Vec::new(),
+            markers: Vec::new(),
+            wide: false,
+        }
+    }
+
+    /// A --quick run (fewer values) compared with a full one: the union of
+    /// the values is in numeric order, and every line goes left to right.
+    #[test]
+    fn compared_categories_are_in_numeric_order() {
+        for (kind, quick, full) in [
+            (
+                XKind::Cat,
+                vec![-1.0, 0.0, 1.0, 64.0],
+                vec![-1.0, 0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0],
+            ),
+            (
+                XKind::CatBytes,
+                vec![0.0, 512.0, 16384.0],
+                vec![0.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0],
+            ),
+        ] {
+            let (a, b) = (points(&quick, kind), points(&full, kind));
+            let drawn = [
+                Drawn {
+                    label: "quick".into(),
+                    color: 0,
+                    curve: &a,
+                },
+                Drawn {
+                    label: "full".into(),
+                    color: 1,
+                    curve: &b,
+                },
+            ];
+            let chart = draw(&fig(kind), "f", "f", &drawn, &[]);
+            let expected: Vec<String> = full.iter().map(|&x| value_label(kind, x)).collect();
+            assert_eq!(chart.x.categories, expected, "{kind:?}");
+            for s in &chart.series {
+                for shape in &s.shapes {
+                    if let Shape::Line(line) = shape {
+                        assert!(
+                            line.windows(2).all(|w| w[0][0] < w[1][0]),
+                            "{kind:?} {}: the line doubles back: {line:?}",
+                            s.label
+                        );
+                    }
+                }
+            }
+        }
     }
 }

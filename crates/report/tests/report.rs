@@ -264,7 +264,7 @@ fn bad_input_gives_one_line_errors() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     assert!(err_of(&[]).contains("no results directory given"));
-    assert!(err_of(&[t.join("nope")]).contains("no such directory"));
+    assert!(err_of(&[t.join("nope")]).contains("does not exist"));
     std::fs::write(t.join("file.txt"), "x").unwrap();
     assert!(err_of(&[t.join("file.txt")]).contains("is a file, not a results directory"));
     std::fs::create_dir(t.join("empty")).unwrap();

@@ -123,10 +123,20 @@ pub(crate) fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 /// "2.5x slower" or, below 1, "1.4x faster".
 pub(crate) fn slower(r: f64) -> String {
     if r >= 1.0 {
-        format!("{r:.1}x slower")
+        format!("{} slower", times(r))
     } else {
-        format!("{:.1}x faster", 1.0 / r)
+        format!("{} faster", times(1.0 / r))
     }
+}
+
+/// A ratio as "12.1x", "1.7x" or, below 1, with two significant digits
+/// ("0.034x", "0.50x"): "0.0x" would say nothing.
+pub fn times(r: f64) -> String {
+    if !r.is_finite() || r >= 1.0 || r <= 0.0 {
+        return format!("{r:.1}x");
+    }
+    let decimals = (1 - r.log10().floor() as i32).clamp(2, 12) as usize;
+    format!("{r:.decimals$}x")
 }
 
 pub(crate) fn finding(
@@ -148,6 +158,22 @@ pub(crate) fn finding(
 /// The selectivity at which reading that fraction of the pages through an
 /// index takes as long as scanning them all, by linear interpolation over
 /// the measured selectivities; `None` when no measured point reaches it.
+#[cfg(test)]
+mod ratio_tests {
+    use super::*;
+
+    #[test]
+    fn small_ratios_keep_two_significant_digits() {
+        assert_eq!(times(0.034), "0.034x");
+        assert_eq!(times(0.5), "0.50x");
+        assert_eq!(times(0.0012), "0.0012x");
+        assert_eq!(times(1.7), "1.7x");
+        assert_eq!(times(12.1), "12.1x");
+        assert_eq!(slower(0.03), "33.3x faster");
+        assert_eq!(slower(1.0 / 0.03), "33.3x slower");
+    }
+}
+
 pub fn break_even(scan_ns: f64, points: &[(f64, f64)]) -> Option<f64> {
     let mut prev: Option<(f64, f64)> = None;
     for &(s, t) in points {

@@ -37,7 +37,16 @@ pub struct Table3 {
     pub reverse_relative: Option<f64>,
     pub in_place_relative: Option<f64>,
     pub large_incr_relative: Option<f64>,
+    /// Columns (as in [`Table3::HEADER`]) that no run measured (e.g. a
+    /// suite run with `--only granularity`): their values are null and the
+    /// table says "not measured", unlike a measured column with no value
+    /// ("No" locality area, "-" no partitioning that helps).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_measured: Vec<String>,
 }
+
+/// What a never-measured Table 3 cell says.
+pub const NOT_MEASURED: &str = "not measured";
 
 /// One design hint, with the figures it rests on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -160,6 +169,26 @@ pub fn table3(plan: &Plan, summaries: &[RunSummary], io_size: u64) -> Table3 {
             t.large_incr_relative = Some(large.iter().sum::<f64>() / large.len() as f64 / rw);
         }
     }
+    // Which columns no run measured. The relative columns need SW and RW too.
+    let baselines = sw.is_some() && rw.is_some();
+    let measured = [
+        sr.is_some(),
+        rr.is_some(),
+        sw.is_some(),
+        rw.is_some(),
+        baselines && !means.series("pause", "RW").is_empty(),
+        baselines && !means.series("locality", "RW").is_empty(),
+        baselines && !means.series("partitioning", "SW").is_empty(),
+        t.reverse_relative.is_some(),
+        t.in_place_relative.is_some(),
+        t.large_incr_relative.is_some(),
+    ];
+    t.not_measured = Table3::HEADER
+        .iter()
+        .zip(measured)
+        .filter(|(_, m)| !m)
+        .map(|(h, _)| h.to_string())
+        .collect();
     t
 }
 
@@ -205,7 +234,7 @@ impl Table3 {
             None => "-".to_string(),
             Some(p) => format!("{p} ({})", factor(self.partitions_relative)),
         };
-        [
+        let mut cells = [
             ms(self.sr_ms),
             ms(self.rr_ms),
             ms(self.sw_ms),
@@ -216,7 +245,13 @@ impl Table3 {
             factor(self.reverse_relative),
             factor(self.in_place_relative),
             factor(self.large_incr_relative),
-        ]
+        ];
+        for (cell, header) in cells.iter_mut().zip(Table3::HEADER) {
+            if self.not_measured.iter().any(|h| h == header) {
+                *cell = NOT_MEASURED.to_string();
+            }
+        }
+        cells
     }
 
     /// A Markdown table: one header row, one row per (device, row).
@@ -287,6 +322,58 @@ fn hint_2(rw: &[(f64, f64)]) -> (String, String, bool) {
     }
 }
 
+/// One-line explanations of Table 3 rows that contradict what the paper's
+/// devices showed, from the runs' own accounting where the device gives it
+/// (the simulator's garbage collection), so that a surprising number does
+/// not stand unexplained.
+pub fn surprises(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    let (Some(sw), Some(rw)) = (t.sw_ms, t.rw_ms) else {
+        return out;
+    };
+    if sw <= rw {
+        return out;
+    }
+    // Pages garbage collection moved per page the host wrote, in the
+    // baseline runs of one pattern (simulator accounting).
+    let gc_per_page = |series: &str| -> Option<f64> {
+        let names: Vec<&str> = plan
+            .steps
+            .iter()
+            .flat_map(|s| s.runs())
+            .filter(|r| {
+                r.experiment == "granularity"
+                    && r.series == series
+                    && (r.value - io_size as f64).abs() < 1e-9
+            })
+            .map(|r| r.name.as_str())
+            .collect();
+        let (mut moved, mut written) = (0.0, 0.0);
+        for s in summaries
+            .iter()
+            .filter(|s| names.contains(&s.name.as_str()))
+        {
+            let d = s.device_stats.as_ref()?;
+            moved += d.pointer("/gc/relocated_pages")?.as_f64()?;
+            written += d.pointer("/flash/programs/host")?.as_f64()?;
+        }
+        (written > 0.0).then(|| moved / written)
+    };
+    let line = match (gc_per_page("SW"), gc_per_page("RW")) {
+        (Some(s), Some(r)) if s > r => format!(
+            "Sequential writes ({sw:.2} ms) are slower than random ones ({rw:.2} ms) here because of the state each met, not the pattern: during the SW runs garbage collection moved {s:.2} pages per page written, during the RW runs {r:.2}."
+        ),
+        (Some(s), Some(r)) => format!(
+            "Sequential writes ({sw:.2} ms) are slower than random ones ({rw:.2} ms) here although garbage collection moved fewer pages during them ({s:.2} per page written, RW {r:.2}): the cost is elsewhere (see the runs' accounting in run.json)."
+        ),
+        _ => format!(
+            "Sequential writes ({sw:.2} ms) are slower than random ones ({rw:.2} ms) here, unlike on uFLIP's devices: the sequential runs most likely met garbage collection left by earlier writes; their latency over time (`flashlab report`) shows where."
+        ),
+    };
+    out.push(line);
+    out
+}
+
 /// The device's own version of uFLIP's seven design hints.
 pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) -> Vec<Hint> {
     let means = Means::new(plan, summaries);
@@ -310,9 +397,9 @@ pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) ->
             1,
             HINT_QUOTES[0],
             if gain > 1.5 {
-                format!("Confirmed: sequential reads of {} move {gain:.1}x more data per second than reads of {}.", format_size(large.0 as u64), format_size(small.0 as u64))
+                format!("Confirmed: sequential reads of {} move {} more data per second than reads of {}.", format_size(large.0 as u64), crate::findings::times(gain), format_size(small.0 as u64))
             } else {
-                format!("Not on this device: read throughput barely grows with IO size ({gain:.1}x from {} to {}).", format_size(small.0 as u64), format_size(large.0 as u64))
+                format!("Not on this device: read throughput barely grows with IO size ({} from {} to {}).", crate::findings::times(gain), format_size(small.0 as u64), format_size(large.0 as u64))
             },
             format!(
                 "SR {}: {:.1} us; SR {}: {:.1} us",
@@ -344,7 +431,10 @@ pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) ->
                 3,
                 HINT_QUOTES[2],
                 if pen > 1.2 {
-                    format!("Align IOs: misaligned {base} cost up to {pen:.1}x aligned ones.")
+                    format!(
+                        "Align IOs: misaligned {base} cost up to {} aligned ones.",
+                        crate::findings::times(pen)
+                    )
                 } else {
                     format!("Alignment hardly matters for {base} here (worst misaligned cost {pen:.2}x aligned).")
                 },
@@ -379,6 +469,22 @@ pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) ->
         );
     }
     // Hint 5: few partitions.
+    let partitioned = means.series("partitioning", "SW");
+    if let (None, Some(&(fewest, cost)), Some(rw)) = (t.partitions, partitioned.first(), t.rw_ms) {
+        // Measured, and no number of partitions stays below half the RW cost.
+        push(
+            5,
+            HINT_QUOTES[4],
+            format!(
+                "Not applicable here: partitioned sequential writes cost more than half of random writes from {fewest:.0} partitions on, so no number of streams keeps them fast."
+            ),
+            format!(
+                "partitioned SW with {fewest:.0} partitions {:.2} ms/IO; RW {rw:.2} ms",
+                cost / 1e6
+            ),
+            true,
+        );
+    }
     if let Some(p) = t.partitions {
         push(
             5,
@@ -430,7 +536,8 @@ pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) ->
                 "Mixing patterns costs what its parts cost: combining them is fine.".into()
             } else {
                 format!(
-                    "Avoid mixing {which}: the mix costs {r:.1}x the weighted cost of its parts."
+                    "Avoid mixing {which}: the mix costs {} the weighted cost of its parts.",
+                    crate::findings::times(r)
                 )
             },
             format!("worst mix with writes {which}: {r:.2}x its parts' weighted mean{reads}"),
@@ -448,18 +555,49 @@ pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) ->
             7,
             HINT_QUOTES[6],
             if gain > 1.3 {
-                format!("Issue random writes concurrently: {d:.0} streams give {gain:.1}x the throughput of one.")
+                format!("Issue random writes concurrently: {d:.0} streams give {} the throughput of one.", crate::findings::times(gain))
             } else {
                 "Concurrency does not raise random-write throughput here.".into()
             },
+            // These are the parallelism runs, not Table 3's RW baseline
+            // (another run, on another part of the device): say so, and
+            // give the throughput the hint is about.
             format!(
-                "RW with 1 stream {:.2} ms/IO; with {d:.0} streams {:.2} ms/IO each",
+                "parallelism runs (not Table 3's RW run): 1 stream {:.2} ms/IO, {:.0} IO/s; {d:.0} streams {:.2} ms/IO each, {:.0} IO/s in all",
                 one / 1e6,
-                md / 1e6
+                1e9 / one,
+                md / 1e6,
+                d * 1e9 / md
             ),
             gain > 1.3,
         );
     }
+    // Every hint keeps its number: one the run could not measure says so.
+    let benchmark = [
+        "granularity (SR)",
+        "granularity (RW)",
+        "alignment",
+        "locality",
+        "partitioning",
+        "mix",
+        "parallelism",
+    ];
+    for (i, quote) in HINT_QUOTES.iter().enumerate() {
+        let number = i as u32 + 1;
+        if !out.iter().any(|h| h.number == number) {
+            out.push(Hint {
+                number,
+                paper: (*quote).into(),
+                device: format!(
+                    "Not applicable: the {} micro-benchmark was not measured in this run.",
+                    benchmark[i]
+                ),
+                evidence: NOT_MEASURED.into(),
+                contradicts_paper: false,
+            });
+        }
+    }
+    out.sort_by_key(|h| h.number);
     out
 }
 
@@ -469,6 +607,31 @@ mod tests {
 
     /// Random-write cost per byte still falling at the largest size tested:
     /// no size is recommended, and the hint says the trend continues.
+    #[test]
+    fn never_measured_cells_say_so_and_measured_empty_ones_do_not() {
+        // Locality measured, no area found: "No". Partitioning never run: "not measured".
+        let t = Table3 {
+            sr_ms: Some(0.2),
+            rr_ms: Some(0.4),
+            sw_ms: Some(1.0),
+            rw_ms: Some(2.0),
+            locality_rw_bytes: None,
+            not_measured: vec!["Partitions".into(), "Pause RW (ms)".into()],
+            ..Table3::default()
+        };
+        let cells = t.cells();
+        assert_eq!(cells[5], "No");
+        assert_eq!(cells[6], NOT_MEASURED);
+        assert_eq!(cells[4], NOT_MEASURED);
+        assert_eq!(cells[0], "0.20");
+        // JSON: the list names the columns; a summary without it (older) reads as before.
+        let json = serde_json::to_value(&t).unwrap();
+        assert_eq!(json["not_measured"][0], "Partitions");
+        assert!(json["partitions"].is_null());
+        let old: Table3 = serde_json::from_str(r#"{"sr_ms":0.2,"rr_ms":null,"sw_ms":null,"rw_ms":null,"pause_rw_ms":null,"locality_rw_bytes":null,"locality_rw_relative":null,"partitions":null,"partitions_relative":null,"reverse_relative":null,"in_place_relative":null,"large_incr_relative":null}"#).unwrap();
+        assert!(old.not_measured.is_empty());
+    }
+
     #[test]
     fn hint_2_needs_a_knee_inside_the_tested_range() {
         let per_io = |size: f64| 1_000_000.0 + size * 10.0; // fixed cost dominates

@@ -68,14 +68,14 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
         "Figure 9",
         "sequential-write bandwidth, before / after striker",
         ratio(mbs("fig9", "SEQ-WR-before"), mbs("fig9", "SEQ-WR-fragmented")),
-        |r| format!("fragmentation cuts sequential-write bandwidth {r:.1}x"),
+        |r| format!("fragmentation cuts sequential-write bandwidth {}", crate::findings::times(r)),
         q("section 5.8", "After fragmentation, the bandwidth of sequential write on SSD-M collapses from 42.7MB/sec to 3.02MB/sec (14 times lower)."),
     ));
     out.push(finding(
         "Figure 9",
         "sequential-read bandwidth, before / after striker",
         ratio(mbs("fig9", "SEQ-RD-before"), mbs("fig9", "SEQ-RD-fragmented")),
-        |r| format!("fragmentation cuts sequential-read bandwidth {r:.1}x"),
+        |r| format!("fragmentation cuts sequential-read bandwidth {}", crate::findings::times(r)),
         q("section 5.8", "This causes the bandwidth of sequential read to drop from 43MB/sec to only 15MB/sec, which is close to the bandwidth of random read."),
     ));
     out.push(finding("Figure 9", "sequential-write bandwidth, recovered / before", ratio(mbs("fig9", "SEQ-WR-recovered"), mbs("fig9", "SEQ-WR-before")),

@@ -104,14 +104,14 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
             "Figure 6",
             "random-read throughput, QD2 / QD1",
             ratio(qd(2.0), qd(1.0)),
-            |r| format!("queue depth 2 gives {r:.1}x QD1"),
+            |r| format!("queue depth 2 gives {} QD1", crate::findings::times(r)),
             q("section 6", "As Figure 6 indicates, the only significant improvement is between QD 1 and QD 2."),
         ),
         finding(
             "Figure 6",
             "random-read throughput, QD32 / QD2",
             ratio(qd(32.0), qd(2.0)),
-            |r| format!("queue depth 32 gives {r:.1}x QD2"),
+            |r| format!("queue depth 32 gives {} QD2", crate::findings::times(r)),
             q("section 6", "Beyond this point, extending the QD did not improve data throughput."),
         ),
         finding(

@@ -150,6 +150,9 @@ impl Suite for Uflip {
         let h = hints(input.plan, input.runs, &t, io_size);
         let mut s = base_summary(self, input);
         let mut paragraphs = vec!["This device's row of uFLIP Table 3 (Bouganim et al., CIDR 2009): mean response time of the 32 KiB baseline patterns, the shortest pause after which random writes cost no more than 1.2x sequential ones, the largest area in which random writes cost at most half their unrestricted cost, the number of partitions up to which partitioned sequential writes stay below half the random-write cost, and the cost of reverse, in-place and large-increment writes relative to SW (or RW) (\"=\" within 10 %).".to_string()];
+        paragraphs.extend(crate::table3::surprises(
+            input.plan, input.runs, &t, io_size,
+        ));
         paragraphs.extend(calibration_text(&journal.calibration));
         if let Some(p) = journal.pause_between_runs_ns {
             paragraphs.push(format!(
@@ -191,7 +194,9 @@ impl Suite for Uflip {
                             h.device.clone(),
                             h.paper.clone(),
                             h.evidence.clone(),
-                            if h.contradicts_paper {
+                            if h.evidence == crate::table3::NOT_MEASURED {
+                                crate::table3::NOT_MEASURED.into()
+                            } else if h.contradicts_paper {
                                 "differs from the paper".into()
                             } else {
                                 "agrees".into()

@@ -31,15 +31,15 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
         finding("Figure 1", "best sequential read bandwidth (MB/s)", max_mbs("sequential-read"), |v| format!("sequential reads reach {v:.0} MB/s"), q("section 2.2.2", saturation)),
         finding("Figure 1", "best sequential write bandwidth (MB/s)", max_mbs("sequential-write"), |v| format!("sequential writes reach {v:.0} MB/s"), q("section 2.2.2", saturation)),
         finding("Figure 2", "bathtub: 50/50 mix / write throughput, 4 KiB, 1 outstanding", ratio(iops("fig2", "random-mix50", k4), iops("fig2", "random-write", k4)),
-            |r| format!("the 50/50 mix runs at {r:.1}x the write throughput"),
+            |r| format!("the 50/50 mix runs at {} the write throughput", crate::findings::times(r)),
             q("section 2.2.2", "We had expected that the mixed-access throughput would fall between the read throughput and the write throughput, but the observation was that the mixed-access throughput was comparable with the write throughput.")),
         finding("Figure 2", "50/50 mix / read throughput, 4 KiB, 1 outstanding", ratio(iops("fig2", "random-mix50", k4), iops("fig2", "random-read", k4)),
             |r| format!("the 50/50 mix runs at {:.0} % of the read throughput", r * 100.0),
             q("section 2.2.2", "The read throughput kept untouched as that of sequential throughput and much higher than that of the hard disk, while the write and the mixed-access throughputs were drastically degraded on Mtron's SSD and OCZ's SSD.")),
         finding("Figure 3", "random reads: 30 / 1 outstanding IOs", ratio(iops("fig3", "random-read", k4), iops("fig2", "random-read", k4)),
-            |r| format!("30 outstanding IOs give {r:.1}x the random-read throughput"), q("section 2.2.2", no_gain)),
+            |r| format!("30 outstanding IOs give {} the random-read throughput", crate::findings::times(r)), q("section 2.2.2", no_gain)),
         finding("Figure 3", "random writes: 30 / 1 outstanding IOs", ratio(iops("fig3", "random-write", k4), iops("fig2", "random-write", k4)),
-            |r| format!("30 outstanding IOs give {r:.1}x the random-write throughput"), q("section 2.2.2", no_gain)),
+            |r| format!("30 outstanding IOs give {} the random-write throughput", crate::findings::times(r)), q("section 2.2.2", no_gain)),
     ]
 }
 
