@@ -43,6 +43,8 @@ pub enum Command {
     Validate(crate::validate::ValidateArgs),
     /// Sweep simulator parameters: every point of a grid file on local threads, one table of all (docs/python.md).
     Sweep(crate::sweep::SweepArgs),
+    /// TPC-C on PostgreSQL over a file, a block device or a simulated SSD, logical and physical IO traced (docs/oltp.md).
+    Oltp(crate::oltp::OltpArgs),
 }
 
 #[derive(Args, Debug)]

@@ -5,6 +5,7 @@
 mod cli;
 mod error;
 mod export;
+mod oltp;
 mod output;
 mod replay;
 mod report;
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::serve(args),
         Command::Validate(args) => validate::validate(args),
         Command::Sweep(args) => sweep::sweep(args),
+        Command::Oltp(args) => oltp::oltp(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -118,7 +120,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
     let help = match sub {
         Some(s)
             if [
-                "run", "replay", "export", "show", "suite", "sim", "serve", "report",
+                "run", "replay", "export", "show", "suite", "sim", "serve", "report", "oltp",
             ]
             .contains(&s.as_str()) =>
         {
