@@ -159,9 +159,10 @@ pub fn preflight(cfg: &OltpConfig) -> Result<(DeviceArg, PathBuf)> {
     Ok((dev, pg_bin))
 }
 
-/// The private directory for mount points and sockets (/run is a tmpfs).
+/// The private directory for mount points, sockets and the simulated
+/// device's data (on disk: /run is often a small tmpfs).
 fn run_dir() -> PathBuf {
-    PathBuf::from(format!("/run/flashlab-oltp/{}", std::process::id()))
+    PathBuf::from(format!("/var/tmp/flashlab-oltp/{}", std::process::id()))
 }
 
 /// Runs everything; the teardown stack is unwound before this returns,
