@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use flashlab_oltp::{fs::FsKind, postgres::PgSettings, OltpConfig, OltpError};
-use flashlab_pattern::units::{format_size, parse_duration_ns, parse_size};
+use flashlab_pattern::units::{parse_duration_ns, parse_size};
 use serde_json::Value;
 
 use crate::error::{CliError, CliResult};
@@ -225,6 +225,16 @@ pub fn oltp(args: OltpArgs) -> CliResult<()> {
     Ok(())
 }
 
+/// Vendors rate lifetime writes in powers of ten (2 PB).
+fn decimal_bytes(b: f64) -> String {
+    for (unit, m) in [("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6)] {
+        if b >= m {
+            return format!("{:.2} {unit}", b / m);
+        }
+    }
+    format!("{b:.0} B")
+}
+
 fn f(v: &Value, ptr: &str) -> Option<f64> {
     v.pointer(ptr).and_then(Value::as_f64)
 }
@@ -236,7 +246,10 @@ pub fn summary_text(doc: &Value) -> String {
     if let Some(tpmc) = f(doc, "/tpcc/tpmc") {
         out += &format!("tpmC: {tpmc:.0}\n");
     }
-    let secs = f(doc, "/measured_s").unwrap_or(0.0).max(1e-9);
+    if doc.get("tpcc").is_none() {
+        return out;
+    }
+    let secs = f(doc, "/traced_s").unwrap_or(0.0).max(1e-9);
     for (name, key) in [("logical (file system)", "logical"), ("physical (block)", "physical")] {
         if let (Some(rb), Some(wb)) = (f(doc, &format!("/trace/{key}/read_bytes")), f(doc, &format!("/trace/{key}/write_bytes"))) {
             out += &format!(
@@ -257,10 +270,16 @@ pub fn summary_text(doc: &Value) -> String {
             f(doc, "/serve/run/erases").unwrap_or(0.0)
         );
     }
+    if let Some(c) = doc.pointer("/trace_consistency").filter(|c| c["checked"] == true) {
+        out += &format!(
+            "physical trace vs /sys/block stat: written {} vs {} bytes, read {} vs {} bytes\n",
+            c["trace_write_bytes"], c["stat_write_bytes"], c["trace_read_bytes"], c["stat_read_bytes"]
+        );
+    }
     let rate = f(doc, "/endurance/physical_write_bytes_per_s").unwrap_or(0.0);
     out += &format!("physical write rate: {:.2} MB/s\n", rate / 1e6);
     match (f(doc, "/endurance/years_from_rated_writes"), f(doc, "/endurance/rated_lifetime_writes_bytes")) {
-        (Some(y), Some(b)) => out += &format!("endurance (Wang et al. Table 6): {} rated lifetime writes / {:.2} MB/s = {y:.2} years\n", format_size(b as u64), rate / 1e6),
+        (Some(y), Some(b)) => out += &format!("endurance (Wang et al. Table 6): {} rated lifetime writes / {:.2} MB/s = {y:.2} years\n", decimal_bytes(b), rate / 1e6),
         _ => out += "endurance from rated lifetime writes: no rating (pass --rated-lifetime-writes, e.g. 2PB)\n",
     }
     if let Some(y) = f(doc, "/endurance/years_from_erase_counts") {

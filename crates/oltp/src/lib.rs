@@ -380,7 +380,11 @@ fn setup_and_run(
         .and_then(|t| t.physical_write_bytes())
         .or(delta.map(|d| d.write_bytes()))
         .unwrap_or(0);
-    let endurance = results::endurance(cfg, dev, physical_write_bytes, elapsed_s, serve_before.as_ref(), serve_after.as_ref());
+    // Rates over the traced time (ramp-up and measured run), the window the
+    // physical bytes were counted in.
+    let traced_s = traced.as_ref().map(|t| t.duration_s()).filter(|s| *s > 0.0).unwrap_or(elapsed_s);
+    doc.set("traced_s", serde_json::json!(traced_s));
+    let endurance = results::endurance(cfg, dev, physical_write_bytes, traced_s, serve_before.as_ref(), serve_after.as_ref());
     doc.set("endurance", serde_json::to_value(&endurance).expect("serializes"));
     doc.set("measured_s", serde_json::json!(measured_s));
     doc.save()?;

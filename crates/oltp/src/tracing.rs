@@ -62,6 +62,9 @@ impl Traced {
     pub fn physical_write_bytes(&self) -> Option<u64> {
         None
     }
+    pub fn duration_s(&self) -> f64 {
+        0.0
+    }
     /// (read IOs, read bytes, write IOs, write bytes) of the physical trace.
     pub fn physical_counts(&self) -> Option<(u64, u64, u64, u64)> {
         None
@@ -162,6 +165,11 @@ impl Traced {
         let s = &self.inner.0;
         s.physical_path.as_ref()?;
         flashlab_iotrace::analysis::fs_write_amplification(&Self::tally(&s.logical), &Self::tally(&s.physical))
+    }
+
+    /// Seconds the tracers ran (ramp-up and measured run).
+    pub fn duration_s(&self) -> f64 {
+        self.inner.0.duration_ns as f64 / 1e9
     }
 
     pub fn physical_write_bytes(&self) -> Option<u64> {
