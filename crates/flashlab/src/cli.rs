@@ -65,6 +65,9 @@ pub enum SuiteCommand {
     Hudlet11(crate::suite::PaperArgs),
     /// Budilovsky, Toledo & Zuck (SYSTOR 2011) on the simulator: chunk size and host hints.
     Budilovsky11(crate::suite::Budilovsky11Args),
+    /// Wang et al. (IEICE 2011) sections 3-4: TPC-C on PostgreSQL on the three simulated SSDs x ext2/btrfs (root).
+    #[command(name = "wang11-oltp")]
+    Wang11Oltp(crate::suite_oltp::Wang11OltpArgs),
 }
 
 /// Where IOs go, shared by `run` and `replay`.

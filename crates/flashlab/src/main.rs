@@ -14,6 +14,7 @@ mod serve;
 mod signals;
 mod sim;
 mod suite;
+mod suite_oltp;
 mod sweep;
 mod target;
 mod validate;
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
             cli::SuiteCommand::Wang11(a) => suite::run_paper("wang11", a),
             cli::SuiteCommand::Hudlet11(a) => suite::run_paper("hudlet11", a),
             cli::SuiteCommand::Budilovsky11(a) => suite::run_budilovsky11(a),
+            cli::SuiteCommand::Wang11Oltp(a) => suite_oltp::run(a),
         },
         Command::Sim(args) => sim::sim(args.command),
         Command::Report(args) => report::report(args),

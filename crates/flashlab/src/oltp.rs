@@ -86,6 +86,11 @@ pub struct OltpArgs {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
 
+    /// sim: reply at once instead of after each request's simulated latency
+    /// (PostgreSQL then runs at the host's speed, not the simulated SSD's).
+    #[arg(long)]
+    pub no_pace: bool,
+
     /// Do not trace logical and physical IO.
     #[arg(long)]
     pub no_trace: bool,
@@ -181,6 +186,7 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
         keying_and_think: a.keying_and_think,
         seed: a.seed,
         trace: !a.no_trace,
+        pace: !a.no_pace,
         rated_lifetime_writes_bytes: match &a.rated_lifetime_writes {
             Some(t) => Some(rated_bytes(t)?),
             None => None,

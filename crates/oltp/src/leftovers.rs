@@ -9,8 +9,10 @@ use std::path::Path;
 pub struct Watch {
     /// Child processes we started (postmaster, serve, nbdfuse).
     pub pids: Vec<u32>,
-    /// Loop devices we attached (loop3).
-    pub loop_devices: Vec<String>,
+    /// Loop devices we attached and their backing files (loop3,
+    /// /path/dev.img): a loop device is ours only while it has that backing
+    /// file (another program may attach the same number after we detach).
+    pub loop_devices: Vec<(String, String)>,
 }
 
 pub fn check(run_dir: &Path, watch: &Watch) -> Vec<String> {
@@ -26,9 +28,11 @@ pub fn check(run_dir: &Path, watch: &Watch) -> Vec<String> {
             left.push(format!("{} is still mounted on {}", m.source, m.mount_point.display()));
         }
     }
-    for l in &watch.loop_devices {
+    for (l, ours) in &watch.loop_devices {
         if let Ok(b) = std::fs::read_to_string(format!("/sys/block/{l}/loop/backing_file")) {
-            left.push(format!("/dev/{l} is still attached to {}", b.trim()));
+            if b.trim() == ours {
+                left.push(format!("/dev/{l} is still attached to {ours}"));
+            }
         }
     }
     if run_dir.exists() {

@@ -66,6 +66,9 @@ pub struct OltpConfig {
     pub keying_and_think: bool,
     pub seed: u64,
     pub trace: bool,
+    /// sim: serve replies after each request's simulated latency
+    /// (`flashlab serve --pace`), so PostgreSQL feels the simulated device.
+    pub pace: bool,
     pub rated_lifetime_writes_bytes: Option<u64>,
     /// Length of one interval of the Figs 7-9 series.
     pub interval_s: f64,
@@ -247,17 +250,16 @@ fn setup_and_run(
                 stats_json: &cfg.results.join("serve-stats.json"),
                 serve_log: &cfg.results.join("serve.log"),
                 seed: cfg.seed,
+                pace: cfg.pace,
             };
             device::sim::attach(&setup, teardown)?
         }
         DeviceArg::Mount { dir } => device::mount::attach(dir)?.0,
     };
-    if let Some(d) = &attached.block_dev {
-        doc.watch.loop_devices.extend(
-            d.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("loop") && !matches!(dev, DeviceArg::Block { .. } | DeviceArg::Mount { .. })),
-        );
+    if let (Some(name), DeviceArg::File { .. } | DeviceArg::Sim { .. }) = (&attached.sysfs_name, dev) {
+        if let Ok(b) = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")) {
+            doc.watch.loop_devices.push((name.clone(), b.trim().to_string()));
+        }
     }
     if let Some(s) = &attached.serve {
         doc.watch.pids.push(s.pid);

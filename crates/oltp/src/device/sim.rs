@@ -65,6 +65,8 @@ pub struct SimSetup<'a> {
     pub stats_json: &'a Path,
     pub serve_log: &'a Path,
     pub seed: u64,
+    /// `flashlab serve --pace`: PostgreSQL feels the simulated timing.
+    pub pace: bool,
 }
 
 /// The spec with a capacity: a profile's own capacity (64 GB for the X25-E)
@@ -100,6 +102,7 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
         .arg(s.stats_json)
         .arg("--seed")
         .arg(s.seed.to_string())
+        .args(s.pace.then_some("--pace"))
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| OltpError::failed("cannot dup the serve log", e))?)
         .stderr(log);
