@@ -116,6 +116,55 @@ pub struct OltpArgs {
     pub quiet: bool,
 }
 
+/// A results-directory manifest (with no runs) beside oltp.json, so that
+/// `flashlab report DIR` reads the directory like any other and adds the
+/// OLTP section. Written after the run, and only if the run wrote oltp.json:
+/// a refused command leaves no directory.
+pub fn write_manifest(cfg: &OltpConfig) {
+    use flashlab_device::{ClockKind, DeviceInfo, DeviceKind};
+    let Ok(text) = std::fs::read_to_string(cfg.results.join("oltp.json")) else {
+        return;
+    };
+    let doc: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let (name, kind) = match (&cfg.device, &cfg.mount) {
+        (Some(d), _) if d.starts_with("sim:") => (d.clone(), DeviceKind::Simulated),
+        (Some(d), _) if d.starts_with("/dev/") => (d.clone(), DeviceKind::BlockDevice),
+        (Some(d), _) => (d.clone(), DeviceKind::File),
+        (None, Some(m)) => (format!("mount:{}", m.display()), DeviceKind::File),
+        (None, None) => ("?".into(), DeviceKind::File),
+    };
+    let mut identity = std::collections::BTreeMap::new();
+    identity.insert("workload".to_string(), "flashlab oltp (TPC-C on PostgreSQL)".to_string());
+    identity.insert("fs".to_string(), cfg.fs.name().to_string());
+    if let Some(b) = doc.pointer("/device/block_dev").and_then(Value::as_str) {
+        identity.insert("block_device".to_string(), b.to_string());
+    }
+    if let Some(p) = cfg.device.as_deref().and_then(|d| d.strip_prefix("sim:")) {
+        identity.insert("profile".to_string(), p.to_string());
+    }
+    let manifest = flashlab_results::dir::Manifest {
+        schema_version: flashlab_results::SCHEMA_VERSION,
+        tool: crate::target::tool_info(),
+        created_unix_s: doc.get("started_unix_s").and_then(Value::as_u64).unwrap_or_else(flashlab_results::time::now_unix_s),
+        command_line: std::env::args().collect(),
+        host: crate::target::host_info(),
+        device: DeviceInfo {
+            name,
+            kind,
+            clock: ClockKind::Wall,
+            size_bytes: doc.pointer("/device/size_bytes").and_then(Value::as_u64).unwrap_or(0),
+            logical_block_bytes: 512,
+            identity,
+        },
+        engine: "postgresql".into(),
+        suite: None,
+        runs: Vec::new(),
+    };
+    if let Err(e) = flashlab_results::dir::write_json_atomic(&cfg.results.join("manifest.json"), &manifest) {
+        eprintln!("warning: cannot write {}: {e}", cfg.results.join("manifest.json").display());
+    }
+}
+
 fn secs(flag: &str, text: &str) -> CliResult<f64> {
     let ns = parse_duration_ns(text).map_err(|e| CliError::user(format!("--{flag}: {e}")))?;
     Ok(ns as f64 / 1e9)
@@ -208,7 +257,9 @@ pub fn oltp(args: OltpArgs) -> CliResult<()> {
             eprintln!("oltp: {line}");
         }
     };
-    let outcome = flashlab_oltp::run(&cfg, &signals::STOP, &mut progress).map_err(|e| match e {
+    let outcome = flashlab_oltp::run(&cfg, &signals::STOP, &mut progress);
+    write_manifest(&cfg);
+    let outcome = outcome.map_err(|e| match e {
         OltpError::Interrupted => CliError {
             message: format!("interrupted; everything set up was torn down; partial results in {}", cfg.results.display()),
             exit_code: 130,
@@ -287,6 +338,9 @@ pub fn summary_text(doc: &Value) -> String {
     match (f(doc, "/endurance/years_from_rated_writes"), f(doc, "/endurance/rated_lifetime_writes_bytes")) {
         (Some(y), Some(b)) => out += &format!("endurance (Wang et al. Table 6): {} rated lifetime writes / {:.2} MB/s = {y:.2} years\n", decimal_bytes(b), rate / 1e6),
         _ => out += "endurance from rated lifetime writes: no rating (pass --rated-lifetime-writes, e.g. 2PB)\n",
+    }
+    if f(doc, "/endurance/erases_per_s") == Some(0.0) {
+        out += "endurance from erase counts: no flash block was erased during the run (the simulated device is not full yet); a longer run or a smaller --size gives one\n";
     }
     if let Some(y) = f(doc, "/endurance/years_from_erase_counts") {
         out += &format!(

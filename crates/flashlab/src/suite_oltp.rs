@@ -135,7 +135,9 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
                 eprintln!("  {line}");
             }
         };
-        match flashlab_oltp::run(&cfg, &signals::STOP, &mut progress) {
+        let outcome = flashlab_oltp::run(&cfg, &signals::STOP, &mut progress);
+        crate::oltp::write_manifest(&cfg);
+        match outcome {
             Ok(o) => done.push(CaseResult { case: case.clone(), doc: o.doc }),
             Err(flashlab_oltp::OltpError::Interrupted) => break,
             Err(e) if e.is_user() && done.is_empty() => return Err(CliError::user(e.to_string())),

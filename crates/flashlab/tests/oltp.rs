@@ -116,10 +116,16 @@ fn check_run(doc: &Value, results: &Path) {
     assert!(f(doc, "/trace/logical/writes") > 0.0);
     assert!(f(doc, "/trace/physical/writes") > 0.0);
     // The physical trace and the kernel's own counters saw the same blocks.
+    // The statistics are read just outside the traced window (and count
+    // requests at completion, the trace at issue): a request or two of the
+    // background writer may fall between, never more than that.
     let c = &doc["trace_consistency"];
     assert_eq!(c["checked"], true, "{c}");
-    assert_eq!(c["trace_write_bytes"], c["stat_write_bytes"], "{c}");
-    assert_eq!(c["trace_read_bytes"], c["stat_read_bytes"], "{c}");
+    for dir in ["write", "read"] {
+        let t = c[format!("trace_{dir}_bytes")].as_f64().unwrap();
+        let k = c[format!("stat_{dir}_bytes")].as_f64().unwrap();
+        assert!((t - k).abs() <= 0.01 * k + 256.0 * 1024.0, "{dir}: trace {t} B vs /sys/block stat {k} B: {c}");
+    }
     // Every commit's WAL is made durable: it reaches the device.
     let kinds = doc.pointer("/series/logical/by_kind").and_then(Value::as_array).expect("by_kind");
     let wal = kinds

@@ -338,8 +338,10 @@ fn setup_and_run(
     check_stop(stop)?;
 
     // 5. Measure: block stat and serve before, tracers, TPC-C, tracers, after.
-    let stat_before = attached.sysfs_name.as_deref().and_then(blockstat::BlockStat::read);
+    // The block statistics are read right before the tracers start and
+    // right after they stop, so that both count (nearly) the same window.
     let serve_before = attached.serve.as_ref().and_then(|s| s.snapshot());
+    let stat_before = attached.sysfs_name.as_deref().and_then(blockstat::BlockStat::read);
     let tracer = if cfg.trace {
         Some(tracing::start(&cfg.results, server.pid, &pgdata, &attached)?)
     } else {
