@@ -329,8 +329,17 @@ pub fn summary_text(doc: &Value) -> String {
     }
     if let Some(c) = doc.pointer("/trace_consistency").filter(|c| c["checked"] == true) {
         out += &format!(
-            "physical trace vs /sys/block stat: written {} vs {} bytes, read {} vs {} bytes\n",
-            c["trace_write_bytes"], c["stat_write_bytes"], c["trace_read_bytes"], c["stat_read_bytes"]
+            "physical trace vs /sys/block stat: written {} (completed {}) vs {} bytes, read {} vs {} bytes{}\n",
+            c["trace_write_bytes"],
+            c["completed_write_bytes"],
+            c["stat_write_bytes"],
+            c["trace_read_bytes"],
+            c["stat_read_bytes"],
+            if c["other_requests"].as_u64().unwrap_or(0) > 0 {
+                format!("; {} write-zeroes requests are not in the trace file", c["other_requests"])
+            } else {
+                String::new()
+            }
         );
     }
     let rate = f(doc, "/endurance/physical_write_bytes_per_s").unwrap_or(0.0);

@@ -74,7 +74,7 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
     let exe = std::env::current_exe().map_err(|e| CliError::failure(format!("cannot find the flashlab executable: {e}")))?;
     // A results directory like every suite's (its manifest names the suite),
     // so that `flashlab report` shows it; the runs are in subdirectories.
-    let device = flashlab_sim::open_device(&format!("{},capacity=64MiB", args.profiles[0]), args.seed, 1).map_err(CliError::user)?;
+    let device = flashlab_sim::open_device(&format!("{},capacity=4GiB", args.profiles[0]), args.seed, 1).map_err(CliError::user)?;
     let mut results = crate::target::create_results(Some(&dir), wang11_oltp::NAME, &device, "sim")?;
     let cases = wang11_oltp::cases(&args.profiles, &args.file_systems);
     results

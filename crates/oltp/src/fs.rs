@@ -160,3 +160,35 @@ pub fn set_scheduler(name: &str, wanted: &str, teardown: &mut Teardown) -> Resul
     }
     Ok(current)
 }
+
+/// A file system frozen with FIFREEZE: every dirty page has been written
+/// back and no new write reaches the device until it is thawed (on drop).
+/// Used around the start and the end of the traced window, so that the
+/// /sys/block statistics read inside it count exactly the traced requests.
+pub struct Frozen {
+    dir: std::fs::File,
+}
+
+const FIFREEZE: libc::c_ulong = 0xC004_5877;
+const FITHAW: libc::c_ulong = 0xC004_5878;
+
+pub fn freeze(dir: &Path) -> Result<Frozen> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(dir).map_err(|e| OltpError::failed(format!("cannot open {}", dir.display()), e))?;
+    // SAFETY: FIFREEZE on a descriptor of the mount point; no memory is passed.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), FIFREEZE as _, 0) };
+    if r != 0 {
+        return Err(OltpError::failed(format!("cannot freeze {}", dir.display()), std::io::Error::last_os_error()));
+    }
+    Ok(Frozen { dir: f })
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: FITHAW on the descriptor we froze through.
+        unsafe {
+            libc::ioctl(self.dir.as_raw_fd(), FITHAW as _, 0);
+        }
+    }
+}

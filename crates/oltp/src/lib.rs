@@ -338,22 +338,29 @@ fn setup_and_run(
     check_stop(stop)?;
 
     // 5. Measure: block stat and serve before, tracers, TPC-C, tracers, after.
-    // The block statistics are read right before the tracers start and
-    // right after they stop, so that both count (nearly) the same window.
+    // The block statistics are read while the file system is frozen (every
+    // dirty page written back, no write can start), right before the
+    // tracers start and right after they stop: both count the same
+    // requests. A file system flashlab did not make (--mount) is not frozen.
+    let freezable = !matches!(dev, DeviceArg::Mount { .. });
     let serve_before = attached.serve.as_ref().and_then(|s| s.snapshot());
+    let frozen = if freezable { Some(fs::freeze(&mnt)?) } else { None };
     let stat_before = attached.sysfs_name.as_deref().and_then(blockstat::BlockStat::read);
     let tracer = if cfg.trace {
         Some(tracing::start(&cfg.results, server.pid, &pgdata, &attached)?)
     } else {
         None
     };
+    drop(frozen);
     doc.set_status("running", None);
     doc.save()?;
     let started = std::time::Instant::now();
     let run = driver::run(&db, cfg, stop, &cfg.results.join("tpcc-seconds.jsonl"), progress);
     let elapsed_s = started.elapsed().as_secs_f64();
+    let frozen = if freezable { fs::freeze(&mnt).ok() } else { None };
     let traced = tracer.map(|t| t.stop()).transpose();
     let stat_after = attached.sysfs_name.as_deref().and_then(blockstat::BlockStat::read);
+    drop(frozen);
     let serve_after = attached.serve.as_mut().and_then(|s| s.snapshot());
     let run = run?;
     let traced = traced?;

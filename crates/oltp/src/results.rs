@@ -112,8 +112,17 @@ pub fn consistency(t: &crate::tracing::Traced, delta: Option<&BlockStat>) -> Val
         return json!({"checked": false, "why": "no /sys/block statistics for this device"});
     };
     let (r, w) = t.physical_counts().unwrap_or((0, 0, 0, 0)).into_pair();
+    let completed = |k: &str| t.summary.pointer(&format!("/physical_detail/completed/{k}")).and_then(Value::as_u64);
     json!({
         "checked": true,
+        "lost_events": t.summary.get("physical_lost_events"),
+        // Completions as the tracer saw them, which the kernel's counters
+        // count too (write-zeroes requests among the writes).
+        "completed_read_bytes": completed("read_sectors").map(|s| s * 512),
+        "completed_write_bytes": completed("write_sectors").map(|s| s * 512),
+        // Requests the trace format has no operation for (write-zeroes):
+        // counted by /sys/block as writes, absent from physical.trace.
+        "other_requests": t.summary.pointer("/physical_detail/other_requests"),
         "stat_read_ios": d.read_ios, "stat_write_ios": d.write_ios,
         "stat_read_bytes": d.read_bytes(), "stat_write_bytes": d.write_bytes(),
         "trace_read_ios": r.0, "trace_read_bytes": r.1,

@@ -149,6 +149,8 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
             rows: vec![
                 vec!["read bytes".into(), c["trace_read_bytes"].to_string(), c["stat_read_bytes"].to_string()],
                 vec!["write bytes".into(), c["trace_write_bytes"].to_string(), c["stat_write_bytes"].to_string()],
+                vec!["write bytes completed (tracer's completion events)".into(), c["completed_write_bytes"].to_string(), c["stat_write_bytes"].to_string()],
+                vec!["write-zeroes and other requests (not in the trace file)".into(), c["other_requests"].to_string(), "-".into()],
                 vec!["read requests".into(), c["trace_read_ios"].to_string(), c["stat_read_ios"].to_string()],
                 vec!["write requests".into(), c["trace_write_ios"].to_string(), c["stat_write_ios"].to_string()],
             ],
@@ -229,7 +231,7 @@ mod tests {
                        "physical": {"rates": [{"start_ns": 0, "read_iops": 0.0, "write_iops": 20.0, "avg_read_size_bytes": null, "avg_write_size_bytes": 11250.0}]}},
             "fs_write_amplification": 1.0986,
             "endurance": {"physical_write_bytes_per_s": 225000.0, "years_from_rated_writes": 281.7, "rated_lifetime_writes_source": "profile"},
-            "trace_consistency": {"checked": true, "trace_read_bytes": 0, "stat_read_bytes": 0, "trace_write_bytes": 450000, "stat_write_bytes": 450000, "trace_read_ios": 0, "stat_read_ios": 0, "trace_write_ios": 40, "stat_write_ios": 50}
+            "trace_consistency": {"checked": true, "trace_read_bytes": 0, "stat_read_bytes": 0, "trace_write_bytes": 450000, "stat_write_bytes": 450000, "trace_read_ios": 0, "stat_read_ios": 0, "trace_write_ios": 40, "stat_write_ios": 50, "completed_write_bytes": 450000, "other_requests": 0}
         });
         let s = sections(&doc, "");
         assert_eq!(s.len(), 2);

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{block_size_bytes, sysfs_name, Attached};
+use super::{sysfs_name, Attached};
 use crate::error::{OltpError, Result};
 
 #[derive(Clone, Debug)]
@@ -83,7 +83,8 @@ pub fn attach(dir: &Path) -> Result<(Attached, MountEntry)> {
             mkfs_path: None,
             major: m.major,
             minor: m.minor,
-            size_bytes: free.max(name.as_deref().and_then(block_size_bytes).unwrap_or(0).min(free)),
+            // What the run can use: the file system's free space.
+            size_bytes: free,
             sysfs_name: name,
             serve: None,
         },
