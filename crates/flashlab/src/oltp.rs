@@ -134,7 +134,10 @@ pub fn write_manifest(cfg: &OltpConfig) {
         (None, None) => ("?".into(), DeviceKind::File),
     };
     let mut identity = std::collections::BTreeMap::new();
-    identity.insert("workload".to_string(), "flashlab oltp (TPC-C on PostgreSQL)".to_string());
+    identity.insert(
+        "workload".to_string(),
+        "flashlab oltp (TPC-C on PostgreSQL)".to_string(),
+    );
     identity.insert("fs".to_string(), cfg.fs.name().to_string());
     if let Some(b) = doc.pointer("/device/block_dev").and_then(Value::as_str) {
         identity.insert("block_device".to_string(), b.to_string());
@@ -145,14 +148,20 @@ pub fn write_manifest(cfg: &OltpConfig) {
     let manifest = flashlab_results::dir::Manifest {
         schema_version: flashlab_results::SCHEMA_VERSION,
         tool: crate::target::tool_info(),
-        created_unix_s: doc.get("started_unix_s").and_then(Value::as_u64).unwrap_or_else(flashlab_results::time::now_unix_s),
+        created_unix_s: doc
+            .get("started_unix_s")
+            .and_then(Value::as_u64)
+            .unwrap_or_else(flashlab_results::time::now_unix_s),
         command_line: std::env::args().collect(),
         host: crate::target::host_info(),
         device: DeviceInfo {
             name,
             kind,
             clock: ClockKind::Wall,
-            size_bytes: doc.pointer("/device/size_bytes").and_then(Value::as_u64).unwrap_or(0),
+            size_bytes: doc
+                .pointer("/device/size_bytes")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
             logical_block_bytes: 512,
             identity,
         },
@@ -160,8 +169,13 @@ pub fn write_manifest(cfg: &OltpConfig) {
         suite: None,
         runs: Vec::new(),
     };
-    if let Err(e) = flashlab_results::dir::write_json_atomic(&cfg.results.join("manifest.json"), &manifest) {
-        eprintln!("warning: cannot write {}: {e}", cfg.results.join("manifest.json").display());
+    if let Err(e) =
+        flashlab_results::dir::write_json_atomic(&cfg.results.join("manifest.json"), &manifest)
+    {
+        eprintln!(
+            "warning: cannot write {}: {e}",
+            cfg.results.join("manifest.json").display()
+        );
     }
 }
 
@@ -206,8 +220,13 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
     if duration_s <= 0.0 && !a.setup_only {
         return Err(CliError::user("--duration must be positive, e.g. 60s"));
     }
-    for (flag, v) in [("synchronous-commit", &a.synchronous_commit), ("full-page-writes", &a.full_page_writes)] {
-        if !["on", "off", "local", "remote_write", "remote_apply"].contains(&v.as_str()) || (flag == "full-page-writes" && !["on", "off"].contains(&v.as_str())) {
+    for (flag, v) in [
+        ("synchronous-commit", &a.synchronous_commit),
+        ("full-page-writes", &a.full_page_writes),
+    ] {
+        if !["on", "off", "local", "remote_write", "remote_apply"].contains(&v.as_str())
+            || (flag == "full-page-writes" && !["on", "off"].contains(&v.as_str()))
+        {
             return Err(CliError::user(format!("--{flag} {v}: use on or off")));
         }
     }
@@ -243,7 +262,8 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
         interval_s,
         setup_only: a.setup_only,
         results,
-        exe: std::env::current_exe().map_err(|e| CliError::failure(format!("cannot find the flashlab executable: {e}")))?,
+        exe: std::env::current_exe()
+            .map_err(|e| CliError::failure(format!("cannot find the flashlab executable: {e}")))?,
     })
 }
 
@@ -261,7 +281,10 @@ pub fn oltp(args: OltpArgs) -> CliResult<()> {
     write_manifest(&cfg);
     let outcome = outcome.map_err(|e| match e {
         OltpError::Interrupted => CliError {
-            message: format!("interrupted; everything set up was torn down; partial results in {}", cfg.results.display()),
+            message: format!(
+                "interrupted; everything set up was torn down; partial results in {}",
+                cfg.results.display()
+            ),
             exit_code: 130,
         },
         e if e.is_user() => CliError::user(e.to_string()),
@@ -274,7 +297,10 @@ pub fn oltp(args: OltpArgs) -> CliResult<()> {
         )));
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&outcome.doc).expect("serializes"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&outcome.doc).expect("serializes")
+        );
     } else {
         print!("{}", summary_text(&outcome.doc));
         println!("results: {}", cfg.results.display());
@@ -307,8 +333,14 @@ pub fn summary_text(doc: &Value) -> String {
         return out;
     }
     let secs = f(doc, "/traced_s").unwrap_or(0.0).max(1e-9);
-    for (name, key) in [("logical (file system)", "logical"), ("physical (block)", "physical")] {
-        if let (Some(rb), Some(wb)) = (f(doc, &format!("/trace/{key}/read_bytes")), f(doc, &format!("/trace/{key}/write_bytes"))) {
+    for (name, key) in [
+        ("logical (file system)", "logical"),
+        ("physical (block)", "physical"),
+    ] {
+        if let (Some(rb), Some(wb)) = (
+            f(doc, &format!("/trace/{key}/read_bytes")),
+            f(doc, &format!("/trace/{key}/write_bytes")),
+        ) {
             out += &format!(
                 "{name:<22} read {:8.2} MB/s ({:.0} IO/s)   write {:8.2} MB/s ({:.0} IO/s)\n",
                 mb(rb) / secs,
@@ -319,7 +351,9 @@ pub fn summary_text(doc: &Value) -> String {
         }
     }
     if let Some(w) = f(doc, "/fs_write_amplification") {
-        out += &format!("file-system write amplification (physical / logical bytes written): {w:.2}\n");
+        out += &format!(
+            "file-system write amplification (physical / logical bytes written): {w:.2}\n"
+        );
     }
     if let Some(w) = f(doc, "/serve/run/ftl_write_amplification") {
         out += &format!(
@@ -327,7 +361,10 @@ pub fn summary_text(doc: &Value) -> String {
             f(doc, "/serve/run/erases").unwrap_or(0.0)
         );
     }
-    if let Some(c) = doc.pointer("/trace_consistency").filter(|c| c["checked"] == true) {
+    if let Some(c) = doc
+        .pointer("/trace_consistency")
+        .filter(|c| c["checked"] == true)
+    {
         out += &format!(
             "physical trace vs /sys/block stat: written {} (completed {}) vs {} bytes, read {} vs {} bytes{}\n",
             c["trace_write_bytes"],

@@ -123,7 +123,12 @@ fn install_usr1() {
 /// simulator's statistics (as in a run's summary) and a sequence number that
 /// grows with every write, so that a reader polling the file can tell a
 /// fresh snapshot from the previous one.
-pub fn stats_document(s: &StoreStats, sim: Option<serde_json::Value>, seq: u64, stopped: bool) -> serde_json::Value {
+pub fn stats_document(
+    s: &StoreStats,
+    sim: Option<serde_json::Value>,
+    seq: u64,
+    stopped: bool,
+) -> serde_json::Value {
     serde_json::json!({
         "seq": seq,
         "stopped": stopped,

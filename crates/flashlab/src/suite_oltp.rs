@@ -19,7 +19,11 @@ use crate::signals;
 #[derive(Args, Debug)]
 pub struct Wang11OltpArgs {
     /// Simulator profiles (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "intel-x25e,mtron-pro7500,ocz-vertex-ex")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "intel-x25e,mtron-pro7500,ocz-vertex-ex"
+    )]
     pub profiles: Vec<String>,
     /// File systems (comma-separated): ext2 as in the paper, btrfs for its nilfs2 (not in this kernel).
     #[arg(long = "fs", value_delimiter = ',', default_value = "ext2,btrfs")]
@@ -70,11 +74,17 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
             wang11_oltp::NAME
         ))
     });
-    let (duration_s, ramp_up_s) = (secs("duration", &args.duration)?, secs("ramp-up", &args.ramp_up)?);
-    let exe = std::env::current_exe().map_err(|e| CliError::failure(format!("cannot find the flashlab executable: {e}")))?;
+    let (duration_s, ramp_up_s) = (
+        secs("duration", &args.duration)?,
+        secs("ramp-up", &args.ramp_up)?,
+    );
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::failure(format!("cannot find the flashlab executable: {e}")))?;
     // A results directory like every suite's (its manifest names the suite),
     // so that `flashlab report` shows it; the runs are in subdirectories.
-    let device = flashlab_sim::open_device(&format!("{},capacity=4GiB", args.profiles[0]), args.seed, 1).map_err(CliError::user)?;
+    let device =
+        flashlab_sim::open_device(&format!("{},capacity=4GiB", args.profiles[0]), args.seed, 1)
+            .map_err(CliError::user)?;
     let mut results = crate::target::create_results(Some(&dir), wang11_oltp::NAME, &device, "sim")?;
     let cases = wang11_oltp::cases(&args.profiles, &args.file_systems);
     results
@@ -101,7 +111,13 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
             break;
         }
         if !quiet {
-            eprintln!("wang11-oltp: run {}/{}: sim:{} with {}", i + 1, cases.len(), case.profile, case.fs);
+            eprintln!(
+                "wang11-oltp: run {}/{}: sim:{} with {}",
+                i + 1,
+                cases.len(),
+                case.profile,
+                case.fs
+            );
         }
         let cfg = OltpConfig {
             device: Some(format!("sim:{}", case.profile)),
@@ -138,7 +154,10 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
         let outcome = flashlab_oltp::run(&cfg, &signals::STOP, &mut progress);
         crate::oltp::write_manifest(&cfg);
         match outcome {
-            Ok(o) => done.push(CaseResult { case: case.clone(), doc: o.doc }),
+            Ok(o) => done.push(CaseResult {
+                case: case.clone(),
+                doc: o.doc,
+            }),
             Err(flashlab_oltp::OltpError::Interrupted) => break,
             Err(e) if e.is_user() && done.is_empty() => return Err(CliError::user(e.to_string())),
             Err(e) => notes.push(format!("{}: failed: {e}", case.dir_name())),
@@ -146,25 +165,40 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
     }
     let interrupted = signals::STOP.load(Ordering::SeqCst);
     if interrupted {
-        notes.push(format!("interrupted after {} of {} runs", done.len(), cases.len()));
+        notes.push(format!(
+            "interrupted after {} of {} runs",
+            done.len(),
+            cases.len()
+        ));
     }
     let device_label = format!("sim: {}", args.profiles.join(", "));
     let summary = wang11_oltp::summary(&done, &device_label, notes);
     let write = |name: &str, text: &str| {
-        std::fs::write(dir.join(name), text).map_err(|e| CliError::failure(format!("cannot write {}: {e}", dir.join(name).display())))
+        std::fs::write(dir.join(name), text).map_err(|e| {
+            CliError::failure(format!("cannot write {}: {e}", dir.join(name).display()))
+        })
     };
-    write(&SuiteSummary::file_name(wang11_oltp::NAME), &serde_json::to_string_pretty(&summary).expect("serializes"))?;
+    write(
+        &SuiteSummary::file_name(wang11_oltp::NAME),
+        &serde_json::to_string_pretty(&summary).expect("serializes"),
+    )?;
     let md = summary.markdown();
     write(&format!("{}-summary.md", wang11_oltp::NAME), &md)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary).expect("serializes"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).expect("serializes")
+        );
     } else {
         print!("{md}");
         println!("\nresults: {}", dir.display());
     }
     if interrupted {
         return Err(CliError {
-            message: format!("interrupted; the finished runs are summarised in {}", dir.display()),
+            message: format!(
+                "interrupted; the finished runs are summarised in {}",
+                dir.display()
+            ),
             exit_code: 130,
         });
     }

@@ -41,10 +41,17 @@ fn cannot_run() -> Option<String> {
     if !is_root() {
         return Some("needs root".into());
     }
-    let missing: Vec<&str> = ["losetup", "mount", "mkfs.ext4", "mkfs.ext2", "nbdfuse", "fusermount3"]
-        .into_iter()
-        .filter(|t| !have(t))
-        .collect();
+    let missing: Vec<&str> = [
+        "losetup",
+        "mount",
+        "mkfs.ext4",
+        "mkfs.ext2",
+        "nbdfuse",
+        "fusermount3",
+    ]
+    .into_iter()
+    .filter(|t| !have(t))
+    .collect();
     if !missing.is_empty() {
         return Some(format!(
             "missing {} (apt-get install util-linux mount e2fsprogs libnbd-bin fuse3)",
@@ -58,7 +65,9 @@ fn cannot_run() -> Option<String> {
 }
 
 fn skip(test: &str) -> bool {
-    let Some(why) = cannot_run() else { return false };
+    let Some(why) = cannot_run() else {
+        return false;
+    };
     if std::env::var("FLASHLAB_REQUIRE_ROOT_TESTS").as_deref() == Ok("1") {
         panic!("{test} cannot run ({why}) but FLASHLAB_REQUIRE_ROOT_TESTS=1");
     }
@@ -78,14 +87,25 @@ fn assert_nothing_left(pid: u32, also: &[&Path]) {
     assert!(!mounts.contains(&d), "a mount is left under {d}:\n{mounts}");
     let loops = Command::new("losetup").arg("-a").output().unwrap();
     let loops = String::from_utf8_lossy(&loops.stdout);
-    assert!(!loops.contains(&d), "a loop device is left over {d}: {loops}");
+    assert!(
+        !loops.contains(&d),
+        "a loop device is left over {d}: {loops}"
+    );
     for p in also {
-        assert!(!loops.contains(&*p.to_string_lossy()), "a loop device is left over {}: {loops}", p.display());
+        assert!(
+            !loops.contains(&*p.to_string_lossy()),
+            "a loop device is left over {}: {loops}",
+            p.display()
+        );
     }
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
             let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            assert!(!cmd.contains(&d), "process {} is left: {cmd}", e.file_name().to_string_lossy());
+            assert!(
+                !cmd.contains(&d),
+                "process {} is left: {cmd}",
+                e.file_name().to_string_lossy()
+            );
         }
     }
     assert!(!dir.exists(), "{d} is left");
@@ -101,7 +121,9 @@ fn json_of(o: &Output) -> Value {
 }
 
 fn f(v: &Value, p: &str) -> f64 {
-    v.pointer(p).and_then(Value::as_f64).unwrap_or_else(|| panic!("no number at {p}"))
+    v.pointer(p)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("no number at {p}"))
 }
 
 /// The checks every measured run must pass.
@@ -126,13 +148,22 @@ fn check_run(doc: &Value, results: &Path) {
     assert_eq!(c["completed_write_bytes"], c["stat_write_bytes"], "{c}");
     assert_eq!(c["completed_read_bytes"], c["stat_read_bytes"], "{c}");
     assert_eq!(c["trace_read_bytes"], c["stat_read_bytes"], "{c}");
-    let (t, k) = (c["trace_write_bytes"].as_u64().unwrap(), c["stat_write_bytes"].as_u64().unwrap());
+    let (t, k) = (
+        c["trace_write_bytes"].as_u64().unwrap(),
+        c["stat_write_bytes"].as_u64().unwrap(),
+    );
     assert!(t <= k, "{c}");
     if c["other_requests"] == 0 {
-        assert_eq!(t, k, "no write-zeroes, so the trace file holds every byte: {c}");
+        assert_eq!(
+            t, k,
+            "no write-zeroes, so the trace file holds every byte: {c}"
+        );
     }
     // Every commit's WAL is made durable: it reaches the device.
-    let kinds = doc.pointer("/series/logical/by_kind").and_then(Value::as_array).expect("by_kind");
+    let kinds = doc
+        .pointer("/series/logical/by_kind")
+        .and_then(Value::as_array)
+        .expect("by_kind");
     let wal = kinds
         .iter()
         .find(|k| k[0] == "wal")
@@ -140,12 +171,21 @@ fn check_run(doc: &Value, results: &Path) {
         .expect("WAL writes in the logical trace");
     assert!(wal > 0.0);
     let physical = f(doc, "/trace/physical/write_bytes");
-    assert!(physical >= 0.9 * wal, "physical writes {physical} B < the WAL's {wal} B");
+    assert!(
+        physical >= 0.9 * wal,
+        "physical writes {physical} B < the WAL's {wal} B"
+    );
     assert!(f(doc, "/fs_write_amplification") > 0.0);
     assert!(f(doc, "/endurance/physical_write_bytes_per_s") > 0.0);
-    assert_eq!(doc["teardown"]["leftovers"].as_array().map(Vec::len), Some(0), "{}", doc["teardown"]);
+    assert_eq!(
+        doc["teardown"]["leftovers"].as_array().map(Vec::len),
+        Some(0),
+        "{}",
+        doc["teardown"]
+    );
     // The saved document is the printed one.
-    let saved: Value = serde_json::from_slice(&std::fs::read(results.join("oltp.json")).unwrap()).unwrap();
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(results.join("oltp.json")).unwrap()).unwrap();
     assert_eq!(saved["tpcc"]["tpmc"], doc["tpcc"]["tpmc"]);
 }
 
@@ -153,7 +193,18 @@ fn short_run(device: &[&str], results: &Path) -> (Output, u32) {
     let child = flashlab()
         .arg("oltp")
         .args(device)
-        .args(["--warehouses", "1", "--terminals", "4", "--duration", "10s", "--ramp-up", "2s", "--json", "-o"])
+        .args([
+            "--warehouses",
+            "1",
+            "--terminals",
+            "4",
+            "--duration",
+            "10s",
+            "--ramp-up",
+            "2s",
+            "--json",
+            "-o",
+        ])
         .arg(results)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -178,7 +229,10 @@ fn a_short_tpcc_run_on_a_simulated_ssd_traces_both_layers_and_leaves_nothing() {
     // The simulated SSD's own view: host writes reached it, its WAF is known.
     assert!(f(&doc, "/serve/run/host_write_bytes") > 0.0);
     assert!(f(&doc, "/serve/run/ftl_write_amplification") >= 1.0);
-    assert!(f(&doc, "/endurance/years_from_rated_writes") > 0.0, "the X25-E profile rates 2 PB");
+    assert!(
+        f(&doc, "/endurance/years_from_rated_writes") > 0.0,
+        "the X25-E profile rates 2 PB"
+    );
     assert!(res.join("device.trace").exists());
     assert_nothing_left(pid, &[]);
     // "This TPC-C run on sim:mtron-pro7500 instead of sim:intel-x25e".
@@ -189,11 +243,26 @@ fn a_short_tpcc_run_on_a_simulated_ssd_traces_both_layers_and_leaves_nothing() {
         .arg(tmp.path().join("replay"))
         .output()
         .unwrap();
-    assert!(r.status.success(), "replay: {}", String::from_utf8_lossy(&r.stderr));
+    assert!(
+        r.status.success(),
+        "replay: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
     // The report reads the directory and draws Figures 6-9.
     let html = tmp.path().join("report.html");
-    let r = flashlab().arg("report").arg(&res).arg("-o").arg(&html).arg("--quiet").output().unwrap();
-    assert!(r.status.success(), "report: {}", String::from_utf8_lossy(&r.stderr));
+    let r = flashlab()
+        .arg("report")
+        .arg(&res)
+        .arg("-o")
+        .arg(&html)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(
+        r.status.success(),
+        "report: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
     let html = std::fs::read_to_string(&html).unwrap();
     for id in ["oltp-fig6", "oltp-fig7", "oltp-fig8", "oltp-fig9"] {
         assert!(html.contains(id), "the report has no {id}");
@@ -210,7 +279,25 @@ fn the_wang11_oltp_suite_puts_its_runs_beside_the_papers_findings() {
     let tmp = tempfile::tempdir().unwrap();
     let res = tmp.path().join("suite");
     let o = flashlab()
-        .args(["suite", "wang11-oltp", "--profiles", "intel-x25e", "--fs", "ext2,btrfs", "--warehouses", "1", "--terminals", "4", "--duration", "5s", "--ramp-up", "1s", "--json", "--quiet", "-o"])
+        .args([
+            "suite",
+            "wang11-oltp",
+            "--profiles",
+            "intel-x25e",
+            "--fs",
+            "ext2,btrfs",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "4",
+            "--duration",
+            "5s",
+            "--ramp-up",
+            "1s",
+            "--json",
+            "--quiet",
+            "-o",
+        ])
         .arg(&res)
         .output()
         .unwrap();
@@ -219,16 +306,35 @@ fn the_wang11_oltp_suite_puts_its_runs_beside_the_papers_findings() {
     assert_eq!(s["suite"], "wang11-oltp");
     let rows = s["tables"][0]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2, "one row per run: {rows:?}");
-    assert_eq!((rows[0][1].as_str(), rows[1][1].as_str()), (Some("ext2"), Some("btrfs")));
+    assert_eq!(
+        (rows[0][1].as_str(), rows[1][1].as_str()),
+        (Some("ext2"), Some("btrfs"))
+    );
     let findings = s["findings"].as_array().unwrap();
-    assert!(findings.iter().all(|f| f["paper"]["text"].is_string()), "every finding quotes the paper");
-    let btrfs_waf = findings.iter().find(|f| f["what"].as_str().unwrap().starts_with("copy-on-write")).unwrap();
+    assert!(
+        findings.iter().all(|f| f["paper"]["text"].is_string()),
+        "every finding quotes the paper"
+    );
+    let btrfs_waf = findings
+        .iter()
+        .find(|f| f["what"].as_str().unwrap().starts_with("copy-on-write"))
+        .unwrap();
     assert!(btrfs_waf["measured"].as_f64().unwrap() > 0.0, "{btrfs_waf}");
     assert!(res.join("wang11-oltp-summary.json").exists());
     assert!(res.join("intel-x25e-btrfs/oltp.json").exists());
-    let r = flashlab().arg("report").arg(&res).args(["--format", "md", "-o", "-", "--quiet"]).output().unwrap();
-    assert!(r.status.success(), "report: {}", String::from_utf8_lossy(&r.stderr));
-    assert!(String::from_utf8_lossy(&r.stdout).contains("More writes were issued at the physical layer than the logical layer."));
+    let r = flashlab()
+        .arg("report")
+        .arg(&res)
+        .args(["--format", "md", "-o", "-", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        r.status.success(),
+        "report: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(String::from_utf8_lossy(&r.stdout)
+        .contains("More writes were issued at the physical layer than the logical layer."));
 }
 
 #[test]
@@ -241,7 +347,16 @@ fn a_short_tpcc_run_on_a_file_backed_device_traces_both_layers_and_leaves_nothin
     let img = tmp.path().join("dev.img");
     let res = tmp.path().join("res");
     let (o, pid) = short_run(
-        &["--device", img.to_str().unwrap(), "--size", "2GiB", "--fs", "ext2", "--scheduler", "mq-deadline"],
+        &[
+            "--device",
+            img.to_str().unwrap(),
+            "--size",
+            "2GiB",
+            "--fs",
+            "ext2",
+            "--scheduler",
+            "mq-deadline",
+        ],
         &res,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -262,7 +377,19 @@ fn an_interrupted_run_tears_everything_down() {
     let tmp = tempfile::tempdir().unwrap();
     let res = tmp.path().join("res");
     let child = flashlab()
-        .args(["oltp", "--device", "sim:intel-x25e", "--warehouses", "1", "--terminals", "4", "--duration", "120s", "--quiet", "-o"])
+        .args([
+            "oltp",
+            "--device",
+            "sim:intel-x25e",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "4",
+            "--duration",
+            "120s",
+            "--quiet",
+            "-o",
+        ])
         .arg(&res)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -285,8 +412,14 @@ fn an_interrupted_run_tears_everything_down() {
     // SAFETY: kill(2) on the child we started.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
-    let doc: Value = serde_json::from_slice(&std::fs::read(res.join("oltp.json")).unwrap()).unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(res.join("oltp.json")).unwrap()).unwrap();
     assert_eq!(doc["status"], "interrupted");
     assert_nothing_left(pid, &[]);
 }
@@ -298,14 +431,21 @@ fn refused(args: &[&str], path: Option<&str>, expect: &str) -> Output {
     if let Some(p) = path {
         c.env("PATH", p);
     }
-    let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
     let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(lines.len(), 1, "{args:?}: {err}");
-    assert!(lines[0].contains(expect), "{args:?}: expected '{expect}' in: {err}");
+    assert!(
+        lines[0].contains(expect),
+        "{args:?}: expected '{expect}' in: {err}"
+    );
     assert_nothing_left(pid, &[]);
     o
 }
@@ -318,37 +458,101 @@ fn missing_parts_and_bad_input_are_one_line_and_exit_2() {
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let res = |n: &str| tmp.path().join(n).to_string_lossy().into_owned();
     // PostgreSQL not installed (where --pg-bin points).
-    refused(&["--device", "sim:intel-x25e", "--pg-bin", "/nonexistent/bin", "-o", &res("a")], None, "apt-get install postgresql");
+    refused(
+        &[
+            "--device",
+            "sim:intel-x25e",
+            "--pg-bin",
+            "/nonexistent/bin",
+            "-o",
+            &res("a"),
+        ],
+        None,
+        "apt-get install postgresql",
+    );
     // A file-system tool missing: a PATH with everything but mkfs.xfs.
     let bin = tmp.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
-    for t in ["losetup", "mount", "umount", "nbdfuse", "fusermount3", "mkfs.ext4"] {
-        let out = Command::new("sh").arg("-c").arg(format!("command -v {t}")).output().unwrap();
+    for t in [
+        "losetup",
+        "mount",
+        "umount",
+        "nbdfuse",
+        "fusermount3",
+        "mkfs.ext4",
+    ] {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {t}"))
+            .output()
+            .unwrap();
         let p = String::from_utf8_lossy(&out.stdout).trim().to_string();
         std::os::unix::fs::symlink(p, bin.join(t)).unwrap();
     }
     let path = bin.to_string_lossy().into_owned();
-    refused(&["--device", "sim:intel-x25e", "--fs", "xfs", "-o", &res("b")], Some(&path), "apt-get install xfsprogs");
+    refused(
+        &["--device", "sim:intel-x25e", "--fs", "xfs", "-o", &res("b")],
+        Some(&path),
+        "apt-get install xfsprogs",
+    );
     // nilfs2: not in this kernel; btrfs is the stand-in.
-    refused(&["--device", "sim:intel-x25e", "--fs", "nilfs2"], None, "--fs btrfs");
+    refused(
+        &["--device", "sim:intel-x25e", "--fs", "nilfs2"],
+        None,
+        "--fs btrfs",
+    );
     // A device too small for the warehouses: nothing is created.
     let img = tmp.path().join("small.img");
-    refused(&["--device", img.to_str().unwrap(), "--size", "256MiB", "--warehouses", "2", "-o", &res("c")], None, "too small");
+    refused(
+        &[
+            "--device",
+            img.to_str().unwrap(),
+            "--size",
+            "256MiB",
+            "--warehouses",
+            "2",
+            "-o",
+            &res("c"),
+        ],
+        None,
+        "too small",
+    );
     assert!(!img.exists());
     // An existing file is not flashlab's to format.
     let mine = tmp.path().join("mine.img");
     std::fs::write(&mine, b"precious").unwrap();
-    refused(&["--device", mine.to_str().unwrap(), "-o", &res("d")], None, "--allow-write-to");
+    refused(
+        &["--device", mine.to_str().unwrap(), "-o", &res("d")],
+        None,
+        "--allow-write-to",
+    );
     assert_eq!(std::fs::read(&mine).unwrap(), b"precious");
     // A cluster flashlab did not create, under --mount: untouched.
     let m = tmp.path().join("mnt");
     let foreign = m.join("flashlab-oltp-pgdata");
     std::fs::create_dir_all(&foreign).unwrap();
     std::fs::write(foreign.join("PG_VERSION"), "15\n").unwrap();
-    refused(&["--mount", m.to_str().unwrap(), "--setup-only", "-o", &res("e")], None, "did not create");
-    assert_eq!(std::fs::read_to_string(foreign.join("PG_VERSION")).unwrap(), "15\n");
+    refused(
+        &[
+            "--mount",
+            m.to_str().unwrap(),
+            "--setup-only",
+            "-o",
+            &res("e"),
+        ],
+        None,
+        "did not create",
+    );
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("PG_VERSION")).unwrap(),
+        "15\n"
+    );
     // --device and --mount together.
-    refused(&["--device", "sim:intel-x25e", "--mount", "/tmp"], None, "exclude each other");
+    refused(
+        &["--device", "sim:intel-x25e", "--mount", "/tmp"],
+        None,
+        "exclude each other",
+    );
 }
 
 #[test]
@@ -359,7 +563,17 @@ fn not_root_is_one_line_and_exit_2() {
     }
     let exe = env!("CARGO_BIN_EXE_flashlab");
     let o = Command::new("setpriv")
-        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", exe, "oltp", "--device", "sim:intel-x25e", "-o", "/nonexistent/x"])
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            exe,
+            "oltp",
+            "--device",
+            "sim:intel-x25e",
+            "-o",
+            "/nonexistent/x",
+        ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
@@ -385,7 +599,14 @@ fn setup_only_on_a_mount_runs_postgres_there_and_removes_only_its_own_cluster() 
     std::fs::create_dir(&m).unwrap();
     std::fs::write(m.join("keep.txt"), "mine").unwrap();
     let child = flashlab()
-        .args(["oltp", "--mount", m.to_str().unwrap(), "--setup-only", "--quiet", "-o"])
+        .args([
+            "oltp",
+            "--mount",
+            m.to_str().unwrap(),
+            "--setup-only",
+            "--quiet",
+            "-o",
+        ])
         .arg(tmp.path().join("res"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -394,7 +615,10 @@ fn setup_only_on_a_mount_runs_postgres_there_and_removes_only_its_own_cluster() 
     let pid = child.id();
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(!m.join("flashlab-oltp-pgdata").exists(), "its own cluster is removed");
+    assert!(
+        !m.join("flashlab-oltp-pgdata").exists(),
+        "its own cluster is removed"
+    );
     assert_eq!(std::fs::read_to_string(m.join("keep.txt")).unwrap(), "mine");
     assert_nothing_left(pid, &[]);
 }

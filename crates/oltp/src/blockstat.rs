@@ -23,7 +23,10 @@ impl BlockStat {
     /// Parses the fields of Documentation/block/stat.rst (the discard and
     /// flush fields are missing on old kernels: zero).
     pub fn parse(text: &str) -> Option<BlockStat> {
-        let v: Vec<u64> = text.split_whitespace().map(|w| w.parse().ok()).collect::<Option<_>>()?;
+        let v: Vec<u64> = text
+            .split_whitespace()
+            .map(|w| w.parse().ok())
+            .collect::<Option<_>>()?;
         if v.len() < 11 {
             return None;
         }
@@ -81,11 +84,17 @@ mod tests {
     #[test]
     fn a_kernel_stat_line_parses_and_deltas_subtract() {
         let a = BlockStat::parse("  100 5 800 10 200 7 1600 20 0 30 30 3 0 24 0 9 1").unwrap();
-        assert_eq!((a.read_ios, a.read_sectors, a.write_ios, a.write_sectors), (100, 800, 200, 1600));
+        assert_eq!(
+            (a.read_ios, a.read_sectors, a.write_ios, a.write_sectors),
+            (100, 800, 200, 1600)
+        );
         assert_eq!((a.discard_ios, a.discard_sectors, a.flush_ios), (3, 24, 9));
         let b = BlockStat::parse("150 5 1200 10 260 7 2400 20 0 30 30 3 0 24 0 12 1").unwrap();
         let d = a.delta(&b);
-        assert_eq!((d.read_ios, d.write_ios, d.write_bytes(), d.flush_ios), (50, 60, 800 * 512, 3));
+        assert_eq!(
+            (d.read_ios, d.write_ios, d.write_bytes(), d.flush_ios),
+            (50, 60, 800 * 512, 3)
+        );
     }
 
     #[test]

@@ -27,12 +27,24 @@ pub fn check_available() -> Result<()> {
 }
 
 #[cfg(not(feature = "tpcc"))]
-pub fn load(_db: &postgres::Config, _cfg: &OltpConfig, _stop: &AtomicBool, _postmaster: u32, _p: &mut dyn Progress) -> Result<Value> {
+pub fn load(
+    _db: &postgres::Config,
+    _cfg: &OltpConfig,
+    _stop: &AtomicBool,
+    _postmaster: u32,
+    _p: &mut dyn Progress,
+) -> Result<Value> {
     Err(OltpError::Workload(NOT_BUILT.into()))
 }
 
 #[cfg(not(feature = "tpcc"))]
-pub fn run(_db: &postgres::Config, _cfg: &OltpConfig, _stop: &AtomicBool, _seconds: &Path, _p: &mut dyn Progress) -> Result<RunResult> {
+pub fn run(
+    _db: &postgres::Config,
+    _cfg: &OltpConfig,
+    _stop: &AtomicBool,
+    _seconds: &Path,
+    _p: &mut dyn Progress,
+) -> Result<RunResult> {
     Err(OltpError::Workload(NOT_BUILT.into()))
 }
 
@@ -54,7 +66,13 @@ fn err(e: flashlab_tpcc::TpccError) -> OltpError {
 /// Loads the warehouses. A Ctrl-C during the load stops the server (fast
 /// shutdown): the loader's connections end and the load returns at once.
 #[cfg(feature = "tpcc")]
-pub fn load(db: &postgres::Config, cfg: &OltpConfig, stop: &AtomicBool, postmaster: u32, p: &mut dyn Progress) -> Result<Value> {
+pub fn load(
+    db: &postgres::Config,
+    cfg: &OltpConfig,
+    stop: &AtomicBool,
+    postmaster: u32,
+    p: &mut dyn Progress,
+) -> Result<Value> {
     use std::sync::atomic::Ordering;
     use std::sync::Mutex;
     let last = Mutex::new(String::new());
@@ -68,7 +86,9 @@ pub fn load(db: &postgres::Config, cfg: &OltpConfig, stop: &AtomicBool, postmast
         }
     };
     let report = std::thread::scope(|s| {
-        let loader = s.spawn(|| flashlab_tpcc::load(db, cfg.warehouses, cfg.load_workers, cfg.seed, &progress));
+        let loader = s.spawn(|| {
+            flashlab_tpcc::load(db, cfg.warehouses, cfg.load_workers, cfg.seed, &progress)
+        });
         let mut shown = String::new();
         let mut signalled = false;
         while !loader.is_finished() {
@@ -107,7 +127,13 @@ pub fn load(db: &postgres::Config, cfg: &OltpConfig, stop: &AtomicBool, postmast
 /// Runs TPC-C; every second's sample is appended to `seconds` (JSON lines)
 /// as it comes, so a killed run keeps them.
 #[cfg(feature = "tpcc")]
-pub fn run(db: &postgres::Config, cfg: &OltpConfig, stop: &AtomicBool, seconds: &Path, p: &mut dyn Progress) -> Result<RunResult> {
+pub fn run(
+    db: &postgres::Config,
+    cfg: &OltpConfig,
+    stop: &AtomicBool,
+    seconds: &Path,
+    p: &mut dyn Progress,
+) -> Result<RunResult> {
     use std::io::Write;
     let tc = flashlab_tpcc::TpccConfig {
         warehouses: cfg.warehouses,

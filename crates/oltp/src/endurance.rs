@@ -30,12 +30,18 @@ pub struct Endurance {
 
 /// Table 6: lifetime writes / write rate.
 pub fn years_from_writes(rated_lifetime_writes_bytes: u64, write_bytes_per_s: f64) -> Option<f64> {
-    (write_bytes_per_s > 0.0).then(|| rated_lifetime_writes_bytes as f64 / write_bytes_per_s / SECONDS_PER_YEAR)
+    (write_bytes_per_s > 0.0)
+        .then(|| rated_lifetime_writes_bytes as f64 / write_bytes_per_s / SECONDS_PER_YEAR)
 }
 
 /// Every block erased `rated_pe_cycles` times at the measured erase rate.
-pub fn years_from_erases(rated_pe_cycles: u64, flash_blocks: u64, erases_per_s: f64) -> Option<f64> {
-    (erases_per_s > 0.0).then(|| rated_pe_cycles as f64 * flash_blocks as f64 / erases_per_s / SECONDS_PER_YEAR)
+pub fn years_from_erases(
+    rated_pe_cycles: u64,
+    flash_blocks: u64,
+    erases_per_s: f64,
+) -> Option<f64> {
+    (erases_per_s > 0.0)
+        .then(|| rated_pe_cycles as f64 * flash_blocks as f64 / erases_per_s / SECONDS_PER_YEAR)
 }
 
 #[cfg(test)]

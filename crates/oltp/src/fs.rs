@@ -76,7 +76,10 @@ impl FsKind {
 }
 
 pub fn mkfs(kind: FsKind, tool: &Path, dev: &Path) -> Result<()> {
-    proc::run(Command::new(tool).args(kind.args()).arg(dev), &format!("mkfs.{}", kind.name()))?;
+    proc::run(
+        Command::new(tool).args(kind.args()).arg(dev),
+        &format!("mkfs.{}", kind.name()),
+    )?;
     Ok(())
 }
 
@@ -84,9 +87,14 @@ pub fn mkfs(kind: FsKind, tool: &Path, dev: &Path) -> Result<()> {
 pub fn mount(kind: FsKind, dev: &Path, dir: &Path, teardown: &mut Teardown) -> Result<()> {
     let mount = proc::find_tool("mount", "mount", "to mount the file system")?;
     let umount = proc::find_tool("umount", "mount", "to unmount the file system")?;
-    std::fs::create_dir_all(dir).map_err(|e| OltpError::failed(format!("cannot create {}", dir.display()), e))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| OltpError::failed(format!("cannot create {}", dir.display()), e))?;
     proc::run(
-        Command::new(mount).arg("-t").arg(kind.name()).arg(dev).arg(dir),
+        Command::new(mount)
+            .arg("-t")
+            .arg(kind.name())
+            .arg(dev)
+            .arg(dir),
         &format!("mount -t {}", kind.name()),
     )?;
     let d = dir.to_path_buf();
@@ -122,7 +130,8 @@ pub fn disk_of(name: &str) -> String {
 
 /// The schedulers a device offers and the current one ("[none] mq-deadline").
 pub fn schedulers(name: &str) -> Option<(Vec<String>, String)> {
-    let text = std::fs::read_to_string(format!("/sys/block/{}/queue/scheduler", disk_of(name))).ok()?;
+    let text =
+        std::fs::read_to_string(format!("/sys/block/{}/queue/scheduler", disk_of(name))).ok()?;
     let mut all = Vec::new();
     let mut current = String::new();
     for w in text.split_whitespace() {
@@ -151,7 +160,9 @@ pub fn set_scheduler(name: &str, wanted: &str, teardown: &mut Teardown) -> Resul
         )));
     }
     let path = PathBuf::from(format!("/sys/block/{disk}/queue/scheduler"));
-    std::fs::write(&path, wanted).map_err(|e| OltpError::failed(format!("cannot set the scheduler in {}", path.display()), e))?;
+    std::fs::write(&path, wanted).map_err(|e| {
+        OltpError::failed(format!("cannot set the scheduler in {}", path.display()), e)
+    })?;
     if current != wanted {
         let prev = current.clone();
         teardown.push(format!("restore {disk}'s scheduler to {prev}"), move || {
@@ -174,11 +185,15 @@ const FITHAW: libc::c_ulong = 0xC004_5878;
 
 pub fn freeze(dir: &Path) -> Result<Frozen> {
     use std::os::fd::AsRawFd;
-    let f = std::fs::File::open(dir).map_err(|e| OltpError::failed(format!("cannot open {}", dir.display()), e))?;
+    let f = std::fs::File::open(dir)
+        .map_err(|e| OltpError::failed(format!("cannot open {}", dir.display()), e))?;
     // SAFETY: FIFREEZE on a descriptor of the mount point; no memory is passed.
     let r = unsafe { libc::ioctl(f.as_raw_fd(), FIFREEZE as _, 0) };
     if r != 0 {
-        return Err(OltpError::failed(format!("cannot freeze {}", dir.display()), std::io::Error::last_os_error()));
+        return Err(OltpError::failed(
+            format!("cannot freeze {}", dir.display()),
+            std::io::Error::last_os_error(),
+        ));
     }
     Ok(Frozen { dir: f })
 }

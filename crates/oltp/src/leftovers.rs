@@ -20,12 +20,19 @@ pub fn check(run_dir: &Path, watch: &Watch) -> Vec<String> {
     for pid in &watch.pids {
         if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             // A zombie is gone for our purposes only once reaped; report any.
-            left.push(format!("process {pid} still exists ({})", stat.split(' ').nth(1).unwrap_or("?")));
+            left.push(format!(
+                "process {pid} still exists ({})",
+                stat.split(' ').nth(1).unwrap_or("?")
+            ));
         }
     }
     for m in crate::device::mount::mounts() {
         if m.mount_point.starts_with(run_dir) {
-            left.push(format!("{} is still mounted on {}", m.source, m.mount_point.display()));
+            left.push(format!(
+                "{} is still mounted on {}",
+                m.source,
+                m.mount_point.display()
+            ));
         }
     }
     for (l, ours) in &watch.loop_devices {

@@ -150,7 +150,11 @@ pub fn preflight(cfg: &OltpConfig) -> Result<(DeviceArg, PathBuf)> {
         proc::find_tool("losetup", "util-linux", "to attach a loop device")?;
     }
     if matches!(dev, DeviceArg::Sim { .. }) {
-        proc::find_tool("nbdfuse", "libnbd-bin", "to reach the simulated SSD's NBD export as a file")?;
+        proc::find_tool(
+            "nbdfuse",
+            "libnbd-bin",
+            "to reach the simulated SSD's NBD export as a file",
+        )?;
         proc::find_tool("fusermount3", "fuse3", "to unmount the nbdfuse file")?;
     }
     if cfg.trace && !cfg.setup_only {
@@ -175,11 +179,23 @@ pub fn run(cfg: &OltpConfig, stop: &AtomicBool, progress: &mut dyn Progress) -> 
     let mut doc = results::Doc::create(&cfg.results, cfg)?;
     let rdir = run_dir();
     let mut teardown = teardown::Teardown::new(false);
-    let result = setup_and_run(cfg, &dev, &pg_bin, &rdir, stop, progress, &mut doc, &mut teardown);
+    let result = setup_and_run(
+        cfg,
+        &dev,
+        &pg_bin,
+        &rdir,
+        stop,
+        progress,
+        &mut doc,
+        &mut teardown,
+    );
     progress.say("tearing down");
     teardown.unwind();
     let left = leftovers::check(&rdir, &doc.watch);
-    doc.set("teardown", serde_json::json!({"log": teardown.log, "errors": teardown.errors, "leftovers": left}));
+    doc.set(
+        "teardown",
+        serde_json::json!({"log": teardown.log, "errors": teardown.errors, "leftovers": left}),
+    );
     match &result {
         Ok(()) => doc.set_status("complete", None),
         Err(OltpError::Interrupted) => doc.set_status("interrupted", None),
@@ -213,7 +229,8 @@ fn setup_and_run(
 ) -> Result<()> {
     let max_wal = pg_size_bytes(&cfg.pg.max_wal_size).unwrap_or(1 << 30);
     let needed = bytes_needed(cfg.warehouses, max_wal);
-    std::fs::create_dir_all(rdir).map_err(|e| OltpError::failed(format!("cannot create {}", rdir.display()), e))?;
+    std::fs::create_dir_all(rdir)
+        .map_err(|e| OltpError::failed(format!("cannot create {}", rdir.display()), e))?;
     {
         let d = rdir.to_path_buf();
         teardown.push(format!("remove {}", rdir.display()), move || {
@@ -223,7 +240,10 @@ fn setup_and_run(
     // The run directory must be traversable by the postgres user (socket, mount).
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(rdir, std::fs::Permissions::from_mode(0o755));
-    let _ = std::fs::set_permissions(rdir.parent().unwrap_or(rdir), std::fs::Permissions::from_mode(0o755));
+    let _ = std::fs::set_permissions(
+        rdir.parent().unwrap_or(rdir),
+        std::fs::Permissions::from_mode(0o755),
+    );
 
     // 1. The device.
     progress.say(&format!("device: {}", dev.describe()));
@@ -231,12 +251,25 @@ fn setup_and_run(
         DeviceArg::File { path } => {
             if let Some(size) = cfg.size_bytes {
                 if size < needed {
-                    return Err(too_small(&path.display().to_string(), size, needed, cfg, "--size"));
+                    return Err(too_small(
+                        &path.display().to_string(),
+                        size,
+                        needed,
+                        cfg,
+                        "--size",
+                    ));
                 }
             }
-            device::file::attach(path, cfg.size_bytes, cfg.allow_write_to.as_deref(), teardown)?
+            device::file::attach(
+                path,
+                cfg.size_bytes,
+                cfg.allow_write_to.as_deref(),
+                teardown,
+            )?
         }
-        DeviceArg::Block { path } => device::block::attach(path, cfg.allow_write_to.as_deref(), teardown)?,
+        DeviceArg::Block { path } => {
+            device::block::attach(path, cfg.allow_write_to.as_deref(), teardown)?
+        }
         DeviceArg::Sim { spec } => {
             let capacity = cfg
                 .size_bytes
@@ -256,19 +289,36 @@ fn setup_and_run(
         }
         DeviceArg::Mount { dir } => device::mount::attach(dir)?.0,
     };
-    if let (Some(name), DeviceArg::File { .. } | DeviceArg::Sim { .. }) = (&attached.sysfs_name, dev) {
+    if let (Some(name), DeviceArg::File { .. } | DeviceArg::Sim { .. }) =
+        (&attached.sysfs_name, dev)
+    {
         if let Ok(b) = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")) {
-            doc.watch.loop_devices.push((name.clone(), b.trim().to_string()));
+            doc.watch
+                .loop_devices
+                .push((name.clone(), b.trim().to_string()));
         }
     }
     if let Some(s) = &attached.serve {
         doc.watch.pids.push(s.pid);
     }
-    doc.set("device", serde_json::to_value(&attached).expect("serializes"));
+    doc.set(
+        "device",
+        serde_json::to_value(&attached).expect("serializes"),
+    );
     doc.save()?;
     if attached.size_bytes > 0 && attached.size_bytes < needed {
-        let what = if matches!(dev, DeviceArg::Mount { .. }) { "the free space of --mount" } else { "--size" };
-        return Err(too_small(&dev.describe(), attached.size_bytes, needed, cfg, what));
+        let what = if matches!(dev, DeviceArg::Mount { .. }) {
+            "the free space of --mount"
+        } else {
+            "--size"
+        };
+        return Err(too_small(
+            &dev.describe(),
+            attached.size_bytes,
+            needed,
+            cfg,
+            what,
+        ));
     }
     check_stop(stop)?;
 
@@ -277,8 +327,15 @@ fn setup_and_run(
         DeviceArg::Mount { dir } => dir.clone(),
         _ => {
             let mkfs_tool = cfg.fs.find_mkfs()?;
-            let target = attached.mkfs_path.clone().expect("a device to make the file system on");
-            progress.say(&format!("mkfs.{} {}", cfg.fs.name(), attached.block_dev.as_deref().unwrap_or(&target).display()));
+            let target = attached
+                .mkfs_path
+                .clone()
+                .expect("a device to make the file system on");
+            progress.say(&format!(
+                "mkfs.{} {}",
+                cfg.fs.name(),
+                attached.block_dev.as_deref().unwrap_or(&target).display()
+            ));
             fs::mkfs(cfg.fs, &mkfs_tool, &target)?;
             let mnt = rdir.join("mnt");
             fs::mount(cfg.fs, &target, &mnt, teardown)?;
@@ -293,7 +350,10 @@ fn setup_and_run(
     }
     if let Some(name) = &attached.sysfs_name {
         if let Some((all, current)) = fs::schedulers(name) {
-            doc.set("scheduler_in_use", serde_json::json!({"current": current, "offered": all}));
+            doc.set(
+                "scheduler_in_use",
+                serde_json::json!({"current": current, "offered": all}),
+            );
         }
     }
     check_stop(stop)?;
@@ -303,7 +363,11 @@ fn setup_and_run(
         DeviceArg::Mount { .. } => mnt.join("flashlab-oltp-pgdata"),
         _ => mnt.join("pgdata"),
     };
-    progress.say(&format!("PostgreSQL: initdb {} and start ({})", pgdata.display(), postgres::version(pg_bin)));
+    progress.say(&format!(
+        "PostgreSQL: initdb {} and start ({})",
+        pgdata.display(),
+        postgres::version(pg_bin)
+    ));
     let server = postgres::init_and_start(
         &postgres::StartSpec {
             bin: pg_bin,
@@ -344,10 +408,22 @@ fn setup_and_run(
     // requests. A file system flashlab did not make (--mount) is not frozen.
     let freezable = !matches!(dev, DeviceArg::Mount { .. });
     let serve_before = attached.serve.as_ref().and_then(|s| s.snapshot());
-    let frozen = if freezable { Some(fs::freeze(&mnt)?) } else { None };
-    let stat_before = attached.sysfs_name.as_deref().and_then(blockstat::BlockStat::read);
+    let frozen = if freezable {
+        Some(fs::freeze(&mnt)?)
+    } else {
+        None
+    };
+    let stat_before = attached
+        .sysfs_name
+        .as_deref()
+        .and_then(blockstat::BlockStat::read);
     let tracer = if cfg.trace {
-        Some(tracing::start(&cfg.results, server.pid, &pgdata, &attached)?)
+        Some(tracing::start(
+            &cfg.results,
+            server.pid,
+            &pgdata,
+            &attached,
+        )?)
     } else {
         None
     };
@@ -355,11 +431,24 @@ fn setup_and_run(
     doc.set_status("running", None);
     doc.save()?;
     let started = std::time::Instant::now();
-    let run = driver::run(&db, cfg, stop, &cfg.results.join("tpcc-seconds.jsonl"), progress);
+    let run = driver::run(
+        &db,
+        cfg,
+        stop,
+        &cfg.results.join("tpcc-seconds.jsonl"),
+        progress,
+    );
     let elapsed_s = started.elapsed().as_secs_f64();
-    let frozen = if freezable { fs::freeze(&mnt).ok() } else { None };
+    let frozen = if freezable {
+        fs::freeze(&mnt).ok()
+    } else {
+        None
+    };
     let traced = tracer.map(|t| t.stop()).transpose();
-    let stat_after = attached.sysfs_name.as_deref().and_then(blockstat::BlockStat::read);
+    let stat_after = attached
+        .sysfs_name
+        .as_deref()
+        .and_then(blockstat::BlockStat::read);
     drop(frozen);
     let serve_after = attached.serve.as_mut().and_then(|s| s.snapshot());
     let run = run?;
@@ -374,7 +463,10 @@ fn setup_and_run(
         serde_json::json!({"device": attached.sysfs_name, "before": stat_before, "after": stat_after, "delta": delta}),
     );
     if serve_before.is_some() || serve_after.is_some() {
-        doc.set("serve", results::serve_section(serve_before.as_ref(), serve_after.as_ref()));
+        doc.set(
+            "serve",
+            results::serve_section(serve_before.as_ref(), serve_after.as_ref()),
+        );
     }
     doc.save()?;
 
@@ -383,7 +475,10 @@ fn setup_and_run(
     if let Some(t) = &traced {
         doc.set("trace", t.summary.clone());
         doc.set("series", t.series(cfg.interval_s));
-        doc.set("fs_write_amplification", serde_json::json!(t.fs_write_amplification()));
+        doc.set(
+            "fs_write_amplification",
+            serde_json::json!(t.fs_write_amplification()),
+        );
         doc.set("trace_consistency", results::consistency(t, delta.as_ref()));
     }
     let physical_write_bytes = traced
@@ -393,10 +488,24 @@ fn setup_and_run(
         .unwrap_or(0);
     // Rates over the traced time (ramp-up and measured run), the window the
     // physical bytes were counted in.
-    let traced_s = traced.as_ref().map(|t| t.duration_s()).filter(|s| *s > 0.0).unwrap_or(elapsed_s);
+    let traced_s = traced
+        .as_ref()
+        .map(|t| t.duration_s())
+        .filter(|s| *s > 0.0)
+        .unwrap_or(elapsed_s);
     doc.set("traced_s", serde_json::json!(traced_s));
-    let endurance = results::endurance(cfg, dev, physical_write_bytes, traced_s, serve_before.as_ref(), serve_after.as_ref());
-    doc.set("endurance", serde_json::to_value(&endurance).expect("serializes"));
+    let endurance = results::endurance(
+        cfg,
+        dev,
+        physical_write_bytes,
+        traced_s,
+        serve_before.as_ref(),
+        serve_after.as_ref(),
+    );
+    doc.set(
+        "endurance",
+        serde_json::to_value(&endurance).expect("serializes"),
+    );
     doc.set("measured_s", serde_json::json!(measured_s));
     doc.save()?;
     if stop.load(Ordering::SeqCst) {
@@ -441,6 +550,9 @@ mod tests {
     #[test]
     fn the_space_needed_grows_with_warehouses_and_wal() {
         assert!(bytes_needed(2, 1 << 30) > bytes_needed(1, 1 << 30));
-        assert_eq!(bytes_needed(2, 1 << 30) - bytes_needed(1, 1 << 30), BYTES_PER_WAREHOUSE);
+        assert_eq!(
+            bytes_needed(2, 1 << 30) - bytes_needed(1, 1 << 30),
+            BYTES_PER_WAREHOUSE
+        );
     }
 }

@@ -45,7 +45,9 @@ impl Default for PgSettings {
 
 /// The server binaries: `--pg-bin`, else the newest /usr/lib/postgresql/N/bin.
 pub fn find_bin(given: Option<&Path>) -> Result<PathBuf> {
-    let ok = |d: &Path| proc::is_executable(&d.join("initdb")) && proc::is_executable(&d.join("postgres"));
+    let ok = |d: &Path| {
+        proc::is_executable(&d.join("initdb")) && proc::is_executable(&d.join("postgres"))
+    };
     if let Some(d) = given {
         return if ok(d) {
             Ok(d.to_path_buf())
@@ -99,11 +101,25 @@ pub fn claim_data_dir(pgdata: &Path) -> Result<()> {
             )));
         }
     }
-    std::fs::remove_dir_all(pgdata).map_err(|e| OltpError::failed(format!("cannot remove the old flashlab cluster {}", pgdata.display()), e))
+    std::fs::remove_dir_all(pgdata).map_err(|e| {
+        OltpError::failed(
+            format!(
+                "cannot remove the old flashlab cluster {}",
+                pgdata.display()
+            ),
+            e,
+        )
+    })
 }
 
 fn postmaster_pid(pgdata: &Path) -> Option<u32> {
-    std::fs::read_to_string(pgdata.join("postmaster.pid")).ok()?.lines().next()?.trim().parse().ok()
+    std::fs::read_to_string(pgdata.join("postmaster.pid"))
+        .ok()?
+        .lines()
+        .next()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// A running server flashlab started.
@@ -145,30 +161,45 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
         OltpError::Input("there is no 'postgres' user (PostgreSQL refuses to run as root); install the server package: apt-get install postgresql".into())
     })?;
     claim_data_dir(s.pgdata)?;
-    std::fs::create_dir_all(s.pgdata).map_err(|e| OltpError::failed(format!("cannot create {}", s.pgdata.display()), e))?;
+    std::fs::create_dir_all(s.pgdata)
+        .map_err(|e| OltpError::failed(format!("cannot create {}", s.pgdata.display()), e))?;
     if s.remove_at_teardown {
         let d = s.pgdata.to_path_buf();
-        teardown.push(format!("remove the cluster {}", s.pgdata.display()), move || {
-            // Only ever a directory with our marker (or an initdb that failed before it).
-            if d.join(MARKER).exists() || !d.join("PG_VERSION").exists() {
-                std::fs::remove_dir_all(&d).map_err(|e| format!("cannot remove {}: {e}", d.display()))
-            } else {
-                Err(format!("{} lost its marker; left in place", d.display()))
-            }
-        });
+        teardown.push(
+            format!("remove the cluster {}", s.pgdata.display()),
+            move || {
+                // Only ever a directory with our marker (or an initdb that failed before it).
+                if d.join(MARKER).exists() || !d.join("PG_VERSION").exists() {
+                    std::fs::remove_dir_all(&d)
+                        .map_err(|e| format!("cannot remove {}: {e}", d.display()))
+                } else {
+                    Err(format!("{} lost its marker; left in place", d.display()))
+                }
+            },
+        );
     }
     proc::chown(s.pgdata, uid, gid)?;
-    std::fs::create_dir_all(s.socket_dir).map_err(|e| OltpError::failed(format!("cannot create {}", s.socket_dir.display()), e))?;
+    std::fs::create_dir_all(s.socket_dir)
+        .map_err(|e| OltpError::failed(format!("cannot create {}", s.socket_dir.display()), e))?;
     proc::chown(s.socket_dir, uid, gid)?;
     let as_postgres = |cmd: &mut Command| {
         use std::os::unix::process::CommandExt;
-        cmd.uid(uid).gid(gid).env("LC_ALL", "C").env_remove("PGDATA").current_dir("/");
+        cmd.uid(uid)
+            .gid(gid)
+            .env("LC_ALL", "C")
+            .env_remove("PGDATA")
+            .current_dir("/");
     };
     let mut initdb = Command::new(s.bin.join("initdb"));
-    initdb
-        .arg("-D")
-        .arg(s.pgdata)
-        .args(["--auth=trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"]);
+    initdb.arg("-D").arg(s.pgdata).args([
+        "--auth=trust",
+        "-U",
+        "postgres",
+        "-E",
+        "UTF8",
+        "--locale=C",
+        "--no-sync",
+    ]);
     as_postgres(&mut initdb);
     proc::run(&mut initdb, "initdb")?;
     let marker = Marker {
@@ -179,16 +210,23 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
             .map(|d| d.as_secs())
             .unwrap_or(0),
     };
-    std::fs::write(s.pgdata.join(MARKER), serde_json::to_vec_pretty(&marker).expect("serializes"))
-        .map_err(|e| OltpError::failed("cannot write the cluster marker", e))?;
-    let log = std::fs::File::create(s.log).map_err(|e| OltpError::failed(format!("cannot create {}", s.log.display()), e))?;
+    std::fs::write(
+        s.pgdata.join(MARKER),
+        serde_json::to_vec_pretty(&marker).expect("serializes"),
+    )
+    .map_err(|e| OltpError::failed("cannot write the cluster marker", e))?;
+    let log = std::fs::File::create(s.log)
+        .map_err(|e| OltpError::failed(format!("cannot create {}", s.log.display()), e))?;
     let port = 5432u16;
     let st = s.settings;
     let mut cmd = Command::new(s.bin.join("postgres"));
     cmd.arg("-D").arg(s.pgdata).arg("-p").arg(port.to_string());
     for (k, v) in [
         ("listen_addresses", ""),
-        ("unix_socket_directories", &s.socket_dir.display().to_string()),
+        (
+            "unix_socket_directories",
+            &s.socket_dir.display().to_string(),
+        ),
         ("shared_buffers", &st.shared_buffers),
         ("wal_buffers", &st.wal_buffers),
         ("checkpoint_timeout", &st.checkpoint_timeout),
@@ -202,17 +240,24 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
     }
     as_postgres(&mut cmd);
     cmd.stdin(Stdio::null())
-        .stdout(log.try_clone().map_err(|e| OltpError::failed("cannot dup the log", e))?)
+        .stdout(
+            log.try_clone()
+                .map_err(|e| OltpError::failed("cannot dup the log", e))?,
+        )
         .stderr(log);
     // Its own process group: Ctrl-C reaches flashlab, which stops the
     // server in order (fast shutdown) before it unmounts.
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let child = cmd.spawn().map_err(|e| OltpError::failed("cannot start postgres", e))?;
+    let child = cmd
+        .spawn()
+        .map_err(|e| OltpError::failed("cannot start postgres", e))?;
     let pid = child.id();
     let child = std::rc::Rc::new(std::cell::RefCell::new(child));
     {
         let child = child.clone();
-        teardown.push(format!("stop PostgreSQL (pid {pid})"), move || stop(&mut child.borrow_mut()));
+        teardown.push(format!("stop PostgreSQL (pid {pid})"), move || {
+            stop(&mut child.borrow_mut())
+        });
     }
     let server = Server {
         pid,

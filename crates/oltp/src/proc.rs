@@ -89,7 +89,11 @@ pub fn signal(child: &Child, sig: libc::c_int) {
 }
 
 /// Stops a child: `first` signal, then SIGKILL after `grace`. Reaps it.
-pub fn stop_child(child: &mut Child, first: libc::c_int, grace: Duration) -> std::result::Result<ExitStatus, String> {
+pub fn stop_child(
+    child: &mut Child,
+    first: libc::c_int,
+    grace: Duration,
+) -> std::result::Result<ExitStatus, String> {
     if let Ok(Some(s)) = child.try_wait() {
         return Ok(s);
     }
@@ -98,7 +102,9 @@ pub fn stop_child(child: &mut Child, first: libc::c_int, grace: Duration) -> std
         return Ok(s);
     }
     signal(child, libc::SIGKILL);
-    child.wait().map_err(|e| format!("cannot reap pid {}: {e}", child.id()))
+    child
+        .wait()
+        .map_err(|e| format!("cannot reap pid {}: {e}", child.id()))
 }
 
 /// The uid and gid of a user name.

@@ -33,12 +33,23 @@ impl Doc {
                 dir.display()
             )));
         }
-        std::fs::create_dir_all(dir).map_err(|e| OltpError::Input(format!("cannot create {}: {e}; check --results", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|e| {
+            OltpError::Input(format!(
+                "cannot create {}: {e}; check --results",
+                dir.display()
+            ))
+        })?;
         let mut map = Map::new();
         map.insert("format".into(), json!("flashlab-oltp/1"));
         map.insert("status".into(), json!("setting-up"));
-        map.insert("config".into(), serde_json::to_value(cfg).expect("serializes"));
-        map.insert("started_unix_s".into(), json!(flashlab_results::time::now_unix_s()));
+        map.insert(
+            "config".into(),
+            serde_json::to_value(cfg).expect("serializes"),
+        );
+        map.insert(
+            "started_unix_s".into(),
+            json!(flashlab_results::time::now_unix_s()),
+        );
         let d = Doc {
             path: dir.join(FILE),
             map,
@@ -112,7 +123,11 @@ pub fn consistency(t: &crate::tracing::Traced, delta: Option<&BlockStat>) -> Val
         return json!({"checked": false, "why": "no /sys/block statistics for this device"});
     };
     let (r, w) = t.physical_counts().unwrap_or((0, 0, 0, 0)).into_pair();
-    let completed = |k: &str| t.summary.pointer(&format!("/physical_detail/completed/{k}")).and_then(Value::as_u64);
+    let completed = |k: &str| {
+        t.summary
+            .pointer(&format!("/physical_detail/completed/{k}"))
+            .and_then(Value::as_u64)
+    };
     json!({
         "checked": true,
         "lost_events": t.summary.get("physical_lost_events"),
@@ -154,10 +169,23 @@ pub fn endurance(
         DeviceArg::Sim { spec } => flashlab_sim::resolve_spec(spec).ok(),
         _ => None,
     };
-    let prof_end = profile.as_ref().map(|p| p.endurance.clone()).unwrap_or_default();
-    let (rated, source) = match (cfg.rated_lifetime_writes_bytes, prof_end.rated_lifetime_writes_bytes) {
+    let prof_end = profile
+        .as_ref()
+        .map(|p| p.endurance.clone())
+        .unwrap_or_default();
+    let (rated, source) = match (
+        cfg.rated_lifetime_writes_bytes,
+        prof_end.rated_lifetime_writes_bytes,
+    ) {
         (Some(b), _) => (Some(b), Some("--rated-lifetime-writes".to_string())),
-        (None, Some(b)) => (Some(b), Some(format!("profile {}: {}", profile.as_ref().map(|p| p.name.as_str()).unwrap_or("?"), prof_end.source))),
+        (None, Some(b)) => (
+            Some(b),
+            Some(format!(
+                "profile {}: {}",
+                profile.as_ref().map(|p| p.name.as_str()).unwrap_or("?"),
+                prof_end.source
+            )),
+        ),
         (None, None) => (None, None),
     };
     let mut e = Endurance {
@@ -172,12 +200,19 @@ pub fn endurance(
     if let (Some(b), Some(a)) = (erases(serve_before), erases(serve_after)) {
         let per_s = (a - b).max(0.0) / seconds.max(1e-9);
         e.erases_per_s = Some(per_s);
-        let blocks = serve_after.and_then(|v| v.pointer("/sim/erase_count/blocks")).and_then(|b| b.as_u64());
+        let blocks = serve_after
+            .and_then(|v| v.pointer("/sim/erase_count/blocks"))
+            .and_then(|b| b.as_u64());
         e.flash_blocks = blocks;
         if let (Some(pe), Some(blocks)) = (e.rated_pe_cycles, blocks) {
             e.years_from_erase_counts = endurance::years_from_erases(pe, blocks, per_s);
-            let logical = serve_after.and_then(|v| v.pointer("/store/logical_pages")).and_then(|x| x.as_f64());
-            let page = serve_after.and_then(|v| v.pointer("/sim/page_bytes")).and_then(|x| x.as_f64()).unwrap_or(4096.0);
+            let logical = serve_after
+                .and_then(|v| v.pointer("/store/logical_pages"))
+                .and_then(|x| x.as_f64());
+            let page = serve_after
+                .and_then(|v| v.pointer("/sim/page_bytes"))
+                .and_then(|x| x.as_f64())
+                .unwrap_or(4096.0);
             let rated_cap = profile.as_ref().map(|p| p.geometry.capacity.0 as f64);
             if let (Some(y), Some(l), Some(rc)) = (e.years_from_erase_counts, logical, rated_cap) {
                 let sim_cap = l * page;

@@ -26,7 +26,11 @@ impl Teardown {
     }
 
     /// Registers the undo of a step that just succeeded.
-    pub fn push(&mut self, what: impl Into<String>, undo: impl FnOnce() -> Result<(), String> + 'static) {
+    pub fn push(
+        &mut self,
+        what: impl Into<String>,
+        undo: impl FnOnce() -> Result<(), String> + 'static,
+    ) {
         self.steps.push((what.into(), Box::new(undo)));
     }
 

@@ -164,7 +164,10 @@ impl Traced {
     pub fn fs_write_amplification(&self) -> Option<f64> {
         let s = &self.inner.0;
         s.physical_path.as_ref()?;
-        flashlab_iotrace::analysis::fs_write_amplification(&Self::tally(&s.logical), &Self::tally(&s.physical))
+        flashlab_iotrace::analysis::fs_write_amplification(
+            &Self::tally(&s.logical),
+            &Self::tally(&s.physical),
+        )
     }
 
     /// Seconds the tracers ran (ramp-up and measured run).

@@ -104,7 +104,10 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             runs: Vec::new(),
-            analyses: vec![Box::new(suites::SuiteAnalysis), Box::new(oltp::OltpAnalysis)],
+            analyses: vec![
+                Box::new(suites::SuiteAnalysis),
+                Box::new(oltp::OltpAnalysis),
+            ],
         }
     }
 }

@@ -48,7 +48,10 @@ fn chart(id: &str, title: &str, y: Axis, series: Vec<(String, Vec<[f64; 2]>)>) -
 
 /// A rates series of the IO tracer's analysis: (seconds, value) per interval.
 fn rates(doc: &Value, layer: &str, field: &str) -> Vec<[f64; 2]> {
-    let Some(rs) = doc.pointer(&format!("/series/{layer}/rates")).and_then(Value::as_array) else {
+    let Some(rs) = doc
+        .pointer(&format!("/series/{layer}/rates"))
+        .and_then(Value::as_array)
+    else {
         return Vec::new();
     };
     rs.iter()
@@ -63,31 +66,99 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
     let status = doc.get("status").and_then(Value::as_str).unwrap_or("?");
     let mut summary = vec![
         vec!["status".to_string(), status.to_string()],
-        vec!["device".into(), doc.pointer("/config/device").and_then(Value::as_str).map(str::to_string).or_else(|| doc.pointer("/config/mount").and_then(Value::as_str).map(|m| format!("--mount {m}"))).unwrap_or_default()],
-        vec!["file system".into(), doc.pointer("/config/fs").and_then(Value::as_str).unwrap_or("").to_string()],
-        vec!["PostgreSQL".into(), doc.pointer("/postgres/version").and_then(Value::as_str).unwrap_or("").to_string()],
-        vec!["warehouses / terminals".into(), format!("{} / {}", doc.pointer("/config/warehouses").unwrap_or(&Value::Null), doc.pointer("/config/terminals").unwrap_or(&Value::Null))],
+        vec![
+            "device".into(),
+            doc.pointer("/config/device")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| {
+                    doc.pointer("/config/mount")
+                        .and_then(Value::as_str)
+                        .map(|m| format!("--mount {m}"))
+                })
+                .unwrap_or_default(),
+        ],
+        vec![
+            "file system".into(),
+            doc.pointer("/config/fs")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        ],
+        vec![
+            "PostgreSQL".into(),
+            doc.pointer("/postgres/version")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        ],
+        vec![
+            "warehouses / terminals".into(),
+            format!(
+                "{} / {}",
+                doc.pointer("/config/warehouses").unwrap_or(&Value::Null),
+                doc.pointer("/config/terminals").unwrap_or(&Value::Null)
+            ),
+        ],
         vec!["tpmC".into(), cell(num(doc, "/tpcc/tpmc"), 0)],
-        vec!["transactions/s".into(), cell(num(doc, "/tpcc/transactions_per_s"), 1)],
-        vec!["file-system write amplification (physical / logical bytes written)".into(), cell(num(doc, "/fs_write_amplification"), 3)],
+        vec![
+            "transactions/s".into(),
+            cell(num(doc, "/tpcc/transactions_per_s"), 1),
+        ],
+        vec![
+            "file-system write amplification (physical / logical bytes written)".into(),
+            cell(num(doc, "/fs_write_amplification"), 3),
+        ],
     ];
     if let Some(w) = num(doc, "/serve/run/ftl_write_amplification") {
-        summary.push(vec!["simulated FTL write amplification (during the run)".into(), format!("{w:.3}")]);
-        summary.push(vec!["simulated erases (during the run)".into(), cell(num(doc, "/serve/run/erases"), 0)]);
-        if let Some(t) = num(doc, "/serve/whole_device/chip_time_per_host_request_ns/total") {
-            summary.push(vec!["flash time per host request (whole device)".into(), format!("{:.1} us", t / 1e3)]);
+        summary.push(vec![
+            "simulated FTL write amplification (during the run)".into(),
+            format!("{w:.3}"),
+        ]);
+        summary.push(vec![
+            "simulated erases (during the run)".into(),
+            cell(num(doc, "/serve/run/erases"), 0),
+        ]);
+        if let Some(t) = num(
+            doc,
+            "/serve/whole_device/chip_time_per_host_request_ns/total",
+        ) {
+            summary.push(vec![
+                "flash time per host request (whole device)".into(),
+                format!("{:.1} us", t / 1e3),
+            ]);
         }
     }
     if let Some(e) = doc.get("error").and_then(Value::as_str) {
         summary.push(vec!["error".into(), e.to_string()]);
     }
     let mut types = Table {
-        header: ["transaction", "commits", "mix %", "mean (ms)", "p90 (ms)", "p99 (ms)", "max (ms)"].map(str::to_string).to_vec(),
+        header: [
+            "transaction",
+            "commits",
+            "mix %",
+            "mean (ms)",
+            "p90 (ms)",
+            "p99 (ms)",
+            "max (ms)",
+        ]
+        .map(str::to_string)
+        .to_vec(),
         rows: Vec::new(),
     };
-    for t in ["new_order", "payment", "order_status", "delivery", "stock_level"] {
+    for t in [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ] {
         if let Some(r) = doc.pointer(&format!("/tpcc/{t}")) {
-            let ms = |k: &str| r.pointer(&format!("/response_time/{k}")).and_then(Value::as_f64).map(|us| us / 1e3);
+            let ms = |k: &str| {
+                r.pointer(&format!("/response_time/{k}"))
+                    .and_then(Value::as_f64)
+                    .map(|us| us / 1e3)
+            };
             types.rows.push(vec![
                 t.replace('_', "-"),
                 cell(num(r, "/commits"), 0),
@@ -100,11 +171,28 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
         }
     }
     let mut io = Table {
-        header: ["layer", "read IO/s", "read MB/s", "write IO/s", "write MB/s", "avg read KiB", "avg write KiB", "flushes/s"].map(str::to_string).to_vec(),
+        header: [
+            "layer",
+            "read IO/s",
+            "read MB/s",
+            "write IO/s",
+            "write MB/s",
+            "avg read KiB",
+            "avg write KiB",
+            "flushes/s",
+        ]
+        .map(str::to_string)
+        .to_vec(),
         rows: Vec::new(),
     };
-    for (name, l) in [("logical (file system)", "logical"), ("physical (block)", "physical")] {
-        let avg = |b: &str, n: &str| match (num(doc, &format!("/trace/{l}/{b}")), num(doc, &format!("/trace/{l}/{n}"))) {
+    for (name, l) in [
+        ("logical (file system)", "logical"),
+        ("physical (block)", "physical"),
+    ] {
+        let avg = |b: &str, n: &str| match (
+            num(doc, &format!("/trace/{l}/{b}")),
+            num(doc, &format!("/trace/{l}/{n}")),
+        ) {
             (Some(b), Some(n)) if n > 0.0 => Some(b / n / 1024.0),
             _ => None,
         };
@@ -114,7 +202,10 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
                 cell(per_s(&format!("/trace/{l}/reads")), 0),
                 cell(per_s(&format!("/trace/{l}/read_bytes")).map(|b| b / 1e6), 2),
                 cell(per_s(&format!("/trace/{l}/writes")), 0),
-                cell(per_s(&format!("/trace/{l}/write_bytes")).map(|b| b / 1e6), 2),
+                cell(
+                    per_s(&format!("/trace/{l}/write_bytes")).map(|b| b / 1e6),
+                    2,
+                ),
                 cell(avg("read_bytes", "reads"), 1),
                 cell(avg("write_bytes", "writes"), 1),
                 cell(per_s(&format!("/trace/{l}/flushes")), 0),
@@ -123,16 +214,33 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
     }
     let mut endurance = Table {
         header: vec!["estimate".into(), "value".into()],
-        rows: vec![vec!["physical write rate".into(), cell(num(doc, "/endurance/physical_write_bytes_per_s").map(|b| b / 1e6), 2) + " MB/s"]],
+        rows: vec![vec![
+            "physical write rate".into(),
+            cell(
+                num(doc, "/endurance/physical_write_bytes_per_s").map(|b| b / 1e6),
+                2,
+            ) + " MB/s",
+        ]],
     };
     if let Some(y) = num(doc, "/endurance/years_from_rated_writes") {
         endurance.rows.push(vec![
-            format!("rated lifetime writes / write rate (Table 6; {})", doc.pointer("/endurance/rated_lifetime_writes_source").and_then(Value::as_str).unwrap_or("")),
+            format!(
+                "rated lifetime writes / write rate (Table 6; {})",
+                doc.pointer("/endurance/rated_lifetime_writes_source")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            ),
             format!("{y:.2} years"),
         ]);
     }
     if let Some(y) = num(doc, "/endurance/years_from_erase_counts") {
-        endurance.rows.push(vec![format!("rated P/E cycles x blocks / erase rate ({} cycles)", cell(num(doc, "/endurance/rated_pe_cycles"), 0)), format!("{y:.2} years")]);
+        endurance.rows.push(vec![
+            format!(
+                "rated P/E cycles x blocks / erase rate ({} cycles)",
+                cell(num(doc, "/endurance/rated_pe_cycles"), 0)
+            ),
+            format!("{y:.2} years"),
+        ]);
     }
     let mut tables = vec![
         Table {
@@ -143,16 +251,45 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
         io,
         endurance,
     ];
-    if let Some(c) = doc.get("trace_consistency").filter(|c| c["checked"] == true) {
+    if let Some(c) = doc
+        .get("trace_consistency")
+        .filter(|c| c["checked"] == true)
+    {
         tables.push(Table {
-            header: ["", "physical trace", "/sys/block stat delta"].map(str::to_string).to_vec(),
+            header: ["", "physical trace", "/sys/block stat delta"]
+                .map(str::to_string)
+                .to_vec(),
             rows: vec![
-                vec!["read bytes".into(), c["trace_read_bytes"].to_string(), c["stat_read_bytes"].to_string()],
-                vec!["write bytes".into(), c["trace_write_bytes"].to_string(), c["stat_write_bytes"].to_string()],
-                vec!["write bytes completed (tracer's completion events)".into(), c["completed_write_bytes"].to_string(), c["stat_write_bytes"].to_string()],
-                vec!["write-zeroes and other requests (not in the trace file)".into(), c["other_requests"].to_string(), "-".into()],
-                vec!["read requests".into(), c["trace_read_ios"].to_string(), c["stat_read_ios"].to_string()],
-                vec!["write requests".into(), c["trace_write_ios"].to_string(), c["stat_write_ios"].to_string()],
+                vec![
+                    "read bytes".into(),
+                    c["trace_read_bytes"].to_string(),
+                    c["stat_read_bytes"].to_string(),
+                ],
+                vec![
+                    "write bytes".into(),
+                    c["trace_write_bytes"].to_string(),
+                    c["stat_write_bytes"].to_string(),
+                ],
+                vec![
+                    "write bytes completed (tracer's completion events)".into(),
+                    c["completed_write_bytes"].to_string(),
+                    c["stat_write_bytes"].to_string(),
+                ],
+                vec![
+                    "write-zeroes and other requests (not in the trace file)".into(),
+                    c["other_requests"].to_string(),
+                    "-".into(),
+                ],
+                vec![
+                    "read requests".into(),
+                    c["trace_read_ios"].to_string(),
+                    c["stat_read_ios"].to_string(),
+                ],
+                vec![
+                    "write requests".into(),
+                    c["trace_write_ios"].to_string(),
+                    c["stat_write_ios"].to_string(),
+                ],
             ],
         });
     }
@@ -171,26 +308,63 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
         .and_then(Value::as_array)
         .map(|s| {
             s.iter()
-                .filter_map(|x| Some([x.get("second")?.as_f64()? + 1.0, x.get("transactions_per_s")?.as_f64()?]))
+                .filter_map(|x| {
+                    Some([
+                        x.get("second")?.as_f64()? + 1.0,
+                        x.get("transactions_per_s")?.as_f64()?,
+                    ])
+                })
                 .collect()
         })
         .unwrap_or_default();
     let charts = vec![
-        chart(&format!("{id_prefix}oltp-fig6"), "Fig. 6: transaction throughput over time (transactions/s)", Axis::new("transactions/s", Scale::Linear, Unit::Count), vec![("all types".into(), seconds)]),
-        chart(&format!("{id_prefix}oltp-fig7"), "Fig. 7: logical IO rate (file system, IO/s)", Axis::new("IO/s", Scale::Linear, Unit::Count), vec![
-            ("read".into(), rates(doc, "logical", "read_iops")),
-            ("write".into(), rates(doc, "logical", "write_iops")),
-        ]),
-        chart(&format!("{id_prefix}oltp-fig8"), "Fig. 8: physical IO rate (block device, IO/s)", Axis::new("IO/s", Scale::Linear, Unit::Count), vec![
-            ("read".into(), rates(doc, "physical", "read_iops")),
-            ("write".into(), rates(doc, "physical", "write_iops")),
-        ]),
-        chart(&format!("{id_prefix}oltp-fig9"), "Fig. 9: average IO size", Axis::new("bytes", Scale::Linear, Unit::Bytes), vec![
-            ("logical read".into(), rates(doc, "logical", "avg_read_size_bytes")),
-            ("logical write".into(), rates(doc, "logical", "avg_write_size_bytes")),
-            ("physical read".into(), rates(doc, "physical", "avg_read_size_bytes")),
-            ("physical write".into(), rates(doc, "physical", "avg_write_size_bytes")),
-        ]),
+        chart(
+            &format!("{id_prefix}oltp-fig6"),
+            "Fig. 6: transaction throughput over time (transactions/s)",
+            Axis::new("transactions/s", Scale::Linear, Unit::Count),
+            vec![("all types".into(), seconds)],
+        ),
+        chart(
+            &format!("{id_prefix}oltp-fig7"),
+            "Fig. 7: logical IO rate (file system, IO/s)",
+            Axis::new("IO/s", Scale::Linear, Unit::Count),
+            vec![
+                ("read".into(), rates(doc, "logical", "read_iops")),
+                ("write".into(), rates(doc, "logical", "write_iops")),
+            ],
+        ),
+        chart(
+            &format!("{id_prefix}oltp-fig8"),
+            "Fig. 8: physical IO rate (block device, IO/s)",
+            Axis::new("IO/s", Scale::Linear, Unit::Count),
+            vec![
+                ("read".into(), rates(doc, "physical", "read_iops")),
+                ("write".into(), rates(doc, "physical", "write_iops")),
+            ],
+        ),
+        chart(
+            &format!("{id_prefix}oltp-fig9"),
+            "Fig. 9: average IO size",
+            Axis::new("bytes", Scale::Linear, Unit::Bytes),
+            vec![
+                (
+                    "logical read".into(),
+                    rates(doc, "logical", "avg_read_size_bytes"),
+                ),
+                (
+                    "logical write".into(),
+                    rates(doc, "logical", "avg_write_size_bytes"),
+                ),
+                (
+                    "physical read".into(),
+                    rates(doc, "physical", "avg_read_size_bytes"),
+                ),
+                (
+                    "physical write".into(),
+                    rates(doc, "physical", "avg_write_size_bytes"),
+                ),
+            ],
+        ),
     ];
     out.push(Section {
         id: format!("{id_prefix}oltp-figures"),
@@ -208,7 +382,8 @@ impl Analysis for OltpAnalysis {
         let Ok(text) = std::fs::read_to_string(&path) else {
             return Ok(Vec::new());
         };
-        let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{}: not valid JSON ({e})", path.display()))?;
+        let doc: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not valid JSON ({e})", path.display()))?;
         Ok(sections(&doc, ""))
     }
 }

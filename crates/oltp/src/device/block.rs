@@ -12,9 +12,15 @@ use super::{block_size_bytes, sysfs_name, Attached};
 use crate::error::{OltpError, Result};
 use crate::teardown::Teardown;
 
-pub fn attach(path: &Path, allow_write_to: Option<&Path>, teardown: &mut Teardown) -> Result<Attached> {
+pub fn attach(
+    path: &Path,
+    allow_write_to: Option<&Path>,
+    teardown: &mut Teardown,
+) -> Result<Attached> {
     let checked = flashlab_realdev::open_checked(path, allow_write_to).map_err(|e| match e {
-        flashlab_realdev::CheckError::Open(e) => OltpError::Input(format!("cannot open {}: {e}", path.display())),
+        flashlab_realdev::CheckError::Open(e) => {
+            OltpError::Input(format!("cannot open {}: {e}", path.display()))
+        }
         flashlab_realdev::CheckError::Refused(e) => OltpError::NotOurs(e.to_string()),
     })?;
     for w in &checked.warnings {
@@ -32,7 +38,11 @@ pub fn attach(path: &Path, allow_write_to: Option<&Path>, teardown: &mut Teardow
         .map_err(|e| OltpError::failed(format!("cannot reopen {}", path.display()), e))?
         .into();
     drop(checked);
-    let proc_path = PathBuf::from(format!("/proc/{}/fd/{}", std::process::id(), pinned.as_raw_fd()));
+    let proc_path = PathBuf::from(format!(
+        "/proc/{}/fd/{}",
+        std::process::id(),
+        pinned.as_raw_fd()
+    ));
     teardown.push(format!("close {}", path.display()), move || {
         drop(pinned);
         Ok(())

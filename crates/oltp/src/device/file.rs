@@ -17,7 +17,8 @@ pub fn attach(
 ) -> Result<Attached> {
     let exists = path.exists();
     let allowed = allow_write_to.is_some_and(|a| {
-        std::fs::canonicalize(a).ok().is_some() && std::fs::canonicalize(a).ok() == std::fs::canonicalize(path).ok()
+        std::fs::canonicalize(a).ok().is_some()
+            && std::fs::canonicalize(a).ok() == std::fs::canonicalize(path).ok()
     });
     if exists && !allowed {
         return Err(OltpError::NotOurs(format!(
@@ -38,13 +39,22 @@ pub fn attach(
             .write(true)
             .create_new(true)
             .open(path)
-            .map_err(|e| OltpError::Input(format!("cannot create {}: {e}; check the path given to --device", path.display())))?;
+            .map_err(|e| {
+                OltpError::Input(format!(
+                    "cannot create {}: {e}; check the path given to --device",
+                    path.display()
+                ))
+            })?;
         let p = path.to_path_buf();
         teardown.push(format!("remove {}", path.display()), move || {
             std::fs::remove_file(&p).map_err(|e| format!("cannot remove {}: {e}", p.display()))
         });
-        f.set_len(size)
-            .map_err(|e| OltpError::Input(format!("cannot size {} to {size} bytes: {e}", path.display())))?;
+        f.set_len(size).map_err(|e| {
+            OltpError::Input(format!(
+                "cannot size {} to {size} bytes: {e}",
+                path.display()
+            ))
+        })?;
     }
     let dev = attach_loop(path, teardown)?;
     describe_block(&dev)

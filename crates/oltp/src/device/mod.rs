@@ -97,7 +97,8 @@ pub struct Attached {
 /// The major:minor of a block device node.
 pub fn rdev_of(path: &Path) -> Result<(u32, u32)> {
     use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).map_err(|e| OltpError::failed(format!("cannot stat {}", path.display()), e))?;
+    let m = std::fs::metadata(path)
+        .map_err(|e| OltpError::failed(format!("cannot stat {}", path.display()), e))?;
     let rdev = m.rdev();
     Ok((libc::major(rdev), libc::minor(rdev)))
 }
@@ -146,22 +147,33 @@ pub fn loops_backed_by(file: &Path) -> Vec<String> {
 pub fn attach_loop(file: &Path, teardown: &mut crate::teardown::Teardown) -> Result<PathBuf> {
     let losetup = crate::proc::find_tool("losetup", "util-linux", "to attach a loop device")?;
     let out = crate::proc::run(
-        std::process::Command::new(&losetup).args(["-f", "--show", "--direct-io=on"]).arg(file),
+        std::process::Command::new(&losetup)
+            .args(["-f", "--show", "--direct-io=on"])
+            .arg(file),
         "losetup",
     )?;
     let dev = PathBuf::from(out.trim());
     if !dev.starts_with("/dev/") {
-        return Err(OltpError::Failed(format!("losetup printed '{}', not a loop device", out.trim())));
+        return Err(OltpError::Failed(format!(
+            "losetup printed '{}', not a loop device",
+            out.trim()
+        )));
     }
     let d = dev.clone();
-    teardown.push(format!("detach {}", dev.display()), move || detach_loop(&losetup, &d));
+    teardown.push(format!("detach {}", dev.display()), move || {
+        detach_loop(&losetup, &d)
+    });
     Ok(dev)
 }
 
 fn detach_loop(losetup: &Path, dev: &Path) -> std::result::Result<(), String> {
     // A loop device is busy for a moment after its file system is unmounted.
     for _ in 0..50 {
-        match std::process::Command::new(losetup).arg("-d").arg(dev).output() {
+        match std::process::Command::new(losetup)
+            .arg("-d")
+            .arg(dev)
+            .output()
+        {
             Ok(o) if o.status.success() => return Ok(()),
             Ok(_) | Err(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
         }

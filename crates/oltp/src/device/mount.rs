@@ -47,7 +47,10 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
             out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
             i += 4;
         } else {
@@ -74,8 +77,14 @@ pub fn attach(dir: &Path) -> Result<(Attached, MountEntry)> {
             dir.display()
         )));
     }
-    let m = mount_of(dir).ok_or_else(|| OltpError::Input(format!("cannot find the file system of {}", dir.display())))?;
-    let name = if m.major == 0 { None } else { sysfs_name(m.major, m.minor) };
+    let m = mount_of(dir).ok_or_else(|| {
+        OltpError::Input(format!("cannot find the file system of {}", dir.display()))
+    })?;
+    let name = if m.major == 0 {
+        None
+    } else {
+        sysfs_name(m.major, m.minor)
+    };
     let free = statvfs_free(dir).unwrap_or(0);
     Ok((
         Attached {

@@ -73,7 +73,10 @@ pub struct SimSetup<'a> {
 /// would make serve's checkpoints and the map large for no benefit at
 /// TPC-C's small scales.
 pub fn spec_with_capacity(spec: &str, capacity_bytes: u64) -> String {
-    let has = spec.split(',').skip(1).any(|kv| kv.trim_start().starts_with("capacity="));
+    let has = spec
+        .split(',')
+        .skip(1)
+        .any(|kv| kv.trim_start().starts_with("capacity="));
     if has {
         spec.to_string()
     } else {
@@ -82,10 +85,15 @@ pub fn spec_with_capacity(spec: &str, capacity_bytes: u64) -> String {
 }
 
 pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
-    let nbdfuse = proc::find_tool("nbdfuse", "libnbd-bin", "to reach the simulated SSD's NBD export as a file")?;
+    let nbdfuse = proc::find_tool(
+        "nbdfuse",
+        "libnbd-bin",
+        "to reach the simulated SSD's NBD export as a file",
+    )?;
     let fusermount = proc::find_tool("fusermount3", "fuse3", "to unmount the nbdfuse file")?;
     let spec = spec_with_capacity(s.spec, s.default_capacity_bytes);
-    flashlab_sim::resolve_spec(&spec).map_err(|e| OltpError::Input(format!("--device sim:{}: {e}", s.spec)))?;
+    flashlab_sim::resolve_spec(&spec)
+        .map_err(|e| OltpError::Input(format!("--device sim:{}: {e}", s.spec)))?;
     let data = s.run_dir.join("serve");
     let sock = data.join("nbd.sock");
     let log = std::fs::File::create(s.serve_log)
@@ -104,7 +112,10 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
         .arg(s.seed.to_string())
         .args(s.pace.then_some("--pace"))
         .stdin(Stdio::null())
-        .stdout(log.try_clone().map_err(|e| OltpError::failed("cannot dup the serve log", e))?)
+        .stdout(
+            log.try_clone()
+                .map_err(|e| OltpError::failed("cannot dup the serve log", e))?,
+        )
         .stderr(log);
     // Its own process group: the terminal's Ctrl-C reaches flashlab only,
     // which then unmounts the file system before it stops the device.
@@ -118,7 +129,11 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
         let child = child.clone();
         let data = data.clone();
         teardown.push(format!("stop flashlab serve (pid {pid})"), move || {
-            let status = proc::stop_child(&mut child.borrow_mut(), libc::SIGTERM, Duration::from_secs(120))?;
+            let status = proc::stop_child(
+                &mut child.borrow_mut(),
+                libc::SIGTERM,
+                Duration::from_secs(120),
+            )?;
             let _ = std::fs::remove_dir_all(&data);
             if status.success() {
                 Ok(())
@@ -137,13 +152,16 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
             )));
         }
         if Instant::now() > end {
-            return Err(OltpError::Failed("flashlab serve did not listen within 120 s".into()));
+            return Err(OltpError::Failed(
+                "flashlab serve did not listen within 120 s".into(),
+            ));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     // nbdfuse: the export as the one file MOUNTPOINT/disk.
     let mnt = s.run_dir.join("nbd");
-    std::fs::create_dir_all(&mnt).map_err(|e| OltpError::failed(format!("cannot create {}", mnt.display()), e))?;
+    std::fs::create_dir_all(&mnt)
+        .map_err(|e| OltpError::failed(format!("cannot create {}", mnt.display()), e))?;
     let disk = mnt.join("disk");
     let mut cmd = Command::new(&nbdfuse);
     cmd.arg(&disk)
@@ -161,29 +179,39 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
     {
         let fuse = fuse.clone();
         let mnt = mnt.clone();
-        teardown.push(format!("unmount the nbdfuse file (pid {fuse_pid})"), move || {
-            let mut unmounted = false;
-            for _ in 0..50 {
-                let ok = Command::new(&fusermount)
-                    .arg("-u")
-                    .arg(&mnt)
-                    .stderr(Stdio::null())
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if ok || !is_mount_point(&mnt) {
-                    unmounted = true;
-                    break;
+        teardown.push(
+            format!("unmount the nbdfuse file (pid {fuse_pid})"),
+            move || {
+                let mut unmounted = false;
+                for _ in 0..50 {
+                    let ok = Command::new(&fusermount)
+                        .arg("-u")
+                        .arg(&mnt)
+                        .stderr(Stdio::null())
+                        .status()
+                        .is_ok_and(|s| s.success());
+                    if ok || !is_mount_point(&mnt) {
+                        unmounted = true;
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
                 }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            let st = proc::stop_child(&mut fuse.borrow_mut(), libc::SIGTERM, Duration::from_secs(10))?;
-            let _ = std::fs::remove_dir(&mnt);
-            if unmounted {
-                Ok(())
-            } else {
-                Err(format!("fusermount3 -u {} failed (nbdfuse {st})", mnt.display()))
-            }
-        });
+                let st = proc::stop_child(
+                    &mut fuse.borrow_mut(),
+                    libc::SIGTERM,
+                    Duration::from_secs(10),
+                )?;
+                let _ = std::fs::remove_dir(&mnt);
+                if unmounted {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "fusermount3 -u {} failed (nbdfuse {st})",
+                        mnt.display()
+                    ))
+                }
+            },
+        );
     }
     let end = Instant::now() + Duration::from_secs(30);
     loop {
@@ -202,7 +230,10 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
             )));
         }
         if Instant::now() > end {
-            return Err(OltpError::Failed(format!("nbdfuse did not present {} within 30 s", disk.display())));
+            return Err(OltpError::Failed(format!(
+                "nbdfuse did not present {} within 30 s",
+                disk.display()
+            )));
         }
         std::thread::sleep(Duration::from_millis(50));
     }

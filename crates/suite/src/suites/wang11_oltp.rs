@@ -21,7 +21,8 @@ use crate::plan::Plan;
 use crate::summary::{Compare, Quote, SuiteSummary, SummaryTable};
 
 pub const NAME: &str = "wang11-oltp";
-pub const TITLE: &str = "Wang et al. (IEICE 2011), sections 3-4: TPC-C on three SSDs x two file systems";
+pub const TITLE: &str =
+    "Wang et al. (IEICE 2011), sections 3-4: TPC-C on three SSDs x two file systems";
 /// The paper's three SSDs, as simulator profiles.
 pub const PROFILES: [&str; 3] = ["intel-x25e", "mtron-pro7500", "ocz-vertex-ex"];
 /// ext2 as in the paper; btrfs for its nilfs2 (absent from this kernel).
@@ -86,7 +87,10 @@ pub fn measures(doc: &Value) -> Measures {
     let mb = |p: &str| per_s(p).map(|v| v / 1e6);
     Measures {
         tpmc: num(doc, "/tpcc/tpmc"),
-        logical_iops: match (per_s("/trace/logical/reads"), per_s("/trace/logical/writes")) {
+        logical_iops: match (
+            per_s("/trace/logical/reads"),
+            per_s("/trace/logical/writes"),
+        ) {
             (Some(r), Some(w)) => Some(r + w),
             _ => None,
         },
@@ -94,7 +98,10 @@ pub fn measures(doc: &Value) -> Measures {
         logical_write_mb_s: mb("/trace/logical/write_bytes"),
         physical_read_mb_s: mb("/trace/physical/read_bytes"),
         physical_write_mb_s: mb("/trace/physical/write_bytes"),
-        physical_avg_write_bytes: match (num(doc, "/trace/physical/write_bytes"), num(doc, "/trace/physical/writes")) {
+        physical_avg_write_bytes: match (
+            num(doc, "/trace/physical/write_bytes"),
+            num(doc, "/trace/physical/writes"),
+        ) {
             (Some(b), Some(n)) if n > 0.0 => Some(b / n),
             _ => None,
         },
@@ -119,7 +126,10 @@ pub fn correlation(pairs: &[(f64, f64)]) -> Option<f64> {
         return None;
     }
     let n = pairs.len() as f64;
-    let (mx, my) = (pairs.iter().map(|p| p.0).sum::<f64>() / n, pairs.iter().map(|p| p.1).sum::<f64>() / n);
+    let (mx, my) = (
+        pairs.iter().map(|p| p.0).sum::<f64>() / n,
+        pairs.iter().map(|p| p.1).sum::<f64>() / n,
+    );
     let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
     for (x, y) in pairs {
         sxy += (x - mx) * (y - my);
@@ -131,22 +141,44 @@ pub fn correlation(pairs: &[(f64, f64)]) -> Option<f64> {
 
 /// The paper's findings of sections 3.2 and 4 next to what the runs show.
 pub fn findings(results: &[CaseResult]) -> Vec<Finding> {
-    let m: Vec<(&Case, Measures)> = results.iter().map(|r| (&r.case, measures(&r.doc))).collect();
-    let of_fs = |fs: &str, f: fn(&Measures) -> Option<f64>| mean(m.iter().filter(|(c, _)| c.fs == fs).filter_map(|(_, x)| f(x)));
-    let pairs: Vec<(f64, f64)> = m.iter().filter_map(|(_, x)| Some((x.logical_iops?, x.tpmc?))).collect();
+    let m: Vec<(&Case, Measures)> = results
+        .iter()
+        .map(|r| (&r.case, measures(&r.doc)))
+        .collect();
+    let of_fs = |fs: &str, f: fn(&Measures) -> Option<f64>| {
+        mean(
+            m.iter()
+                .filter(|(c, _)| c.fs == fs)
+                .filter_map(|(_, x)| f(x)),
+        )
+    };
+    let pairs: Vec<(f64, f64)> = m
+        .iter()
+        .filter_map(|(_, x)| Some((x.logical_iops?, x.tpmc?)))
+        .collect();
     let ratio_by_profile = |f: fn(&Measures) -> Option<f64>| {
         mean(PROFILES.iter().filter_map(|p| {
-            let get = |fs: &str| m.iter().find(|(c, _)| c.profile == *p && c.fs == fs).and_then(|(_, x)| f(x));
+            let get = |fs: &str| {
+                m.iter()
+                    .find(|(c, _)| c.profile == *p && c.fs == fs)
+                    .and_then(|(_, x)| f(x))
+            };
             Some(get("btrfs")? / get("ext2")?)
         }))
     };
-    let mtron = |fs: &str| m.iter().find(|(c, _)| c.profile == "mtron-pro7500" && c.fs == fs).and_then(|(_, x)| x.tpmc);
+    let mtron = |fs: &str| {
+        m.iter()
+            .find(|(c, _)| c.profile == "mtron-pro7500" && c.fs == fs)
+            .and_then(|(_, x)| x.tpmc)
+    };
     let intel_years = m
         .iter()
         .filter(|(c, _)| c.profile == "intel-x25e")
         .filter_map(|(_, x)| x.endurance_years)
         .fold(None, |a: Option<f64>, y| Some(a.map_or(y, |a| a.min(y))));
-    let read_reach = mean(m.iter().filter_map(|(_, x)| Some(x.physical_read_mb_s? / x.logical_read_mb_s.filter(|v| *v > 0.0)?)));
+    let read_reach = mean(m.iter().filter_map(|(_, x)| {
+        Some(x.physical_read_mb_s? / x.logical_read_mb_s.filter(|v| *v > 0.0)?)
+    }));
     vec![
         finding("Figures 6 and 7", "tpmC vs logical IO rate across the runs (Pearson r)", correlation(&pairs),
             |r| format!("across {} runs, tpmC and the logical IO rate correlate at r = {r:.2}", pairs.len()),
@@ -264,7 +296,10 @@ impl Suite for Wang11Oltp {
 
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary {
         let mut s = summary(&[], input.device, input.journal.notes.clone());
-        s.notes.push("wang11-oltp is summarised from its runs' oltp.json by `flashlab suite wang11-oltp`".into());
+        s.notes.push(
+            "wang11-oltp is summarised from its runs' oltp.json by `flashlab suite wang11-oltp`"
+                .into(),
+        );
         s
     }
 }
@@ -301,25 +336,45 @@ mod tests {
                     case: c.clone(),
                     // tpmC proportional to the logical IO rate; btrfs writes
                     // 1.5x the logical bytes in half as many, larger requests.
-                    doc: doc(1000.0 * k, 8e6 * k, 4e6 * k, 1e6, if btrfs { 6e6 * k } else { 4e6 * k }, if btrfs { 100.0 } else { 300.0 }),
+                    doc: doc(
+                        1000.0 * k,
+                        8e6 * k,
+                        4e6 * k,
+                        1e6,
+                        if btrfs { 6e6 * k } else { 4e6 * k },
+                        if btrfs { 100.0 } else { 300.0 },
+                    ),
                 }
             })
             .collect();
         let f = findings(&results);
         assert!(f.iter().all(|f| f.paper.is_some()));
-        assert!((f[0].measured.unwrap() - 1.0).abs() < 1e-9, "tpmC follows the logical rate");
-        assert!((f[1].measured.unwrap() - 1.5).abs() < 1e-9, "btrfs writes more physically");
-        assert!((f[2].measured.unwrap() - 1.0).abs() < 1e-9, "ext2 writes the same");
+        assert!(
+            (f[0].measured.unwrap() - 1.0).abs() < 1e-9,
+            "tpmC follows the logical rate"
+        );
+        assert!(
+            (f[1].measured.unwrap() - 1.5).abs() < 1e-9,
+            "btrfs writes more physically"
+        );
+        assert!(
+            (f[2].measured.unwrap() - 1.0).abs() < 1e-9,
+            "ext2 writes the same"
+        );
         assert!(f[4].measured.unwrap() > 1.0, "btrfs's writes are larger");
         let s = summary(&results, "sim", Vec::new());
         assert_eq!(s.tables[0].rows.len(), 6);
-        assert!(s.markdown().contains("More writes were issued at the physical layer than the logical layer."));
+        assert!(s
+            .markdown()
+            .contains("More writes were issued at the physical layer than the logical layer."));
     }
 
     #[test]
     fn missing_runs_are_not_measured_rather_than_guessed() {
         let f = findings(&[]);
-        assert!(f.iter().all(|f| f.measured.is_none() && f.text == "not measured"));
+        assert!(f
+            .iter()
+            .all(|f| f.measured.is_none() && f.text == "not measured"));
         assert_eq!(correlation(&[(1.0, 2.0), (2.0, 4.0)]), None);
     }
 }
