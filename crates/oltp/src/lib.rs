@@ -407,7 +407,6 @@ fn setup_and_run(
     // tracers start and right after they stop: both count the same
     // requests. A file system flashlab did not make (--mount) is not frozen.
     let freezable = !matches!(dev, DeviceArg::Mount { .. });
-    let serve_before = attached.serve.as_ref().and_then(|s| s.snapshot());
     let frozen = if freezable {
         Some(fs::freeze(&mnt)?)
     } else {
@@ -417,6 +416,8 @@ fn setup_and_run(
         .sysfs_name
         .as_deref()
         .and_then(blockstat::BlockStat::read);
+    // serve's statistics inside the same bracket: its deltas are the traced window's.
+    let serve_before = attached.serve.as_ref().and_then(|s| s.snapshot());
     let tracer = if cfg.trace {
         Some(tracing::start(
             &cfg.results,
@@ -449,8 +450,8 @@ fn setup_and_run(
         .sysfs_name
         .as_deref()
         .and_then(blockstat::BlockStat::read);
+    let serve_after = attached.serve.as_ref().and_then(|s| s.snapshot());
     drop(frozen);
-    let serve_after = attached.serve.as_mut().and_then(|s| s.snapshot());
     let run = run?;
     let traced = traced?;
     doc.set("tpcc", run.report.clone());
