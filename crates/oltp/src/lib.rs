@@ -247,7 +247,7 @@ fn setup_and_run(
 
     // 1. The device.
     progress.say(&format!("device: {}", dev.describe()));
-    let mut attached = match dev {
+    let attached = match dev {
         DeviceArg::File { path } => {
             if let Some(size) = cfg.size_bytes {
                 if size < needed {
