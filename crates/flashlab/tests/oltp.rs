@@ -633,3 +633,67 @@ fn setup_only_on_a_mount_runs_postgres_there_and_removes_only_its_own_cluster() 
     assert_eq!(std::fs::read_to_string(m.join("keep.txt")).unwrap(), "mine");
     assert_nothing_left(pid, &[]);
 }
+
+#[test]
+fn a_block_device_passes_the_safety_check_and_gets_its_file_system_through_the_checked_descriptor()
+{
+    if skip("oltp on a block device") {
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    // A loop device over a /dev/shm file: no signature, no mounted file
+    // system under it, so the write-safety check lets mkfs write.
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let img = shm.path().join("blk.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
+        }
+    }
+    let _detach = Detach(dev.clone());
+    let tmp = tempfile::tempdir().unwrap();
+    let child = flashlab()
+        .args(["oltp", "--device", &dev, "--setup-only", "--quiet", "-o"])
+        .arg(tmp.path().join("res"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let blkid = Command::new("blkid")
+        .args(["-p", "-o", "value", "-s", "TYPE", &dev])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&blkid.stdout).trim(),
+        "ext4",
+        "mkfs reached {dev}"
+    );
+    assert_nothing_left(pid, &[]);
+    // Now it holds a file system: the same command is refused, naming the flag.
+    refused(
+        &[
+            "--device",
+            &dev,
+            "--setup-only",
+            "-o",
+            &tmp.path().join("res2").to_string_lossy(),
+        ],
+        None,
+        "--allow-write-to",
+    );
+}
