@@ -43,6 +43,8 @@ pub enum Command {
     Validate(crate::validate::ValidateArgs),
     /// Sweep simulator parameters: every point of a grid file on local threads, one table of all (docs/python.md).
     Sweep(crate::sweep::SweepArgs),
+    /// TPC-C on PostgreSQL over a file, a block device or a simulated SSD, logical and physical IO traced (docs/oltp.md).
+    Oltp(crate::oltp::OltpArgs),
 }
 
 #[derive(Args, Debug)]
@@ -64,6 +66,9 @@ pub enum SuiteCommand {
     Hudlet11(crate::suite::PaperArgs),
     /// Budilovsky, Toledo & Zuck (SYSTOR 2011) on the simulator: chunk size and host hints.
     Budilovsky11(crate::suite::Budilovsky11Args),
+    /// Wang et al. (IEICE 2011) sections 3-4: TPC-C on PostgreSQL on the three simulated SSDs x ext2/btrfs (root).
+    #[command(name = "wang11-oltp")]
+    Wang11Oltp(crate::suite_oltp::Wang11OltpArgs),
 }
 
 /// Where IOs go, shared by `run` and `replay`.

@@ -6,6 +6,7 @@ mod cli;
 mod error;
 mod eta;
 mod export;
+mod oltp;
 mod output;
 mod replay;
 mod report;
@@ -14,6 +15,7 @@ mod serve;
 mod signals;
 mod sim;
 mod suite;
+mod suite_oltp;
 mod sweep;
 mod target;
 mod validate;
@@ -43,12 +45,14 @@ fn main() -> ExitCode {
             cli::SuiteCommand::Wang11(a) => suite::run_paper("wang11", a),
             cli::SuiteCommand::Hudlet11(a) => suite::run_paper("hudlet11", a),
             cli::SuiteCommand::Budilovsky11(a) => suite::run_budilovsky11(a),
+            cli::SuiteCommand::Wang11Oltp(a) => suite_oltp::run(a),
         },
         Command::Sim(args) => sim::sim(args.command),
         Command::Report(args) => report::report(args),
         Command::Serve(args) => serve::serve(args),
         Command::Validate(args) => validate::validate(args),
         Command::Sweep(args) => sweep::sweep(args),
+        Command::Oltp(args) => oltp::oltp(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -119,7 +123,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
     let help = match sub {
         Some(s)
             if [
-                "run", "replay", "export", "show", "suite", "sim", "serve", "report",
+                "run", "replay", "export", "show", "suite", "sim", "serve", "report", "oltp",
             ]
             .contains(&s.as_str()) =>
         {

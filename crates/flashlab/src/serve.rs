@@ -48,6 +48,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
+    /// Also write the statistics as JSON (the store's counters and the
+    /// simulator's: WAF, erase counts, flash time per request) to FILE, atomically,
+    /// whenever they are printed (SIGUSR1, --stats-every) and at shutdown.
+    #[arg(long, value_name = "FILE")]
+    pub stats_json: Option<PathBuf>,
+
     /// Checkpoint the flash state after this many logged requests (0: only at start and exit).
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     pub checkpoint_every: u64,
@@ -110,6 +116,40 @@ fn install_usr1() {
         libc::sigemptyset(&mut action.sa_mask);
         action.sa_flags = libc::SA_RESTART;
         libc::sigaction(libc::SIGUSR1, &action, std::ptr::null_mut());
+    }
+}
+
+/// The statistics as one JSON document: the store's counters, the
+/// simulator's statistics (as in a run's summary) and a sequence number that
+/// grows with every write, so that a reader polling the file can tell a
+/// fresh snapshot from the previous one.
+pub fn stats_document(
+    s: &StoreStats,
+    sim: Option<serde_json::Value>,
+    seq: u64,
+    stopped: bool,
+) -> serde_json::Value {
+    serde_json::json!({
+        "seq": seq,
+        "stopped": stopped,
+        "store": {
+            "reads": s.reads, "writes": s.writes, "trims": s.trims, "flushes": s.flushes,
+            "read_bytes": s.read_bytes, "write_bytes": s.write_bytes,
+            "checkpoints": s.checkpoints, "log_records": s.log_records,
+            "sim_now_ns": s.sim_now_ns, "waf": s.waf,
+            "gc_foreground": s.gc_foreground, "gc_background": s.gc_background,
+            "gc_relocated_pages": s.gc_relocated_pages, "erases": s.erases,
+            "free_blocks": s.free_blocks, "mapped_pages": s.mapped_pages,
+            "logical_pages": s.logical_pages, "read_only": s.read_only,
+        },
+        "sim": sim,
+    })
+}
+
+fn write_stats_json(path: &std::path::Path, store: &Store, seq: u64, stopped: bool) {
+    let doc = stats_document(&store.stats(), store.stats_json(), seq, stopped);
+    if let Err(e) = flashlab_results::dir::write_json_atomic(path, &doc) {
+        eprintln!("flashlab serve: cannot write {}: {e}", path.display());
     }
 }
 
@@ -224,10 +264,16 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
     signals::install();
     install_usr1();
     let done = Arc::new(AtomicBool::new(false));
+    let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    if let Some(p) = &args.stats_json {
+        write_stats_json(p, &store, seq.fetch_add(1, Ordering::SeqCst), false);
+    }
     let stats_thread = {
         let store = store.clone();
         let done = done.clone();
         let counters = server.counters.clone();
+        let stats_json = args.stats_json.clone();
+        let seq = seq.clone();
         thread::spawn(move || {
             let start = Instant::now();
             let mut prev = store.stats();
@@ -252,6 +298,9 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
                         }
                     );
                     store.flush_trace();
+                    if let Some(p) = &stats_json {
+                        write_stats_json(p, &store, seq.fetch_add(1, Ordering::SeqCst), false);
+                    }
                     prev = s;
                     prev_t = Instant::now();
                     if let (Some(n), Some(d)) = (next.as_mut(), every) {
@@ -275,6 +324,9 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
     drop(server);
     eprintln!("flashlab serve: stopping; writing a checkpoint");
     store.shutdown().map_err(CliError::failure)?;
+    if let Some(p) = &args.stats_json {
+        write_stats_json(p, &store, seq.fetch_add(1, Ordering::SeqCst), true);
+    }
     let s = store.stats();
     eprintln!(
         "flashlab serve: stopped after {} reads, {} writes, {} trims, {} flushes; WAF {:.3}",

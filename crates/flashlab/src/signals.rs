@@ -6,8 +6,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
+/// Set by commands whose teardown must run whatever happens (`flashlab
+/// oltp`: a mounted file system over a stopped device would hang): a second
+/// Ctrl-C does not exit at once.
+pub static PATIENT: AtomicBool = AtomicBool::new(false);
+
 extern "C" fn on_signal(_sig: libc::c_int) {
-    if STOP.swap(true, Ordering::SeqCst) {
+    if STOP.swap(true, Ordering::SeqCst) && !PATIENT.load(Ordering::SeqCst) {
         // SAFETY: _exit is async-signal-safe.
         unsafe { libc::_exit(130) };
     }

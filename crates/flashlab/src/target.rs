@@ -283,7 +283,7 @@ pub fn tool_info() -> ToolInfo {
     }
 }
 
-fn host_info() -> HostInfo {
+pub fn host_info() -> HostInfo {
     let read = |p: &str| {
         fs::read_to_string(p)
             .map(|s| s.trim().to_string())

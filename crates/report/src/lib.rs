@@ -47,6 +47,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod oltp;
 pub mod scan;
 pub mod suites;
 pub mod svg;
@@ -103,7 +104,10 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             runs: Vec::new(),
-            analyses: vec![Box::new(suites::SuiteAnalysis)],
+            analyses: vec![
+                Box::new(suites::SuiteAnalysis),
+                Box::new(oltp::OltpAnalysis),
+            ],
         }
     }
 }

@@ -116,6 +116,33 @@ pub struct SimConfig {
     pub check: CheckConfig,
     #[serde(default)]
     pub sched: SchedConfig,
+    /// What the vendor rates the device to endure (`flashlab oltp`'s
+    /// endurance estimate, Wang et al. Table 6); absent for most profiles.
+    #[serde(default, skip_serializing_if = "EnduranceConfig::is_empty")]
+    pub endurance: EnduranceConfig,
+}
+
+/// Rated endurance, as published: never used by the simulation itself.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EnduranceConfig {
+    /// Bytes the vendor guarantees can be written over the device's life.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rated_lifetime_writes_bytes: Option<u64>,
+    /// Program/erase cycles each block is rated for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rated_pe_cycles: Option<u64>,
+    /// Where the numbers come from, quoted.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
+}
+
+impl EnduranceConfig {
+    pub fn is_empty(&self) -> bool {
+        self.rated_lifetime_writes_bytes.is_none()
+            && self.rated_pe_cycles.is_none()
+            && self.source.is_empty()
+    }
 }
 
 /// Channels x chips x dies x planes x blocks x pages. The number of blocks is

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use flashlab_suite::suites::{chen09, hudlet11, wang11};
+use flashlab_suite::suites::{chen09, hudlet11, wang11, wang11_oltp};
 use flashlab_suite::summary::{normalize_quote_text, Quote, PAPERS};
 use flashlab_suite::table3::HINT_QUOTES;
 
@@ -35,6 +35,7 @@ fn all_quotes() -> Vec<Quote> {
         chen09::findings(&[]),
         wang11::findings(&[]),
         hudlet11::findings(&[]),
+        wang11_oltp::findings(&[]),
     ]
     .into_iter()
     .flatten()

@@ -15,6 +15,7 @@ pub mod chen09;
 pub mod hudlet11;
 pub mod uflip;
 pub mod wang11;
+pub mod wang11_oltp;
 
 /// What a suite summarises: the plan, the journal and every run's statistics.
 pub struct SummaryInput<'a> {
@@ -51,12 +52,13 @@ pub trait Suite: Sync {
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary;
 }
 
-static REGISTRY: [&dyn Suite; 5] = [
+static REGISTRY: [&dyn Suite; 6] = [
     &uflip::Uflip,
     &chen09::Chen09,
     &wang11::Wang11,
     &hudlet11::Hudlet11,
     &budilovsky11::Budilovsky11,
+    &wang11_oltp::Wang11Oltp,
 ];
 
 /// Every suite that runs on the executor and the results directory.

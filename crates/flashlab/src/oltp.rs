@@ -1,0 +1,399 @@
+//! `flashlab oltp`: glue only. Flags into `flashlab_oltp::OltpConfig`, Ctrl-C
+//! into its stop flag (a second Ctrl-C does not abandon the teardown), its
+//! typed errors into one line and an exit code, and the summary printed
+//! (docs/oltp.md).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use flashlab_oltp::{fs::FsKind, postgres::PgSettings, OltpConfig, OltpError};
+use flashlab_pattern::units::{parse_duration_ns, parse_size};
+use serde_json::Value;
+
+use crate::error::{CliError, CliResult};
+use crate::signals;
+
+#[derive(Args, Debug)]
+pub struct OltpArgs {
+    /// The device: a file (a loop device over it), a block device (mkfs: the
+    /// write-safety check applies), or sim:PROFILE (flashlab serve + nbdfuse + loop).
+    #[arg(long, short = 'd', value_name = "DEVICE")]
+    pub device: Option<String>,
+
+    /// Run on an existing file system mounted at DIR instead (no mkfs).
+    #[arg(long, value_name = "DIR")]
+    pub mount: Option<PathBuf>,
+
+    /// Create the file DEVICE with this size; for sim:, the simulated capacity
+    /// [default for sim: 1.5x what the warehouses need, at least 2GiB].
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+
+    /// Allow making a file system on this device or existing file although it holds data.
+    #[arg(long, value_name = "DEVICE")]
+    pub allow_write_to: Option<PathBuf>,
+
+    /// File system: ext2, ext4, xfs or btrfs (btrfs stands in for the paper's nilfs2).
+    #[arg(long, value_name = "FS", default_value = "ext4")]
+    pub fs: String,
+
+    /// Block scheduler while the run lasts (e.g. none, mq-deadline, bfq), restored afterwards.
+    #[arg(long, value_name = "NAME")]
+    pub scheduler: Option<String>,
+
+    /// PostgreSQL's server binaries [default: the newest /usr/lib/postgresql/N/bin].
+    #[arg(long, value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+
+    /// PostgreSQL shared_buffers (the DBMS buffer; the paper's Table 4 varies it).
+    #[arg(long, value_name = "SIZE", default_value = "128MB")]
+    pub shared_buffers: String,
+    /// PostgreSQL wal_buffers.
+    #[arg(long, value_name = "SIZE", default_value = "4MB")]
+    pub wal_buffers: String,
+    /// PostgreSQL checkpoint_timeout.
+    #[arg(long, value_name = "DURATION", default_value = "5min")]
+    pub checkpoint_timeout: String,
+    /// PostgreSQL max_wal_size.
+    #[arg(long, value_name = "SIZE", default_value = "1GB")]
+    pub max_wal_size: String,
+    /// PostgreSQL synchronous_commit (on: the log is flushed at commit, as in the paper).
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    pub synchronous_commit: String,
+    /// PostgreSQL full_page_writes.
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    pub full_page_writes: String,
+
+    /// TPC-C scale: warehouses (about 120 MiB each).
+    #[arg(long, short = 'w', value_name = "N", default_value_t = 1)]
+    pub warehouses: u32,
+    /// Connections loading the database.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub load_workers: u32,
+    /// Terminals: one connection each.
+    #[arg(long, short = 't', value_name = "N", default_value_t = 8)]
+    pub terminals: u32,
+    /// Measured time.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub duration: String,
+    /// Warm-up before the measured time (transactions run, not counted).
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    pub ramp_up: String,
+    /// Keying and think times of the TPC-C specification (default: none, as in the paper).
+    #[arg(long)]
+    pub keying_and_think: bool,
+    /// Seed of the loader and the terminals.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+
+    /// sim: reply at once instead of after each request's simulated latency
+    /// (PostgreSQL then runs at the host's speed, not the simulated SSD's).
+    #[arg(long)]
+    pub no_pace: bool,
+
+    /// Do not trace logical and physical IO.
+    #[arg(long)]
+    pub no_trace: bool,
+    /// Interval of the logical/physical IO series (Figs 7-9).
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub interval: String,
+    /// Rated lifetime writes for the endurance estimate (e.g. 2PB) [default: the profile's].
+    #[arg(long, value_name = "SIZE")]
+    pub rated_lifetime_writes: Option<String>,
+
+    /// Set everything up, check that PostgreSQL answers, tear down (no load, no run).
+    #[arg(long)]
+    pub setup_only: bool,
+
+    /// Results directory to create [default: results/DATE-TIME-oltp].
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub results: Option<PathBuf>,
+    /// Print oltp.json on stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// A results-directory manifest (with no runs) beside oltp.json, so that
+/// `flashlab report DIR` reads the directory like any other and adds the
+/// OLTP section. Written after the run, and only if the run wrote oltp.json:
+/// a refused command leaves no directory.
+pub fn write_manifest(cfg: &OltpConfig) {
+    use flashlab_device::{ClockKind, DeviceInfo, DeviceKind};
+    let Ok(text) = std::fs::read_to_string(cfg.results.join("oltp.json")) else {
+        return;
+    };
+    let doc: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let (name, kind) = match (&cfg.device, &cfg.mount) {
+        (Some(d), _) if d.starts_with("sim:") => (d.clone(), DeviceKind::Simulated),
+        (Some(d), _) if d.starts_with("/dev/") => (d.clone(), DeviceKind::BlockDevice),
+        (Some(d), _) => (d.clone(), DeviceKind::File),
+        (None, Some(m)) => (format!("mount:{}", m.display()), DeviceKind::File),
+        (None, None) => ("?".into(), DeviceKind::File),
+    };
+    let mut identity = std::collections::BTreeMap::new();
+    identity.insert(
+        "workload".to_string(),
+        "flashlab oltp (TPC-C on PostgreSQL)".to_string(),
+    );
+    identity.insert("fs".to_string(), cfg.fs.name().to_string());
+    if let Some(b) = doc.pointer("/device/block_dev").and_then(Value::as_str) {
+        identity.insert("block_device".to_string(), b.to_string());
+    }
+    if let Some(p) = cfg.device.as_deref().and_then(|d| d.strip_prefix("sim:")) {
+        identity.insert("profile".to_string(), p.to_string());
+    }
+    let manifest = flashlab_results::dir::Manifest {
+        schema_version: flashlab_results::SCHEMA_VERSION,
+        tool: crate::target::tool_info(),
+        created_unix_s: doc
+            .get("started_unix_s")
+            .and_then(Value::as_u64)
+            .unwrap_or_else(flashlab_results::time::now_unix_s),
+        command_line: std::env::args().collect(),
+        host: crate::target::host_info(),
+        device: DeviceInfo {
+            name,
+            kind,
+            clock: ClockKind::Wall,
+            size_bytes: doc
+                .pointer("/device/size_bytes")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            logical_block_bytes: 512,
+            identity,
+        },
+        engine: "postgresql".into(),
+        suite: None,
+        runs: Vec::new(),
+    };
+    if let Err(e) =
+        flashlab_results::dir::write_json_atomic(&cfg.results.join("manifest.json"), &manifest)
+    {
+        eprintln!(
+            "warning: cannot write {}: {e}",
+            cfg.results.join("manifest.json").display()
+        );
+    }
+}
+
+fn secs(flag: &str, text: &str) -> CliResult<f64> {
+    let ns = parse_duration_ns(text).map_err(|e| CliError::user(format!("--{flag}: {e}")))?;
+    Ok(ns as f64 / 1e9)
+}
+
+/// Sizes with IEC units (`2PB` is read as decimal petabytes: vendors rate in powers of ten).
+fn rated_bytes(text: &str) -> CliResult<u64> {
+    let t = text.trim();
+    let dec = [("PB", 1e15), ("TB", 1e12), ("GB", 1e9)];
+    for (suffix, mult) in dec {
+        if let Some(n) = t.strip_suffix(suffix) {
+            if let Ok(v) = n.trim().parse::<f64>() {
+                if v > 0.0 {
+                    return Ok((v * mult) as u64);
+                }
+            }
+        }
+    }
+    parse_size(t).map_err(|e| CliError::user(format!("--rated-lifetime-writes: {e} (e.g. 2PB)")))
+}
+
+fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
+    let results = a.results.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "results/{}-oltp",
+            flashlab_results::time::compact_utc(flashlab_results::time::now_unix_s())
+        ))
+    });
+    let size_bytes = match &a.size {
+        Some(s) => Some(parse_size(s).map_err(|e| CliError::user(format!("--size: {e}")))?),
+        None => None,
+    };
+    let fs = FsKind::parse(&a.fs).map_err(|e| CliError::user(e.to_string()))?;
+    let interval_s = secs("interval", &a.interval)?;
+    if interval_s <= 0.0 {
+        return Err(CliError::user("--interval must be positive, e.g. 1s"));
+    }
+    let duration_s = secs("duration", &a.duration)?;
+    if duration_s <= 0.0 && !a.setup_only {
+        return Err(CliError::user("--duration must be positive, e.g. 60s"));
+    }
+    for (flag, v) in [
+        ("synchronous-commit", &a.synchronous_commit),
+        ("full-page-writes", &a.full_page_writes),
+    ] {
+        if !["on", "off", "local", "remote_write", "remote_apply"].contains(&v.as_str())
+            || (flag == "full-page-writes" && !["on", "off"].contains(&v.as_str()))
+        {
+            return Err(CliError::user(format!("--{flag} {v}: use on or off")));
+        }
+    }
+    Ok(OltpConfig {
+        device: a.device.clone(),
+        mount: a.mount.clone(),
+        size_bytes,
+        allow_write_to: a.allow_write_to.clone(),
+        fs,
+        scheduler: a.scheduler.clone(),
+        pg_bin: a.pg_bin.clone(),
+        pg: PgSettings {
+            shared_buffers: a.shared_buffers.clone(),
+            wal_buffers: a.wal_buffers.clone(),
+            checkpoint_timeout: a.checkpoint_timeout.clone(),
+            max_wal_size: a.max_wal_size.clone(),
+            synchronous_commit: a.synchronous_commit.clone(),
+            full_page_writes: a.full_page_writes.clone(),
+        },
+        warehouses: a.warehouses,
+        load_workers: a.load_workers.max(1),
+        terminals: a.terminals,
+        ramp_up_s: secs("ramp-up", &a.ramp_up)?,
+        duration_s,
+        keying_and_think: a.keying_and_think,
+        seed: a.seed,
+        trace: !a.no_trace,
+        pace: !a.no_pace,
+        rated_lifetime_writes_bytes: match &a.rated_lifetime_writes {
+            Some(t) => Some(rated_bytes(t)?),
+            None => None,
+        },
+        interval_s,
+        setup_only: a.setup_only,
+        results,
+        exe: std::env::current_exe()
+            .map_err(|e| CliError::failure(format!("cannot find the flashlab executable: {e}")))?,
+    })
+}
+
+pub fn oltp(args: OltpArgs) -> CliResult<()> {
+    let cfg = config(&args)?;
+    signals::PATIENT.store(true, std::sync::atomic::Ordering::SeqCst);
+    signals::install();
+    let quiet = args.quiet || args.json;
+    let mut progress = |line: &str| {
+        if !quiet {
+            eprintln!("oltp: {line}");
+        }
+    };
+    let outcome = flashlab_oltp::run(&cfg, &signals::STOP, &mut progress);
+    write_manifest(&cfg);
+    let outcome = outcome.map_err(|e| match e {
+        OltpError::Interrupted => CliError {
+            message: format!(
+                "interrupted; everything set up was torn down; partial results in {}",
+                cfg.results.display()
+            ),
+            exit_code: 130,
+        },
+        e if e.is_user() => CliError::user(e.to_string()),
+        e => CliError::failure(format!("{e} (results so far in {})", cfg.results.display())),
+    })?;
+    if !outcome.leftovers.is_empty() {
+        return Err(CliError::failure(format!(
+            "teardown left something behind: {}",
+            outcome.leftovers.join("; ")
+        )));
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&outcome.doc).expect("serializes")
+        );
+    } else {
+        print!("{}", summary_text(&outcome.doc));
+        println!("results: {}", cfg.results.display());
+    }
+    Ok(())
+}
+
+/// Vendors rate lifetime writes in powers of ten (2 PB).
+fn decimal_bytes(b: f64) -> String {
+    for (unit, m) in [("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6)] {
+        if b >= m {
+            return format!("{:.2} {unit}", b / m);
+        }
+    }
+    format!("{b:.0} B")
+}
+
+fn f(v: &Value, ptr: &str) -> Option<f64> {
+    v.pointer(ptr).and_then(Value::as_f64)
+}
+
+/// The printed summary: tpmC, logical vs physical IO, WAF, endurance.
+pub fn summary_text(doc: &Value) -> String {
+    let mut out = String::new();
+    let mb = |b: f64| b / 1e6;
+    if let Some(tpmc) = f(doc, "/tpcc/tpmc") {
+        out += &format!("tpmC: {tpmc:.0}\n");
+    }
+    if doc.get("tpcc").is_none() {
+        return out;
+    }
+    let secs = f(doc, "/traced_s").unwrap_or(0.0).max(1e-9);
+    for (name, key) in [
+        ("logical (file system)", "logical"),
+        ("physical (block)", "physical"),
+    ] {
+        if let (Some(rb), Some(wb)) = (
+            f(doc, &format!("/trace/{key}/read_bytes")),
+            f(doc, &format!("/trace/{key}/write_bytes")),
+        ) {
+            out += &format!(
+                "{name:<22} read {:8.2} MB/s ({:.0} IO/s)   write {:8.2} MB/s ({:.0} IO/s)\n",
+                mb(rb) / secs,
+                f(doc, &format!("/trace/{key}/reads")).unwrap_or(0.0) / secs,
+                mb(wb) / secs,
+                f(doc, &format!("/trace/{key}/writes")).unwrap_or(0.0) / secs,
+            );
+        }
+    }
+    if let Some(w) = f(doc, "/fs_write_amplification") {
+        out += &format!(
+            "file-system write amplification (physical / logical bytes written): {w:.2}\n"
+        );
+    }
+    if let Some(w) = f(doc, "/serve/run/ftl_write_amplification") {
+        out += &format!(
+            "simulated SSD: FTL write amplification {w:.2}, {:.0} erases during the run\n",
+            f(doc, "/serve/run/erases").unwrap_or(0.0)
+        );
+    }
+    if let Some(c) = doc
+        .pointer("/trace_consistency")
+        .filter(|c| c["checked"] == true)
+    {
+        out += &format!(
+            "physical trace vs /sys/block stat: written {} (completed {}) vs {} bytes, read {} vs {} bytes{}\n",
+            c["trace_write_bytes"],
+            c["completed_write_bytes"],
+            c["stat_write_bytes"],
+            c["trace_read_bytes"],
+            c["stat_read_bytes"],
+            if c["other_requests"].as_u64().unwrap_or(0) > 0 {
+                format!("; {} write-zeroes requests are not in the trace file", c["other_requests"])
+            } else {
+                String::new()
+            }
+        );
+    }
+    let rate = f(doc, "/endurance/physical_write_bytes_per_s").unwrap_or(0.0);
+    out += &format!("physical write rate: {:.2} MB/s\n", rate / 1e6);
+    match (f(doc, "/endurance/years_from_rated_writes"), f(doc, "/endurance/rated_lifetime_writes_bytes")) {
+        (Some(y), Some(b)) => out += &format!("endurance (Wang et al. Table 6): {} rated lifetime writes / {:.2} MB/s = {y:.2} years\n", decimal_bytes(b), rate / 1e6),
+        _ => out += "endurance from rated lifetime writes: no rating (pass --rated-lifetime-writes, e.g. 2PB)\n",
+    }
+    if f(doc, "/endurance/erases_per_s") == Some(0.0) {
+        out += "endurance from erase counts: no flash block was erased during the run (the simulated device is not full yet); a longer run or a smaller --size gives one\n";
+    }
+    if let Some(y) = f(doc, "/endurance/years_from_erase_counts") {
+        out += &format!(
+            "endurance from erase counts: {y:.2} years at {} P/E cycles ({:.2} years at the rated capacity)\n",
+            f(doc, "/endurance/rated_pe_cycles").unwrap_or(0.0),
+            f(doc, "/endurance/years_from_erase_counts_at_rated_capacity").unwrap_or(f64::NAN)
+        );
+    }
+    out
+}

@@ -1,0 +1,699 @@
+//! `flashlab oltp` end to end (root; CI): a short TPC-C run on a simulated
+//! SSD and on a file-backed device, with both traces checked against each
+//! other and against the kernel's /sys/block statistics; an interrupted run;
+//! and the bad-input cases, each one line, exit 2, nothing left behind.
+//!
+//! Needs root, PostgreSQL (postgresql), losetup/mount (util-linux, mount),
+//! mkfs.ext2/ext4 (e2fsprogs), nbdfuse (libnbd-bin), fusermount3 (fuse3) and
+//! tracefs. Skipped with a message when something is missing, failed
+//! instead under FLASHLAB_REQUIRE_ROOT_TESTS=1 (CI).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The heavy runs one at a time: two cores, and each run starts a server.
+static HEAVY: Mutex<()> = Mutex::new(());
+
+fn flashlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_flashlab"))
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool}"))
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn is_root() -> bool {
+    // SAFETY: getuid has no preconditions.
+    unsafe { libc::getuid() == 0 }
+}
+
+/// Why this machine cannot run the root tests, if it cannot.
+fn cannot_run() -> Option<String> {
+    if !is_root() {
+        return Some("needs root".into());
+    }
+    let missing: Vec<&str> = [
+        "losetup",
+        "mount",
+        "mkfs.ext4",
+        "mkfs.ext2",
+        "nbdfuse",
+        "fusermount3",
+    ]
+    .into_iter()
+    .filter(|t| !have(t))
+    .collect();
+    if !missing.is_empty() {
+        return Some(format!(
+            "missing {} (apt-get install util-linux mount e2fsprogs libnbd-bin fuse3)",
+            missing.join(", ")
+        ));
+    }
+    if !Path::new("/usr/lib/postgresql").is_dir() {
+        return Some("PostgreSQL is not installed (apt-get install postgresql)".into());
+    }
+    None
+}
+
+fn skip(test: &str) -> bool {
+    let Some(why) = cannot_run() else {
+        return false;
+    };
+    if std::env::var("FLASHLAB_REQUIRE_ROOT_TESTS").as_deref() == Ok("1") {
+        panic!("{test} cannot run ({why}) but FLASHLAB_REQUIRE_ROOT_TESTS=1");
+    }
+    eprintln!("SKIPPED: {test}: {why}");
+    true
+}
+
+fn run_dir_of(pid: u32) -> PathBuf {
+    PathBuf::from(format!("/var/tmp/flashlab-oltp/{pid}"))
+}
+
+/// Nothing of run `pid` is left: no mount, loop device, process or directory.
+fn assert_nothing_left(pid: u32, also: &[&Path]) {
+    let dir = run_dir_of(pid);
+    let d = dir.to_string_lossy().into_owned();
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(&d), "a mount is left under {d}:\n{mounts}");
+    let loops = Command::new("losetup").arg("-a").output().unwrap();
+    let loops = String::from_utf8_lossy(&loops.stdout);
+    assert!(
+        !loops.contains(&d),
+        "a loop device is left over {d}: {loops}"
+    );
+    for p in also {
+        assert!(
+            !loops.contains(&*p.to_string_lossy()),
+            "a loop device is left over {}: {loops}",
+            p.display()
+        );
+    }
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            assert!(
+                !cmd.contains(&d),
+                "process {} is left: {cmd}",
+                e.file_name().to_string_lossy()
+            );
+        }
+    }
+    assert!(!dir.exists(), "{d} is left");
+}
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON on stdout ({e}); stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+fn f(v: &Value, p: &str) -> f64 {
+    v.pointer(p)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("no number at {p}"))
+}
+
+/// The checks every measured run must pass.
+fn check_run(doc: &Value, results: &Path) {
+    assert_eq!(doc["status"], "complete");
+    assert!(f(doc, "/tpcc/tpmc") > 0.0, "tpmC is 0");
+    for t in ["logical.trace", "physical.trace"] {
+        let text = std::fs::read_to_string(results.join(t)).unwrap();
+        let requests = text.lines().filter(|l| !l.starts_with('#')).count();
+        assert!(requests > 100, "{t} holds only {requests} requests");
+    }
+    assert!(f(doc, "/trace/logical/writes") > 0.0);
+    assert!(f(doc, "/trace/physical/writes") > 0.0);
+    // The physical trace and the kernel's own counters saw the same blocks:
+    // the statistics are read while the file system is frozen at both ends
+    // of the traced window, so the tracer's completed bytes agree exactly;
+    // the trace file holds every one of them except write-zeroes requests
+    // (no such operation in the trace format), which it counts apart.
+    let c = &doc["trace_consistency"];
+    assert_eq!(c["checked"], true, "{c}");
+    assert_eq!(c["lost_events"], 0, "the tracer lost events: {c}");
+    assert_eq!(c["completed_write_bytes"], c["stat_write_bytes"], "{c}");
+    assert_eq!(c["completed_read_bytes"], c["stat_read_bytes"], "{c}");
+    assert_eq!(c["trace_read_bytes"], c["stat_read_bytes"], "{c}");
+    let (t, k) = (
+        c["trace_write_bytes"].as_u64().unwrap(),
+        c["stat_write_bytes"].as_u64().unwrap(),
+    );
+    assert!(t <= k, "{c}");
+    if c["other_requests"] == 0 {
+        assert_eq!(
+            t, k,
+            "no write-zeroes, so the trace file holds every byte: {c}"
+        );
+    }
+    // Every commit's WAL is made durable: it reaches the device.
+    let kinds = doc
+        .pointer("/series/logical/by_kind")
+        .and_then(Value::as_array)
+        .expect("by_kind");
+    let wal = kinds
+        .iter()
+        .find(|k| k[0] == "wal")
+        .map(|k| k[1]["write_bytes"].as_f64().unwrap())
+        .expect("WAL writes in the logical trace");
+    assert!(wal > 0.0);
+    let physical = f(doc, "/trace/physical/write_bytes");
+    assert!(
+        physical >= 0.9 * wal,
+        "physical writes {physical} B < the WAL's {wal} B"
+    );
+    assert!(f(doc, "/fs_write_amplification") > 0.0);
+    assert!(f(doc, "/endurance/physical_write_bytes_per_s") > 0.0);
+    assert_eq!(
+        doc["teardown"]["leftovers"].as_array().map(Vec::len),
+        Some(0),
+        "{}",
+        doc["teardown"]
+    );
+    // The saved document is the printed one.
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(results.join("oltp.json")).unwrap()).unwrap();
+    assert_eq!(saved["tpcc"]["tpmc"], doc["tpcc"]["tpmc"]);
+}
+
+fn short_run(device: &[&str], results: &Path) -> (Output, u32) {
+    let child = flashlab()
+        .arg("oltp")
+        .args(device)
+        .args([
+            "--warehouses",
+            "1",
+            "--terminals",
+            "4",
+            "--duration",
+            "10s",
+            "--ramp-up",
+            "2s",
+            "--json",
+            "-o",
+        ])
+        .arg(results)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    (child.wait_with_output().unwrap(), pid)
+}
+
+#[test]
+fn a_short_tpcc_run_on_a_simulated_ssd_traces_both_layers_and_leaves_nothing() {
+    if skip("oltp on sim") {
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let res = tmp.path().join("res");
+    let (o, pid) = short_run(&["--device", "sim:intel-x25e"], &res);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json_of(&o);
+    check_run(&doc, &res);
+    // The simulated SSD's own view: host writes reached it, its WAF is known.
+    // serve's statistics are read inside the same frozen bracket: the bytes
+    // the simulated SSD received are the bytes the loop device wrote (a
+    // write-zeroes request reaches serve as a trim, not as written bytes).
+    let (served, written) = (
+        f(&doc, "/serve/run/host_write_bytes"),
+        f(&doc, "/block_stat/delta/write_sectors") * 512.0,
+    );
+    if doc["trace_consistency"]["other_requests"] == 0 {
+        assert_eq!(served, written, "{}", doc["serve"]["run"]);
+    } else {
+        assert!(served > 0.0 && served <= written, "{}", doc["serve"]["run"]);
+    }
+    assert!(f(&doc, "/serve/run/ftl_write_amplification") >= 1.0);
+    assert!(
+        f(&doc, "/endurance/years_from_rated_writes") > 0.0,
+        "the X25-E profile rates 2 PB"
+    );
+    assert!(res.join("device.trace").exists());
+    assert_nothing_left(pid, &[]);
+    // "This TPC-C run on sim:mtron-pro7500 instead of sim:intel-x25e".
+    let r = flashlab()
+        .arg("replay")
+        .arg(res.join("physical.trace"))
+        .args(["--device", "sim:mtron-pro7500", "--quiet", "--json", "-o"])
+        .arg(tmp.path().join("replay"))
+        .output()
+        .unwrap();
+    assert!(
+        r.status.success(),
+        "replay: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    // The report reads the directory and draws Figures 6-9.
+    let html = tmp.path().join("report.html");
+    let r = flashlab()
+        .arg("report")
+        .arg(&res)
+        .arg("-o")
+        .arg(&html)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(
+        r.status.success(),
+        "report: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let html = std::fs::read_to_string(&html).unwrap();
+    for id in ["oltp-fig6", "oltp-fig7", "oltp-fig8", "oltp-fig9"] {
+        assert!(html.contains(id), "the report has no {id}");
+    }
+    assert!(html.contains("file-system write amplification"));
+}
+
+#[test]
+fn the_wang11_oltp_suite_puts_its_runs_beside_the_papers_findings() {
+    if skip("suite wang11-oltp") || !have("mkfs.btrfs") {
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let res = tmp.path().join("suite");
+    let o = flashlab()
+        .args([
+            "suite",
+            "wang11-oltp",
+            "--profiles",
+            "intel-x25e",
+            "--fs",
+            "ext2,btrfs",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "4",
+            "--duration",
+            "5s",
+            "--ramp-up",
+            "1s",
+            "--json",
+            "--quiet",
+            "-o",
+        ])
+        .arg(&res)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = json_of(&o);
+    assert_eq!(s["suite"], "wang11-oltp");
+    let rows = s["tables"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "one row per run: {rows:?}");
+    assert_eq!(
+        (rows[0][1].as_str(), rows[1][1].as_str()),
+        (Some("ext2"), Some("btrfs"))
+    );
+    let findings = s["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().all(|f| f["paper"]["text"].is_string()),
+        "every finding quotes the paper"
+    );
+    let btrfs_waf = findings
+        .iter()
+        .find(|f| f["what"].as_str().unwrap().starts_with("copy-on-write"))
+        .unwrap();
+    assert!(btrfs_waf["measured"].as_f64().unwrap() > 0.0, "{btrfs_waf}");
+    assert!(res.join("wang11-oltp-summary.json").exists());
+    assert!(res.join("intel-x25e-btrfs/oltp.json").exists());
+    let r = flashlab()
+        .arg("report")
+        .arg(&res)
+        .args(["--format", "md", "-o", "-", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        r.status.success(),
+        "report: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(String::from_utf8_lossy(&r.stdout)
+        .contains("More writes were issued at the physical layer than the logical layer."));
+}
+
+#[test]
+fn a_short_tpcc_run_on_a_file_backed_device_traces_both_layers_and_leaves_nothing() {
+    if skip("oltp on a file") {
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let img = tmp.path().join("dev.img");
+    let res = tmp.path().join("res");
+    let (o, pid) = short_run(
+        &[
+            "--device",
+            img.to_str().unwrap(),
+            "--size",
+            "2GiB",
+            "--fs",
+            "ext2",
+            "--scheduler",
+            "mq-deadline",
+        ],
+        &res,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json_of(&o);
+    check_run(&doc, &res);
+    assert_eq!(doc["scheduler"]["set"], "mq-deadline");
+    assert_eq!(doc["scheduler_in_use"]["current"], "mq-deadline");
+    assert_nothing_left(pid, &[&img]);
+    assert!(!img.exists(), "the file flashlab created is removed");
+}
+
+#[test]
+fn an_interrupted_run_tears_everything_down() {
+    if skip("oltp interrupted") {
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let res = tmp.path().join("res");
+    let child = flashlab()
+        .args([
+            "oltp",
+            "--device",
+            "sim:intel-x25e",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "4",
+            "--duration",
+            "120s",
+            "--quiet",
+            "-o",
+        ])
+        .arg(&res)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let end = Instant::now() + Duration::from_secs(180);
+    loop {
+        let status = std::fs::read(res.join("oltp.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .map(|d| d["status"].as_str().unwrap_or("").to_string());
+        if status.as_deref() == Some("running") {
+            break;
+        }
+        assert!(Instant::now() < end, "the run never started");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    // SAFETY: kill(2) on the child we started.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(res.join("oltp.json")).unwrap()).unwrap();
+    assert_eq!(doc["status"], "interrupted");
+    assert_nothing_left(pid, &[]);
+}
+
+/// A bad-input case: one line naming `expect`, exit 2, nothing left.
+fn refused(args: &[&str], path: Option<&str>, expect: &str) -> Output {
+    let mut c = flashlab();
+    c.arg("oltp").args(args);
+    if let Some(p) = path {
+        c.env("PATH", p);
+    }
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{args:?}: {err}");
+    assert!(
+        lines[0].contains(expect),
+        "{args:?}: expected '{expect}' in: {err}"
+    );
+    assert_nothing_left(pid, &[]);
+    o
+}
+
+#[test]
+fn missing_parts_and_bad_input_are_one_line_and_exit_2() {
+    if skip("oltp bad input") {
+        return;
+    }
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let res = |n: &str| tmp.path().join(n).to_string_lossy().into_owned();
+    // PostgreSQL not installed (where --pg-bin points).
+    refused(
+        &[
+            "--device",
+            "sim:intel-x25e",
+            "--pg-bin",
+            "/nonexistent/bin",
+            "-o",
+            &res("a"),
+        ],
+        None,
+        "apt-get install postgresql",
+    );
+    // A file-system tool missing: a PATH with everything but mkfs.xfs.
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for t in [
+        "losetup",
+        "mount",
+        "umount",
+        "nbdfuse",
+        "fusermount3",
+        "mkfs.ext4",
+    ] {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {t}"))
+            .output()
+            .unwrap();
+        let p = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        std::os::unix::fs::symlink(p, bin.join(t)).unwrap();
+    }
+    let path = bin.to_string_lossy().into_owned();
+    refused(
+        &["--device", "sim:intel-x25e", "--fs", "xfs", "-o", &res("b")],
+        Some(&path),
+        "apt-get install xfsprogs",
+    );
+    // nilfs2: not in this kernel; btrfs is the stand-in.
+    refused(
+        &["--device", "sim:intel-x25e", "--fs", "nilfs2"],
+        None,
+        "--fs btrfs",
+    );
+    // A device too small for the warehouses: nothing is created.
+    let img = tmp.path().join("small.img");
+    refused(
+        &[
+            "--device",
+            img.to_str().unwrap(),
+            "--size",
+            "256MiB",
+            "--warehouses",
+            "2",
+            "-o",
+            &res("c"),
+        ],
+        None,
+        "too small",
+    );
+    assert!(!img.exists());
+    // An existing file is not flashlab's to format.
+    let mine = tmp.path().join("mine.img");
+    std::fs::write(&mine, b"precious").unwrap();
+    refused(
+        &["--device", mine.to_str().unwrap(), "-o", &res("d")],
+        None,
+        "--allow-write-to",
+    );
+    assert_eq!(std::fs::read(&mine).unwrap(), b"precious");
+    // A cluster flashlab did not create, under --mount: untouched.
+    let m = tmp.path().join("mnt");
+    let foreign = m.join("flashlab-oltp-pgdata");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("PG_VERSION"), "15\n").unwrap();
+    refused(
+        &[
+            "--mount",
+            m.to_str().unwrap(),
+            "--setup-only",
+            "-o",
+            &res("e"),
+        ],
+        None,
+        "did not create",
+    );
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("PG_VERSION")).unwrap(),
+        "15\n"
+    );
+    // --device and --mount together.
+    refused(
+        &["--device", "sim:intel-x25e", "--mount", "/tmp"],
+        None,
+        "exclude each other",
+    );
+}
+
+#[test]
+fn not_root_is_one_line_and_exit_2() {
+    if !is_root() || !have("setpriv") {
+        eprintln!("SKIPPED: not root: needs root and setpriv to drop to nobody");
+        return;
+    }
+    let exe = env!("CARGO_BIN_EXE_flashlab");
+    let o = Command::new("setpriv")
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            exe,
+            "oltp",
+            "--device",
+            "sim:intel-x25e",
+            "-o",
+            "/nonexistent/x",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if err.contains("Permission denied") && o.status.code() != Some(2) {
+        eprintln!("SKIPPED: not root: nobody cannot execute {exe}");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("needs root") && err.contains("sudo"), "{err}");
+}
+
+#[test]
+fn setup_only_on_a_mount_runs_postgres_there_and_removes_only_its_own_cluster() {
+    if skip("oltp --mount") {
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    // The postgres user must reach the directory (tempdirs are 0700).
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let m = tmp.path().join("mnt");
+    std::fs::create_dir(&m).unwrap();
+    std::fs::write(m.join("keep.txt"), "mine").unwrap();
+    let child = flashlab()
+        .args([
+            "oltp",
+            "--mount",
+            m.to_str().unwrap(),
+            "--setup-only",
+            "--quiet",
+            "-o",
+        ])
+        .arg(tmp.path().join("res"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !m.join("flashlab-oltp-pgdata").exists(),
+        "its own cluster is removed"
+    );
+    assert_eq!(std::fs::read_to_string(m.join("keep.txt")).unwrap(), "mine");
+    assert_nothing_left(pid, &[]);
+}
+
+#[test]
+fn a_block_device_passes_the_safety_check_and_gets_its_file_system_through_the_checked_descriptor()
+{
+    if skip("oltp on a block device") {
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    // A loop device over a /dev/shm file: no signature, no mounted file
+    // system under it, so the write-safety check lets mkfs write.
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let img = shm.path().join("blk.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
+        }
+    }
+    let _detach = Detach(dev.clone());
+    let tmp = tempfile::tempdir().unwrap();
+    let child = flashlab()
+        .args(["oltp", "--device", &dev, "--setup-only", "--quiet", "-o"])
+        .arg(tmp.path().join("res"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let blkid = Command::new("blkid")
+        .args(["-p", "-o", "value", "-s", "TYPE", &dev])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&blkid.stdout).trim(),
+        "ext4",
+        "mkfs reached {dev}"
+    );
+    assert_nothing_left(pid, &[]);
+    // Now it holds a file system: the same command is refused, naming the flag.
+    refused(
+        &[
+            "--device",
+            &dev,
+            "--setup-only",
+            "-o",
+            &tmp.path().join("res2").to_string_lossy(),
+        ],
+        None,
+        "--allow-write-to",
+    );
+}

@@ -1,0 +1,115 @@
+//! `--mount DIR`: an existing file system; no device set-up and no mkfs.
+//! The physical trace follows the block device the file system is mounted
+//! from, when it has one (a tmpfs or an overlay has none).
+
+use std::path::{Path, PathBuf};
+
+use super::{sysfs_name, Attached};
+use crate::error::{OltpError, Result};
+
+#[derive(Clone, Debug)]
+pub struct MountEntry {
+    pub major: u32,
+    pub minor: u32,
+    pub mount_point: PathBuf,
+    pub fs_type: String,
+    pub source: String,
+}
+
+/// /proc/self/mountinfo, parsed (octal escapes in paths decoded).
+pub fn mounts() -> Vec<MountEntry> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let Some(dash) = f.iter().position(|x| *x == "-") else {
+            continue;
+        };
+        if f.len() < dash + 3 || f.len() < 5 {
+            continue;
+        }
+        let Some((ma, mi)) = f[2].split_once(':') else {
+            continue;
+        };
+        out.push(MountEntry {
+            major: ma.parse().unwrap_or(0),
+            minor: mi.parse().unwrap_or(0),
+            mount_point: PathBuf::from(unescape(f[4])),
+            fs_type: f[dash + 1].to_string(),
+            source: unescape(f[dash + 2]),
+        });
+    }
+    out
+}
+
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The mount holding `dir` (the longest mount point that prefixes it).
+pub fn mount_of(dir: &Path) -> Option<MountEntry> {
+    let canon = std::fs::canonicalize(dir).ok()?;
+    mounts()
+        .into_iter()
+        .filter(|m| canon.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.as_os_str().len())
+}
+
+pub fn attach(dir: &Path) -> Result<(Attached, MountEntry)> {
+    if !dir.is_dir() {
+        return Err(OltpError::Input(format!(
+            "--mount {} is not a directory; pass the directory of a mounted file system",
+            dir.display()
+        )));
+    }
+    let m = mount_of(dir).ok_or_else(|| {
+        OltpError::Input(format!("cannot find the file system of {}", dir.display()))
+    })?;
+    let name = if m.major == 0 {
+        None
+    } else {
+        sysfs_name(m.major, m.minor)
+    };
+    let free = statvfs_free(dir).unwrap_or(0);
+    Ok((
+        Attached {
+            block_dev: name.as_ref().map(|n| PathBuf::from(format!("/dev/{n}"))),
+            mkfs_path: None,
+            major: m.major,
+            minor: m.minor,
+            // What the run can use: the file system's free space.
+            size_bytes: free,
+            sysfs_name: name,
+            serve: None,
+        },
+        m,
+    ))
+}
+
+/// Free bytes of the file system holding `dir`.
+pub fn statvfs_free(dir: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs fills the struct we pass.
+    unsafe {
+        let mut s: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut s) != 0 {
+            return None;
+        }
+        Some(s.f_bavail as u64 * s.f_frsize as u64)
+    }
+}

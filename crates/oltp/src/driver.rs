@@ -1,0 +1,185 @@
+//! The seam to the TPC-C driver (`flashlab-tpcc`): load, run, check.
+//! Without the `tpcc` feature flashlab oltp can set up and tear down
+//! (`--setup-only`) but says plainly that it cannot run TPC-C.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use serde_json::Value;
+
+use crate::error::{OltpError, Result};
+use crate::{OltpConfig, Progress};
+
+/// What the measured run gives back.
+pub struct RunResult {
+    /// The driver's report (tpmC, per-type counts and percentiles, per-second series).
+    pub report: Value,
+    /// Seconds of the measured interval (after ramp-up), if the driver says.
+    pub measured_s: Option<f64>,
+}
+
+#[cfg(not(feature = "tpcc"))]
+const NOT_BUILT: &str = "this flashlab was built without the TPC-C driver (the flashlab-tpcc crate; cargo feature `tpcc` of flashlab-oltp); use --setup-only, or build it with the driver";
+
+#[cfg(not(feature = "tpcc"))]
+pub fn check_available() -> Result<()> {
+    Err(OltpError::Input(NOT_BUILT.into()))
+}
+
+#[cfg(not(feature = "tpcc"))]
+pub fn load(
+    _db: &postgres::Config,
+    _cfg: &OltpConfig,
+    _stop: &AtomicBool,
+    _postmaster: u32,
+    _p: &mut dyn Progress,
+) -> Result<Value> {
+    Err(OltpError::Workload(NOT_BUILT.into()))
+}
+
+#[cfg(not(feature = "tpcc"))]
+pub fn run(
+    _db: &postgres::Config,
+    _cfg: &OltpConfig,
+    _stop: &AtomicBool,
+    _seconds: &Path,
+    _p: &mut dyn Progress,
+) -> Result<RunResult> {
+    Err(OltpError::Workload(NOT_BUILT.into()))
+}
+
+#[cfg(not(feature = "tpcc"))]
+pub fn check_consistency(_db: &postgres::Config) -> Result<Value> {
+    Err(OltpError::Workload(NOT_BUILT.into()))
+}
+
+#[cfg(feature = "tpcc")]
+pub fn check_available() -> Result<()> {
+    Ok(())
+}
+
+#[cfg(feature = "tpcc")]
+fn err(e: flashlab_tpcc::TpccError) -> OltpError {
+    OltpError::Workload(e.to_string())
+}
+
+/// Loads the warehouses. A Ctrl-C during the load stops the server (fast
+/// shutdown): the loader's connections end and the load returns at once.
+#[cfg(feature = "tpcc")]
+pub fn load(
+    db: &postgres::Config,
+    cfg: &OltpConfig,
+    stop: &AtomicBool,
+    postmaster: u32,
+    p: &mut dyn Progress,
+) -> Result<Value> {
+    use std::sync::atomic::Ordering;
+    use std::sync::Mutex;
+    let last = Mutex::new(String::new());
+    let progress = |lp: flashlab_tpcc::LoadProgress| {
+        let line = format!(
+            "load: {:?}, {}/{} warehouses, {} rows, {:.0} s",
+            lp.phase, lp.warehouses_done, lp.warehouses, lp.rows_loaded, lp.elapsed_s
+        );
+        if let Ok(mut l) = last.lock() {
+            *l = line;
+        }
+    };
+    let report = std::thread::scope(|s| {
+        let loader = s.spawn(|| {
+            flashlab_tpcc::load(db, cfg.warehouses, cfg.load_workers, cfg.seed, &progress)
+        });
+        let mut shown = String::new();
+        let mut signalled = false;
+        while !loader.is_finished() {
+            if stop.load(Ordering::SeqCst) && !signalled {
+                // SAFETY: kill(2) on the postmaster we started (fast shutdown).
+                unsafe {
+                    libc::kill(postmaster as libc::pid_t, libc::SIGINT);
+                }
+                signalled = true;
+            }
+            let line = last.lock().map(|l| l.clone()).unwrap_or_default();
+            if !line.is_empty() && line != shown {
+                p.say(&line);
+                shown = line;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        loader.join()
+    });
+    if stop.load(Ordering::SeqCst) {
+        return Err(OltpError::Interrupted);
+    }
+    let report = report
+        .map_err(|_| OltpError::Workload("the loader panicked".into()))?
+        .map_err(err)?;
+    p.say(&format!(
+        "loaded {} warehouses: {} rows, database {} MiB, {:.0} s",
+        report.warehouses,
+        report.total_rows,
+        report.database_size_bytes >> 20,
+        report.load_s
+    ));
+    Ok(serde_json::to_value(&report).expect("serializes"))
+}
+
+/// Runs TPC-C; every second's sample is appended to `seconds` (JSON lines)
+/// as it comes, so a killed run keeps them.
+#[cfg(feature = "tpcc")]
+pub fn run(
+    db: &postgres::Config,
+    cfg: &OltpConfig,
+    stop: &AtomicBool,
+    seconds: &Path,
+    p: &mut dyn Progress,
+) -> Result<RunResult> {
+    use std::io::Write;
+    let tc = flashlab_tpcc::TpccConfig {
+        warehouses: cfg.warehouses,
+        terminals: cfg.terminals,
+        ramp_up: std::time::Duration::from_secs_f64(cfg.ramp_up_s),
+        duration: std::time::Duration::from_secs_f64(cfg.duration_s),
+        keying_and_think: cfg.keying_and_think,
+        seed: cfg.seed,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(seconds)
+        .map_err(|e| OltpError::failed(format!("cannot create {}", seconds.display()), e))?;
+    p.say(&format!(
+        "TPC-C: {} terminals, {:.0} s ramp-up, {:.0} s measured",
+        cfg.terminals, cfg.ramp_up_s, cfg.duration_s
+    ));
+    let mut on_second = |s: &flashlab_tpcc::SecondSample| {
+        if let Ok(line) = serde_json::to_string(s) {
+            let _ = writeln!(file, "{line}");
+        }
+        if s.second % 10 == 9 {
+            p.say(&format!(
+                "second {}{}: {:.0} tpmC, {:.0} transactions/s",
+                s.second + 1,
+                if s.ramp_up { " (ramp-up)" } else { "" },
+                s.tpmc,
+                s.transactions_per_s
+            ));
+        }
+    };
+    let report = flashlab_tpcc::run(db, &tc, stop, &mut on_second).map_err(err)?;
+    Ok(RunResult {
+        measured_s: Some(report.measured_s),
+        report: serde_json::to_value(&report).expect("serializes"),
+    })
+}
+
+#[cfg(feature = "tpcc")]
+pub fn check_consistency(db: &postgres::Config) -> Result<Value> {
+    let r = flashlab_tpcc::check_consistency(db).map_err(err)?;
+    let ok = r.ok();
+    let mut v = serde_json::to_value(&r).expect("serializes");
+    if let Some(o) = v.as_object_mut() {
+        o.insert("ok".into(), Value::Bool(ok));
+    }
+    Ok(v)
+}

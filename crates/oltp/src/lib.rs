@@ -1,0 +1,559 @@
+//! `flashlab oltp`: TPC-C on PostgreSQL over a file, a block device or a
+//! simulated SSD, with the DBMS's file-system requests (logical IO) and the
+//! device's block requests (physical IO) traced in the same run (Wang et al.,
+//! IEICE 2011, sections 3 and 4; docs/oltp.md).
+//!
+//! One call, [`run`], sets everything up, step by step, each step's undo on
+//! a [`teardown::Teardown`] stack that is unwound on success, on error and
+//! after Ctrl-C: the device (`device/`: file + loop, checked block device,
+//! `flashlab serve` + nbdfuse + loop, or an existing mount), the file system
+//! and scheduler (`fs.rs`), PostgreSQL (`postgres.rs`); then it loads and
+//! runs TPC-C (`driver.rs`, the seam to `flashlab-tpcc`) between the two
+//! tracers (`tracing.rs`, the seam to `flashlab-iotrace`), snapshots
+//! /sys/block/DEV/stat (`blockstat.rs`) and serve's statistics, computes the
+//! endurance (`endurance.rs`) and writes `oltp.json` as it goes
+//! (`results.rs`). At the end it checks that nothing is left behind
+//! (`leftovers.rs`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub mod blockstat;
+pub mod device;
+pub mod driver;
+pub mod endurance;
+pub mod error;
+pub mod fs;
+pub mod leftovers;
+pub mod postgres;
+pub mod proc;
+pub mod results;
+pub mod teardown;
+pub mod tracing;
+
+pub use error::{OltpError, Result};
+
+use device::DeviceArg;
+use fs::FsKind;
+use postgres::PgSettings;
+
+/// Space TPC-C needs per warehouse, measured on PostgreSQL 15 after the
+/// load (docs/oltp.md); the WAL (up to max_wal_size) comes on top.
+pub const BYTES_PER_WAREHOUSE: u64 = 120 << 20;
+/// The file system's own metadata and PostgreSQL's catalog, roughly.
+pub const BASE_BYTES: u64 = 256 << 20;
+
+/// Everything `flashlab oltp` was asked to do.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OltpConfig {
+    pub device: Option<String>,
+    pub mount: Option<PathBuf>,
+    /// Create the file (or size the simulated device) with this many bytes.
+    pub size_bytes: Option<u64>,
+    pub allow_write_to: Option<PathBuf>,
+    pub fs: FsKind,
+    pub scheduler: Option<String>,
+    pub pg_bin: Option<PathBuf>,
+    pub pg: PgSettings,
+    pub warehouses: u32,
+    pub load_workers: u32,
+    pub terminals: u32,
+    pub ramp_up_s: f64,
+    pub duration_s: f64,
+    pub keying_and_think: bool,
+    pub seed: u64,
+    pub trace: bool,
+    /// sim: serve replies after each request's simulated latency
+    /// (`flashlab serve --pace`), so PostgreSQL feels the simulated device.
+    pub pace: bool,
+    pub rated_lifetime_writes_bytes: Option<u64>,
+    /// Length of one interval of the Figs 7-9 series.
+    pub interval_s: f64,
+    /// Set up, check that PostgreSQL answers, tear down: no load, no run.
+    pub setup_only: bool,
+    pub results: PathBuf,
+    /// The flashlab executable (to start `flashlab serve`).
+    #[serde(skip)]
+    pub exe: PathBuf,
+}
+
+/// Where a run prints what it does.
+pub trait Progress {
+    fn say(&mut self, line: &str);
+}
+
+impl<F: FnMut(&str)> Progress for F {
+    fn say(&mut self, line: &str) {
+        self(line)
+    }
+}
+
+/// The run's outcome: the final oltp.json, and what teardown left behind
+/// (empty when all is well).
+pub struct Outcome {
+    pub doc: serde_json::Value,
+    pub leftovers: Vec<String>,
+}
+
+/// The bytes a run of `warehouses` needs on its file system.
+pub fn bytes_needed(warehouses: u32, max_wal_bytes: u64) -> u64 {
+    BASE_BYTES + warehouses as u64 * BYTES_PER_WAREHOUSE + max_wal_bytes + (64 << 20)
+}
+
+/// PostgreSQL sizes ("1GB", "512MB", "64kB") in bytes.
+pub fn pg_size_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: u64 = t[..split].parse().ok()?;
+    let mult = match t[split..].trim() {
+        "" => 8192, // blocks of 8 kB for the page-sized settings
+        "kB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+/// The checks made before anything is set up: each a one-line error.
+pub fn preflight(cfg: &OltpConfig) -> Result<(DeviceArg, PathBuf)> {
+    if !proc::is_root() {
+        return Err(OltpError::NotRoot);
+    }
+    let dev = DeviceArg::parse(cfg.device.as_deref(), cfg.mount.as_deref())?;
+    if cfg.warehouses == 0 {
+        return Err(OltpError::Input("--warehouses must be at least 1".into()));
+    }
+    if cfg.terminals == 0 {
+        return Err(OltpError::Input("--terminals must be at least 1".into()));
+    }
+    if pg_size_bytes(&cfg.pg.max_wal_size).is_none() {
+        return Err(OltpError::Input(format!(
+            "--max-wal-size {}: not a PostgreSQL size; e.g. 1GB or 512MB",
+            cfg.pg.max_wal_size
+        )));
+    }
+    let pg_bin = postgres::find_bin(cfg.pg_bin.as_deref())?;
+    if postgres::proc_user_missing() {
+        return Err(OltpError::Input(
+            "there is no 'postgres' user (PostgreSQL refuses to run as root); install the server package: apt-get install postgresql".into(),
+        ));
+    }
+    // Every tool, before anything changes on the machine.
+    if !matches!(dev, DeviceArg::Mount { .. }) {
+        cfg.fs.find_mkfs()?;
+        proc::find_tool("mount", "mount", "to mount the file system")?;
+        proc::find_tool("losetup", "util-linux", "to attach a loop device")?;
+    }
+    if matches!(dev, DeviceArg::Sim { .. }) {
+        proc::find_tool(
+            "nbdfuse",
+            "libnbd-bin",
+            "to reach the simulated SSD's NBD export as a file",
+        )?;
+        proc::find_tool("fusermount3", "fuse3", "to unmount the nbdfuse file")?;
+    }
+    if cfg.trace && !cfg.setup_only {
+        tracing::check_available()?;
+    }
+    if !cfg.setup_only {
+        driver::check_available()?;
+    }
+    Ok((dev, pg_bin))
+}
+
+/// The private directory for mount points, sockets and the simulated
+/// device's data (on disk: /run is often a small tmpfs).
+fn run_dir() -> PathBuf {
+    PathBuf::from(format!("/var/tmp/flashlab-oltp/{}", std::process::id()))
+}
+
+/// Runs everything; the teardown stack is unwound before this returns,
+/// whatever happened, and what it left behind is reported.
+pub fn run(cfg: &OltpConfig, stop: &AtomicBool, progress: &mut dyn Progress) -> Result<Outcome> {
+    let (dev, pg_bin) = preflight(cfg)?;
+    let mut doc = results::Doc::create(&cfg.results, cfg)?;
+    let rdir = run_dir();
+    let mut teardown = teardown::Teardown::new(false);
+    let result = setup_and_run(
+        cfg,
+        &dev,
+        &pg_bin,
+        &rdir,
+        stop,
+        progress,
+        &mut doc,
+        &mut teardown,
+    );
+    progress.say("tearing down");
+    teardown.unwind();
+    let left = leftovers::check(&rdir, &doc.watch);
+    doc.set(
+        "teardown",
+        serde_json::json!({"log": teardown.log, "errors": teardown.errors, "leftovers": left}),
+    );
+    match &result {
+        Ok(()) => doc.set_status("complete", None),
+        Err(OltpError::Interrupted) => doc.set_status("interrupted", None),
+        Err(e) => doc.set_status("failed", Some(e.to_string())),
+    }
+    doc.save()?;
+    result.map(|()| Outcome {
+        doc: doc.value(),
+        leftovers: left,
+    })
+}
+
+fn check_stop(stop: &AtomicBool) -> Result<()> {
+    if stop.load(Ordering::SeqCst) {
+        Err(OltpError::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn setup_and_run(
+    cfg: &OltpConfig,
+    dev: &DeviceArg,
+    pg_bin: &Path,
+    rdir: &Path,
+    stop: &AtomicBool,
+    progress: &mut dyn Progress,
+    doc: &mut results::Doc,
+    teardown: &mut teardown::Teardown,
+) -> Result<()> {
+    let max_wal = pg_size_bytes(&cfg.pg.max_wal_size).unwrap_or(1 << 30);
+    let needed = bytes_needed(cfg.warehouses, max_wal);
+    std::fs::create_dir_all(rdir)
+        .map_err(|e| OltpError::failed(format!("cannot create {}", rdir.display()), e))?;
+    {
+        let d = rdir.to_path_buf();
+        teardown.push(format!("remove {}", rdir.display()), move || {
+            std::fs::remove_dir_all(&d).map_err(|e| format!("cannot remove {}: {e}", d.display()))
+        });
+    }
+    // The run directory must be traversable by the postgres user (socket, mount).
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(rdir, std::fs::Permissions::from_mode(0o755));
+    let _ = std::fs::set_permissions(
+        rdir.parent().unwrap_or(rdir),
+        std::fs::Permissions::from_mode(0o755),
+    );
+
+    // 1. The device.
+    progress.say(&format!("device: {}", dev.describe()));
+    let attached = match dev {
+        DeviceArg::File { path } => {
+            if let Some(size) = cfg.size_bytes {
+                if size < needed {
+                    return Err(too_small(
+                        &path.display().to_string(),
+                        size,
+                        needed,
+                        cfg,
+                        "--size",
+                    ));
+                }
+            }
+            device::file::attach(
+                path,
+                cfg.size_bytes,
+                cfg.allow_write_to.as_deref(),
+                teardown,
+            )?
+        }
+        DeviceArg::Block { path } => {
+            device::block::attach(path, cfg.allow_write_to.as_deref(), teardown)?
+        }
+        DeviceArg::Sim { spec } => {
+            let capacity = cfg
+                .size_bytes
+                .unwrap_or_else(|| (needed * 3 / 2).max(2 << 30).div_ceil(1 << 30) << 30);
+            let setup = device::sim::SimSetup {
+                spec,
+                default_capacity_bytes: capacity,
+                exe: &cfg.exe,
+                run_dir: rdir,
+                trace: &cfg.results.join("device.trace"),
+                stats_json: &cfg.results.join("serve-stats.json"),
+                serve_log: &cfg.results.join("serve.log"),
+                seed: cfg.seed,
+                pace: cfg.pace,
+            };
+            device::sim::attach(&setup, teardown)?
+        }
+        DeviceArg::Mount { dir } => device::mount::attach(dir)?.0,
+    };
+    if let (Some(name), DeviceArg::File { .. } | DeviceArg::Sim { .. }) =
+        (&attached.sysfs_name, dev)
+    {
+        if let Ok(b) = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")) {
+            doc.watch
+                .loop_devices
+                .push((name.clone(), b.trim().to_string()));
+        }
+    }
+    if let Some(s) = &attached.serve {
+        doc.watch.pids.push(s.pid);
+    }
+    doc.set(
+        "device",
+        serde_json::to_value(&attached).expect("serializes"),
+    );
+    doc.save()?;
+    if attached.size_bytes > 0 && attached.size_bytes < needed {
+        let what = if matches!(dev, DeviceArg::Mount { .. }) {
+            "the free space of --mount"
+        } else {
+            "--size"
+        };
+        return Err(too_small(
+            &dev.describe(),
+            attached.size_bytes,
+            needed,
+            cfg,
+            what,
+        ));
+    }
+    check_stop(stop)?;
+
+    // 2. The file system and the scheduler.
+    let mnt = match dev {
+        DeviceArg::Mount { dir } => dir.clone(),
+        _ => {
+            let mkfs_tool = cfg.fs.find_mkfs()?;
+            let target = attached
+                .mkfs_path
+                .clone()
+                .expect("a device to make the file system on");
+            progress.say(&format!(
+                "mkfs.{} {}",
+                cfg.fs.name(),
+                attached.block_dev.as_deref().unwrap_or(&target).display()
+            ));
+            fs::mkfs(cfg.fs, &mkfs_tool, &target)?;
+            let mnt = rdir.join("mnt");
+            fs::mount(cfg.fs, &target, &mnt, teardown)?;
+            mnt
+        }
+    };
+    if let (Some(s), Some(name)) = (&cfg.scheduler, &attached.sysfs_name) {
+        let prev = fs::set_scheduler(name, s, teardown)?;
+        doc.set("scheduler", serde_json::json!({"set": s, "previous": prev}));
+    } else if cfg.scheduler.is_some() {
+        return Err(OltpError::Input("--scheduler: the file system of --mount has no block device to schedule; leave --scheduler out".into()));
+    }
+    if let Some(name) = &attached.sysfs_name {
+        if let Some((all, current)) = fs::schedulers(name) {
+            doc.set(
+                "scheduler_in_use",
+                serde_json::json!({"current": current, "offered": all}),
+            );
+        }
+    }
+    check_stop(stop)?;
+
+    // 3. PostgreSQL.
+    let pgdata = match dev {
+        DeviceArg::Mount { .. } => mnt.join("flashlab-oltp-pgdata"),
+        _ => mnt.join("pgdata"),
+    };
+    progress.say(&format!(
+        "PostgreSQL: initdb {} and start ({})",
+        pgdata.display(),
+        postgres::version(pg_bin)
+    ));
+    let server = postgres::init_and_start(
+        &postgres::StartSpec {
+            bin: pg_bin,
+            pgdata: &pgdata,
+            socket_dir: &rdir.join("pgsock"),
+            log: &cfg.results.join("postgres.log"),
+            settings: &cfg.pg,
+            max_connections: cfg.terminals + cfg.load_workers + 10,
+            remove_at_teardown: matches!(dev, DeviceArg::Mount { .. }),
+        },
+        teardown,
+    )?;
+    doc.watch.pids.push(server.pid);
+    doc.set(
+        "postgres",
+        serde_json::json!({"version": postgres::version(pg_bin), "pgdata": pgdata, "pid": server.pid, "settings": cfg.pg}),
+    );
+    doc.save()?;
+    check_stop(stop)?;
+    if cfg.setup_only {
+        progress.say("set-up complete (--setup-only): PostgreSQL answers; tearing down");
+        return Ok(());
+    }
+    let db = server.config();
+
+    // 4. Load (a Ctrl-C stops the server, which ends the load at once).
+    doc.set_status("loading", None);
+    doc.save()?;
+    let load = driver::load(&db, cfg, stop, server.pid, progress)?;
+    doc.set("load", load);
+    doc.save()?;
+    check_stop(stop)?;
+
+    // 5. Measure: block stat and serve before, tracers, TPC-C, tracers, after.
+    // The block statistics are read while the file system is frozen (every
+    // dirty page written back, no write can start), right before the
+    // tracers start and right after they stop: both count the same
+    // requests. A file system flashlab did not make (--mount) is not frozen.
+    let freezable = !matches!(dev, DeviceArg::Mount { .. });
+    let frozen = if freezable {
+        Some(fs::freeze(&mnt)?)
+    } else {
+        None
+    };
+    let stat_before = attached
+        .sysfs_name
+        .as_deref()
+        .and_then(blockstat::BlockStat::read);
+    // serve's statistics inside the same bracket: its deltas are the traced window's.
+    let serve_before = attached.serve.as_ref().and_then(|s| s.snapshot());
+    let tracer = if cfg.trace {
+        Some(tracing::start(
+            &cfg.results,
+            server.pid,
+            &pgdata,
+            &attached,
+        )?)
+    } else {
+        None
+    };
+    drop(frozen);
+    doc.set_status("running", None);
+    doc.save()?;
+    let started = std::time::Instant::now();
+    let run = driver::run(
+        &db,
+        cfg,
+        stop,
+        &cfg.results.join("tpcc-seconds.jsonl"),
+        progress,
+    );
+    let elapsed_s = started.elapsed().as_secs_f64();
+    let frozen = if freezable {
+        fs::freeze(&mnt).ok()
+    } else {
+        None
+    };
+    let traced = tracer.map(|t| t.stop()).transpose();
+    let stat_after = attached
+        .sysfs_name
+        .as_deref()
+        .and_then(blockstat::BlockStat::read);
+    let serve_after = attached.serve.as_ref().and_then(|s| s.snapshot());
+    drop(frozen);
+    let run = run?;
+    let traced = traced?;
+    doc.set("tpcc", run.report.clone());
+    let delta = match (&stat_before, &stat_after) {
+        (Some(b), Some(a)) => Some(b.delta(a)),
+        _ => None,
+    };
+    doc.set(
+        "block_stat",
+        serde_json::json!({"device": attached.sysfs_name, "before": stat_before, "after": stat_after, "delta": delta}),
+    );
+    if serve_before.is_some() || serve_after.is_some() {
+        doc.set(
+            "serve",
+            results::serve_section(serve_before.as_ref(), serve_after.as_ref()),
+        );
+    }
+    doc.save()?;
+
+    // 6. Analysis: series, file-system WAF, consistency, endurance.
+    let measured_s = run.measured_s.unwrap_or(elapsed_s).max(1e-9);
+    if let Some(t) = &traced {
+        doc.set("trace", t.summary.clone());
+        doc.set("series", t.series(cfg.interval_s));
+        doc.set(
+            "fs_write_amplification",
+            serde_json::json!(t.fs_write_amplification()),
+        );
+        doc.set("trace_consistency", results::consistency(t, delta.as_ref()));
+    }
+    let physical_write_bytes = traced
+        .as_ref()
+        .and_then(|t| t.physical_write_bytes())
+        .or(delta.map(|d| d.write_bytes()))
+        .unwrap_or(0);
+    // Rates over the traced time (ramp-up and measured run), the window the
+    // physical bytes were counted in.
+    let traced_s = traced
+        .as_ref()
+        .map(|t| t.duration_s())
+        .filter(|s| *s > 0.0)
+        .unwrap_or(elapsed_s);
+    doc.set("traced_s", serde_json::json!(traced_s));
+    let endurance = results::endurance(
+        cfg,
+        dev,
+        physical_write_bytes,
+        traced_s,
+        serve_before.as_ref(),
+        serve_after.as_ref(),
+    );
+    doc.set(
+        "endurance",
+        serde_json::to_value(&endurance).expect("serializes"),
+    );
+    doc.set("measured_s", serde_json::json!(measured_s));
+    doc.save()?;
+    if stop.load(Ordering::SeqCst) {
+        return Err(OltpError::Interrupted);
+    }
+    if let Ok(c) = driver::check_consistency(&db) {
+        doc.set("tpcc_consistency", c);
+    }
+    doc.save()?;
+    Ok(())
+}
+
+fn too_small(what: &str, have: u64, needed: u64, cfg: &OltpConfig, flag: &str) -> OltpError {
+    use flashlab_pattern::units::format_size;
+    OltpError::Input(format!(
+        "{what} ({}) is too small for {} warehouse{} (about {} with the WAL up to --max-wal-size {}); give {flag} {} or fewer --warehouses",
+        format_size(have),
+        cfg.warehouses,
+        if cfg.warehouses == 1 { "" } else { "s" },
+        format_size(needed),
+        cfg.pg.max_wal_size,
+        format_size(needed.div_ceil(1 << 30) << 30)
+    ))
+}
+
+/// How long a Ctrl-C may wait for the current stage.
+pub const STOP_GRACE: Duration = Duration::from_secs(60);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_sizes_read_as_postgres_does() {
+        assert_eq!(pg_size_bytes("1GB"), Some(1 << 30));
+        assert_eq!(pg_size_bytes("512MB"), Some(512 << 20));
+        assert_eq!(pg_size_bytes("64kB"), Some(64 << 10));
+        assert_eq!(pg_size_bytes("16"), Some(16 * 8192));
+        assert_eq!(pg_size_bytes("1 GiB"), None);
+    }
+
+    #[test]
+    fn the_space_needed_grows_with_warehouses_and_wal() {
+        assert!(bytes_needed(2, 1 << 30) > bytes_needed(1, 1 << 30));
+        assert_eq!(
+            bytes_needed(2, 1 << 30) - bytes_needed(1, 1 << 30),
+            BYTES_PER_WAREHOUSE
+        );
+    }
+}

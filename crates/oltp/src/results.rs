@@ -1,0 +1,226 @@
+//! The results directory, written as the run goes: `oltp.json` is rewritten
+//! atomically (write + rename) at every stage with its `status`
+//! (setting-up, loading, running, complete, interrupted, failed), so a run
+//! killed with -9 leaves the last stage it reached; TPC-C's per-second
+//! samples are appended to `tpcc-seconds.jsonl`; the traces are
+//! `logical.trace` and `physical.trace` (and, on a simulated device,
+//! `device.trace`: every NBD request serve received).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+
+use crate::blockstat::BlockStat;
+use crate::device::DeviceArg;
+use crate::endurance::{self, Endurance};
+use crate::error::{OltpError, Result};
+use crate::leftovers::Watch;
+use crate::OltpConfig;
+
+pub const FILE: &str = "oltp.json";
+
+pub struct Doc {
+    path: PathBuf,
+    map: Map<String, Value>,
+    pub watch: Watch,
+}
+
+impl Doc {
+    pub fn create(dir: &Path, cfg: &OltpConfig) -> Result<Doc> {
+        if dir.join(FILE).exists() {
+            return Err(OltpError::Input(format!(
+                "{} already holds an OLTP run; pass another --results directory",
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| {
+            OltpError::Input(format!(
+                "cannot create {}: {e}; check --results",
+                dir.display()
+            ))
+        })?;
+        let mut map = Map::new();
+        map.insert("format".into(), json!("flashlab-oltp/1"));
+        map.insert("status".into(), json!("setting-up"));
+        map.insert(
+            "config".into(),
+            serde_json::to_value(cfg).expect("serializes"),
+        );
+        map.insert(
+            "started_unix_s".into(),
+            json!(flashlab_results::time::now_unix_s()),
+        );
+        let d = Doc {
+            path: dir.join(FILE),
+            map,
+            watch: Watch::default(),
+        };
+        d.save()?;
+        Ok(d)
+    }
+
+    pub fn set(&mut self, key: &str, v: Value) {
+        self.map.insert(key.into(), v);
+    }
+
+    pub fn set_status(&mut self, status: &str, error: Option<String>) {
+        self.map.insert("status".into(), json!(status));
+        if let Some(e) = error {
+            self.map.insert("error".into(), json!(e));
+        }
+    }
+
+    pub fn save(&self) -> Result<()> {
+        flashlab_results::dir::write_json_atomic(&self.path, &self.map)
+            .map_err(|e| OltpError::failed(format!("cannot write {}", self.path.display()), e))
+    }
+
+    pub fn value(&self) -> Value {
+        Value::Object(self.map.clone())
+    }
+}
+
+/// serve's statistics before and after the measured run, and the deltas
+/// that matter: the FTL's WAF over the run, erases, flash time per request.
+pub fn serve_section(before: Option<&Value>, after: Option<&Value>) -> Value {
+    let num = |v: Option<&Value>, path: &[&str]| -> Option<f64> {
+        let mut cur = v?;
+        for p in path {
+            cur = cur.get(p)?;
+        }
+        cur.as_f64()
+    };
+    let d = |path: &[&str]| Some(num(after, path)? - num(before, path)?);
+    let page_bytes = num(after, &["sim", "page_bytes"]).unwrap_or(4096.0);
+    let host_written = d(&["sim", "host", "write_bytes"]);
+    let programs = d(&["sim", "flash", "programs", "total"]);
+    let ftl_waf = match (host_written, programs) {
+        (Some(h), Some(p)) if h > 0.0 => Some(p * page_bytes / h),
+        _ => None,
+    };
+    json!({
+        "before": before,
+        "after": after,
+        "run": {
+            "host_write_bytes": host_written,
+            "host_read_bytes": d(&["sim", "host", "read_bytes"]),
+            "flash_programs": programs,
+            "erases": d(&["sim", "flash", "erases", "total"]),
+            "ftl_write_amplification": ftl_waf,
+            "gc_relocated_pages": d(&["sim", "gc", "relocated_pages"]),
+        },
+        "whole_device": {
+            "ftl_write_amplification": num(after, &["sim", "write_amplification"]),
+            "erase_count": after.and_then(|a| a.pointer("/sim/erase_count")).cloned(),
+            "chip_time_per_host_request_ns": after.and_then(|a| a.pointer("/sim/chip_time_per_host_request_ns")).cloned(),
+        }
+    })
+}
+
+/// The physical trace against the kernel's /sys/block/DEV/stat deltas.
+pub fn consistency(t: &crate::tracing::Traced, delta: Option<&BlockStat>) -> Value {
+    let Some(d) = delta else {
+        return json!({"checked": false, "why": "no /sys/block statistics for this device"});
+    };
+    let (r, w) = t.physical_counts().unwrap_or((0, 0, 0, 0)).into_pair();
+    let completed = |k: &str| {
+        t.summary
+            .pointer(&format!("/physical_detail/completed/{k}"))
+            .and_then(Value::as_u64)
+    };
+    json!({
+        "checked": true,
+        "lost_events": t.summary.get("physical_lost_events"),
+        // Completions as the tracer saw them, which the kernel's counters
+        // count too (write-zeroes requests among the writes).
+        "completed_read_bytes": completed("read_sectors").map(|s| s * 512),
+        "completed_write_bytes": completed("write_sectors").map(|s| s * 512),
+        // Requests the trace format has no operation for (write-zeroes):
+        // counted by /sys/block as writes, absent from physical.trace.
+        "other_requests": t.summary.pointer("/physical_detail/other_requests"),
+        "stat_read_ios": d.read_ios, "stat_write_ios": d.write_ios,
+        "stat_read_bytes": d.read_bytes(), "stat_write_bytes": d.write_bytes(),
+        "trace_read_ios": r.0, "trace_read_bytes": r.1,
+        "trace_write_ios": w.0, "trace_write_bytes": w.1,
+    })
+}
+
+trait Pair {
+    fn into_pair(self) -> ((u64, u64), (u64, u64));
+}
+
+impl Pair for (u64, u64, u64, u64) {
+    fn into_pair(self) -> ((u64, u64), (u64, u64)) {
+        ((self.0, self.1), (self.2, self.3))
+    }
+}
+
+/// Table 6 (and the erase-count estimate on a simulated device).
+pub fn endurance(
+    cfg: &OltpConfig,
+    dev: &DeviceArg,
+    physical_write_bytes: u64,
+    seconds: f64,
+    serve_before: Option<&Value>,
+    serve_after: Option<&Value>,
+) -> Endurance {
+    let rate = physical_write_bytes as f64 / seconds.max(1e-9);
+    let profile = match dev {
+        DeviceArg::Sim { spec } => flashlab_sim::resolve_spec(spec).ok(),
+        _ => None,
+    };
+    let prof_end = profile
+        .as_ref()
+        .map(|p| p.endurance.clone())
+        .unwrap_or_default();
+    let (rated, source) = match (
+        cfg.rated_lifetime_writes_bytes,
+        prof_end.rated_lifetime_writes_bytes,
+    ) {
+        (Some(b), _) => (Some(b), Some("--rated-lifetime-writes".to_string())),
+        (None, Some(b)) => (
+            Some(b),
+            Some(format!(
+                "profile {}: {}",
+                profile.as_ref().map(|p| p.name.as_str()).unwrap_or("?"),
+                prof_end.source
+            )),
+        ),
+        (None, None) => (None, None),
+    };
+    let mut e = Endurance {
+        physical_write_bytes_per_s: rate,
+        rated_lifetime_writes_bytes: rated,
+        rated_lifetime_writes_source: source,
+        years_from_rated_writes: rated.and_then(|b| endurance::years_from_writes(b, rate)),
+        rated_pe_cycles: prof_end.rated_pe_cycles,
+        ..Endurance::default()
+    };
+    let erases = |v: Option<&Value>| v?.pointer("/sim/flash/erases/total")?.as_f64();
+    if let (Some(b), Some(a)) = (erases(serve_before), erases(serve_after)) {
+        let per_s = (a - b).max(0.0) / seconds.max(1e-9);
+        e.erases_per_s = Some(per_s);
+        let blocks = serve_after
+            .and_then(|v| v.pointer("/sim/erase_count/blocks"))
+            .and_then(|b| b.as_u64());
+        e.flash_blocks = blocks;
+        if let (Some(pe), Some(blocks)) = (e.rated_pe_cycles, blocks) {
+            e.years_from_erase_counts = endurance::years_from_erases(pe, blocks, per_s);
+            let logical = serve_after
+                .and_then(|v| v.pointer("/store/logical_pages"))
+                .and_then(|x| x.as_f64());
+            let page = serve_after
+                .and_then(|v| v.pointer("/sim/page_bytes"))
+                .and_then(|x| x.as_f64())
+                .unwrap_or(4096.0);
+            let rated_cap = profile.as_ref().map(|p| p.geometry.capacity.0 as f64);
+            if let (Some(y), Some(l), Some(rc)) = (e.years_from_erase_counts, logical, rated_cap) {
+                let sim_cap = l * page;
+                if sim_cap > 0.0 {
+                    e.years_from_erase_counts_at_rated_capacity = Some(y * rc / sim_cap);
+                }
+            }
+        }
+    }
+    e
+}
