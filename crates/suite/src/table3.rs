@@ -37,6 +37,12 @@ pub struct Table3 {
     pub reverse_relative: Option<f64>,
     pub in_place_relative: Option<f64>,
     pub large_incr_relative: Option<f64>,
+    /// Not a Table 3 column: the worst misaligned 32 KiB random write (the
+    /// alignment micro-benchmark, IOShift > 0) minus the aligned one, in ms
+    /// (uFLIP 5.2: on the Samsung "the response time increases from 18 msec
+    /// to 32 msec").
+    #[serde(default)]
+    pub misaligned_rw_extra_ms: Option<f64>,
 }
 
 /// One design hint, with the figures it rests on.
@@ -158,6 +164,13 @@ pub fn table3(plan: &Plan, summaries: &[RunSummary], io_size: u64) -> Table3 {
             .collect();
         if !large.is_empty() {
             t.large_incr_relative = Some(large.iter().sum::<f64>() / large.len() as f64 / rw);
+        }
+    }
+    let al = means.series("alignment", "RW");
+    if let Some(&(0.0, aligned)) = al.first() {
+        if al.len() >= 2 {
+            let worst = al[1..].iter().map(|x| x.1).fold(0.0, f64::max);
+            t.misaligned_rw_extra_ms = Some((worst - aligned) / 1e6);
         }
     }
     t
