@@ -90,7 +90,7 @@ def run(flashlab, profile, overrides):
             capture_output=True, text=True)
     if out.returncode != 0:
         return None, out.stderr.strip()
-    return json.loads(out.stdout)["table3"], ""
+    return json.loads(out.stdout), ""
 
 
 def main():
@@ -111,15 +111,19 @@ def main():
     rows = []
     for point in itertools.product(*values) if keys else [()]:
         ov = list(zip(keys, point))
-        t, err = run(a.flashlab, a.profile, ov)
-        if t is None:
+        j, err = run(a.flashlab, a.profile, ov)
+        if j is None:
             print(f"{ov}: failed: {err}", file=sys.stderr)
             continue
+        t = j["table3"]
         sim = simulated(t)
+        cal = j.get("calibration", {})
+        extra = (f"  RW-startup={cal.get('RW', {}).get('startup')} SW-period={cal.get('SW', {}).get('period')}"
+                 f" lingering={j.get('lingering_ios')}")
         passed, loss = score(pub, sim)
         rows.append((passed, loss, ov, sim))
         shown = " ".join(f"{c}={'-' if v is None else f'{v:.3g}'}" for c, v in zip(COLUMNS, sim))
-        print(f"{passed:2d}/12 loss {loss:6.2f}  {' '.join(f'{k}={v}' for k, v in ov)}  {shown}", flush=True)
+        print(f"{passed:2d}/12 loss {loss:6.2f}  {' '.join(f'{k}={v}' for k, v in ov)}  {shown}{extra}", flush=True)
     rows.sort(key=lambda r: (-r[0], r[1]))
     if rows:
         best = rows[0]

@@ -282,7 +282,9 @@ fn bast_log_overwrite_merges_make_every_rewrite_merge() {
     };
     let one_copy = in_place(",ftl.log_overwrite_merges=true");
     let appending = in_place("");
-    println!("in-place merges per 200 writes: one-copy logs {one_copy}, appending logs {appending}");
+    println!(
+        "in-place merges per 200 writes: one-copy logs {one_copy}, appending logs {appending}"
+    );
     assert!(one_copy >= 199, "{one_copy}");
     assert!(appending <= 5, "{appending}");
 }

@@ -379,15 +379,45 @@ pub fn uflip_rows(
 /// text report. (profile, source, what, published, tolerance metric).
 pub const UFLIP_EXTRAS: [(&str, &str, &str, f64, &str); 5] = [
     // 5.1: "The start-up phase is about 125 IOs" (Figure 3, Mtron RW).
-    ("mtron", "Figure 3 (section 5.1)", "RW start-up phase (IOs)", 125.0, "uflip.startup"),
+    (
+        "mtron",
+        "Figure 3 (section 5.1)",
+        "RW start-up phase (IOs)",
+        125.0,
+        "uflip.startup",
+    ),
     // 5.1: IOIgnore "30 and 128" for the Memoright and Mtron random writes.
-    ("memoright", "IOIgnore (section 5.1)", "RW start-up phase (IOs)", 30.0, "uflip.startup"),
+    (
+        "memoright",
+        "IOIgnore (section 5.1)",
+        "RW start-up phase (IOs)",
+        30.0,
+        "uflip.startup",
+    ),
     // 5.1: "for the Kingston DTI ... there is no startup phase and the period is about 128 operations".
-    ("kingston-dti", "Figure 4 (section 5.1)", "SW period (IOs)", 128.0, "uflip.period"),
+    (
+        "kingston-dti",
+        "Figure 4 (section 5.1)",
+        "SW period (IOs)",
+        128.0,
+        "uflip.period",
+    ),
     // 5.1: "the lingering effect of the random writes lasts for about 3,000 sequential reads".
-    ("mtron", "Figure 5 (section 5.1)", "sequential reads slowed after random writes", 3000.0, "uflip.lingering"),
+    (
+        "mtron",
+        "Figure 5 (section 5.1)",
+        "sequential reads slowed after random writes",
+        3000.0,
+        "uflip.lingering",
+    ),
     // 5.2: "on the Samsung SSD ... the response time increases from 18 msec to 32 msec".
-    ("samsung", "section 5.2 (alignment)", "misaligned RW extra cost (ms)", 14.0, "uflip.alignment"),
+    (
+        "samsung",
+        "section 5.2 (alignment)",
+        "misaligned RW extra cost (ms)",
+        14.0,
+        "uflip.alignment",
+    ),
 ];
 
 /// The simulated value of an [`UFLIP_EXTRAS`] row from the suite's summary JSON.
