@@ -13,8 +13,8 @@ use std::process::Command;
 use clap::Args;
 use flashlab_suite::table3::Table3;
 use flashlab_suite::validate::{
-    self, describe, verdict, PublishedFinding, Row, Score, Tolerances, Value, Verdict,
-    BUDILOVSKY11, FINDINGS, HUDLET11, UFLIP_TABLE3,
+    self, describe, uflip_extra_value, verdict, PublishedFinding, Row, Score, Tolerances, Value,
+    Verdict, BUDILOVSKY11, FINDINGS, HUDLET11, UFLIP_EXTRAS, UFLIP_TABLE3,
 };
 
 use crate::error::{CliError, CliResult};
@@ -133,14 +133,23 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
         let device = format!("sim:{profile},capacity=1GiB{set}");
         let dir = root.join(format!("uflip-{profile}"));
         let _ = std::fs::remove_dir_all(&dir);
-        let t: Option<Table3> = match run_suite(
+        // The alignment micro-benchmark only where a published number needs it.
+        let only = if UFLIP_EXTRAS
+            .iter()
+            .any(|e| e.0 == profile && e.4 == "uflip.alignment")
+        {
+            "locality,partitioning,order,pause,alignment"
+        } else {
+            "locality,partitioning,order,pause"
+        };
+        let summary = match run_suite(
             &[
                 "suite",
                 "uflip",
                 "--device",
                 &device,
                 "--only",
-                "locality,partitioning,order,pause",
+                only,
                 "--max-ios",
                 "1024",
                 "--calibration-ios",
@@ -148,16 +157,43 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             ],
             &dir,
         ) {
-            Ok(v) => serde_json::from_value(v["table3"].clone()).ok(),
+            Ok(v) => Some(v),
             Err(e) => {
                 notes.push(format!("uflip on {device}: {e}"));
                 None
             }
         };
+        let t: Option<Table3> = summary
+            .as_ref()
+            .and_then(|v| serde_json::from_value(v["table3"].clone()).ok());
         rows.extend(
             validate::uflip_rows(&tol, profile, t.as_ref())
                 .map_err(|e| CliError::failure(e.to_string()))?,
         );
+        for (p, source, what, published, metric) in UFLIP_EXTRAS {
+            if p != profile {
+                continue;
+            }
+            let t = tol
+                .get(metric)
+                .map_err(|e| CliError::failure(e.to_string()))?;
+            let simulated = summary
+                .as_ref()
+                .map(|v| uflip_extra_value(what, v))
+                .unwrap_or(Value::NotMeasured);
+            let published = Value::Number(published);
+            rows.push(Row {
+                paper: "uflip".into(),
+                profile: profile.into(),
+                source: source.into(),
+                what: what.into(),
+                published,
+                simulated,
+                metric: metric.into(),
+                tolerance: describe(t),
+                verdict: verdict(t, published, simulated),
+            });
+        }
     }
     if !args.quick {
         // One run per (suite, profile) the published findings need.

@@ -80,11 +80,11 @@ fn run(spec: &str, ios: u64) -> String {
             }
         } else {
             let r = rng.next();
-            let size_bytes: u32 = if r % 5 == 0 { 16 << 10 } else { 4 << 10 };
+            let size_bytes: u32 = if r.is_multiple_of(5) { 16 << 10 } else { 4 << 10 };
             // a phase of overwrites of the whole device (foreground GC), then the mix
             let overwrite_phase = (i - fill) < ios / 3;
             let span = if overwrite_phase { size } else { size / 2 };
-            let unaligned = r % 13 == 0;
+            let unaligned = r.is_multiple_of(13);
             let mut offset_bytes =
                 (rng.next() % (span / 4096)) * 4096 + if unaligned { 512 } else { 0 };
             if offset_bytes + size_bytes as u64 > size {
@@ -92,7 +92,7 @@ fn run(spec: &str, ios: u64) -> String {
             }
             let mode = if overwrite_phase {
                 Mode::Write
-            } else if r % 97 == 0 {
+            } else if r.is_multiple_of(97) {
                 Mode::Trim
             } else if r % 10 < 7 {
                 Mode::Read

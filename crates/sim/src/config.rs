@@ -346,6 +346,22 @@ pub struct FtlConfig {
     /// block, bast, fast: dies a superblock spans (0 = all dies). Must divide the number of dies.
     #[serde(default)]
     pub stripe_dies: u32,
+    /// bast, fast: pages a random log block takes before it counts as full and is
+    /// merged (0 = the whole superblock). Low-end controllers log into one
+    /// physical block while their data units span several (docs/sim-ftl.md).
+    #[serde(default)]
+    pub log_pages: u32,
+    /// bast: a log block holds one copy of each page; rewriting a page already
+    /// in the unit's log merges the unit first (controllers that find a page's
+    /// copy by its position, without version numbers; docs/sim-ftl.md).
+    #[serde(default)]
+    pub log_overwrite_merges: bool,
+    /// fast: at most this many units may have pages in the random log blocks
+    /// (0 = any number); a random write to another unit first merges the least
+    /// recently written one (a bounded association table, as KAST bounds each
+    /// log block's associativity; docs/sim-ftl.md).
+    #[serde(default)]
+    pub log_units: u32,
     /// dftl: the cached mapping table (8 bytes per entry); two-level: the controller's
     /// chunk cache (chunk_entries x 4 bytes per chunk).
     #[serde(default = "map_cache")]
@@ -371,6 +387,9 @@ impl Default for FtlConfig {
             kind: FtlKind::Page,
             log_blocks: eight(),
             stripe_dies: 0,
+            log_pages: 0,
+            log_overwrite_merges: false,
+            log_units: 0,
             map_cache: map_cache(),
             chunk_entries: chunk_entries(),
             hints: HintsConfig::default(),
@@ -658,6 +677,8 @@ const ALIASES: &[(&str, &str)] = &[
     ("wl", "wear.static_threshold"),
     ("ftl", "ftl.kind"),
     ("log_blocks", "ftl.log_blocks"),
+    ("log_pages", "ftl.log_pages"),
+    ("log_units", "ftl.log_units"),
     ("chunk_entries", "ftl.chunk_entries"),
     ("map_cache", "ftl.map_cache"),
     ("hints", "ftl.hints.enabled"),

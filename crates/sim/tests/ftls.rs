@@ -255,3 +255,102 @@ proptest! {
         prop_assert_eq!(d.mapped_pages(), model.iter().filter(|&&m| m).count() as u64);
     }
 }
+
+fn merges(d: &SimDevice) -> u64 {
+    let a = d.accounting();
+    a.merges_full + a.merges_partial
+}
+
+/// `ftl.log_overwrite_merges` (uFLIP's Kingston DTI: in-place x40, no
+/// locality area): a BAST log holding one copy per page merges its unit on
+/// every rewrite of a page already in it; without the option the same
+/// in-place writes fill the log and merge once per superblock of writes.
+#[test]
+fn bast_log_overwrite_merges_make_every_rewrite_merge() {
+    let in_place = |extra: &str| {
+        let mut d = small("bast", extra);
+        seq_fill(&mut d, 64 * KIB);
+        d.reset_stats();
+        // one 4 KiB page in the middle of a unit, rewritten 200 times
+        run(
+            &mut d,
+            (0..200).map(|_| (8 * KIB, 4 * KIB as u32, Mode::Write)),
+            1,
+        );
+        d.check().unwrap();
+        merges(&d)
+    };
+    let one_copy = in_place(",ftl.log_overwrite_merges=true");
+    let appending = in_place("");
+    println!(
+        "in-place merges per 200 writes: one-copy logs {one_copy}, appending logs {appending}"
+    );
+    assert!(one_copy >= 199, "{one_copy}");
+    assert!(appending <= 5, "{appending}");
+}
+
+/// `ftl.log_pages` (uFLIP's Kingston DTI: reverse x8): a random log is full
+/// after `log_pages` pages, so reverse writes through a unit merge it every
+/// `log_pages` writes instead of every superblock (64 pages here).
+#[test]
+fn bast_log_pages_bound_the_random_log() {
+    let reverse = |extra: &str| {
+        let mut d = small("bast", extra);
+        seq_fill(&mut d, 64 * KIB);
+        d.reset_stats();
+        // ten passes backwards through unit 1 (pages 64..128)
+        let reqs = (0..640u64).map(|i| ((64 + 63 - i % 64) * 4 * KIB, 4 * KIB as u32, Mode::Write));
+        run(&mut d, reqs, 1);
+        d.check().unwrap();
+        merges(&d)
+    };
+    let small_log = reverse(",ftl.log_pages=16");
+    let whole = reverse("");
+    println!("reverse merges per 640 writes: 16-page logs {small_log}, superblock logs {whole}");
+    assert!(small_log >= 36, "{small_log}");
+    assert!(whole <= 11, "{whole}");
+}
+
+/// `ftl.log_units` (uFLIP's Kingston DTHX: locality 16 MB (x20), 8 partitions
+/// (x20)): with at most 2 units in FAST's random log, random writes over 2
+/// units merge once per unit per log block, over 4 units about every other
+/// write; without the bound, 4 units cost about what 2 do. And the unit
+/// owning the sequential log rewrites its first page through the random log
+/// instead of restarting the sequential log with a merge per write.
+#[test]
+fn fast_log_units_bound_the_association() {
+    let sb = 256 * KIB;
+    let random_over = |units: u64, extra: &str| {
+        let mut d = small("fast", &format!(",log_blocks=1{extra}"));
+        seq_fill(&mut d, 64 * KIB);
+        run(&mut d, random(3, units * sb, 4 * KIB, 500, Mode::Write), 1);
+        d.reset_stats();
+        run(&mut d, random(4, units * sb, 4 * KIB, 2000, Mode::Write), 1);
+        d.check().unwrap();
+        merges(&d) as f64 / 2000.0
+    };
+    let two = random_over(2, ",ftl.log_units=2");
+    let four = random_over(4, ",ftl.log_units=2");
+    let four_unbounded = random_over(4, "");
+    println!("fast merges per random write: 2 units {two:.3}, 4 units {four:.3}, 4 units unbounded {four_unbounded:.3}");
+    assert!(two < 0.1, "{two}");
+    assert!(four > 0.3, "{four}");
+    assert!(four_unbounded < 0.15, "{four_unbounded}");
+    let head_rewrites = |extra: &str| {
+        let mut d = small("fast", &format!(",log_blocks=1{extra}"));
+        seq_fill(&mut d, 64 * KIB);
+        d.reset_stats();
+        run(
+            &mut d,
+            (0..200).map(|_| (sb, 4 * KIB as u32, Mode::Write)),
+            1,
+        );
+        d.check().unwrap();
+        merges(&d)
+    };
+    let bounded = head_rewrites(",ftl.log_units=2");
+    let plain = head_rewrites("");
+    println!("fast merges per 200 rewrites of a unit's first page: log_units=2 {bounded}, plain FAST {plain}");
+    assert!(bounded <= 10, "{bounded}");
+    assert!(plain >= 150, "{plain}");
+}

@@ -43,6 +43,12 @@ pub struct Table3 {
     /// ("No" locality area, "-" no partitioning that helps).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_measured: Vec<String>,
+    /// Not a Table 3 column: the worst misaligned 32 KiB random write (the
+    /// alignment micro-benchmark, IOShift > 0) minus the aligned one, in ms
+    /// (uFLIP 5.2: on the Samsung "the response time increases from 18 msec
+    /// to 32 msec").
+    #[serde(default)]
+    pub misaligned_rw_extra_ms: Option<f64>,
 }
 
 /// What a never-measured Table 3 cell says.
@@ -189,6 +195,13 @@ pub fn table3(plan: &Plan, summaries: &[RunSummary], io_size: u64) -> Table3 {
         .filter(|(_, m)| !m)
         .map(|(h, _)| h.to_string())
         .collect();
+    let al = means.series("alignment", "RW");
+    if let Some(&(0.0, aligned)) = al.first() {
+        if al.len() >= 2 {
+            let worst = al[1..].iter().map(|x| x.1).fold(0.0, f64::max);
+            t.misaligned_rw_extra_ms = Some((worst - aligned) / 1e6);
+        }
+    }
     t
 }
 

@@ -504,7 +504,9 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
         r.experiment = "pause-probe".into();
         r
     };
-    let probe_reads = (cfg.calibration_ios / 2).max(64);
+    // Enough reads after the batch of writes to see uFLIP's Figure 5 (the
+    // Mtron's writes linger for about 3,000 reads): at least 4096.
+    let probe_reads = (cfg.calibration_ios / 2).max(4096);
     steps.push(Step::MeasurePause {
         before: probe("SR-before", "SR", probe_reads, cal_seq),
         writes: probe("RW", "RW", (cfg.calibration_ios / 4).max(32), random_target),

@@ -374,6 +374,66 @@ pub fn uflip_rows(
     Ok(out)
 }
 
+/// uFLIP's other published numbers about the modelled devices (sections
+/// 4.2, 4.3 and 5.1-5.2): not Table 3 cells, but what its methodology and
+/// text report. (profile, source, what, published, tolerance metric).
+pub const UFLIP_EXTRAS: [(&str, &str, &str, f64, &str); 5] = [
+    // 5.1: "The start-up phase is about 125 IOs" (Figure 3, Mtron RW).
+    (
+        "mtron",
+        "Figure 3 (section 5.1)",
+        "RW start-up phase (IOs)",
+        125.0,
+        "uflip.startup",
+    ),
+    // 5.1: IOIgnore "30 and 128" for the Memoright and Mtron random writes.
+    (
+        "memoright",
+        "IOIgnore (section 5.1)",
+        "RW start-up phase (IOs)",
+        30.0,
+        "uflip.startup",
+    ),
+    // 5.1: "for the Kingston DTI ... there is no startup phase and the period is about 128 operations".
+    (
+        "kingston-dti",
+        "Figure 4 (section 5.1)",
+        "SW period (IOs)",
+        128.0,
+        "uflip.period",
+    ),
+    // 5.1: "the lingering effect of the random writes lasts for about 3,000 sequential reads".
+    (
+        "mtron",
+        "Figure 5 (section 5.1)",
+        "sequential reads slowed after random writes",
+        3000.0,
+        "uflip.lingering",
+    ),
+    // 5.2: "on the Samsung SSD ... the response time increases from 18 msec to 32 msec".
+    (
+        "samsung",
+        "section 5.2 (alignment)",
+        "misaligned RW extra cost (ms)",
+        14.0,
+        "uflip.alignment",
+    ),
+];
+
+/// The simulated value of an [`UFLIP_EXTRAS`] row from the suite's summary JSON.
+pub fn uflip_extra_value(what: &str, summary: &serde_json::Value) -> Value {
+    let num = |v: Option<f64>| v.map(Value::Number).unwrap_or(Value::NotMeasured);
+    match what {
+        "RW start-up phase (IOs)" => num(summary["calibration"]["RW"]["startup"].as_f64()),
+        "SW period (IOs)" => num(summary["calibration"]["SW"]["period"].as_f64()),
+        "sequential reads slowed after random writes" => num(summary["lingering_ios"].as_f64()),
+        "misaligned RW extra cost (ms)" => {
+            num(summary["table3"]["misaligned_rw_extra_ms"].as_f64())
+        }
+        _ => Value::NotMeasured,
+    }
+}
+
 /// A published finding of a paper suite: the finding (by the start of its
 /// `what`) whose `measured` is compared.
 pub struct PublishedFinding {
@@ -809,6 +869,9 @@ mod tests {
         }
         for f in FINDINGS.iter().chain(&BUDILOVSKY11).chain(&HUDLET11) {
             t.get(f.metric).unwrap();
+        }
+        for (_, _, _, _, m) in UFLIP_EXTRAS {
+            t.get(m).unwrap();
         }
         assert!(t.all().iter().all(|t| t.reason.len() > 40));
     }

@@ -19,6 +19,20 @@
 //! writes to up to `log_blocks` partitions stay switch merges, more partitions
 //! force partial merges (uFLIP Table 3, "Partitioning"). Merges are accounted
 //! as `gc`.
+//!
+//! Two options model the low-end USB drives of uFLIP (section 5.2: "they are
+//! one or two orders of magnitude slower for the Kingston DTI USB flash
+//! drive"; Table 3's in-place x40 and reverse x8 on that drive):
+//! - `ftl.log_pages`: a random log block is full after this many pages (the
+//!   controller logs into one physical block while a unit spans several), so
+//!   out-of-order writes to one unit force a full merge every `log_pages`
+//!   pages instead of every superblock.
+//! - `ftl.log_overwrite_merges`: a log holds one copy of each page (the
+//!   controller finds a page's copy by position, without version numbers), so
+//!   rewriting a page already in the unit's log merges the unit first. An
+//!   in-place pattern then costs a merge per write, a reverse pattern (every
+//!   page once) a merge per `log_pages`, and random writes in a small area
+//!   stay about as expensive as anywhere: no locality area.
 
 use super::blocks::NONE;
 use super::superblock::{sb_common, SbCore, SbKind};
@@ -37,6 +51,10 @@ pub struct BastFtl {
     /// Units owning a log block, with the write sequence of their last log write.
     owners: Vec<(u32, u64)>,
     seq: u64,
+    /// Pages a random log takes before it is full (`ftl.log_pages`, at most a superblock).
+    rand_cap: u32,
+    /// `ftl.log_overwrite_merges`.
+    overwrite_merges: bool,
 }
 
 impl BastFtl {
@@ -44,11 +62,38 @@ impl BastFtl {
         let core = SbCore::new(cfg, geo, cfg.ftl.log_blocks);
         let n_lu = core.n_lu as usize;
         BastFtl {
-            core,
             max_logs: cfg.ftl.log_blocks.max(1),
             log_of: vec![NONE; n_lu],
             owners: Vec::with_capacity(cfg.ftl.log_blocks as usize),
             seq: 0,
+            rand_cap: match cfg.ftl.log_pages {
+                0 => core.n,
+                p => p.min(core.n),
+            },
+            overwrite_merges: cfg.ftl.log_overwrite_merges,
+            core,
+        }
+    }
+
+    /// Whether `log` can take no more pages: a sequential log when it holds the
+    /// whole unit, a random log after `rand_cap` pages.
+    fn log_full(&self, log: u32) -> bool {
+        let c = &self.core;
+        let cap = if c.sb_kind[log as usize] == SbKind::RandLog {
+            self.rand_cap
+        } else {
+            c.n
+        };
+        c.sb_wp[log as usize] >= cap
+    }
+
+    /// Whether the newest copy of `lpn` (of unit `lu`) is in `lu`'s log `log`.
+    fn in_log(&self, lpn: u64, lu: u32, off: u32, log: u32) -> bool {
+        let c = &self.core;
+        if c.seq_log[lu as usize] == log {
+            off < c.sb_wp[log as usize]
+        } else {
+            c.is_inlog(lpn)
         }
     }
 
@@ -103,7 +148,12 @@ impl Ftl for BastFtl {
         let mut t = at;
         self.seq += 1;
         let mut log = self.log_of[lu as usize];
-        if log != NONE && self.core.sb_wp[log as usize] == self.core.n {
+        if log != NONE && self.overwrite_merges && self.in_log(lpn, lu, off, log) {
+            // the log cannot hold a second copy of this page
+            t = self.merge(lu, t, flash)?;
+            log = NONE;
+        }
+        if log != NONE && self.log_full(log) {
             t = self.merge(lu, t, flash)?;
             log = NONE;
         }
@@ -131,8 +181,13 @@ impl Ftl for BastFtl {
             }
             // out of order: the log becomes a random log block of this unit
             c.demote_seq(lu)?;
+            if self.log_full(log) {
+                // already past a random log's capacity: merge, start a new log
+                let t = self.merge(lu, t, flash)?;
+                return self.write(lpn, _partial, t, flash);
+            }
         }
-        Ok(c.program_rand(log, lpn, t, flash))
+        Ok(self.core.program_rand(log, lpn, t, flash))
     }
 
     fn idle(&mut self, _from: Nanos, _deadline: Nanos, _flash: &mut Flash) -> Result<(), SimError> {

@@ -21,6 +21,20 @@
 //! more units and every page costs about one full merge (Chen et al. 5.7: "the
 //! more random the writes are, the more merge operations are needed"). Merges
 //! are accounted as `gc`.
+//!
+//! Two options model uFLIP's Kingston DataTraveler HyperX, whose partitioned
+//! sequential writes cost what random writes in its locality area cost (Table
+//! 3: "16 (x20)" and "8 (x20)") while reverse and in-place writes, which touch
+//! one unit at a time, cost far less (x7, x6):
+//! - `ftl.log_pages`: a random log block is full after this many pages.
+//! - `ftl.log_units`: at most this many units may have pages in the random
+//!   logs (a bounded association table; Cho et al.'s KAST, DATE 2009, bounds
+//!   each log block's associativity the same way). A random write to another
+//!   unit first gives the least recently written one a full merge, so random
+//!   writes over more units than that, or more partitions, cost about a merge
+//!   each. With it, a rewrite of the first page of the unit that owns the
+//!   sequential log goes to the random log (the unit is associated like any
+//!   other) instead of restarting the sequential log with a partial merge.
 
 use std::collections::VecDeque;
 
@@ -41,6 +55,14 @@ pub struct FastFtl {
     /// The unit owning the sequential log block.
     sw: u32,
     merged: Vec<u32>,
+    /// Pages a random log takes before it is full (`ftl.log_pages`, at most a superblock).
+    rand_cap: u32,
+    /// `ftl.log_units` (0 = unbounded).
+    max_units: u32,
+    /// Units with pages in the random logs, with the sequence number of their
+    /// last random write (only kept when `max_units` > 0).
+    assoc: Vec<(u32, u64)>,
+    seq: u64,
 }
 
 impl FastFtl {
@@ -52,7 +74,20 @@ impl FastFtl {
             rw: VecDeque::with_capacity(cfg.ftl.log_blocks as usize + 1),
             sw: NONE,
             merged: Vec::new(),
+            rand_cap: 0,
+            max_units: cfg.ftl.log_units,
+            assoc: Vec::new(),
+            seq: 0,
         }
+        .with_rand_cap(cfg.ftl.log_pages)
+    }
+
+    fn with_rand_cap(mut self, log_pages: u32) -> FastFtl {
+        self.rand_cap = match log_pages {
+            0 => self.core.n,
+            p => p.min(self.core.n),
+        };
+        self
     }
 
     /// Merge the sequential log (switch or partial).
@@ -67,6 +102,9 @@ impl FastFtl {
 
     /// Bring every page of `lu` into one data block.
     fn full_merge(&mut self, lu: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
+        if self.max_units > 0 {
+            self.assoc.retain(|&(u, _)| u != lu);
+        }
         let c = &mut self.core;
         let sl = c.seq_log[lu as usize];
         if sl != NONE {
@@ -112,8 +150,27 @@ impl FastFtl {
 
     fn append_random(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let mut t = at;
+        if self.max_units > 0 {
+            let (lu, _) = self.core.lu_off(lpn);
+            self.seq += 1;
+            if let Some(a) = self.assoc.iter_mut().find(|(u, _)| *u == lu) {
+                a.1 = self.seq;
+            } else {
+                if self.assoc.len() as u32 >= self.max_units {
+                    let victim = self
+                        .assoc
+                        .iter()
+                        .min_by_key(|&&(_, s)| s)
+                        .map(|&(u, _)| u)
+                        .unwrap_or(NONE);
+                    t = self.full_merge(victim, t, flash)?;
+                    self.core.maybe_check("a FAST association eviction")?;
+                }
+                self.assoc.push((lu, self.seq));
+            }
+        }
         let need_new = match self.rw.back() {
-            Some(&b) => self.core.sb_wp[b as usize] == self.core.n,
+            Some(&b) => self.core.sb_wp[b as usize] >= self.rand_cap,
             None => true,
         };
         if need_new {
@@ -165,7 +222,7 @@ impl Ftl for FastFtl {
                 return Ok(end);
             }
         }
-        if off == 0 {
+        if off == 0 && !(self.max_units > 0 && self.sw == lu) {
             let mut t = self.merge_sw(at, flash)?;
             if self.core.seq_log[lu as usize] != NONE {
                 t = self.full_merge(lu, t, flash)?;
@@ -201,6 +258,6 @@ impl Ftl for FastFtl {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.core.memory_bytes() + self.rw.capacity() * 4
+        self.core.memory_bytes() + self.rw.capacity() * 4 + self.assoc.capacity() * 12
     }
 }

@@ -40,6 +40,9 @@ struct UflipDetail<'a> {
     hints: &'a [Hint],
     calibration: &'a std::collections::BTreeMap<String, Calibration>,
     pause_between_runs_ns: Option<u64>,
+    /// Sequential reads after the pause probe's random writes still slower
+    /// than before them (uFLIP 4.3, Figure 5).
+    lingering_ios: Option<u64>,
     runs: &'a std::collections::BTreeMap<String, RunOutcome>,
 }
 
@@ -217,6 +220,7 @@ impl Suite for Uflip {
             hints: &h,
             calibration: &journal.calibration,
             pause_between_runs_ns: journal.pause_between_runs_ns,
+            lingering_ios: journal.lingering_ios,
             runs: &journal.runs,
         };
         if let serde_json::Value::Object(m) = serde_json::to_value(&detail).expect("serializes") {
