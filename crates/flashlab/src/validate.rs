@@ -243,6 +243,9 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
                 metric: f.metric.into(),
                 tolerance: describe(t),
                 verdict: verdict(t, published, simulated),
+                note: validate::known_gap(f.paper, f.profile, f.finding)
+                    .unwrap_or_default()
+                    .to_string(),
             });
         }
     }
@@ -417,6 +420,16 @@ fn markdown(
                 Verdict::NotMeasured => "not measured",
             }
         );
+    }
+    let gaps: Vec<&Row> = rows
+        .iter()
+        .filter(|r| !r.note.is_empty() && r.verdict != Verdict::Pass)
+        .collect();
+    if !gaps.is_empty() {
+        s += "\nWhy these rows fail (crates/suite/src/validate.rs, `KNOWN_GAPS`):\n\n";
+        for r in gaps {
+            s += &format!("- {} {}, {}: {}\n", r.paper, r.profile, r.what, r.note);
+        }
     }
     s += "\nScore per paper: ";
     s += &papers

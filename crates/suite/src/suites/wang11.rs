@@ -27,7 +27,8 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
     };
     let saturation = "the read and write throughputs of Mtron's SSD were close to each other and saturated at around 120MB/s";
     let no_gain = "The read throughput improved clearly on the hard disk, Intel's SSD and OCZ's SSD, while significant improvement was not confirmed for the read throughput in Mtron's SSD and the write and mixed-access throughputs in all the SSDs.";
-    let mbs_at = |fig: &str, series: &str, size: f64| find_v(rows, fig, series, size).map(|r| r.mb_per_s);
+    let mbs_at =
+        |fig: &str, series: &str, size: f64| find_v(rows, fig, series, size).map(|r| r.mb_per_s);
     let best_up_to = |series: &str, limit: f64| {
         rows.iter()
             .filter(|r| r.experiment == "fig1" && r.series == series && r.value <= limit)
