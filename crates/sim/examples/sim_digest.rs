@@ -80,7 +80,11 @@ fn run(spec: &str, ios: u64) -> String {
             }
         } else {
             let r = rng.next();
-            let size_bytes: u32 = if r.is_multiple_of(5) { 16 << 10 } else { 4 << 10 };
+            let size_bytes: u32 = if r.is_multiple_of(5) {
+                16 << 10
+            } else {
+                4 << 10
+            };
             // a phase of overwrites of the whole device (foreground GC), then the mix
             let overwrite_phase = (i - fill) < ios / 3;
             let span = if overwrite_phase { size } else { size / 2 };

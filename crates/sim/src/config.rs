@@ -205,6 +205,14 @@ pub struct HostConfig {
     /// starting with `nvme`, `pcie` or `iscsi`, else `half`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duplex: Option<Duplex>,
+    /// A read's data starts crossing the link as soon as its first page is
+    /// in the controller and streams behind the flash (cut-through), instead
+    /// of after its last page: a large read costs max(flash, link) rather
+    /// than flash + link. Chen et al.'s SSD-M/SSD-H read 256 KiB at over
+    /// 240 MB/s (Figure 1), more than their flash bus and SATA link give one
+    /// after the other (docs/sim.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_through: bool,
 }
 
 /// Host-link duplex (see [`HostConfig::duplex`]).
@@ -556,6 +564,33 @@ pub struct CacheConfig {
     /// nvme-tlc did). Turn it on for short or cache-sized workloads only.
     #[serde(default)]
     pub absorb_rewrites: bool,
+    /// Only a write that continues the previous write (its first page follows
+    /// the previous write's last) enters the buffer; any other write is
+    /// programmed before it completes. Chen et al.'s SSD-L buffers sequential
+    /// writes only and "seems to detect a sequential write pattern by
+    /// recording the previous write request's LBN" (sections 5.3, 5.5).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sequential_only: bool,
+    /// A buffered page is acknowledged once it has crossed the flash channel
+    /// into its die's register (the buffer is the planes' page registers, as
+    /// Chen et al. suspect of SSD-L: "each write would cause a latency of
+    /// around 140-160 us", section 5.3), not when it reaches controller DRAM.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ack_after_channel: bool,
+    /// Writes larger than this bypass the cache and complete when programmed
+    /// (0: every write is cached). Wang et al. saw the Intel X25-E's write
+    /// throughput fall above 32 KiB requests (Figure 1c) while small writes
+    /// ran at link speed: large writes streamed to flash, small ones cached.
+    #[serde(default = "zero_bytes", skip_serializing_if = "is_zero_bytes")]
+    pub bypass_above: ByteSize,
+}
+
+fn is_zero_bytes(b: &ByteSize) -> bool {
+    b.0 == 0
+}
+
+fn zero_bytes() -> ByteSize {
+    ByteSize(0)
 }
 
 impl Default for CacheConfig {
@@ -565,6 +600,9 @@ impl Default for CacheConfig {
             size: cache_size(),
             serve_reads: true,
             absorb_rewrites: false,
+            sequential_only: false,
+            ack_after_channel: false,
+            bypass_above: ByteSize(0),
         }
     }
 }

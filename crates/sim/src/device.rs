@@ -81,6 +81,11 @@ pub struct SimDevice {
     /// A host write-back's program (channel transfer + command + array
     /// program): it ends the write-back, GC or a read-modify-write read come before it.
     write_back_ns: Nanos,
+    /// One page across a flash channel, and the array program that follows it (`cache.ack_after_channel`).
+    page_transfer_ns: Nanos,
+    program_ns: Nanos,
+    /// The logical page after the previous write's last (`cache.sequential_only`).
+    next_write_lpn: u64,
     /// The latched failure, as reported: `simulator NAME: what went wrong`.
     failed: Option<String>,
 }
@@ -143,6 +148,9 @@ impl SimDevice {
             busy_until: 0,
             host_ps_per_byte,
             write_back_ns: timing.page_transfer_ns + timing.command_ns + timing.program_ns,
+            page_transfer_ns: timing.page_transfer_ns,
+            program_ns: timing.program_ns,
+            next_write_lpn: u64::MAX,
             failed: None,
             cfg,
         })
@@ -285,18 +293,28 @@ impl SimDevice {
                 self.flash.acct.host_reads += 1;
                 self.flash.acct.host_read_bytes += bytes;
                 let mut ready = t_cmd;
+                let mut first_ready = Nanos::MAX;
                 for lpn in first..=last {
                     let page_start = lpn * pb;
                     let lo = req.offset_bytes.max(page_start);
                     let hi = end_byte.min(page_start + pb);
                     let r = self.read_page(lpn, hi - lo, t_cmd)?;
                     ready = ready.max(r);
+                    first_ready = first_ready.min(r);
                 }
                 if let Some(ra) = self.readahead.as_mut() {
                     ra.observe(first, last, t_cmd, self.ftl.as_mut(), &mut self.flash)?;
                 }
                 let dur = self.host_xfer(bytes);
-                self.link[d2h].place(ready, dur) + dur
+                // Cut-through: stream from the first page on, but never end
+                // before the last page is in and has crossed itself.
+                let from = if self.cfg.host.cut_through && first < last {
+                    let tail = ready + self.host_xfer(bytes.min(pb));
+                    first_ready.max(tail.saturating_sub(dur))
+                } else {
+                    ready
+                };
+                self.link[d2h].place(from, dur) + dur
             }
             Mode::Write => {
                 acct_i = 1;
@@ -308,10 +326,21 @@ impl SimDevice {
                 let dur = self.host_xfer(bytes);
                 let xe = self.link[0].place(t_cmd, dur) + dur;
                 let mut done = xe;
+                // Large writes bypass the cache (cache.bypass_above).
+                let bypass =
+                    self.cfg.cache.bypass_above.0 > 0 && bytes > self.cfg.cache.bypass_above.0;
+                let continues = first == self.next_write_lpn;
+                self.next_write_lpn = last + 1;
                 for lpn in first..=last {
                     let page_start = lpn * pb;
                     let partial = req.offset_bytes > page_start || end_byte < page_start + pb;
-                    let d = match self.cache.as_mut() {
+                    // A sequential-only buffer takes a page that follows the one
+                    // written before it: every page of a write but its first, and
+                    // the first if the write continues the previous one.
+                    let direct =
+                        bypass || (self.cfg.cache.sequential_only && lpn == first && !continues);
+                    let cache = if direct { None } else { self.cache.as_mut() };
+                    let d = match cache {
                         Some(cache)
                             if self.cfg.cache.absorb_rewrites
                                 && cache.absorbs(lpn, xe, self.write_back_ns)
@@ -330,7 +359,15 @@ impl SimDevice {
                             self.flash.acct.cache_write_pages += 1;
                             let release = self.ftl.write(lpn, partial, entry, &mut self.flash)?;
                             cache.insert(lpn, release);
-                            entry
+                            if self.cfg.cache.ack_after_channel {
+                                // in the register once the transfer before its
+                                // program has ended (after any flush the FTL
+                                // makes it wait for)
+                                (entry + self.page_transfer_ns)
+                                    .max(release.saturating_sub(self.program_ns))
+                            } else {
+                                entry
+                            }
                         }
                         None => self.ftl.write(lpn, partial, xe, &mut self.flash)?,
                     };

@@ -27,7 +27,42 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
     };
     let saturation = "the read and write throughputs of Mtron's SSD were close to each other and saturated at around 120MB/s";
     let no_gain = "The read throughput improved clearly on the hard disk, Intel's SSD and OCZ's SSD, while significant improvement was not confirmed for the read throughput in Mtron's SSD and the write and mixed-access throughputs in all the SSDs.";
-    vec![
+    let mbs_at =
+        |fig: &str, series: &str, size: f64| find_v(rows, fig, series, size).map(|r| r.mb_per_s);
+    let best_up_to = |series: &str, limit: f64| {
+        rows.iter()
+            .filter(|r| r.experiment == "fig1" && r.series == series && r.value <= limit)
+            .map(|r| r.mb_per_s)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    };
+    let table2 = "Sequential Read IOPS(4KB): 12,000 Sequential Write IOPS(4KB): 21,000 Random Read IOPS(4KB): 12,000 Random Write IOPS(4KB): 130";
+    let table2_intel = "Random Read IOPS(4KB): 35,000 Random Write IOPS(4KB): 3,300";
+    let iops_text = |v: f64| format!("{v:.0} IOPS");
+    let mb = |v: f64| format!("{v:.0} MB/s");
+    let mut out = vec![
+        finding("Table 2", "Table 2 sequential 4 KiB read IOPS", iops("fig1", "sequential-read", k4), iops_text, q("Table 2", table2)),
+        finding("Table 2", "Table 2 sequential 4 KiB write IOPS", iops("fig1", "sequential-write", k4), iops_text, q("Table 2", table2)),
+        finding("Table 2", "Table 2 random 4 KiB read IOPS, 1 outstanding", iops("fig2", "random-read", k4), iops_text, q("Table 2", table2)),
+        finding("Table 2", "Table 2 random 4 KiB write IOPS, 1 outstanding", iops("fig2", "random-write", k4), iops_text, q("Table 2", table2)),
+        finding("Table 2", "Table 2 random 4 KiB read IOPS, 30 outstanding", iops("fig3", "random-read", k4), iops_text, q("Table 2", table2_intel)),
+        finding("Table 2", "Table 2 random 4 KiB write IOPS, 30 outstanding", iops("fig3", "random-write", k4), iops_text, q("Table 2", table2_intel)),
+        finding("Figure 1", "Fig 1 sequential-read bandwidth at 1 MiB (MB/s)", mbs_at("fig1", "sequential-read", 1048576.0), mb,
+            q("section 2.2.2", "The acclaimed bandwidth in Table 2 was also confirmed in Fig. 1(c) when the request size was set to 1MB")),
+        finding("Figure 1", "Fig 1 sequential-write bandwidth at 1 MiB (MB/s)", mbs_at("fig1", "sequential-write", 1048576.0), mb,
+            q("section 2.2.2", "The acclaimed bandwidth in Table 2 was also confirmed in Fig. 1(c) when the request size was set to 1MB")),
+        finding("Figure 1", "Fig 1 sequential-write bandwidth at 256 KiB / best up to 32 KiB", ratio(mbs_at("fig1", "sequential-write", 262144.0), best_up_to("sequential-write", 32768.0)),
+            |r| format!("256 KiB writes run at {:.0} % of the best throughput up to 32 KiB", r * 100.0),
+            q("section 2.2.2", "the read and write throughputs of Intel's SSD were much higher than that of Mtron's SSD, but the write throughput decreased when request size became larger than 32768 bytes")),
+        finding("Figure 2", "Fig 2 random / sequential 4 KiB read throughput, 1 outstanding", ratio(iops("fig2", "random-read", k4), iops("fig1", "sequential-read", k4)),
+            |r| format!("random 4 KiB reads run at {:.0} % of sequential ones", r * 100.0),
+            q("section 2.2.2", "The read throughput kept untouched as that of sequential throughput and much higher than that of the hard disk")),
+        finding("Figure 3", "Fig 3 random 50/50 mix: 30 / 1 outstanding IOs", ratio(iops("fig3", "random-mix50", k4), iops("fig2", "random-mix50", k4)),
+            |r| format!("30 outstanding IOs give {} the mixed throughput", crate::findings::times(r)), q("section 2.2.2", no_gain)),
+        finding("Figure 4", "Fig 4 random 4 KiB write response time, p99 (us)", find_v(rows, "fig2", "random-write", k4).map(|r| r.p99_ns as f64 / 1e3),
+            |v| format!("the slowest 1 % of random writes take {v:.0} us"),
+            q("section 2.2.3", "Two major cliffs were confirmed around 100 microsecond and 10,000 microsecond respectively in Mtron's SSD.")),
+    ];
+    out.extend(vec![
         finding("Figure 1", "best sequential read bandwidth (MB/s)", max_mbs("sequential-read"), |v| format!("sequential reads reach {v:.0} MB/s"), q("section 2.2.2", saturation)),
         finding("Figure 1", "best sequential write bandwidth (MB/s)", max_mbs("sequential-write"), |v| format!("sequential writes reach {v:.0} MB/s"), q("section 2.2.2", saturation)),
         finding("Figure 2", "bathtub: 50/50 mix / write throughput, 4 KiB, 1 outstanding", ratio(iops("fig2", "random-mix50", k4), iops("fig2", "random-write", k4)),
@@ -40,7 +75,8 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
             |r| format!("30 outstanding IOs give {} the random-read throughput", crate::findings::times(r)), q("section 2.2.2", no_gain)),
         finding("Figure 3", "random writes: 30 / 1 outstanding IOs", ratio(iops("fig3", "random-write", k4), iops("fig2", "random-write", k4)),
             |r| format!("30 outstanding IOs give {} the random-write throughput", crate::findings::times(r)), q("section 2.2.2", no_gain)),
-    ]
+    ]);
+    out
 }
 
 impl Suite for Wang11 {
