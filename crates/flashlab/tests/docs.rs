@@ -37,6 +37,8 @@ use std::process::Command;
 const DOCS: &[&str] = &[
     "README.md",
     "docs/budilovsky11.md",
+    "docs/oltp-tracing.md",
+    "docs/oltp.md",
     "docs/profiles.md",
     "docs/python.md",
     "docs/report.md",
@@ -45,6 +47,7 @@ const DOCS: &[&str] = &[
     "docs/serve.md",
     "docs/sim-ftl.md",
     "docs/sim.md",
+    "docs/tpcc.md",
 ];
 
 /// The marker before a ```` ```sh ```` block run by [`root_walkthroughs_run_as_written`].
