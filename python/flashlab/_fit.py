@@ -41,7 +41,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
@@ -192,6 +192,53 @@ def _show(v: Mapping[str, Any]) -> Any:
     return v.get("value") if v.get("kind") == "number" else v.get("kind")
 
 
+def _search(
+    study: Any,
+    distributions: Mapping[str, Any],
+    trials: int,
+    batch: Optional[int],
+    client: Any,
+    submit: Callable[[Any, Dict[str, Any]], Any],
+    evaluate: Callable[[Any], Tuple[float, Optional[str], Any]],
+) -> Tuple[List[Dict[str, Any]], Tuple[float, Dict[str, Any], Any]]:
+    """The ask/evaluate/tell loop both targets share: asks the study for a
+    batch of candidates (one per Dask worker unless `batch`), evaluates the
+    batch in parallel (`submit(client, values)` gives a future, `evaluate`
+    turns its result into (loss, error, detail)), and tells the study each
+    loss (1e9 for a candidate that failed). Returns every trial's row and the
+    best (loss, values, detail); raises when no candidate ran. Closes the
+    Dask client it creates when `client` is None."""
+    own = client is None
+    if own:
+        client = default_client()
+    rows: List[Dict[str, Any]] = []
+    best: Tuple[float, Dict[str, Any], Any] = (math.inf, {}, None)
+    try:
+        workers = max(len(client.scheduler_info().get("workers", {})), 1)
+        per_batch = batch or workers
+        done = 0
+        while done < trials:
+            asked = [study.ask(distributions) for _ in range(min(per_batch, trials - done))]
+            values = [{k: _format_value(v) for k, v in t.params.items()} for t in asked]
+            futures = [submit(client, v) for v in values]
+            for t, v, fut in zip(asked, values, futures):
+                loss, error, detail = evaluate(fut.result())
+                study.tell(t, loss if math.isfinite(loss) else 1e9)
+                rows.append({**v, "loss": loss, "error": error})
+                if loss < best[0]:
+                    best = (loss, v, detail)
+            done += len(asked)
+    finally:
+        if own:
+            cluster = client.cluster
+            client.close()
+            cluster.close()
+    if not math.isfinite(best[0]):
+        errors = [r["error"] for r in rows if r.get("error")]
+        raise RuntimeError(f"no candidate ran; first error: {errors[0] if errors else 'unknown'}")
+    return rows, best
+
+
 def _fit_validate(
     profile: str,
     base: str,
@@ -215,40 +262,17 @@ def _fit_validate(
     study = optuna.create_study(direction="minimize", sampler=_sampler(sampler, seed, trials, start))
     if start:
         study.enqueue_trial(dict(start))
-    own = client is None
-    if own:
-        client = default_client()
-    rows: List[Dict[str, Any]] = []
-    best: Tuple[float, Dict[str, Any], List[Dict[str, Any]]] = (math.inf, {}, [])
-    try:
-        workers = max(len(client.scheduler_info().get("workers", {})), 1)
-        per_batch = batch or workers
-        done = 0
-        while done < trials:
-            asked = [study.ask(distributions) for _ in range(min(per_batch, trials - done))]
-            values = [{k: _format_value(v) for k, v in t.params.items()} for t in asked]
-            futures = [
-                client.submit(_validate_point, binary, profile, ",".join(f"{k}={x}" for k, x in v.items()), pure=False)
-                for v in values
-            ]
-            for t, v, fut in zip(asked, values, futures):
-                out = json.loads(fut.result())
-                scored = out.get("rows", [])
-                loss = validate_loss(scored) if "error" not in out else math.inf
-                study.tell(t, loss if math.isfinite(loss) else 1e9)
-                rows.append({**v, "loss": loss, "error": out.get("error")})
-                if loss < best[0]:
-                    best = (loss, v, scored)
-            done += len(asked)
-    finally:
-        if own:
-            cluster = client.cluster
-            client.close()
-            cluster.close()
-    if not math.isfinite(best[0]):
-        errors = [r["error"] for r in rows if r.get("error")]
-        raise RuntimeError(f"no candidate ran; first error: {errors[0] if errors else 'unknown'}")
-    loss, fitted, scored = best
+
+    def submit(client: Any, v: Dict[str, Any]) -> Any:
+        return client.submit(_validate_point, binary, profile, ",".join(f"{k}={x}" for k, x in v.items()), pure=False)
+
+    def evaluate(result: str) -> Tuple[float, Optional[str], List[Dict[str, Any]]]:
+        out = json.loads(result)
+        scored = out.get("rows", [])
+        loss = validate_loss(scored) if "error" not in out else math.inf
+        return loss, out.get("error"), scored
+
+    rows, (loss, fitted, scored) = _search(study, distributions, trials, batch, client, submit, evaluate)
     table = pd.DataFrame(
         [
             {
@@ -384,37 +408,16 @@ def fit(
             g["replicate_runs"] = list(runs)
         return json.dumps(load_grid(g))
 
-    own = client is None
-    if own:
-        client = default_client()
-    rows: List[Dict[str, Any]] = []
-    best: Tuple[float, Dict[str, Any], Dict[str, Dict[str, float]]] = (math.inf, {}, {})
-    try:
-        workers = max(len(client.scheduler_info().get("workers", {})), 1)
-        per_batch = batch or workers
-        done = 0
-        while done < trials:
-            asked = [study.ask(distributions) for _ in range(min(per_batch, trials - done))]
-            values = [{k: _format_value(v) for k, v in t.params.items()} for t in asked]
-            futures = [client.submit(_run_point, grid_for(v), 0, str(root), pure=False) for v in values]
-            for t, v, fut in zip(asked, values, futures):
-                outcome = json.loads(fut.result())
-                simulated = {r["run"]: {m: float(r[m]) for m in metrics} for r in outcome["runs"]}
-                loss = loss_of(simulated, target_values) if outcome["status"] == "ok" else math.inf
-                study.tell(t, loss if math.isfinite(loss) else 1e9)
-                rows.append({**v, "loss": loss, "error": outcome.get("error")})
-                if loss < best[0]:
-                    best = (loss, v, simulated)
-            done += len(asked)
-    finally:
-        if own:
-            cluster = client.cluster
-            client.close()
-            cluster.close()
-    if not math.isfinite(best[0]):
-        errors = [r["error"] for r in rows if r.get("error")]
-        raise RuntimeError(f"no candidate ran; first error: {errors[0] if errors else 'unknown'}")
-    loss, fitted, simulated = best
+    def submit(client: Any, v: Dict[str, Any]) -> Any:
+        return client.submit(_run_point, grid_for(v), 0, str(root), pure=False)
+
+    def evaluate(result: str) -> Tuple[float, Optional[str], Dict[str, Dict[str, float]]]:
+        outcome = json.loads(result)
+        simulated = {r["run"]: {m: float(r[m]) for m in metrics} for r in outcome["runs"]}
+        loss = loss_of(simulated, target_values) if outcome["status"] == "ok" else math.inf
+        return loss, outcome.get("error"), simulated
+
+    rows, (loss, fitted, simulated) = _search(study, distributions, trials, batch, client, submit, evaluate)
     table = pd.DataFrame(
         [
             {

@@ -4,16 +4,16 @@
 //! never a panic, a silent acceptance or unbounded memory. Also: a closed
 //! stdout ends a command quietly, and long pattern files stay linear.
 
+mod common;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use common::scratch;
+
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_input")
-}
-
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
 }
 
 #[test]

@@ -1,32 +1,12 @@
 //! The command line as a user meets it: runs on files, dry runs, bad input,
 //! exports. Real-device safety is in `safety.rs`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::Path;
+
+use common::{flashlab, scratch, stderr, stdout};
 use flashlab_results::records::read_records;
-
-fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("flashlab runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A scratch directory on a disk-backed file system (tmpfs has no O_DIRECT).
-fn scratch() -> tempfile::TempDir {
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    tempfile::tempdir_in(base).expect("tempdir")
-}
 
 /// Checks that a user mistake gives exit code 2, one line on stderr
 /// containing `expected`, and nothing on stdout.

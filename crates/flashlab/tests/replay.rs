@@ -1,19 +1,11 @@
 //! `flashlab replay` as a user runs it.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
+use std::path::PathBuf;
+use std::process::Output;
 
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
+use common::{flashlab, scratch};
 
 fn tpcc() -> Option<PathBuf> {
     let p = PathBuf::from(concat!(

@@ -3,47 +3,14 @@
 //! devices compared (Markdown: Table 3 side by side; HTML: every chart drawn
 //! from data), a single run's report, and one-line errors.
 
+mod common;
+
+use common::{flashlab, ok, scratch, SMALL_UFLIP};
 use std::path::Path;
-use std::process::{Command, Output};
-
-const SMALL: [&str; 10] = [
-    "--quick",
-    "--only",
-    "granularity,locality,order,mix",
-    "--max-ios",
-    "512",
-    "--min-ios",
-    "64",
-    "--calibration-ios",
-    "512",
-    "--quiet",
-];
-
-fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
 
 fn uflip(dir: &Path, name: &str, device: &str) {
     let mut args = vec!["suite", "uflip", "--device", device, "--results", name];
-    args.extend_from_slice(&SMALL);
+    args.extend_from_slice(&SMALL_UFLIP);
     ok(&flashlab(&args, dir));
 }
 

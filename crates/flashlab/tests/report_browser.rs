@@ -11,11 +11,12 @@
 
 #[path = "../../report/tests/browser_util/mod.rs"]
 mod browser_util;
+mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use browser_util::{browser_or_skip, check_page, chromium};
+use common::{flashlab, ok};
 
 const SMALL: [&str; 10] = [
     "--quick",
@@ -30,18 +31,9 @@ const SMALL: [&str; 10] = [
     "--quiet",
 ];
 
-fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+/// Runs flashlab, which must succeed.
+fn flashlab_ok(args: &[&str], cwd: &Path) {
+    ok(&flashlab(args, cwd));
 }
 
 #[test]
@@ -57,9 +49,9 @@ fn suite_reports_render_in_headless_chromium() {
     ] {
         let mut args = vec!["suite", "uflip", "--device", device, "--results", name];
         args.extend_from_slice(&SMALL);
-        flashlab(&args, dir);
+        flashlab_ok(&args, dir);
     }
-    flashlab(
+    flashlab_ok(
         &[
             "suite",
             "chen09",
@@ -97,7 +89,7 @@ fn suite_reports_render_in_headless_chromium() {
         let mut args = vec!["report"];
         args.extend(dirs.iter().copied());
         args.extend(["-o", page, "--quiet"]);
-        flashlab(&args, dir);
+        flashlab_ok(&args, dir);
         let path = dir.join(page);
         let html = std::fs::read_to_string(&path).unwrap();
         for t in titles {

@@ -3,19 +3,23 @@
 //! executor like every other: its results directory has runs that `show`
 //! prints, and a killed suite resumes to byte-identical files.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{fingerprint, flashlab};
 use flashlab_suite::suites::budilovsky11::{Report, CONFIGS};
 
-fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
+/// The suite's files a resumed run must reproduce byte for byte.
+const BUDILOVSKY11_FILES: [&str; 5] = [
+    "budilovsky11-summary.json",
+    "budilovsky11-summary.md",
+    "figures.json",
+    "suite.json",
+    "plan.json",
+];
 
 fn report_of(dir: &Path) -> Report {
     let v: serde_json::Value = serde_json::from_str(
@@ -247,33 +251,6 @@ fn budilovsky11_claims_hold_and_the_report_shows_it() {
     );
 }
 
-/// Every run's records and run.json, and the summary files, byte for byte.
-fn fingerprint(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
-    let mut out = Vec::new();
-    for run in manifest["runs"].as_array().unwrap() {
-        assert_eq!(run["status"], "complete", "{}", run["name"]);
-        let d = run["dir"].as_str().unwrap();
-        for f in ["records.bin", "run.json"] {
-            out.push((
-                format!("{d}/{f}"),
-                std::fs::read(dir.join(d).join(f)).unwrap(),
-            ));
-        }
-    }
-    for f in [
-        "budilovsky11-summary.json",
-        "budilovsky11-summary.md",
-        "figures.json",
-        "suite.json",
-        "plan.json",
-    ] {
-        out.push((f.into(), std::fs::read(dir.join(f)).unwrap()));
-    }
-    out
-}
-
 #[test]
 fn budilovsky11_killed_and_resumed_matches_an_uninterrupted_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -342,8 +319,8 @@ fn budilovsky11_killed_and_resumed_matches_an_uninterrupted_run() {
     assert!(again.status.success());
     let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(v["suite"], "budilovsky11");
-    let a = fingerprint(&dir.path().join("ref"));
-    let b = fingerprint(&dir.path().join("resumed"));
+    let a = fingerprint(&dir.path().join("ref"), &BUDILOVSKY11_FILES);
+    let b = fingerprint(&dir.path().join("resumed"), &BUDILOVSKY11_FILES);
     assert_eq!(a.len(), b.len());
     for ((na, ba), (nb, bb)) in a.iter().zip(&b) {
         assert_eq!(na, nb);

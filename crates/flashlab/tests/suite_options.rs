@@ -4,8 +4,9 @@
 //! reduced run says its findings are not comparable to the paper's; a suite
 //! shows its plan in one line unless asked for every run.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+
+use common::{flashlab, scratch, text};
 
 const SUITES: [&str; 5] = ["uflip", "chen09", "wang11", "hudlet11", "budilovsky11"];
 const SHARED: [&str; 7] = [
@@ -17,26 +18,6 @@ const SHARED: [&str; 7] = [
     "--dry-run",
     "--verbose",
 ];
-
-fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
 
 #[test]
 fn every_suite_takes_the_shared_options_and_suite_help_lists_them() {

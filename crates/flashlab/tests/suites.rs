@@ -2,70 +2,29 @@
 //! killed at random points and resumed ends with exactly the results of an
 //! uninterrupted one: no completed run lost or repeated.
 
+mod common;
+
+use common::{fingerprint, flashlab, scratch, SMALL_UFLIP};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const DEVICE: &str = "sim:ssd-m,capacity=1GiB";
-const SMALL: [&str; 10] = [
-    "--quick",
-    "--only",
-    "granularity,locality,order,mix",
-    "--max-ios",
-    "512",
-    "--min-ios",
-    "64",
-    "--calibration-ios",
-    "512",
-    "--quiet",
-];
 
-fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
-
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
-
-fn suite_args(results: &str) -> Vec<&str> {
-    let mut v = vec!["suite", "uflip", "--device", DEVICE, "--results", results];
-    v.extend_from_slice(&SMALL);
-    v
-}
-
-/// Every run's records and the summary, to compare two suites byte for byte.
-fn fingerprint(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
-    let mut out = Vec::new();
-    for run in manifest["runs"].as_array().unwrap() {
-        assert_eq!(run["status"], "complete", "{}", run["name"]);
-        let d = run["dir"].as_str().unwrap();
-        out.push((
-            d.to_string(),
-            std::fs::read(dir.join(d).join("records.bin")).unwrap(),
-        ));
-        // Statistics and device statistics per run (a resume re-executes
-        // completed steps; their counters must not leak into the next run).
-        out.push((
-            format!("{d}/run.json"),
-            std::fs::read(dir.join(d).join("run.json")).unwrap(),
-        ));
-    }
-    // The summary files whole, byte for byte (floats to the last digit).
-    for f in [
-        "uflip-summary.json",
-        "uflip-summary.md",
-        "figures.json",
-        "suite.json",
-    ] {
-        out.push((f.into(), std::fs::read(dir.join(f)).unwrap()));
-    }
+/// The runs' bytes (statistics and device statistics per run: a resume
+/// re-executes completed steps, whose counters must not leak into the next
+/// run), the summary files whole, byte for byte (floats to the last digit),
+/// and the summary's Table 3, hints and runs.
+fn uflip_fingerprint(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = fingerprint(
+        dir,
+        &[
+            "uflip-summary.json",
+            "uflip-summary.md",
+            "figures.json",
+            "suite.json",
+        ],
+    );
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("uflip-summary.json")).unwrap())
             .unwrap();
@@ -79,6 +38,12 @@ fn fingerprint(dir: &Path) -> Vec<(String, Vec<u8>)> {
     ));
     out.push(("runs".into(), serde_json::to_vec(&summary["runs"]).unwrap()));
     out
+}
+
+fn suite_args(results: &str) -> Vec<&str> {
+    let mut v = vec!["suite", "uflip", "--device", DEVICE, "--results", results];
+    v.extend_from_slice(&SMALL_UFLIP);
+    v
 }
 
 #[test]
@@ -202,8 +167,8 @@ fn killed_and_resumed_suite_matches_an_uninterrupted_one() {
     let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(v["suite"], "uflip");
     assert!(v["table3"]["sr_ms"].as_f64().is_some());
-    let a = fingerprint(&dir.path().join("ref"));
-    let b = fingerprint(&dir.path().join("resumed"));
+    let a = uflip_fingerprint(&dir.path().join("ref"));
+    let b = uflip_fingerprint(&dir.path().join("resumed"));
     assert_eq!(a.len(), b.len());
     for ((na, ba), (nb, bb)) in a.iter().zip(&b) {
         assert_eq!(na, nb);

@@ -1,15 +1,8 @@
 //! `flashlab sweep` as a user meets it: the table, resuming, a failing point, bad grids.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("flashlab runs")
-}
+use common::flashlab;
 
 const GRID: &str = r#"
 device = "ssd-m,capacity=128MiB,channels=2,cache=off,prefill=on"

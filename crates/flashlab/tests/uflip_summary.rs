@@ -5,16 +5,9 @@
 //! contradicts the paper's devices (sequential writes slower than random
 //! ones on sim:ssd-m) is explained in one line from the runs' accounting.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
+use common::flashlab;
 
 #[test]
 fn granularity_only_run_says_what_was_not_measured() {

@@ -3,12 +3,12 @@
 //! Tolerances are stated per test and in docs/profiles.md ("Suite findings on
 //! the simulator").
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
+use common::scratch;
 
 fn suite(args: &[&str], dir: &Path, summary: &str) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))

@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::Command;
 
 use common::{sh, Loop};
@@ -20,21 +21,22 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Block requests of device MAJOR:MINOR only, traced into `out`.
+fn physical_only(out: &Path, major: u32, minor: u32) -> TraceSpec {
+    TraceSpec {
+        out_dir: out.to_path_buf(),
+        logical: None,
+        physical: Some(PhysicalSpec { major, minor }),
+    }
+}
+
 #[test]
 fn traced_block_requests_match_the_devices_stat_counters() {
     require_root!();
     let _serial = serial();
     let dev = Loop::new(64 << 20);
     let out = tempfile::tempdir().unwrap();
-    let session = start(TraceSpec {
-        out_dir: out.path().to_path_buf(),
-        logical: None,
-        physical: Some(PhysicalSpec {
-            major: dev.major,
-            minor: dev.minor,
-        }),
-    })
-    .unwrap();
+    let session = start(physical_only(out.path(), dev.major, dev.minor)).unwrap();
     let before = dev.stat();
     let path = dev.dev.to_str().unwrap();
     // 512 random 4 KiB O_DIRECT writes with an fsync (a flush) every 128.
@@ -127,14 +129,7 @@ fn an_instance_is_private_and_removed_at_stop_and_on_drop() {
     let _serial = serial();
     let dev = Loop::new(8 << 20);
     let out = tempfile::tempdir().unwrap();
-    let spec = TraceSpec {
-        out_dir: out.path().to_path_buf(),
-        logical: None,
-        physical: Some(PhysicalSpec {
-            major: dev.major,
-            minor: dev.minor,
-        }),
-    };
+    let spec = physical_only(out.path(), dev.major, dev.minor);
     let session = start(spec.clone()).unwrap();
     let dirs = session.instance_dirs();
     assert_eq!(dirs.len(), 1);
@@ -193,16 +188,9 @@ fn a_failed_start_is_one_line_and_leaves_no_instance() {
     assert!(msg.contains("no process") && !msg.contains('\n'), "{msg}");
     assert_eq!(mine(), 0, "the physical instance was removed");
     // A device that does not exist is refused before anything starts.
-    let e = start(TraceSpec {
-        out_dir: out.path().to_path_buf(),
-        logical: None,
-        physical: Some(PhysicalSpec {
-            major: 4095,
-            minor: 1048575,
-        }),
-    })
-    .err()
-    .expect("no such device");
+    let e = start(physical_only(out.path(), 4095, 1048575))
+        .err()
+        .expect("no such device");
     assert!(
         e.to_string().contains("no block device 4095:1048575"),
         "{e}"
@@ -220,15 +208,7 @@ fn requests_missing_from_the_trace_are_counted_as_lost() {
     let _serial = serial();
     let dev = Loop::new(256 << 20);
     let out = tempfile::tempdir().unwrap();
-    let session = start(TraceSpec {
-        out_dir: out.path().to_path_buf(),
-        logical: None,
-        physical: Some(PhysicalSpec {
-            major: dev.major,
-            minor: dev.minor,
-        }),
-    })
-    .unwrap();
+    let session = start(physical_only(out.path(), dev.major, dev.minor)).unwrap();
     let before = dev.stat();
     sh(Command::new("fio").args([
         "--name=flood",

@@ -8,8 +8,9 @@
 use flashlab_device::Mode;
 use serde::{Deserialize, Serialize};
 
+use crate::error::{PatternError, Side};
 use crate::spec::{Basic, Location, Mix, PatternSpec, Timing, SECTOR_BYTES};
-use crate::units::{format_size, parse_size};
+use crate::units::parse_size;
 
 /// IOSize of the uFLIP baseline patterns.
 pub const DEFAULT_IO_SIZE_BYTES: u64 = 32 * 1024;
@@ -26,10 +27,13 @@ pub enum SizeValue {
 }
 
 impl SizeValue {
-    fn bytes(&self, what: &str) -> Result<u64, String> {
+    fn bytes(&self, what: &'static str) -> Result<u64, PatternError> {
         match self {
             SizeValue::Bytes(b) => Ok(*b),
-            SizeValue::Text(t) => parse_size(t).map_err(|e| format!("{what}: {e}")),
+            SizeValue::Text(t) => parse_size(t).map_err(|source| PatternError::Unit {
+                field: Some(what),
+                source,
+            }),
         }
     }
 }
@@ -43,12 +47,11 @@ pub enum RatioValue {
 }
 
 impl RatioValue {
-    pub fn parse(&self) -> Result<(u64, u64), String> {
+    pub fn parse(&self) -> Result<(u64, u64), PatternError> {
         match self {
             RatioValue::Number(n) => Ok((*n, 1)),
             RatioValue::Text(t) => {
-                let bad =
-                    || format!("Ratio '{t}' is not N or A:B; write e.g. --ratio 4 or --ratio 1:4");
+                let bad = || PatternError::Ratio { text: t.clone() };
                 match t.split_once(':') {
                     Some((a, b)) => Ok((
                         a.trim().parse().map_err(|_| bad())?,
@@ -81,9 +84,9 @@ pub struct MixTable {
 }
 
 impl MixValue {
-    fn table(&self) -> Result<MixTable, String> {
+    fn table(&self) -> MixTable {
         match self {
-            MixValue::Table(t) => Ok(t.clone()),
+            MixValue::Table(t) => t.clone(),
             MixValue::Text(text) => {
                 let (head, size) = match text.split_once('@') {
                     Some((h, s)) => (h, Some(SizeValue::Text(s.to_string()))),
@@ -100,7 +103,7 @@ impl MixValue {
                     }
                     None => t.pattern = Some(head.to_string()),
                 }
-                Ok(t)
+                t
             }
         }
     }
@@ -150,33 +153,35 @@ pub const FIELD_NAMES: &[&str] = &[
 ];
 
 /// Parses SR, RR, SW, RW (any case) into a location and a mode.
-pub fn parse_baseline(name: &str) -> Result<(Location, Mode), String> {
+pub fn parse_baseline(name: &str) -> Result<(Location, Mode), PatternError> {
     match name.trim().to_ascii_uppercase().as_str() {
         "SR" => Ok((Location::Sequential, Mode::Read)),
         "RR" => Ok((Location::Random, Mode::Read)),
         "SW" => Ok((Location::Sequential, Mode::Write)),
         "RW" => Ok((Location::Random, Mode::Write)),
-        _ => Err(format!(
-            "unknown baseline pattern '{name}'; use SR, RR, SW or RW (or --location and --mode)"
-        )),
+        _ => Err(PatternError::UnknownBaseline {
+            name: name.to_string(),
+        }),
     }
 }
 
-pub fn parse_mode(text: &str) -> Result<Mode, String> {
+pub fn parse_mode(text: &str) -> Result<Mode, PatternError> {
     match text.trim().to_ascii_lowercase().as_str() {
         "read" | "r" => Ok(Mode::Read),
         "write" | "w" => Ok(Mode::Write),
         "trim" | "discard" => Ok(Mode::Trim),
-        other => Err(format!("unknown mode '{other}'; use read, write or trim")),
+        other => Err(PatternError::UnknownMode {
+            mode: other.to_string(),
+        }),
     }
 }
 
 fn location_and_mode(
-    who: &str,
+    side: Side,
     pattern: &Option<String>,
     location: &Option<String>,
     mode: &Option<String>,
-) -> Result<(Location, Mode), String> {
+) -> Result<(Location, Mode), PatternError> {
     if let Some(p) = pattern {
         if location.is_some() || mode.is_some() {
             let other = if location.is_some() {
@@ -184,9 +189,11 @@ fn location_and_mode(
             } else {
                 "mode"
             };
-            return Err(format!(
-                "{who}pattern '{p}' already sets the location and mode; drop the {other}, or replace the pattern with location and mode"
-            ));
+            return Err(PatternError::PatternAndLocationOrMode {
+                side,
+                pattern: p.clone(),
+                other,
+            });
         }
         return parse_baseline(p);
     }
@@ -251,8 +258,9 @@ impl PatternArgs {
     /// Defaults: sequential reads (never a write unless asked), IOSize 32 KiB,
     /// the whole device from TargetOffset on, IOCount 1024, IOIgnore 0, one
     /// stream at queue depth 1, consecutive timing, seed 42.
-    pub fn resolve(&self, device_size_bytes: u64) -> Result<PatternSpec, String> {
-        let (location, mode) = location_and_mode("", &self.pattern, &self.location, &self.mode)?;
+    pub fn resolve(&self, device_size_bytes: u64) -> Result<PatternSpec, PatternError> {
+        let (location, mode) =
+            location_and_mode(Side::Primary, &self.pattern, &self.location, &self.mode)?;
         let io_size_bytes = match &self.io_size {
             Some(v) => v.bytes("io_size")?,
             None => DEFAULT_IO_SIZE_BYTES,
@@ -269,17 +277,16 @@ impl PatternArgs {
             Some(v) => v.bytes("target_size")?,
             None => {
                 if target_offset_bytes >= device_size_bytes {
-                    return Err(format!(
-                        "TargetOffset {} is at or past the end of the device ({}); lower --target-offset",
-                        format_size(target_offset_bytes),
-                        format_size(device_size_bytes)
-                    ));
+                    return Err(PatternError::TargetOffsetPastEnd {
+                        target_offset_bytes,
+                        device_bytes: device_size_bytes,
+                    });
                 }
                 (device_size_bytes - target_offset_bytes) / SECTOR_BYTES * SECTOR_BYTES
             }
         };
         if target_size_bytes == 0 {
-            return Err("TargetSize must be larger than 0; pass e.g. --target-size 1GiB".into());
+            return Err(PatternError::EmptyTarget);
         }
         let timing = match &self.time {
             Some(t) => Timing::parse(t)?,
@@ -292,16 +299,12 @@ impl PatternArgs {
             io_shift_bytes,
         };
         let mix = match (&self.mix, &self.ratio) {
-            (None, Some(_)) => {
-                return Err(
-                    "--ratio needs a second pattern to mix with; add --mix SR|RR|SW|RW".into(),
-                )
-            }
+            (None, Some(_)) => return Err(PatternError::RatioWithoutMix),
             (None, None) => None,
             (Some(m), ratio) => {
-                let t = m.table()?;
+                let t = m.table();
                 let (location, mode) =
-                    location_and_mode("mixed ", &t.pattern, &t.location, &t.mode)?;
+                    location_and_mode(Side::Mixed, &t.pattern, &t.location, &t.mode)?;
                 let io_size_bytes = match &t.io_size {
                     Some(v) => v.bytes("mix io_size")?,
                     None => io_size_bytes,
@@ -331,9 +334,7 @@ impl PatternArgs {
             None => default_name(&primary, mix.as_ref()),
         };
         if name.is_empty() || name.contains('/') || name.contains('\0') || name.starts_with('.') {
-            return Err(format!(
-                "run name '{name}' cannot name a directory; use letters, digits, '-' and '_'"
-            ));
+            return Err(PatternError::BadRunName { name });
         }
         let spec = PatternSpec {
             name,

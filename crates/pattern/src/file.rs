@@ -28,6 +28,7 @@
 use serde::Deserialize;
 
 use crate::args::{PatternArgs, FIELD_NAMES};
+use crate::error::PatternError;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -40,11 +41,13 @@ pub struct PatternFile {
 
 impl PatternFile {
     /// Parses a pattern file's text; `origin` names the file in messages.
-    pub fn parse(text: &str, origin: &str) -> Result<PatternFile, String> {
+    pub fn parse(text: &str, origin: &str) -> Result<PatternFile, PatternError> {
         let file: PatternFile =
             toml::from_str(text).map_err(|e| describe_toml_error(&e, text, origin))?;
         if file.run.is_empty() {
-            return Err(format!("{origin} has no [[run]] table; add one per run, e.g. [[run]] followed by pattern = \"RW\""));
+            return Err(PatternError::NoRuns {
+                origin: origin.to_string(),
+            });
         }
         Ok(file)
     }
@@ -58,25 +61,29 @@ impl PatternFile {
     }
 }
 
-fn describe_toml_error(e: &toml::de::Error, text: &str, origin: &str) -> String {
+fn describe_toml_error(e: &toml::de::Error, text: &str, origin: &str) -> PatternError {
+    let origin = origin.to_string();
     let line = e
         .span()
-        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-        .map(|l| format!(" line {l}"))
-        .unwrap_or_default();
-    let msg = e.message().replace('\n', " ");
+        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    let message = e.message().replace('\n', " ");
     // serde's unknown-field message lists every key; replace it with the closest one.
-    if let Some(rest) = msg.strip_prefix("unknown field `") {
+    if let Some(rest) = message.strip_prefix("unknown field `") {
         if let Some(end) = rest.find('`') {
-            let field = &rest[..end];
-            let hint = match closest(field, FIELD_NAMES.iter().chain(["defaults", "run"].iter())) {
-                Some(best) => format!("did you mean `{best}`?"),
-                None => format!("known keys are {}", FIELD_NAMES.join(", ")),
+            let key = &rest[..end];
+            return PatternError::UnknownKey {
+                origin,
+                line,
+                key: key.to_string(),
+                suggestion: closest(key, FIELD_NAMES.iter().chain(["defaults", "run"].iter())),
             };
-            return format!("{origin}{line}: unknown key `{field}`; {hint}");
         }
     }
-    format!("{origin}{line}: {msg}")
+    PatternError::FileSyntax {
+        origin,
+        line,
+        message,
+    }
 }
 
 /// The candidate within edit distance 3 of `word` (and less than its length), if any.
@@ -114,7 +121,7 @@ mod tests {
     #[test]
     fn typo_names_line_and_suggestion() {
         let text = "[[run]]\npattern = \"RW\"\nio_szie = \"4KiB\"\n";
-        let err = PatternFile::parse(text, "p.toml").unwrap_err();
+        let err = PatternFile::parse(text, "p.toml").unwrap_err().to_string();
         assert_eq!(
             err,
             "p.toml line 3: unknown key `io_szie`; did you mean `io_size`?"
@@ -139,12 +146,15 @@ mod tests {
     fn empty_file_is_refused() {
         assert!(PatternFile::parse("", "p.toml")
             .unwrap_err()
+            .to_string()
             .contains("no [[run]]"));
     }
 
     #[test]
     fn bad_value_is_one_line() {
-        let err = PatternFile::parse("[[run]]\nio_count = \"many\"\n", "p.toml").unwrap_err();
+        let err = PatternFile::parse("[[run]]\nio_count = \"many\"\n", "p.toml")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("p.toml line 2:"), "{err}");
         assert!(!err.contains('\n'));
     }

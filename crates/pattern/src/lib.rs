@@ -21,6 +21,7 @@
 //! - [`units`]: sizes and durations.
 
 pub mod args;
+pub mod error;
 pub mod file;
 pub mod generate;
 pub mod rng;
@@ -28,6 +29,7 @@ pub mod spec;
 pub mod units;
 
 pub use args::{PatternArgs, DEFAULT_SEED};
+pub use error::{DeviceAlignment, PatternError, Side, UnitError};
 pub use file::PatternFile;
 pub use generate::{all_ios, slot_count, PlannedIo, StreamGen, Touched};
 pub use spec::{Basic, Location, Mix, PatternSpec, Timing, SECTOR_BYTES};

@@ -6,6 +6,7 @@ use std::fmt;
 use flashlab_device::Mode;
 use serde::{Deserialize, Serialize};
 
+use crate::error::{DeviceAlignment, PatternError, Side};
 use crate::units::{format_duration_ns, format_size, parse_duration_ns};
 
 /// The smallest unit of IOSize, IOShift and TargetOffset (uFLIP: multiples of 512 B).
@@ -36,20 +37,32 @@ pub enum Location {
 impl Location {
     /// Parses `sequential`, `random`, `ordered:INCR`, `partitioned:P`,
     /// `stride:GAP`, `skip-sequential:FRACTION`, `random-once`.
-    pub fn parse(text: &str) -> Result<Location, String> {
+    pub fn parse(text: &str) -> Result<Location, PatternError> {
         let t = text.trim();
         let (name, arg) = match t.split_once(':') {
             Some((n, a)) => (n.trim(), Some(a.trim())),
             None => (t, None),
         };
-        let need = |what: &str, example: &str| {
-            format!("location '{name}' needs {what}; write e.g. {example}")
+        let need = |what: &'static str, example: &'static str| PatternError::MissingArgument {
+            function: "location",
+            name: name.to_string(),
+            what,
+            example,
         };
+        let not_a_number =
+            |what: &'static str, value: &str, kind: &'static str, example: &'static str| {
+                PatternError::NotANumber {
+                    what,
+                    value: value.to_string(),
+                    kind,
+                    example,
+                }
+            };
         let no_arg = |loc: Location| match arg {
             None => Ok(loc),
-            Some(_) => Err(format!(
-                "location '{name}' takes no argument; write just '{name}'"
-            )),
+            Some(_) => Err(PatternError::UnexpectedArgument {
+                name: name.to_string(),
+            }),
         };
         match name {
             "sequential" | "seq" => no_arg(Location::Sequential),
@@ -57,15 +70,15 @@ impl Location {
             "random-once" => no_arg(Location::RandomOnce),
             "ordered" | "order" => {
                 let a = arg.ok_or_else(|| need("an Incr", "ordered:-1, ordered:0 or ordered:4"))?;
-                let incr = a.parse::<i64>().map_err(|_| {
-                    format!("Incr '{a}' is not a whole number; write e.g. ordered:-1")
-                })?;
+                let incr = a
+                    .parse::<i64>()
+                    .map_err(|_| not_a_number("Incr", a, "a whole number", "ordered:-1"))?;
                 Ok(Location::Ordered { incr })
             }
             "partitioned" | "partition" => {
                 let a = arg.ok_or_else(|| need("a number of partitions", "partitioned:4"))?;
                 let partitions = a.parse::<u64>().map_err(|_| {
-                    format!("partitions '{a}' is not a whole number; write e.g. partitioned:4")
+                    not_a_number("partitions", a, "a whole number", "partitioned:4")
                 })?;
                 Ok(Location::Partitioned { partitions })
             }
@@ -77,15 +90,14 @@ impl Location {
             "skip-sequential" | "skip-seq" => {
                 let a = arg
                     .ok_or_else(|| need("the fraction of slots to visit", "skip-sequential:0.1"))?;
-                let fraction = a.parse::<f64>().map_err(|_| {
-                    format!("fraction '{a}' is not a number; write e.g. skip-sequential:0.1")
-                })?;
+                let fraction = a
+                    .parse::<f64>()
+                    .map_err(|_| not_a_number("fraction", a, "a number", "skip-sequential:0.1"))?;
                 Ok(Location::SkipSequential { fraction })
             }
-            other => Err(format!(
-                "unknown location function '{other}'; use sequential, random, ordered:INCR, \
-                 partitioned:P, stride:GAP, skip-sequential:FRACTION or random-once"
-            )),
+            other => Err(PatternError::UnknownLocation {
+                name: other.to_string(),
+            }),
         }
     }
 
@@ -132,22 +144,40 @@ pub enum Timing {
 
 impl Timing {
     /// Parses `consecutive`, `pause:DURATION`, `burst:DURATION:COUNT`.
-    pub fn parse(text: &str) -> Result<Timing, String> {
+    pub fn parse(text: &str) -> Result<Timing, PatternError> {
         let parts: Vec<&str> = text.trim().split(':').map(str::trim).collect();
         match parts.as_slice() {
             ["consecutive"] => Ok(Timing::Consecutive),
-            ["pause", d] => Ok(Timing::Pause { pause_ns: parse_duration_ns(d)? }),
+            ["pause", d] => Ok(Timing::Pause {
+                pause_ns: parse_duration_ns(d)?,
+            }),
             ["burst", d, n] => {
-                let burst = n.parse::<u64>().map_err(|_| {
-                    format!("burst length '{n}' is not a whole number; write e.g. burst:100ms:10")
+                let burst = n.parse::<u64>().map_err(|_| PatternError::NotANumber {
+                    what: "burst length",
+                    value: n.to_string(),
+                    kind: "a whole number",
+                    example: "burst:100ms:10",
                 })?;
-                Ok(Timing::Burst { pause_ns: parse_duration_ns(d)?, burst })
+                Ok(Timing::Burst {
+                    pause_ns: parse_duration_ns(d)?,
+                    burst,
+                })
             }
-            ["pause"] => Err("time 'pause' needs a duration; write e.g. pause:1ms".into()),
-            ["burst", ..] => Err("time 'burst' needs a pause and a count; write e.g. burst:100ms:10".into()),
-            _ => Err(format!(
-                "unknown time function '{text}'; use consecutive, pause:DURATION or burst:DURATION:COUNT"
-            )),
+            ["pause"] => Err(PatternError::MissingArgument {
+                function: "time",
+                name: "pause".to_string(),
+                what: "a duration",
+                example: "pause:1ms",
+            }),
+            ["burst", ..] => Err(PatternError::MissingArgument {
+                function: "time",
+                name: "burst".to_string(),
+                what: "a pause and a count",
+                example: "burst:100ms:10",
+            }),
+            _ => Err(PatternError::UnknownTiming {
+                text: text.to_string(),
+            }),
         }
     }
 
@@ -316,117 +346,117 @@ impl PatternSpec {
 
     /// Checks the spec on its own (the device is checked by [`check_against_device`]).
     /// Every message names the parameter and how to fix it.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), PatternError> {
         if self.parallel_degree == 0 {
-            return Err("ParallelDegree must be at least 1; pass --parallel 1 or more".into());
+            return Err(PatternError::Zero {
+                what: "ParallelDegree",
+                fix: "pass --parallel 1 or more",
+            });
         }
         if self.queue_depth == 0 {
-            return Err("queue depth must be at least 1; pass --queue-depth 1 or more".into());
+            return Err(PatternError::Zero {
+                what: "queue depth",
+                fix: "pass --queue-depth 1 or more",
+            });
         }
         if self.max_outstanding() > 4096 {
-            return Err(format!(
-                "ParallelDegree x queue depth = {} is more than 4096 outstanding IOs; lower --parallel or --queue-depth",
-                self.max_outstanding()
-            ));
+            return Err(PatternError::TooManyOutstanding {
+                outstanding: self.max_outstanding(),
+            });
         }
         if self.io_count == 0 {
-            return Err("IOCount must be at least 1; pass --io-count N".into());
+            return Err(PatternError::Zero {
+                what: "IOCount",
+                fix: "pass --io-count N",
+            });
         }
         if self.io_ignore >= self.io_count {
-            return Err(format!(
-                "IOIgnore ({}) must be smaller than IOCount ({}); lower --io-ignore or raise --io-count",
-                self.io_ignore, self.io_count
-            ));
+            return Err(PatternError::IgnoresEverything {
+                io_ignore: self.io_ignore,
+                io_count: self.io_count,
+            });
         }
         if !self.target_offset_bytes.is_multiple_of(SECTOR_BYTES) {
-            return Err(format!(
-                "TargetOffset {} is not a multiple of 512 B; use e.g. --target-offset {}",
-                self.target_offset_bytes,
-                format_size(self.target_offset_bytes / SECTOR_BYTES * SECTOR_BYTES)
-            ));
+            return Err(PatternError::UnalignedTargetOffset {
+                target_offset_bytes: self.target_offset_bytes,
+            });
         }
         if let Timing::Burst { burst: 0, .. } = self.timing {
-            return Err(
-                "a burst must hold at least one IO; write e.g. --time burst:100ms:10".into(),
-            );
+            return Err(PatternError::EmptyBurst);
         }
         if let Some(m) = &self.mix {
             if m.ratio_primary == 0 || m.ratio_secondary == 0 {
-                return Err("both sides of the mix Ratio must be at least 1; write e.g. --ratio 4 or --ratio 1:4".into());
+                return Err(PatternError::Zero {
+                    what: "both sides of the mix Ratio",
+                    fix: "write e.g. --ratio 4 or --ratio 1:4",
+                });
             }
             // The generator cycles through ratio_primary + ratio_secondary
             // IOs: the sum must be a count, not wrap around.
             if m.ratio_primary.saturating_add(m.ratio_secondary) > MAX_RATIO_SUM {
-                return Err(format!(
-                    "mix Ratio {}:{} is too large (the two sides may add up to at most 2^32); write e.g. --ratio 4 or --ratio 1:4",
-                    m.ratio_primary, m.ratio_secondary
-                ));
+                return Err(PatternError::RatioTooLarge {
+                    primary: m.ratio_primary,
+                    secondary: m.ratio_secondary,
+                });
             }
         }
         for (which, b) in self.basics().enumerate() {
-            let who = if which == 0 { "" } else { "mixed pattern's " };
+            let side = if which == 0 {
+                Side::Primary
+            } else {
+                Side::Mixed
+            };
             if b.io_size_bytes == 0 || b.io_size_bytes % SECTOR_BYTES != 0 {
-                return Err(format!(
-                    "{who}IOSize {} B is not a positive multiple of 512 B; use e.g. --io-size 4KiB",
-                    b.io_size_bytes
-                ));
+                return Err(PatternError::UnalignedIoSize {
+                    side,
+                    io_size_bytes: b.io_size_bytes,
+                });
             }
             if b.io_size_bytes > u32::MAX as u64 {
-                return Err(format!(
-                    "{who}IOSize {} is larger than 4 GiB; use a smaller --io-size",
-                    format_size(b.io_size_bytes)
-                ));
+                return Err(PatternError::IoSizeTooLarge {
+                    side,
+                    io_size_bytes: b.io_size_bytes,
+                });
             }
             if b.io_shift_bytes % SECTOR_BYTES != 0 {
-                return Err(format!(
-                    "{who}IOShift {} B is not a multiple of 512 B; use e.g. --io-shift 512",
-                    b.io_shift_bytes
-                ));
+                return Err(PatternError::UnalignedIoShift {
+                    side,
+                    io_shift_bytes: b.io_shift_bytes,
+                });
             }
             let (_, stream_size) = self.stream_target(0);
             let slots = crate::generate::slot_count(b, stream_size);
             if slots == 0 {
-                let streams = if self.parallel_degree > 1 {
-                    format!(
-                        " (each of the {} streams gets {})",
-                        self.parallel_degree,
-                        format_size(stream_size)
-                    )
-                } else {
-                    String::new()
-                };
-                return Err(format!(
-                    "TargetSize {}{streams} cannot hold one {who}IO of IOSize {} with IOShift {}; raise --target-size or lower --io-size/--io-shift",
-                    format_size(self.target_size_bytes),
-                    format_size(b.io_size_bytes),
-                    format_size(b.io_shift_bytes)
-                ));
+                return Err(PatternError::TargetTooSmall {
+                    side,
+                    target_size_bytes: self.target_size_bytes,
+                    parallel_degree: self.parallel_degree,
+                    stream_bytes: stream_size,
+                    io_size_bytes: b.io_size_bytes,
+                    io_shift_bytes: b.io_shift_bytes,
+                });
             }
             match b.location {
                 Location::Partitioned { partitions } => {
                     if partitions == 0 {
-                        return Err(
-                            "the number of partitions must be at least 1; write e.g. partitioned:4"
-                                .into(),
-                        );
+                        return Err(PatternError::Zero {
+                            what: "the number of partitions",
+                            fix: "write e.g. partitioned:4",
+                        });
                     }
                     if slots / partitions == 0 {
-                        return Err(format!(
-                            "TargetSize {} split into {partitions} partitions leaves less than one IOSize ({}) per partition; use fewer partitions or a larger --target-size",
-                            format_size(stream_size),
-                            format_size(b.io_size_bytes)
-                        ));
+                        return Err(PatternError::PartitionsTooSmall {
+                            stream_bytes: stream_size,
+                            partitions,
+                            io_size_bytes: b.io_size_bytes,
+                        });
                     }
                 }
                 Location::Stride { gap_bytes } if gap_bytes % SECTOR_BYTES != 0 => {
-                    return Err(format!(
-                            "stride gap {gap_bytes} B is not a multiple of 512 B; write e.g. stride:4KiB"
-                        ));
+                    return Err(PatternError::UnalignedStride { gap_bytes });
                 }
                 Location::SkipSequential { fraction } if !(fraction > 0.0 && fraction <= 1.0) => {
-                    return Err(format!(
-                            "skip-sequential fraction {fraction} is outside (0, 1]; write e.g. skip-sequential:0.1"
-                        ));
+                    return Err(PatternError::FractionOutOfRange { fraction });
                 }
                 _ => {}
             }
@@ -440,53 +470,50 @@ impl PatternSpec {
         device_name: &str,
         size_bytes: u64,
         logical_block_bytes: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), PatternError> {
         let end = self.target_offset_bytes.checked_add(self.target_size_bytes);
         match end {
             Some(end) if end <= size_bytes => {}
             _ => {
-                return Err(format!(
-                    "the target [{}, {}) runs past the end of {device_name} ({} = {} B); lower --target-offset or --target-size",
-                    self.target_offset_bytes,
-                    self.target_offset_bytes as u128 + self.target_size_bytes as u128,
-                    format_size(size_bytes),
-                    size_bytes
-                ))
+                return Err(PatternError::PastDeviceEnd {
+                    device: device_name.to_string(),
+                    target_offset_bytes: self.target_offset_bytes,
+                    target_size_bytes: self.target_size_bytes,
+                    device_bytes: size_bytes,
+                })
             }
         }
         let lbs = logical_block_bytes.max(1);
+        let unaligned = |what: DeviceAlignment, value_bytes: u64| PatternError::UnalignedToDevice {
+            what,
+            device: device_name.to_string(),
+            value_bytes,
+            logical_block_bytes: lbs,
+        };
         if !self.target_offset_bytes.is_multiple_of(lbs) {
-            return Err(format!(
-                "TargetOffset {} is not a multiple of {device_name}'s logical block size ({lbs} B) required by O_DIRECT; use a multiple of {lbs}",
-                self.target_offset_bytes
+            return Err(unaligned(
+                DeviceAlignment::TargetOffset,
+                self.target_offset_bytes,
             ));
         }
         let (_, share) = self.stream_target(0);
         if self.parallel_degree > 1 && share % lbs != 0 {
-            return Err(format!(
-                "each stream's share of TargetSize ({share} B) is not a multiple of the logical block size ({lbs} B); pick a --target-size divisible by {} ",
-                lbs * self.parallel_degree
-            ));
+            return Err(PatternError::UnalignedStreamShare {
+                share_bytes: share,
+                logical_block_bytes: lbs,
+                parallel_degree: self.parallel_degree,
+            });
         }
         for b in self.basics() {
             if b.io_size_bytes % lbs != 0 {
-                return Err(format!(
-                    "IOSize {} B is not a multiple of {device_name}'s logical block size ({lbs} B) required by O_DIRECT; use --io-size {} or pass --buffered",
-                    b.io_size_bytes,
-                    format_size(b.io_size_bytes.div_ceil(lbs) * lbs)
-                ));
+                return Err(unaligned(DeviceAlignment::IoSize, b.io_size_bytes));
             }
             if b.io_shift_bytes % lbs != 0 {
-                return Err(format!(
-                    "IOShift {} B is not a multiple of {device_name}'s logical block size ({lbs} B) required by O_DIRECT; use a multiple of {lbs} or pass --buffered",
-                    b.io_shift_bytes
-                ));
+                return Err(unaligned(DeviceAlignment::IoShift, b.io_shift_bytes));
             }
             if let Location::Stride { gap_bytes } = b.location {
                 if gap_bytes % lbs != 0 {
-                    return Err(format!(
-                        "stride gap {gap_bytes} B is not a multiple of {device_name}'s logical block size ({lbs} B); use a multiple of {lbs}"
-                    ));
+                    return Err(unaligned(DeviceAlignment::StrideGap, gap_bytes));
                 }
             }
         }

@@ -9,6 +9,8 @@
 //! binary units, as in `4k` IOs. A decimal size that is not a whole number
 //! of sectors is refused later where alignment matters, never rounded.
 
+pub use crate::error::UnitError;
+
 /// How much of a user's text an error message quotes: enough to recognise
 /// it, never megabytes of a file.
 const QUOTE_CHARS: usize = 40;
@@ -26,7 +28,7 @@ pub fn quote(text: &str) -> String {
 /// `B`, `K`/`KiB`/`KB`, `M`/`MiB`/`MB`, `G`/`GiB`/`GB`, `T`/`TiB`/`TB` (see
 /// the module comment: `KB` is 1000, `KiB` and `K` are 1024), or `s`
 /// (512-byte sectors).
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, UnitError> {
     let shown = quote(text);
     let t = text.trim();
     let split = t
@@ -35,9 +37,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let (num, suffix) = t.split_at(split);
     let num = num.replace('_', "");
     if num.is_empty() {
-        return Err(format!(
-            "'{shown}' is not a size; write e.g. 4096, 32KiB or 1GiB"
-        ));
+        return Err(UnitError::NotASize { text: shown });
     }
     let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
@@ -51,32 +51,33 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "gb" => 1_000_000_000,
         "tb" => 1_000_000_000_000,
         other => {
-            return Err(format!(
-                "'{shown}' has an unknown size unit '{}'; use B, KiB, MiB, GiB, TiB (powers of 1024) or KB, MB, GB, TB (powers of 1000)", quote(other)
-            ))
+            return Err(UnitError::UnknownSizeUnit {
+                text: shown,
+                unit: quote(other),
+            })
         }
     };
     if num.contains('.') {
-        let v: f64 = num
-            .parse()
-            .map_err(|_| format!("'{shown}' is not a size; write e.g. 4096, 32KiB or 1GiB"))?;
+        let Ok(v) = num.parse::<f64>() else {
+            return Err(UnitError::NotASize { text: shown });
+        };
         let bytes = v * mult as f64;
         if bytes.fract() != 0.0 || !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-            return Err(format!("'{shown}' is not a whole number of bytes"));
+            return Err(UnitError::FractionalBytes { text: shown });
         }
         Ok(bytes as u64)
     } else {
-        let v: u64 = num
-            .parse()
-            .map_err(|_| format!("'{shown}' is not a size; write e.g. 4096, 32KiB or 1GiB"))?;
+        let Ok(v) = num.parse::<u64>() else {
+            return Err(UnitError::NotASize { text: shown });
+        };
         v.checked_mul(mult)
-            .ok_or_else(|| format!("'{shown}' is too large"))
+            .ok_or(UnitError::SizeTooLarge { text: shown })
     }
 }
 
 /// Parses a duration with a mandatory unit: `ns`, `us` (or `µs`), `ms`, `s`.
 /// A bare number is refused: "pause 100" is too easy to get wrong by 1000x.
-pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+pub fn parse_duration_ns(text: &str) -> Result<u64, UnitError> {
     let shown = quote(text);
     let t = text.trim();
     let split = t
@@ -89,24 +90,20 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         "us" | "µs" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
-        "" => {
-            return Err(format!(
-                "'{shown}' needs a time unit; write e.g. 100us, 1ms or 2s"
-            ))
-        }
+        "" => return Err(UnitError::MissingTimeUnit { text: shown }),
         other => {
-            return Err(format!(
-                "'{shown}' has an unknown time unit '{}'; use ns, us, ms or s",
-                quote(other)
-            ))
+            return Err(UnitError::UnknownTimeUnit {
+                text: shown,
+                unit: quote(other),
+            })
         }
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("'{shown}' is not a duration; write e.g. 100us, 1ms or 2s"))?;
+    let Ok(v) = num.parse::<f64>() else {
+        return Err(UnitError::NotADuration { text: shown });
+    };
     let ns = v * mult;
     if !ns.is_finite() || ns < 0.0 || ns > u64::MAX as f64 {
-        return Err(format!("'{shown}' is out of range"));
+        return Err(UnitError::DurationOutOfRange { text: shown });
     }
     Ok(ns.round() as u64)
 }
@@ -206,16 +203,18 @@ mod tests {
         size("1_000", 1000);
         assert!(parse_size("12 parsecs")
             .unwrap_err()
+            .to_string()
             .contains("unknown size unit"));
         assert!(parse_size("KiB").is_err());
         assert!(parse_size("0.3K").is_err());
         assert!(parse_size("18446744073709551616").is_err());
         assert!(parse_size("17179869184GiB")
             .unwrap_err()
+            .to_string()
             .contains("too large"));
         // A huge input is quoted, not echoed.
         let long = "9".repeat(1_000_000) + "X";
-        assert!(parse_size(&long).unwrap_err().len() < 200);
+        assert!(parse_size(&long).unwrap_err().to_string().len() < 200);
     }
 
     #[test]
@@ -226,6 +225,7 @@ mod tests {
         assert_eq!(parse_duration_ns("5ns"), Ok(5));
         assert!(parse_duration_ns("100")
             .unwrap_err()
+            .to_string()
             .contains("needs a time unit"));
     }
 

@@ -41,6 +41,41 @@ impl Digest {
     }
 }
 
+/// Takes one batch of completions and adds each one's tag, submit time
+/// (when `with_submit`) and completion time to the digest.
+fn poll_into<D: Device + ?Sized>(
+    dev: &mut D,
+    out: &mut Vec<Completion>,
+    outstanding: &mut usize,
+    dig: &mut Digest,
+    with_submit: bool,
+) -> Result<(), String> {
+    out.clear();
+    dev.poll(None, out).map_err(|e| e.to_string())?;
+    *outstanding -= out.len();
+    for c in out.iter() {
+        dig.add(c.tag);
+        if with_submit {
+            dig.add(c.submit_ns);
+        }
+        dig.add(c.complete_ns);
+    }
+    Ok(())
+}
+
+/// Polls until nothing is outstanding (tags and completion times into the digest).
+fn drain<D: Device + ?Sized>(
+    dev: &mut D,
+    out: &mut Vec<Completion>,
+    outstanding: &mut usize,
+    dig: &mut Digest,
+) -> Result<(), String> {
+    while *outstanding > 0 {
+        poll_into(dev, out, outstanding, dig, false)?;
+    }
+    Ok(())
+}
+
 fn run(spec: &str, ios: u64) -> String {
     let qd = 8usize;
     let mut dev = match flashlab_sim::open_device(spec, 11, qd) {
@@ -56,16 +91,9 @@ fn run(spec: &str, ios: u64) -> String {
     let fill = size / (128 << 10);
     for i in 0..fill + ios {
         while outstanding >= qd {
-            out.clear();
-            if let Err(e) = dev.poll(None, &mut out) {
-                err = Some(e.to_string());
+            if let Err(e) = poll_into(&mut dev, &mut out, &mut outstanding, &mut dig, true) {
+                err = Some(e);
                 break;
-            }
-            outstanding -= out.len();
-            for c in &out {
-                dig.add(c.tag);
-                dig.add(c.submit_ns);
-                dig.add(c.complete_ns);
             }
         }
         if err.is_some() {
@@ -117,20 +145,9 @@ fn run(spec: &str, ios: u64) -> String {
         outstanding += 1;
         // now and then the host goes quiet: background GC, cache drain
         if i > fill && (i - fill) % 5000 == 0 {
-            loop {
-                out.clear();
-                if let Err(e) = dev.poll(None, &mut out) {
-                    err = Some(e.to_string());
-                    break;
-                }
-                outstanding -= out.len();
-                for c in &out {
-                    dig.add(c.tag);
-                    dig.add(c.complete_ns);
-                }
-                if outstanding == 0 {
-                    break;
-                }
+            // (at least the request just submitted is outstanding)
+            if let Err(e) = drain(&mut dev, &mut out, &mut outstanding, &mut dig) {
+                err = Some(e);
             }
             let t = dev.now_ns() + 50_000_000;
             if let Err(e) = dev.idle_until(t) {
@@ -141,16 +158,9 @@ fn run(spec: &str, ios: u64) -> String {
             break;
         }
     }
-    while outstanding > 0 && err.is_none() {
-        out.clear();
-        if let Err(e) = dev.poll(None, &mut out) {
-            err = Some(e.to_string());
-            break;
-        }
-        outstanding -= out.len();
-        for c in &out {
-            dig.add(c.tag);
-            dig.add(c.complete_ns);
+    if err.is_none() {
+        if let Err(e) = drain(&mut dev, &mut out, &mut outstanding, &mut dig) {
+            err = Some(e);
         }
     }
     let stats = dev.stats_json().map(|v| v.to_string()).unwrap_or_default();

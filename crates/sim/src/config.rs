@@ -23,7 +23,7 @@ impl ByteSize {
     /// `GB` is 10^9, `GiB` and `G` are 2^30), so a unit means the same here
     /// as in `--target-size`.
     pub fn parse(text: &str) -> Result<ByteSize, String> {
-        flashlab_pattern::units::parse_size(text).map(ByteSize)
+        Ok(ByteSize(flashlab_pattern::units::parse_size(text)?))
     }
 }
 

@@ -385,7 +385,7 @@ fn run_trace(
         SweepError::Input(format!("cannot read trace {origin}: {e}; check the path"))
     })?;
     let format = match &t.format {
-        Some(f) => Format::parse(f).map_err(SweepError::Input)?,
+        Some(f) => Format::parse(f).map_err(|e| SweepError::Input(e.to_string()))?,
         None => Format::detect(&text).ok_or_else(|| {
             SweepError::Input(format!(
                 "cannot tell the format of {origin}; set format = \"...\" in [trace] ({})",
@@ -393,7 +393,7 @@ fn run_trace(
             ))
         })?,
     };
-    let fit = Fit::parse(&t.fit).map_err(SweepError::Input)?;
+    let fit = Fit::parse(&t.fit).map_err(|e| SweepError::Input(e.to_string()))?;
     if !(t.speed > 0.0 && t.speed.is_finite()) {
         return Err(SweepError::Input(format!(
             "[trace] speed {} must be a positive number, e.g. speed = 2.0",
@@ -410,7 +410,8 @@ fn run_trace(
             "[trace] queue_depth must be between 1 and {SIM_MAX_OUTSTANDING}"
         )));
     }
-    let mut trace = flashlab_trace::parse(&text, format, &origin).map_err(SweepError::Input)?;
+    let mut trace = flashlab_trace::parse(&text, format, &origin)
+        .map_err(|e| SweepError::Input(e.to_string()))?;
     let info = device.info().clone();
     fit_to_device(
         &mut trace,

@@ -23,7 +23,10 @@ use std::path::Path;
 
 use flashlab_device::Mode;
 
+pub mod error;
 pub mod formats;
+
+pub use error::TraceFileError;
 
 /// One request of a trace. `Flush` requests carry no range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +68,7 @@ pub enum Format {
 impl Format {
     pub const NAMES: &'static str = "flashlab, blkparse, fio, mqsim, disksim or msr";
 
-    pub fn parse(name: &str) -> Result<Format, String> {
+    pub fn parse(name: &str) -> Result<Format, TraceFileError> {
         match name {
             "flashlab" => Ok(Format::Flashlab),
             "blkparse" => Ok(Format::Blkparse),
@@ -73,10 +76,9 @@ impl Format {
             "mqsim" => Ok(Format::Mqsim),
             "disksim" => Ok(Format::Disksim),
             "msr" => Ok(Format::Msr),
-            other => Err(format!(
-                "unknown trace format '{other}'; use {}",
-                Format::NAMES
-            )),
+            other => Err(TraceFileError::UnknownFormat {
+                name: other.to_string(),
+            }),
         }
     }
 
@@ -132,7 +134,7 @@ impl fmt::Display for Format {
 /// Parses a whole trace in `format`; times are made relative to the first
 /// request and requests are sorted by time (stable, so equal times keep
 /// file order).
-pub fn parse(text: &str, format: Format, origin: &str) -> Result<Vec<TraceIo>, String> {
+pub fn parse(text: &str, format: Format, origin: &str) -> Result<Vec<TraceIo>, TraceFileError> {
     let mut ios = match format {
         Format::Flashlab => formats::flashlab::parse(text),
         Format::Blkparse => formats::blkparse::parse(text, 'D'),
@@ -141,11 +143,16 @@ pub fn parse(text: &str, format: Format, origin: &str) -> Result<Vec<TraceIo>, S
         Format::Disksim => formats::disksim::parse(text),
         Format::Msr => formats::msr::parse(text),
     }
-    .map_err(|(line, msg)| format!("{origin} line {line}: {msg}"))?;
+    .map_err(|(line, problem)| TraceFileError::Line {
+        origin: origin.to_string(),
+        line,
+        problem,
+    })?;
     if ios.is_empty() {
-        return Err(format!(
-            "{origin} holds no requests in {format} format; check the file or pass --format"
-        ));
+        return Err(TraceFileError::NoRequests {
+            origin: origin.to_string(),
+            format,
+        });
     }
     ios.sort_by_key(|io| io.time_ns);
     let t0 = ios[0].time_ns;
@@ -171,15 +178,20 @@ pub const MAX_REQUEST_BYTES: u64 = u32::MAX as u64;
 /// the problem) a file that is not text, has a line longer than
 /// [`MAX_LINE_BYTES`] or is larger than [`MAX_TRACE_BYTES`], so that
 /// `/dev/zero` or a disk image fails at once instead of growing memory.
-pub fn read_text(path: &Path) -> Result<String, String> {
-    let shown = path.display();
-    let file = std::fs::File::open(path)
-        .map_err(|e| format!("cannot read trace {shown}: {e}; check the path"))?;
-    read_text_from(file, &shown.to_string())
+pub fn read_text(path: &Path) -> Result<String, TraceFileError> {
+    let shown = path.display().to_string();
+    match std::fs::File::open(path) {
+        Ok(file) => read_text_from(file, &shown),
+        Err(source) => Err(TraceFileError::Open {
+            path: shown,
+            source,
+        }),
+    }
 }
 
 /// [`read_text`] from any reader; `origin` names it in errors.
-pub fn read_text_from(reader: impl Read, origin: &str) -> Result<String, String> {
+pub fn read_text_from(reader: impl Read, origin: &str) -> Result<String, TraceFileError> {
+    let origin = || origin.to_string();
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let mut text = String::new();
     let mut line = Vec::with_capacity(256);
@@ -188,30 +200,29 @@ pub fn read_text_from(reader: impl Read, origin: &str) -> Result<String, String>
         let got = (&mut reader)
             .take(MAX_LINE_BYTES as u64 + 1)
             .read_until(b'\n', &mut line)
-            .map_err(|e| format!("cannot read trace {origin}: {e}"))?;
+            .map_err(|source| TraceFileError::Read {
+                origin: origin(),
+                source,
+            })?;
         if got == 0 {
             break;
         }
         if line.len() > MAX_LINE_BYTES {
-            return Err(format!(
-                "{origin} line {n} is longer than {} KiB: not a trace file; pass a text trace ({})",
-                MAX_LINE_BYTES / 1024,
-                Format::NAMES
-            ));
+            return Err(TraceFileError::LineTooLong {
+                origin: origin(),
+                line: n,
+            });
         }
         if text.len() as u64 + line.len() as u64 > MAX_TRACE_BYTES {
-            return Err(format!(
-                "{origin} is larger than {} GiB; split the trace (e.g. with split -l) and replay the parts",
-                MAX_TRACE_BYTES >> 30
-            ));
+            return Err(TraceFileError::TooLarge { origin: origin() });
         }
         match std::str::from_utf8(&line) {
             Ok(l) if !l.contains('\0') => text.push_str(l),
             _ => {
-                return Err(format!(
-                    "{origin} line {n} is not text (binary data); pass a text trace ({})",
-                    Format::NAMES
-                ))
+                return Err(TraceFileError::NotText {
+                    origin: origin(),
+                    line: n,
+                })
             }
         }
     }
@@ -241,12 +252,14 @@ pub enum Fit {
 }
 
 impl Fit {
-    pub fn parse(text: &str) -> Result<Fit, String> {
+    pub fn parse(text: &str) -> Result<Fit, TraceFileError> {
         match text {
             "error" => Ok(Fit::Error),
             "wrap" => Ok(Fit::Wrap),
             "scale" => Ok(Fit::Scale),
-            other => Err(format!("unknown --fit '{other}'; use error, wrap or scale")),
+            other => Err(TraceFileError::UnknownFit {
+                name: other.to_string(),
+            }),
         }
     }
 }
@@ -259,7 +272,7 @@ pub fn fit_to_device(
     device_bytes: u64,
     block_bytes: u64,
     fit: Fit,
-) -> Result<(), String> {
+) -> Result<(), TraceFileError> {
     let block = block_bytes.max(1);
     // Parsers refuse requests whose end does not fit in 64 bits; saturate
     // anyway so that a TraceIo built elsewhere cannot wrap around.
@@ -273,40 +286,42 @@ pub fn fit_to_device(
             continue;
         }
         if io.size_bytes == 0 || io.size_bytes % block != 0 {
-            return Err(format!(
-                "request {} has size {} B, not a positive multiple of the device's {block} B blocks; replay on a device with smaller blocks",
-                i + 1,
-                io.size_bytes
-            ));
+            return Err(TraceFileError::UnalignedSize {
+                request: i + 1,
+                size_bytes: io.size_bytes,
+                block_bytes: block,
+            });
         }
         if io.size_bytes > device_bytes {
-            return Err(format!(
-                "request {} ({} B) is larger than the device",
-                i + 1,
-                io.size_bytes
-            ));
+            return Err(TraceFileError::LargerThanDevice {
+                request: i + 1,
+                size_bytes: io.size_bytes,
+            });
         }
         let end = io.offset_bytes.saturating_add(io.size_bytes);
         if end <= device_bytes && fit != Fit::Scale {
             if io.offset_bytes % block != 0 {
-                return Err(format!(
-                    "request {} at offset {} is not aligned to {block} B",
-                    i + 1,
-                    io.offset_bytes
-                ));
+                return Err(TraceFileError::UnalignedOffset {
+                    request: i + 1,
+                    offset_bytes: io.offset_bytes,
+                    block_bytes: block,
+                });
             }
             continue;
         }
         let room = device_bytes - io.size_bytes;
         let offset = match fit {
             Fit::Error => {
-                return Err(format!(
-                    "request {} ends at byte {end}, past the end of the device ({device_bytes} B); pass --fit wrap or --fit scale to fold the trace onto the device",
-                    i + 1
-                ))
+                return Err(TraceFileError::PastDeviceEnd {
+                    request: i + 1,
+                    end_bytes: end,
+                    device_bytes,
+                })
             }
             Fit::Wrap => io.offset_bytes % device_bytes,
-            Fit::Scale => ((io.offset_bytes as u128 * device_bytes as u128) / max_end.max(1) as u128) as u64,
+            Fit::Scale => {
+                ((io.offset_bytes as u128 * device_bytes as u128) / max_end.max(1) as u128) as u64
+            }
         };
         io.offset_bytes = (offset.min(room)) / block * block;
     }

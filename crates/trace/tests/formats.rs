@@ -116,17 +116,22 @@ fn own_format_round_trips() {
 #[test]
 fn bad_lines_are_reported_with_their_number() {
     assert_eq!(
-        parse("1 0 0 8 0\n2 0 0 8 7\n", Format::Mqsim, "t.trace").unwrap_err(),
+        parse("1 0 0 8 0\n2 0 0 8 7\n", Format::Mqsim, "t.trace")
+            .unwrap_err()
+            .to_string(),
         "t.trace line 2: type 7 is not 0 (write) or 1 (read)"
     );
     assert!(parse("1 0 0 8\n", Format::Mqsim, "t")
         .unwrap_err()
+        .to_string()
         .contains("expected 5 fields"));
     assert!(parse("", Format::Mqsim, "t")
         .unwrap_err()
+        .to_string()
         .contains("holds no requests"));
     assert!(parse("fio version 9 iolog\n", Format::Fio, "t")
         .unwrap_err()
+        .to_string()
         .contains("line 1"));
 }
 
@@ -168,6 +173,7 @@ fn fitting_a_trace_onto_a_small_device() {
     let mut t = trace.clone();
     assert!(fit_to_device(&mut t, 16 << 20, 512, Fit::Error)
         .unwrap_err()
+        .to_string()
         .contains("--fit wrap"));
     let mut t = trace.clone();
     fit_to_device(&mut t, 16 << 20, 512, Fit::Wrap).unwrap();
@@ -184,6 +190,7 @@ fn fitting_a_trace_onto_a_small_device() {
     let mut t = vec![io(0, 'W', 0, 1024)];
     assert!(fit_to_device(&mut t, 16 << 20, 4096, Fit::Wrap)
         .unwrap_err()
+        .to_string()
         .contains("multiple"));
 }
 
@@ -191,7 +198,7 @@ fn fitting_a_trace_onto_a_small_device() {
 /// names its line.
 #[test]
 fn out_of_range_numbers_are_refused_not_wrapped() {
-    let err = |text: &str, format: Format| parse(text, format, "t").unwrap_err();
+    let err = |text: &str, format: Format| parse(text, format, "t").unwrap_err().to_string();
     // 2^55 sectors is 2^64 bytes: it used to wrap to offset 0.
     let e = err("0 0 36028797018963968 8 0\n", Format::Mqsim);
     assert!(
@@ -234,11 +241,17 @@ fn a_stream_without_newlines_or_text_is_refused_at_once() {
     // /dev/zero: an endless line of NUL bytes. Reading stops after one
     // line's limit instead of filling memory.
     let zeros = std::io::repeat(0);
-    let e = flashlab_trace::read_text_from(zeros, "/dev/zero").unwrap_err();
+    let e = flashlab_trace::read_text_from(zeros, "/dev/zero")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("line 1 is longer than 64 KiB"), "{e}");
-    let e = flashlab_trace::read_text_from(&b"0 W 0 4096\n\0\0\n"[..], "z").unwrap_err();
+    let e = flashlab_trace::read_text_from(&b"0 W 0 4096\n\0\0\n"[..], "z")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("line 2 is not text"), "{e}");
-    let e = flashlab_trace::read_text_from(&b"0 W 0 4096\n\xff\xfe\n"[..], "z").unwrap_err();
+    let e = flashlab_trace::read_text_from(&b"0 W 0 4096\n\xff\xfe\n"[..], "z")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("line 2 is not text"), "{e}");
     let ok = flashlab_trace::read_text_from(&b"# flashlab-trace v1\n0 W 0 4096"[..], "z").unwrap();
     assert_eq!(ok, "# flashlab-trace v1\n0 W 0 4096");
@@ -252,7 +265,8 @@ fn long_fields_are_quoted_not_echoed() {
         Format::Flashlab,
         "t",
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.len() < 200, "{} bytes", e.len());
 }
 
@@ -288,7 +302,9 @@ fn a_per_file_trace_round_trips_and_names_its_files() {
     assert_eq!(trace.files[1].path, "base/5/16384 with space");
     // Still a flashlab trace to detection, but never misread as block IO.
     assert_eq!(Format::detect(&text), Some(Format::Flashlab));
-    let e = parse(&text, Format::Flashlab, "logical.trace").unwrap_err();
+    let e = parse(&text, Format::Flashlab, "logical.trace")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("line 3") && e.contains("per-file"), "{e}");
 }
 

@@ -1,0 +1,86 @@
+//! What the CLI tests share: running the binary, reading its output, scratch
+//! directories, a small uFLIP suite and a results directory's fingerprint.
+//!
+//! A test file adopts it with `mod common;` and `use common::{...};`. Each
+//! test binary uses only some of these helpers, hence the `dead_code` allow.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `flashlab ARGS` in `cwd` and returns what it did (any exit code).
+pub fn flashlab(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("flashlab runs")
+}
+
+/// The stdout of a command that must have succeeded (its stderr otherwise).
+pub fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout(o)
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Everything a command printed: stdout, then stderr.
+pub fn text(o: &Output) -> String {
+    format!("{}{}", stdout(o), stderr(o))
+}
+
+/// A directory removed when the test ends, under cargo's per-target tmp dir.
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
+}
+
+/// A uFLIP suite small enough for a test: four micro-benchmarks, runs of
+/// 64 to 512 IOs.
+pub const SMALL_UFLIP: [&str; 10] = [
+    "--quick",
+    "--only",
+    "granularity,locality,order,mix",
+    "--max-ios",
+    "512",
+    "--min-ios",
+    "64",
+    "--calibration-ios",
+    "512",
+    "--quiet",
+];
+
+/// Every byte a results directory's runs produced (each run's
+/// `records.bin` and `run.json`, which must all be complete), followed by
+/// the named top-level files: two directories with equal fingerprints hold
+/// the same results.
+pub fn fingerprint(dir: &Path, files: &[&str]) -> Vec<(String, Vec<u8>)> {
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let mut out = Vec::new();
+    for run in manifest["runs"].as_array().unwrap() {
+        assert_eq!(run["status"], "complete", "{}", run["name"]);
+        let d = run["dir"].as_str().unwrap();
+        for f in ["records.bin", "run.json"] {
+            out.push((
+                format!("{d}/{f}"),
+                std::fs::read(dir.join(d).join(f)).unwrap(),
+            ));
+        }
+    }
+    for f in files {
+        out.push((f.to_string(), std::fs::read(dir.join(f)).unwrap()));
+    }
+    out
+}

@@ -1,0 +1,499 @@
+//! The pattern crate's errors: what a size, a duration, a parameter or a
+//! pattern file got wrong.
+//!
+//! Every `Display` is one line naming the problem and the flag (or the way of
+//! writing the value) that fixes it; the CLI prints them as they are and its
+//! tests compare the wording. Variants carry the values, so a caller can
+//! match on the problem instead of parsing a message.
+
+use std::fmt;
+
+use crate::units::format_size;
+
+/// A size or a duration as text that cannot be read. `text` is the user's
+/// text as messages quote it (at most 40 characters, see
+/// [`crate::units::quote`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnitError {
+    /// No number where a size was expected.
+    NotASize { text: String },
+    /// A size unit that is none of B, KiB, ... TB.
+    UnknownSizeUnit { text: String, unit: String },
+    /// A decimal size that is not a whole number of bytes.
+    FractionalBytes { text: String },
+    /// A size past 2^64 - 1 bytes.
+    SizeTooLarge { text: String },
+    /// A duration without a unit ("pause 100" is too easy to get wrong by 1000x).
+    MissingTimeUnit { text: String },
+    /// A time unit that is none of ns, us, ms, s.
+    UnknownTimeUnit { text: String, unit: String },
+    /// No number where a duration was expected.
+    NotADuration { text: String },
+    /// A duration that is negative or past 2^64 - 1 ns.
+    DurationOutOfRange { text: String },
+}
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnitError::NotASize { text } => {
+                write!(f, "'{text}' is not a size; write e.g. 4096, 32KiB or 1GiB")
+            }
+            UnitError::UnknownSizeUnit { text, unit } => write!(
+                f,
+                "'{text}' has an unknown size unit '{unit}'; use B, KiB, MiB, GiB, TiB (powers of 1024) or KB, MB, GB, TB (powers of 1000)"
+            ),
+            UnitError::FractionalBytes { text } => {
+                write!(f, "'{text}' is not a whole number of bytes")
+            }
+            UnitError::SizeTooLarge { text } => write!(f, "'{text}' is too large"),
+            UnitError::MissingTimeUnit { text } => {
+                write!(f, "'{text}' needs a time unit; write e.g. 100us, 1ms or 2s")
+            }
+            UnitError::UnknownTimeUnit { text, unit } => write!(
+                f,
+                "'{text}' has an unknown time unit '{unit}'; use ns, us, ms or s"
+            ),
+            UnitError::NotADuration { text } => write!(
+                f,
+                "'{text}' is not a duration; write e.g. 100us, 1ms or 2s"
+            ),
+            UnitError::DurationOutOfRange { text } => write!(f, "'{text}' is out of range"),
+        }
+    }
+}
+
+impl std::error::Error for UnitError {}
+
+/// Which pattern of a mix a check is about: the main one, or the one mixed in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Primary,
+    Mixed,
+}
+
+/// Why pattern parameters (flags, a TOML table) or a pattern file cannot be
+/// used, or a pattern does not fit its device.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PatternError {
+    /// A size or duration that cannot be read, with the parameter it was
+    /// given for when that is not evident (`io_size: ...`).
+    Unit {
+        field: Option<&'static str>,
+        source: UnitError,
+    },
+    /// A mix ratio that is neither N nor A:B.
+    Ratio { text: String },
+    /// A baseline pattern that is none of SR, RR, SW, RW.
+    UnknownBaseline { name: String },
+    /// A mode that is none of read, write, trim.
+    UnknownMode { mode: String },
+    /// A pattern next to a location or a mode it would override.
+    PatternAndLocationOrMode {
+        side: Side,
+        pattern: String,
+        other: &'static str,
+    },
+    /// A location or time function given without its argument.
+    MissingArgument {
+        function: &'static str,
+        name: String,
+        what: &'static str,
+        example: &'static str,
+    },
+    /// A location function that takes no argument was given one.
+    UnexpectedArgument { name: String },
+    /// A function's argument that is not the number it must be.
+    NotANumber {
+        what: &'static str,
+        value: String,
+        kind: &'static str,
+        example: &'static str,
+    },
+    /// A location function we do not know.
+    UnknownLocation { name: String },
+    /// A time function we do not know.
+    UnknownTiming { text: String },
+    /// `--ratio` without `--mix`.
+    RatioWithoutMix,
+    /// A run name that cannot name a results directory.
+    BadRunName { name: String },
+    /// The default TargetSize would be empty: the offset is past the device.
+    TargetOffsetPastEnd {
+        target_offset_bytes: u64,
+        device_bytes: u64,
+    },
+    /// TargetSize 0.
+    EmptyTarget,
+    /// A count that must be at least 1 is 0; `fix` names the flag.
+    Zero {
+        what: &'static str,
+        fix: &'static str,
+    },
+    /// `burst:D:0`.
+    EmptyBurst,
+    /// More than 4096 outstanding IOs.
+    TooManyOutstanding { outstanding: usize },
+    /// IOIgnore would ignore every IO.
+    IgnoresEverything { io_ignore: u64, io_count: u64 },
+    /// TargetOffset not on a sector boundary.
+    UnalignedTargetOffset { target_offset_bytes: u64 },
+    /// The two sides of a ratio add up past 2^32.
+    RatioTooLarge { primary: u64, secondary: u64 },
+    /// IOSize 0 or not a multiple of 512 B.
+    UnalignedIoSize { side: Side, io_size_bytes: u64 },
+    /// IOSize above 4 GiB.
+    IoSizeTooLarge { side: Side, io_size_bytes: u64 },
+    /// IOShift not a multiple of 512 B.
+    UnalignedIoShift { side: Side, io_shift_bytes: u64 },
+    /// The target (or each stream's share of it) holds no IO.
+    TargetTooSmall {
+        side: Side,
+        target_size_bytes: u64,
+        parallel_degree: u64,
+        stream_bytes: u64,
+        io_size_bytes: u64,
+        io_shift_bytes: u64,
+    },
+    /// Partitions that would each be smaller than one IO.
+    PartitionsTooSmall {
+        stream_bytes: u64,
+        partitions: u64,
+        io_size_bytes: u64,
+    },
+    /// A stride gap not a multiple of 512 B.
+    UnalignedStride { gap_bytes: u64 },
+    /// A skip-sequential fraction outside (0, 1].
+    FractionOutOfRange { fraction: f64 },
+    /// The target runs past the end of the device.
+    PastDeviceEnd {
+        device: String,
+        target_offset_bytes: u64,
+        target_size_bytes: u64,
+        device_bytes: u64,
+    },
+    /// A value that O_DIRECT needs aligned to the device's logical block.
+    UnalignedToDevice {
+        what: DeviceAlignment,
+        device: String,
+        value_bytes: u64,
+        logical_block_bytes: u64,
+    },
+    /// Each stream's share of TargetSize is not a multiple of the logical block.
+    UnalignedStreamShare {
+        share_bytes: u64,
+        logical_block_bytes: u64,
+        parallel_degree: u64,
+    },
+    /// A pattern file that is not valid TOML for pattern parameters.
+    FileSyntax {
+        origin: String,
+        line: Option<usize>,
+        message: String,
+    },
+    /// A pattern file with a key we do not know, and the closest known one.
+    UnknownKey {
+        origin: String,
+        line: Option<usize>,
+        key: String,
+        suggestion: Option<&'static str>,
+    },
+    /// A pattern file without a `[[run]]` table.
+    NoRuns { origin: String },
+}
+
+/// What [`PatternError::UnalignedToDevice`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceAlignment {
+    TargetOffset,
+    IoSize,
+    IoShift,
+    StrideGap,
+}
+
+impl Side {
+    /// How messages name the pattern whose parameter is wrong.
+    fn who(self) -> &'static str {
+        match self {
+            Side::Primary => "",
+            Side::Mixed => "mixed pattern's ",
+        }
+    }
+}
+
+fn line_suffix(line: &Option<usize>) -> String {
+    line.map(|l| format!(" line {l}")).unwrap_or_default()
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PatternError::Unit { field: Some(field), source } => write!(f, "{field}: {source}"),
+            PatternError::Unit { field: None, source } => source.fmt(f),
+            PatternError::Ratio { text } => write!(
+                f,
+                "Ratio '{text}' is not N or A:B; write e.g. --ratio 4 or --ratio 1:4"
+            ),
+            PatternError::UnknownBaseline { name } => write!(
+                f,
+                "unknown baseline pattern '{name}'; use SR, RR, SW or RW (or --location and --mode)"
+            ),
+            PatternError::UnknownMode { mode } => {
+                write!(f, "unknown mode '{mode}'; use read, write or trim")
+            }
+            PatternError::PatternAndLocationOrMode {
+                side,
+                pattern,
+                other,
+            } => {
+                let who = match side {
+                    Side::Primary => "",
+                    Side::Mixed => "mixed ",
+                };
+                write!(
+                    f,
+                    "{who}pattern '{pattern}' already sets the location and mode; drop the {other}, or replace the pattern with location and mode"
+                )
+            }
+            PatternError::MissingArgument {
+                function,
+                name,
+                what,
+                example,
+            } => write!(f, "{function} '{name}' needs {what}; write e.g. {example}"),
+            PatternError::UnexpectedArgument { name } => write!(
+                f,
+                "location '{name}' takes no argument; write just '{name}'"
+            ),
+            PatternError::NotANumber {
+                what,
+                value,
+                kind,
+                example,
+            } => write!(f, "{what} '{value}' is not {kind}; write e.g. {example}"),
+            PatternError::UnknownLocation { name } => write!(
+                f,
+                "unknown location function '{name}'; use sequential, random, ordered:INCR, \
+                 partitioned:P, stride:GAP, skip-sequential:FRACTION or random-once"
+            ),
+            PatternError::UnknownTiming { text } => write!(
+                f,
+                "unknown time function '{text}'; use consecutive, pause:DURATION or burst:DURATION:COUNT"
+            ),
+            PatternError::RatioWithoutMix => f.write_str(
+                "--ratio needs a second pattern to mix with; add --mix SR|RR|SW|RW",
+            ),
+            PatternError::BadRunName { name } => write!(
+                f,
+                "run name '{name}' cannot name a directory; use letters, digits, '-' and '_'"
+            ),
+            PatternError::TargetOffsetPastEnd {
+                target_offset_bytes,
+                device_bytes,
+            } => write!(
+                f,
+                "TargetOffset {} is at or past the end of the device ({}); lower --target-offset",
+                format_size(*target_offset_bytes),
+                format_size(*device_bytes)
+            ),
+            PatternError::EmptyTarget => {
+                f.write_str("TargetSize must be larger than 0; pass e.g. --target-size 1GiB")
+            }
+            PatternError::Zero { what, fix } => write!(f, "{what} must be at least 1; {fix}"),
+            PatternError::EmptyBurst => f.write_str(
+                "a burst must hold at least one IO; write e.g. --time burst:100ms:10",
+            ),
+            PatternError::TooManyOutstanding { outstanding } => write!(
+                f,
+                "ParallelDegree x queue depth = {outstanding} is more than 4096 outstanding IOs; lower --parallel or --queue-depth"
+            ),
+            PatternError::IgnoresEverything {
+                io_ignore,
+                io_count,
+            } => write!(
+                f,
+                "IOIgnore ({io_ignore}) must be smaller than IOCount ({io_count}); lower --io-ignore or raise --io-count"
+            ),
+            PatternError::UnalignedTargetOffset {
+                target_offset_bytes,
+            } => write!(
+                f,
+                "TargetOffset {target_offset_bytes} is not a multiple of 512 B; use e.g. --target-offset {}",
+                format_size(target_offset_bytes / 512 * 512)
+            ),
+            PatternError::RatioTooLarge { primary, secondary } => write!(
+                f,
+                "mix Ratio {primary}:{secondary} is too large (the two sides may add up to at most 2^32); write e.g. --ratio 4 or --ratio 1:4"
+            ),
+            PatternError::UnalignedIoSize {
+                side,
+                io_size_bytes,
+            } => write!(
+                f,
+                "{}IOSize {io_size_bytes} B is not a positive multiple of 512 B; use e.g. --io-size 4KiB",
+                side.who()
+            ),
+            PatternError::IoSizeTooLarge {
+                side,
+                io_size_bytes,
+            } => write!(
+                f,
+                "{}IOSize {} is larger than 4 GiB; use a smaller --io-size",
+                side.who(),
+                format_size(*io_size_bytes)
+            ),
+            PatternError::UnalignedIoShift {
+                side,
+                io_shift_bytes,
+            } => write!(
+                f,
+                "{}IOShift {io_shift_bytes} B is not a multiple of 512 B; use e.g. --io-shift 512",
+                side.who()
+            ),
+            PatternError::TargetTooSmall {
+                side,
+                target_size_bytes,
+                parallel_degree,
+                stream_bytes,
+                io_size_bytes,
+                io_shift_bytes,
+            } => {
+                let streams = if *parallel_degree > 1 {
+                    format!(
+                        " (each of the {parallel_degree} streams gets {})",
+                        format_size(*stream_bytes)
+                    )
+                } else {
+                    String::new()
+                };
+                write!(
+                    f,
+                    "TargetSize {}{streams} cannot hold one {}IO of IOSize {} with IOShift {}; raise --target-size or lower --io-size/--io-shift",
+                    format_size(*target_size_bytes),
+                    side.who(),
+                    format_size(*io_size_bytes),
+                    format_size(*io_shift_bytes)
+                )
+            }
+            PatternError::PartitionsTooSmall {
+                stream_bytes,
+                partitions,
+                io_size_bytes,
+            } => write!(
+                f,
+                "TargetSize {} split into {partitions} partitions leaves less than one IOSize ({}) per partition; use fewer partitions or a larger --target-size",
+                format_size(*stream_bytes),
+                format_size(*io_size_bytes)
+            ),
+            PatternError::UnalignedStride { gap_bytes } => write!(
+                f,
+                "stride gap {gap_bytes} B is not a multiple of 512 B; write e.g. stride:4KiB"
+            ),
+            PatternError::FractionOutOfRange { fraction } => write!(
+                f,
+                "skip-sequential fraction {fraction} is outside (0, 1]; write e.g. skip-sequential:0.1"
+            ),
+            PatternError::PastDeviceEnd {
+                device,
+                target_offset_bytes,
+                target_size_bytes,
+                device_bytes,
+            } => write!(
+                f,
+                "the target [{target_offset_bytes}, {}) runs past the end of {device} ({} = {device_bytes} B); lower --target-offset or --target-size",
+                *target_offset_bytes as u128 + *target_size_bytes as u128,
+                format_size(*device_bytes),
+            ),
+            PatternError::UnalignedToDevice {
+                what,
+                device,
+                value_bytes,
+                logical_block_bytes: lbs,
+            } => match what {
+                DeviceAlignment::TargetOffset => write!(
+                    f,
+                    "TargetOffset {value_bytes} is not a multiple of {device}'s logical block size ({lbs} B) required by O_DIRECT; use a multiple of {lbs}"
+                ),
+                DeviceAlignment::IoSize => write!(
+                    f,
+                    "IOSize {value_bytes} B is not a multiple of {device}'s logical block size ({lbs} B) required by O_DIRECT; use --io-size {} or pass --buffered",
+                    format_size(value_bytes.div_ceil(*lbs) * lbs)
+                ),
+                DeviceAlignment::IoShift => write!(
+                    f,
+                    "IOShift {value_bytes} B is not a multiple of {device}'s logical block size ({lbs} B) required by O_DIRECT; use a multiple of {lbs} or pass --buffered"
+                ),
+                DeviceAlignment::StrideGap => write!(
+                    f,
+                    "stride gap {value_bytes} B is not a multiple of {device}'s logical block size ({lbs} B); use a multiple of {lbs}"
+                ),
+            },
+            PatternError::UnalignedStreamShare {
+                share_bytes,
+                logical_block_bytes: lbs,
+                parallel_degree,
+            } => write!(
+                f,
+                "each stream's share of TargetSize ({share_bytes} B) is not a multiple of the logical block size ({lbs} B); pick a --target-size divisible by {} ",
+                lbs * parallel_degree
+            ),
+            PatternError::FileSyntax {
+                origin,
+                line,
+                message,
+            } => write!(f, "{origin}{}: {message}", line_suffix(line)),
+            PatternError::UnknownKey {
+                origin,
+                line,
+                key,
+                suggestion,
+            } => {
+                write!(f, "{origin}{}: unknown key `{key}`; ", line_suffix(line))?;
+                match suggestion {
+                    Some(best) => write!(f, "did you mean `{best}`?"),
+                    None => write!(
+                        f,
+                        "known keys are {}",
+                        crate::args::FIELD_NAMES.join(", ")
+                    ),
+                }
+            }
+            PatternError::NoRuns { origin } => write!(
+                f,
+                "{origin} has no [[run]] table; add one per run, e.g. [[run]] followed by pattern = \"RW\""
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PatternError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PatternError::Unit { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<UnitError> for PatternError {
+    fn from(source: UnitError) -> PatternError {
+        PatternError::Unit {
+            field: None,
+            source,
+        }
+    }
+}
+
+// Callers that still compose their own message lines (the sweep's per-point
+// checks, the simulator's profile parser) take the one-line text with `?`.
+impl From<PatternError> for String {
+    fn from(e: PatternError) -> String {
+        e.to_string()
+    }
+}
+
+impl From<UnitError> for String {
+    fn from(e: UnitError) -> String {
+        e.to_string()
+    }
+}
