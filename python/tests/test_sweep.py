@@ -142,5 +142,5 @@ def test_a_suite_sweep_on_dask_gives_the_cli_table(client, tmp_path, flashlab_bi
 
 def test_a_bad_suite_is_one_line_naming_the_fix():
     bad = dict(SUITE_GRID, suite={"name": "uflip", "options": {"max_io": 1}})
-    with pytest.raises(flashlab.FlashlabError, match="suite uflip has no option `max_io`; its options are"):
+    with pytest.raises(flashlab.FlashlabError, match="uflip has no option `max_io`; its options are"):
         flashlab.sweep(bad)

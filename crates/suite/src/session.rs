@@ -84,7 +84,7 @@ pub fn configure(
                 .collect();
             names.sort_unstable();
             return Err(ConfigError(format!(
-                "suite {} has no option `{key}`; its options are {}",
+                "{} has no option `{key}`; its options are {}",
                 suite.name(),
                 names.join(", ")
             )));

@@ -166,7 +166,7 @@ fn bad_suite_workloads_are_one_line_naming_the_fix() {
     let cases = [
         (GRID.replace("name = \"uflip\"", "name = \"uflips\""), "unknown suite 'uflips'; use one of uflip, chen09"),
         (GRID.replace("name = \"uflip\"", "name = \"wang11-oltp\""), "does not run on the executor"),
-        (GRID.replace("max_ios = 1024", "max_io = 1024"), "suite uflip has no option `max_io`; its options are benchmarks, bound"),
+        (GRID.replace("max_ios = 1024", "max_io = 1024"), "[suite] uflip has no option `max_io`; its options are benchmarks, bound"),
         (GRID.replace("max_ios = 1024", "max_ios = \"lots\""), "max_ios"),
         (GRID.replace("max_ios = 1024", "seed = 3"), "use the grid's seeds = [...]"),
         (GRID.replace("[\"granularity\", \"locality\"]", "[\"granularity\", \"localty\"]"), "unknown micro-benchmark 'localty'"),
