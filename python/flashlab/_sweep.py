@@ -72,6 +72,12 @@ def sweep(
         ``flash_erases``...) and ``error``. Also written as ``sweep.csv``
         (and ``sweep.parquet`` when pyarrow is installed) in ``results``.
 
+    A grid whose workload is a paper suite (``[suite]``, or ``"suite":
+    {"name": "uflip", "quick": True, ...}`` in a dict) gives one row per
+    point: ``run`` is the suite's name and the metric columns are the
+    numeric values of the suite's summary by path (``table3.rw_ms``,
+    ``findings.0.measured``...), flattened by the same Rust code as the CLI's.
+
     A failing point is a row with ``point_status == "failed"`` and its
     error; the other points complete.
     """

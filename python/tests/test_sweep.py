@@ -95,3 +95,52 @@ def test_a_bad_grid_is_one_line_naming_the_problem():
         flashlab.sweep(dict(GRID, parameters={"opp": [0.1]}))
     with pytest.raises(flashlab.FlashlabError, match="no workload"):
         flashlab.load_grid({"device": "ssd-m"})
+
+
+# A reduced uFLIP (two micro-benchmarks, short calibration) on two devices.
+SUITE_GRID = {
+    "name": "uflip-op",
+    "device": "ssd-m,capacity=128MiB,channels=2,cache=off",
+    "seeds": [7],
+    "parameters": {"op": [0.15, 0.3]},
+    "suite": {
+        "name": "uflip",
+        "quick": True,
+        "options": {"benchmarks": ["granularity", "locality"], "calibration_ios": 512, "max_ios": 1024},
+    },
+}
+
+SUITE_GRID_TOML = """
+name = "uflip-op"
+device = "ssd-m,capacity=128MiB,channels=2,cache=off"
+seeds = [7]
+[parameters]
+op = [0.15, 0.3]
+[suite]
+name = "uflip"
+quick = true
+[suite.options]
+benchmarks = ["granularity", "locality"]
+calibration_ios = 512
+max_ios = 1024
+"""
+
+
+def test_a_suite_sweep_on_dask_gives_the_cli_table(client, tmp_path, flashlab_bin):
+    py = flashlab.sweep(SUITE_GRID, client=client, results=tmp_path / "py")
+    assert len(py) == 2
+    assert list(py["op"]) == [0.15, 0.3]
+    assert (py["run"] == "uflip").all() and (py["point_status"] == "ok").all()
+    # Table 3's random-write cost, from each point's uFLIP summary.
+    assert (py["table3.rw_ms"] > 0).all()
+    grid_file = tmp_path / "g.toml"
+    grid_file.write_text(SUITE_GRID_TOML)
+    subprocess.run([flashlab_bin, "sweep", str(grid_file), "--jobs", "2", "--results", str(tmp_path / "cli"), "-q"], check=True)
+    cli = pd.read_csv(tmp_path / "cli" / "sweep.csv", keep_default_na=False, na_values=[""])
+    pd.testing.assert_frame_equal(cli, py)
+
+
+def test_a_bad_suite_is_one_line_naming_the_fix():
+    bad = dict(SUITE_GRID, suite={"name": "uflip", "options": {"max_io": 1}})
+    with pytest.raises(flashlab.FlashlabError, match="uflip has no option `max_io`; its options are"):
+        flashlab.sweep(bad)

@@ -9,14 +9,13 @@ use std::sync::atomic::Ordering;
 use clap::Args;
 use flashlab_device::{ClockKind, Device};
 use flashlab_pattern::units::{format_duration_ns, format_size, parse_duration_ns, parse_size};
-use flashlab_results::dir::write_json_atomic;
 use flashlab_results::ResultsDir;
-use flashlab_suite::figures::FIGURES;
 use flashlab_suite::papers::PaperConfig;
 use flashlab_suite::plan::Plan;
-use flashlab_suite::runner::{register_runs, Journal, Progress, Runner, SuiteOutcome};
+use flashlab_suite::runner::{Journal, Progress, Runner, SuiteOutcome};
+use flashlab_suite::session;
 use flashlab_suite::state::StateMethod;
-use flashlab_suite::suites::{self, Suite, SummaryInput};
+use flashlab_suite::suites::{self, Suite};
 use flashlab_suite::summary::SuiteSummary;
 use flashlab_suite::uflip::{UflipConfig, BENCHMARKS};
 
@@ -243,16 +242,9 @@ pub fn run_budilovsky11(args: Budilovsky11Args) -> CliResult<()> {
         probed.info.name,
         format_size(size)
     );
-    let suite = serde_json::json!({ "name": "budilovsky11", "state_enforcement": "sequential", "config": cfg_json });
-    start(
-        &common,
-        probed,
-        plan,
-        header,
-        cfg_json,
-        suite,
-        (0.05, 0, 16),
-    )
+    // (the manifest's suite and the journal's stopping rule come from the
+    // configuration: flashlab_suite::session::begin)
+    start(&common, probed, plan, header, cfg_json, 0)
 }
 
 fn config(args: &UflipArgs) -> CliResult<UflipConfig> {
@@ -384,20 +376,17 @@ pub fn run(args: UflipArgs) -> CliResult<()> {
         "uFLIP benchmark plan for {} ({}), state enforcement: {}\nIOIgnore and IOCount are automatic: start-up ignored, runs stop at +/-{:.0} % (95 % CI, batch means), {}..{} IOs",
         probed.info.name, format_size(size), cfg.state.describe(), cfg.bound * 100.0, cfg.min_ios, cfg.max_ios
     );
-    let suite = serde_json::json!({ "name": "uflip", "state_enforcement": cfg.state.name(), "config": cfg_json });
     start(
         &args.common,
         probed,
         plan,
         header,
         cfg_json,
-        suite,
-        (cfg.bound, cfg.min_pause_ns, cfg.min_ios),
+        cfg.min_pause_ns,
     )
 }
 
-/// The IO-count factor of `--quick` in chen09, wang11 and hudlet11.
-pub const QUICK_SCALE: f64 = 0.1;
+use flashlab_suite::suites::QUICK_SCALE;
 
 pub fn run_paper(name: &str, args: PaperArgs) -> CliResult<()> {
     if let Some(dir) = &args.common.resume {
@@ -438,28 +427,16 @@ pub fn run_paper(name: &str, args: PaperArgs) -> CliResult<()> {
         probed.info.name,
         format_size(size)
     );
-    let suite =
-        serde_json::json!({ "name": name, "state_enforcement": "sequential", "config": cfg_json });
-    start(
-        &args.common,
-        probed,
-        plan,
-        header,
-        cfg_json,
-        suite,
-        (0.05, 0, 16),
-    )
+    start(&args.common, probed, plan, header, cfg_json, 0)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn start(
     common: &SuiteCommon,
     probed: target::Probed,
     plan: Plan,
     header: String,
     cfg_json: serde_json::Value,
-    suite: serde_json::Value,
-    (bound, min_pause_ns, min_ios): (f64, u64, u64),
+    min_pause_ns: u64,
 ) -> CliResult<()> {
     let size = probed.info.size_bytes;
     let simulated = probed.info.clock == ClockKind::Simulated;
@@ -514,39 +491,9 @@ fn start(
         common.quiet,
     )?;
     let mut results = target::create_results(common.results.as_deref(), &name, &*device, &engine)?;
-    results
-        .set_suite(suite)
-        .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
-    register_runs(&mut results, &plan)
-        .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
-    let journal = Journal {
-        suite: name,
-        config: cfg_json,
-        plan,
-        completed_steps: 0,
-        calibration: Default::default(),
-        pause_between_runs_ns: None,
-        lingering_ios: None,
-        runs: Default::default(),
-        bound,
-        min_pause_ns,
-        min_ios,
-        finished: false,
-        notes: Vec::new(),
-    };
-    journal
-        .save_plan(&results)
-        .map_err(|e| CliError::failure(format!("cannot write the plan: {e}")))?;
-    // The figures are declared before any run, so that the report can draw
-    // an interrupted suite's.
-    write_json_atomic(
-        &results.root().join(FIGURES),
-        &registry_suite(&journal.suite)?.figures(&journal.plan, None),
-    )
-    .map_err(|e| CliError::failure(format!("cannot write the figures: {e}")))?;
-    journal
-        .save(&results)
-        .map_err(|e| CliError::failure(format!("cannot write the journal: {e}")))?;
+    let suite_impl = registry_suite(&name)?;
+    let journal = session::begin(&mut results, suite_impl, cfg_json, plan)
+        .map_err(|e| CliError::failure(format!("cannot start the suite: {e}")))?;
     if !common.json {
         println!(
             "results: {} (resume with --resume {} if interrupted)",
@@ -720,31 +667,15 @@ fn execute(
 /// The suite's summary, printed and saved as JSON and Markdown; its
 /// figures, now with the markers results give, saved again.
 pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResult<()> {
-    results
-        .write_summary()
-        .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
     let suite = registry_suite(&journal.suite)?;
-    let runs = results.summary().runs;
-    let device = results.manifest().device.name.clone();
-    let mut summary = suite.summarise(&SummaryInput {
-        plan: &journal.plan,
-        journal,
-        runs: &runs,
-        device: &device,
-    });
-    let reduced = reduced_run_note(&journal.config);
-    if let Some(note) = &reduced {
-        summary.notes.insert(0, note.clone());
-    }
-    let save = |name: &str| results.root().join(name);
-    let failed = |e: std::io::Error| CliError::failure(format!("cannot save the summary: {e}"));
-    write_json_atomic(&save(FIGURES), &suite.figures(&journal.plan, Some(&runs)))
-        .map_err(failed)?;
-    let json_path = save(&SuiteSummary::file_name(suite.name()));
-    let md_path = save(&format!("{}-summary.md", suite.name()));
-    write_json_atomic(&json_path, &summary).map_err(failed)?;
-    let md = summary.markdown();
-    std::fs::write(&md_path, &md).map_err(failed)?;
+    let summary = session::summarise(results, journal)
+        .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
+    let json_path = results
+        .root()
+        .join(SuiteSummary::file_name(suite.name()));
+    let md_path = results
+        .root()
+        .join(format!("{}-summary.md", suite.name()));
     if json {
         println!(
             "{}",
@@ -752,32 +683,10 @@ pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResu
         );
     } else {
         // (A reduced run's note is among the summary's notes, printed last.)
-        print!("{md}");
+        print!("{}", summary.markdown());
         println!("\nsaved: {} and {}", md_path.display(), json_path.display());
     }
     Ok(())
-}
-
-/// What a reduced run (`--quick`, `--scale` below 1) says about its
-/// findings: at a fraction of the paper's IOs a finding can change
-/// direction (chen09 at 0.1: fragmentation 1.0x instead of 12.1x), so they
-/// are not comparable to the paper's. `None` for a full-size run.
-pub fn reduced_run_note(config: &serde_json::Value) -> Option<String> {
-    let quick = config.get("quick").and_then(serde_json::Value::as_bool) == Some(true);
-    let scale = config
-        .get("scale")
-        .and_then(serde_json::Value::as_f64)
-        .filter(|s| *s < 1.0);
-    let how = match (quick, scale) {
-        (true, _) => "--quick: smaller parameter ranges and fewer IOs".to_string(),
-        (false, Some(s)) => format!("--scale {s}: {:.0} % of the paper's IOs per run", s * 100.0),
-        (false, None) => return None,
-    };
-    Some(format!(
-        "This was a reduced run ({how}); its findings are not comparable to the paper's \
-         (at this size a finding can even change direction). Run without --quick or --scale \
-         for the paper's sizes."
-    ))
 }
 
 fn registry_suite(name: &str) -> CliResult<&'static dyn Suite> {

@@ -68,3 +68,91 @@ fn a_bad_grid_is_one_line_and_exit_code_2() {
     let out = flashlab(&["sweep", "g.toml"], dir.path());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown key `workers`"));
 }
+
+/// A reduced uFLIP on two devices (op 0.15 and 0.3).
+const SUITE_GRID: &str = r#"
+device = "ssd-m,capacity=128MiB,channels=2,cache=off"
+seeds = [7]
+[parameters]
+op = [0.15, 0.3]
+[suite]
+name = "uflip"
+quick = true
+[suite.options]
+benchmarks = ["granularity", "locality"]
+calibration_ios = 512
+max_ios = 1024
+"#;
+
+#[test]
+fn a_suite_sweep_point_is_the_suite_the_cli_runs_and_reports_like_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("g.toml"), SUITE_GRID).unwrap();
+    let out = flashlab(&["sweep", "g.toml", "--jobs", "2", "--quiet"], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = std::fs::read_to_string(dir.path().join("results/sweep-g/sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(csv.lines().next().unwrap().contains(",table3.rw_ms,"));
+
+    // The op=0.3 point against `flashlab suite uflip` with the same settings.
+    let points: Vec<_> = std::fs::read_dir(dir.path().join("results/sweep-g/points"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("results"))
+        .collect();
+    let point = points
+        .iter()
+        .find(|p| {
+            let m = std::fs::read_to_string(p.join("manifest.json")).unwrap();
+            m.contains("op=0.3")
+        })
+        .unwrap();
+    let cli = flashlab(
+        &[
+            "suite",
+            "uflip",
+            "--device",
+            "sim:ssd-m,capacity=128MiB,channels=2,cache=off,op=0.3",
+            "--quick",
+            "--seed",
+            "7",
+            "--only",
+            "granularity,locality",
+            "--calibration-ios",
+            "512",
+            "--max-ios",
+            "1024",
+            "--results",
+            "cli",
+            "--quiet",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(cli.status.success(), "{}", String::from_utf8_lossy(&cli.stderr));
+    for file in ["uflip-summary.json", "uflip-summary.md", "figures.json", "plan.json", "suite.json"] {
+        let a = std::fs::read_to_string(point.join(file)).unwrap();
+        let b = std::fs::read_to_string(dir.path().join("cli").join(file)).unwrap();
+        assert_eq!(a, b, "{file} differs between the sweep point and the CLI");
+    }
+    // ...and `flashlab report` reads a point's directory.
+    let report = flashlab(
+        &["report", point.to_str().unwrap(), "--output", "r.html"],
+        dir.path(),
+    );
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+}
+
+#[test]
+fn a_bad_suite_in_a_grid_is_one_line_and_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("g.toml"),
+        SUITE_GRID.replace("name = \"uflip\"", "name = \"uflp\""),
+    )
+    .unwrap();
+    let out = flashlab(&["sweep", "g.toml"], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("unknown suite 'uflp'; use one of uflip"), "{err}");
+}

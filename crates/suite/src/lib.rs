@@ -7,7 +7,8 @@
 //!   period detection and automatic IOIgnore/IOCount ([`phases`]), the pause
 //!   between runs, disjoint space for sequential writes ([`plan`]);
 //!   [`table3`] turns the results into the device's Table 3 row and hints.
-//! - [`runner`]: executes any plan, resumably.
+//! - [`runner`]: executes any plan, resumably; [`session`] starts a suite
+//!   in a results directory and summarises it (the CLI's and sweeps' path).
 //! - [`papers`]: chen09, wang11 and hudlet11, each run named after the
 //!   figure it reproduces; [`findings`] summarises them.
 //! - [`suites`]: the registry: each suite one module implementing
@@ -22,6 +23,7 @@ pub mod papers;
 pub mod phases;
 pub mod plan;
 pub mod runner;
+pub mod session;
 pub mod state;
 pub mod suites;
 pub mod summary;

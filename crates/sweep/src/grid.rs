@@ -17,6 +17,9 @@
 //! # ...or  [trace] path = "t.trace", closed_loop = true, queue_depth = 8, fit = "wrap"
 //! # ...or  replicate = "results/measured"   (the pattern runs of a results directory;
 //! #        replicate_runs = ["SR", "RW"] picks some of them)
+//! # ...or  [suite] name = "uflip", quick = true   (a paper suite, run by the
+//! #        CLI's suite runner; [suite.options] replaces fields of its
+//! #        configuration, metrics = ["table3"] keeps some summary values)
 //! ```
 //!
 //! Points are the Cartesian product of the parameters (keys in alphabetical
@@ -106,6 +109,26 @@ fn fit_error() -> String {
     "error".into()
 }
 
+/// A paper suite as the workload (`[suite]`): each point runs it on its
+/// device, through the same runner as `flashlab suite NAME`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteSpec {
+    /// The suite's name (`flashlab suite --help` lists them).
+    pub name: String,
+    /// The suite's reduced configuration, as `flashlab suite NAME --quick`.
+    #[serde(default)]
+    pub quick: bool,
+    /// Fields of the suite's configuration to replace (as in its
+    /// `manifest.json`'s `suite.config`), e.g. `benchmarks = ["granularity"]`.
+    #[serde(default)]
+    pub options: serde_json::Map<String, serde_json::Value>,
+    /// Which values of the summary become table columns: paths or their
+    /// prefixes, e.g. `["table3", "findings"]` [default: every numeric value].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Vec<String>>,
+}
+
 /// What every point runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -121,6 +144,8 @@ pub enum WorkloadSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         runs: Option<Vec<String>>,
     },
+    /// A paper suite, on each point's device with the point's seed.
+    Suite(SuiteSpec),
 }
 
 #[derive(Debug, Deserialize)]
@@ -137,6 +162,7 @@ struct GridFile {
     trace: Option<TraceSpec>,
     replicate: Option<PathBuf>,
     replicate_runs: Option<Vec<String>>,
+    suite: Option<SuiteSpec>,
 }
 
 const GRID_KEYS: &[&str] = &[
@@ -149,11 +175,18 @@ const GRID_KEYS: &[&str] = &[
     "trace",
     "replicate",
     "replicate_runs",
+    "suite",
 ];
 
 fn describe(msg: &str) -> String {
     let msg = msg.replace('\n', " ");
     match msg.strip_prefix("unknown field `") {
+        Some(rest) if rest.contains("expected one of `name`, `quick`") => {
+            let field = rest.split('`').next().unwrap_or(rest);
+            format!(
+                "unknown key `{field}` in [suite]; it has name, quick, options, metrics (the suite's own settings go in [suite.options])"
+            )
+        }
         Some(rest) => {
             let field = rest.split('`').next().unwrap_or(rest);
             format!(
@@ -281,17 +314,18 @@ impl Grid {
             !file.run.is_empty(),
             file.trace.is_some(),
             file.replicate.is_some(),
+            file.suite.is_some(),
         ];
         match given.iter().filter(|g| **g).count() {
             0 => {
                 return Err(SweepError::Grid(format!(
-                "{origin}: no workload; add [[run]] tables (pattern keys), a [trace] table or replicate = \"RESULTS_DIR\""
+                "{origin}: no workload; add [[run]] tables (pattern keys), a [trace] table, replicate = \"RESULTS_DIR\" or a [suite] table"
             )))
             }
             1 => {}
             _ => {
                 return Err(SweepError::Grid(format!(
-                    "{origin}: more than one workload; keep one of [[run]], [trace] and replicate"
+                    "{origin}: more than one workload; keep one of [[run]], [trace], replicate and [suite]"
                 )))
             }
         }
@@ -305,7 +339,10 @@ impl Grid {
                 "{origin}: [defaults] applies to [[run]] tables, and there are none"
             )));
         }
-        let workload = if let Some(mut t) = file.trace {
+        let workload = if let Some(s) = file.suite {
+            check_suite(&s, seeds[0]).map_err(|e| SweepError::Grid(format!("{origin}: [suite] {e}")))?;
+            WorkloadSpec::Suite(s)
+        } else if let Some(mut t) = file.trace {
             t.path = base_dir.join(&t.path);
             WorkloadSpec::Trace(t)
         } else if let Some(dir) = file.replicate {
@@ -392,6 +429,36 @@ impl Grid {
             device,
         }
     }
+}
+
+/// A suite workload's name, options and metric paths, before any point
+/// runs: a typo would fail every point. (Whether the plan fits a point's
+/// device is that point's business.)
+fn check_suite(s: &SuiteSpec, seed: u64) -> Result<(), String> {
+    let suite = flashlab_suite::session::runnable(&s.name).map_err(|e| format!("{e}"))?;
+    let config = flashlab_suite::session::configure(suite, s.quick, &s.options, seed)
+        .map_err(|e| format!("{e}; see [suite.options] in docs/python.md"))?;
+    // The options' types: the suite parses its configuration when planning
+    // (on a nominal 1 GiB; the point's own device is checked when it runs).
+    const NOMINAL_BYTES: u64 = 1 << 30;
+    if let Err(e) = suite.plan(&config, NOMINAL_BYTES) {
+        // Name the option at fault: the first that fails on its own.
+        for (key, value) in &s.options {
+            let one = serde_json::Map::from_iter([(key.clone(), value.clone())]);
+            let alone = flashlab_suite::session::configure(suite, s.quick, &one, seed)
+                .map_err(|e| e.to_string())?;
+            if let Err(e) = suite.plan(&alone, NOMINAL_BYTES) {
+                return Err(format!("option `{key}`: {e}; fix it in [suite.options]"));
+            }
+        }
+        return Err(format!("{e}; fix [suite.options]"));
+    }
+    if let Some(m) = &s.metrics {
+        if m.is_empty() || m.iter().any(|p| p.trim().is_empty()) {
+            return Err("metrics lists summary paths, e.g. metrics = [\"table3\"]; remove it to keep every value".into());
+        }
+    }
+    Ok(())
 }
 
 /// FNV-1a of the point's full device spec and seed: the same values give the

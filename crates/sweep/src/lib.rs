@@ -2,8 +2,8 @@
 //!
 //! A grid names a base simulator device, lists of values for simulator keys
 //! (`op`, `gc`, `cache`, dotted paths such as `nand.program_ns`), seeds and
-//! one workload (pattern runs, a trace, or the pattern runs of an existing
-//! results directory). Its expansion is the Cartesian product, in a fixed
+//! one workload (pattern runs, a trace, the pattern runs of an existing
+//! results directory, or a paper suite). Its expansion is the Cartesian product, in a fixed
 //! order; each point gets an id hashed from its parameter values, so adding
 //! a value to a list does not rename the points already done.
 //!
@@ -26,5 +26,5 @@ pub mod point;
 pub mod table;
 
 pub use error::SweepError;
-pub use grid::{Grid, ParamValue, Point, TraceSpec, WorkloadSpec};
+pub use grid::{Grid, ParamValue, Point, SuiteSpec, TraceSpec, WorkloadSpec};
 pub use point::{run_point, simulate, PointOutcome, PointStatus, RunMetrics};

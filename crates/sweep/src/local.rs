@@ -54,6 +54,8 @@ fn failed(point: &Point, root: &Path, e: SweepError) -> PointOutcome {
         status: PointStatus::Failed,
         error: Some(e.to_string()),
         runs: Vec::new(),
+        suite_metrics: None,
+        workload: None,
         results_dir: crate::point::point_dir(root, point),
         wall_s: 0.0,
         resumed: false,

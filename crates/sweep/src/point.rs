@@ -20,13 +20,16 @@ use flashlab_trace::{fit_to_device, Fit, Format, TraceOp};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SweepError;
-use crate::grid::{Grid, Point, TraceSpec, WorkloadSpec};
+use crate::grid::{Grid, Point, SuiteSpec, TraceSpec, WorkloadSpec};
 
 /// The most outstanding IOs a simulated device is opened for (as `flashlab run`).
 pub const SIM_MAX_OUTSTANDING: usize = 4096;
 
 /// The name of the completed marker in a point's directory.
 pub const POINT_FILE: &str = "point.json";
+
+/// The queue depth of a suite's state enforcement (as `flashlab suite`).
+const SUITE_STATE_QUEUE_DEPTH: usize = 32;
 
 /// Open loop: the most requests in flight before a request counts as late (as `flashlab replay`).
 const DEFAULT_OPEN_LOOP_IN_FLIGHT: usize = 256;
@@ -104,8 +107,17 @@ pub struct PointOutcome {
     pub status: PointStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// One entry per run that ran (a failing point keeps the runs before the failure).
+    /// One entry per run that ran (a failing point keeps the runs before the
+    /// failure); empty for a suite, whose metrics are `suite_metrics`.
     pub runs: Vec<RunMetrics>,
+    /// A suite point's metrics: the numeric values of its summary, by path
+    /// ([`crate::table::flatten_summary`]); `None` for other workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_metrics: Option<Vec<(String, Option<f64>)>>,
+    /// The workload the point ran: a marker of another workload (the grid
+    /// was edited) does not count as done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadSpec>,
     /// The point's results directory, as it was written.
     pub results_dir: PathBuf,
     /// Wall-clock time the point took (not a metric: it differs between identical runs).
@@ -134,7 +146,10 @@ pub fn run_point(
     let dir = point_dir(root, point);
     let marker = dir.join(POINT_FILE);
     if let Ok(done) = flashlab_results::dir::read_json::<PointOutcome>(&marker) {
-        if done.status == PointStatus::Ok && done.point == *point {
+        if done.status == PointStatus::Ok
+            && done.point == *point
+            && done.workload.as_ref() == Some(&grid.workload)
+        {
             return Ok(PointOutcome {
                 resumed: true,
                 ..done
@@ -148,6 +163,7 @@ pub fn run_point(
     std::fs::create_dir_all(&dir).map_err(SweepError::io(&dir))?;
     let started = Instant::now();
     let mut runs = Vec::new();
+    let mut summary = None;
     let result = simulate_into(
         &point.device,
         point.seed,
@@ -155,6 +171,7 @@ pub fn run_point(
         &dir.join("results"),
         tool,
         &mut runs,
+        &mut summary,
     );
     let (status, error) = match result {
         Ok(()) => (PointStatus::Ok, None),
@@ -167,7 +184,17 @@ pub fn run_point(
         point: point.clone(),
         status,
         error,
-        runs: runs.iter().map(RunMetrics::from_summary).collect(),
+        runs: match &grid.workload {
+            WorkloadSpec::Suite(_) => Vec::new(),
+            _ => runs.iter().map(RunMetrics::from_summary).collect(),
+        },
+        suite_metrics: match &grid.workload {
+            WorkloadSpec::Suite(s) => summary
+                .as_ref()
+                .map(|v| crate::table::flatten_summary(v, s.metrics.as_deref())),
+            _ => None,
+        },
+        workload: Some(grid.workload.clone()),
         results_dir: dir.join("results"),
         wall_s: started.elapsed().as_secs_f64(),
         resumed: false,
@@ -186,7 +213,7 @@ pub fn simulate(
     tool: &ToolInfo,
 ) -> Result<Vec<RunSummary>, SweepError> {
     let mut runs = Vec::new();
-    simulate_into(device, seed, workload, out, tool, &mut runs)?;
+    simulate_into(device, seed, workload, out, tool, &mut runs, &mut None)?;
     Ok(runs)
 }
 
@@ -197,6 +224,7 @@ fn simulate_into(
     out: &Path,
     tool: &ToolInfo,
     runs: &mut Vec<RunSummary>,
+    suite_summary: &mut Option<serde_json::Value>,
 ) -> Result<(), SweepError> {
     let mut device = flashlab_sim::open_device(device_spec, seed, SIM_MAX_OUTSTANDING)
         .map_err(|e| SweepError::Input(e.to_string()))?;
@@ -227,7 +255,52 @@ fn simulate_into(
             run_specs(&mut device, &mut results, &specs, runs)
         }
         WorkloadSpec::Trace(t) => run_trace(&mut device, &mut results, t, runs),
+        WorkloadSpec::Suite(s) => {
+            *suite_summary = Some(run_suite(&mut device, &mut results, s, seed)?);
+            runs.extend(results.summary().runs);
+            Ok(())
+        }
     }
+}
+
+/// Runs a paper suite on the point's device, as `flashlab suite NAME
+/// --device sim:DEVICE --seed SEED` would (the same session and runner),
+/// and returns its summary as JSON.
+fn run_suite(
+    device: &mut flashlab_sim::SimDevice,
+    results: &mut ResultsDir,
+    s: &SuiteSpec,
+    seed: u64,
+) -> Result<serde_json::Value, SweepError> {
+    use flashlab_suite::session;
+    let root = results.root().to_path_buf();
+    let suite = session::runnable(&s.name).map_err(|e| SweepError::Input(e.to_string()))?;
+    let config = session::configure(suite, s.quick, &s.options, seed)
+        .map_err(|e| SweepError::Input(e.to_string()))?;
+    let size = device.info().size_bytes;
+    let plan = session::plan(suite, &config, size).map_err(|e| SweepError::Input(e.to_string()))?;
+    let journal = session::begin(results, suite, config, plan).map_err(SweepError::io(&root))?;
+    let block_bytes = (device.info().logical_block_bytes as u64).max(512);
+    // A point is never stopped from outside: it runs to its end or fails.
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let mut runner = flashlab_suite::runner::Runner {
+        dev: device,
+        results,
+        journal,
+        user_stop: &never,
+        progress: &mut |_| {},
+        block_bytes,
+        state_queue_depth: SUITE_STATE_QUEUE_DEPTH,
+    };
+    let outcome = runner
+        .execute()
+        .map_err(|e| SweepError::Run(format!("suite {} failed: {e}", s.name)))?;
+    let journal = runner.journal.clone();
+    if outcome != flashlab_suite::runner::SuiteOutcome::Complete {
+        return Err(SweepError::Run(format!("suite {} stopped before its end", s.name)));
+    }
+    let summary = session::summarise(results, &journal).map_err(SweepError::io(&root))?;
+    Ok(serde_json::to_value(&summary).expect("a summary serializes"))
 }
 
 fn resolve_patterns(

@@ -6,12 +6,95 @@
 //! and `error`. A point that failed before its first run has one row with
 //! empty metrics. Rows are in expansion order; nothing in the table depends
 //! on the wall clock, so the same grid gives the same table.
+//!
+//! A suite workload has one row per point: `run` is the suite's name and
+//! the metric columns are the numeric values of the suite's typed summary,
+//! named by their path ([`flatten_summary`]: `table3.rw_ms`,
+//! `calibration.RW.startup`, `findings.0.measured`), in the order they first
+//! appear among the points; a value a point does not have is an empty cell.
 
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::grid::Grid;
+use serde_json::Value;
+
+use crate::grid::{Grid, WorkloadSpec};
 use crate::point::{PointOutcome, PointStatus, RunMetrics};
+
+/// The summary's parts that are not measurements by a fixed path: rendered
+/// tables (text cells), notes, the device's name, and the list of runs
+/// flagged as dominated by one IO (which runs, hence which position, differs
+/// between points).
+const SUMMARY_TEXT: &[&str] = &["suite", "title", "device", "tables", "notes", "flagged_runs"];
+
+/// The numeric values of a suite's summary (JSON), by path: object keys and
+/// array positions joined with `.`; numbers as they are, booleans as 1/0,
+/// nulls as missing values; text is left out. `keep` (paths or their
+/// prefixes) selects some; `None` keeps all. The same summary gives the same
+/// list, in the same order: the table's columns follow it.
+pub fn flatten_summary(summary: &Value, keep: Option<&[String]>) -> Vec<(String, Option<f64>)> {
+    fn walk(path: &str, v: &Value, out: &mut Vec<(String, Option<f64>)>) {
+        let child = |k: &str| {
+            if path.is_empty() {
+                k.to_string()
+            } else {
+                format!("{path}.{k}")
+            }
+        };
+        match v {
+            Value::Number(n) => out.push((path.to_string(), n.as_f64())),
+            Value::Bool(b) => out.push((path.to_string(), Some(f64::from(u8::from(*b))))),
+            Value::Null => out.push((path.to_string(), None)),
+            Value::String(_) => {}
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(&child(&i.to_string()), x, out);
+                }
+            }
+            Value::Object(m) => {
+                for (k, x) in m {
+                    if path.is_empty() && SUMMARY_TEXT.contains(&k.as_str()) {
+                        continue;
+                    }
+                    walk(&child(k), x, out);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk("", summary, &mut out);
+    if let Some(keep) = keep {
+        out.retain(|(path, _)| {
+            keep.iter().any(|p| {
+                let p = p.trim_end_matches('.');
+                path == p || path.strip_prefix(p).is_some_and(|r| r.starts_with('.'))
+            })
+        });
+    }
+    out
+}
+
+/// A suite sweep's metric columns: every path of every point, in first-seen order.
+fn suite_metric_columns(outcomes: &[PointOutcome]) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut cols = Vec::new();
+    for m in outcomes.iter().filter_map(|o| o.suite_metrics.as_ref()) {
+        for (path, _) in m {
+            if seen.insert(path.as_str()) {
+                cols.push(path.clone());
+            }
+        }
+    }
+    cols
+}
+
+/// The metric columns of this sweep: [`METRIC_COLUMNS`], or a suite's paths.
+fn metric_columns(grid: &Grid, outcomes: &[PointOutcome]) -> Vec<String> {
+    match grid.workload {
+        WorkloadSpec::Suite(_) => suite_metric_columns(outcomes),
+        _ => METRIC_COLUMNS.iter().map(|s| s.to_string()).collect(),
+    }
+}
 
 /// The metric columns, in table order.
 pub const METRIC_COLUMNS: &[&str] = &[
@@ -32,8 +115,9 @@ pub const METRIC_COLUMNS: &[&str] = &[
     "erase_count_max",
 ];
 
-/// The header of the table for `grid`.
-pub fn columns(grid: &Grid) -> Vec<String> {
+/// The header of the table of `outcomes` of `grid` (a suite's metric columns
+/// depend on what its points' summaries hold).
+pub fn columns(grid: &Grid, outcomes: &[PointOutcome]) -> Vec<String> {
     let mut c: Vec<String> = ["index", "point", "seed"]
         .iter()
         .map(|s| s.to_string())
@@ -44,7 +128,7 @@ pub fn columns(grid: &Grid) -> Vec<String> {
             .iter()
             .map(|s| s.to_string()),
     );
-    c.extend(METRIC_COLUMNS.iter().map(|s| s.to_string()));
+    c.extend(metric_columns(grid, outcomes));
     c.push("error".into());
     c
 }
@@ -74,6 +158,7 @@ fn metric_cells(m: &RunMetrics) -> Vec<String> {
 
 /// The table's rows as text cells (the CSV's content), in the order of `outcomes`.
 pub fn rows(grid: &Grid, outcomes: &[PointOutcome]) -> Vec<Vec<String>> {
+    let metrics = metric_columns(grid, outcomes);
     let mut out = Vec::new();
     for o in outcomes {
         let p = &o.point;
@@ -91,10 +176,37 @@ pub fn rows(grid: &Grid, outcomes: &[PointOutcome]) -> Vec<Vec<String>> {
             PointStatus::Failed => "failed",
         };
         let error = o.error.clone().unwrap_or_default();
+        if let WorkloadSpec::Suite(s) = &grid.workload {
+            // One row per point: the suite's values, by path.
+            let values: std::collections::BTreeMap<&str, Option<f64>> = o
+                .suite_metrics
+                .iter()
+                .flatten()
+                .map(|(k, v)| (k.as_str(), *v))
+                .collect();
+            let mut row = head;
+            let status = if o.status == PointStatus::Ok {
+                "complete"
+            } else {
+                "failed"
+            };
+            row.extend([s.name.clone(), point_status.to_string(), status.into()]);
+            row.extend(metrics.iter().map(|m| {
+                values
+                    .get(m.as_str())
+                    .copied()
+                    .flatten()
+                    .map(|x| x.to_string())
+                    .unwrap_or_default()
+            }));
+            row.push(error);
+            out.push(row);
+            continue;
+        }
         if o.runs.is_empty() {
             let mut row = head.clone();
             row.extend([String::new(), point_status.to_string(), "failed".into()]);
-            row.extend(METRIC_COLUMNS.iter().map(|_| String::new()));
+            row.extend(metrics.iter().map(|_| String::new()));
             row.push(error);
             out.push(row);
             continue;
@@ -132,7 +244,7 @@ pub fn write_csv(out: &mut impl Write, grid: &Grid, outcomes: &[PointOutcome]) -
             .collect::<Vec<_>>()
             .join(",")
     };
-    writeln!(out, "{}", line(&columns(grid)))?;
+    writeln!(out, "{}", line(&columns(grid, outcomes)))?;
     for row in rows(grid, outcomes) {
         writeln!(out, "{}", line(&row))?;
     }
@@ -166,7 +278,8 @@ pub fn save_parquet(path: &Path, grid: &Grid, outcomes: &[PointOutcome]) -> io::
     use crate::grid::ParamValue;
 
     let to_io = |e: parquet::errors::ParquetError| io::Error::other(e.to_string());
-    let names = columns(grid);
+    let names = columns(grid, outcomes);
+    let suite = matches!(grid.workload, WorkloadSpec::Suite(_));
     let rows = rows(grid, outcomes);
     #[derive(Clone, Copy)]
     enum Kind {
@@ -194,6 +307,9 @@ pub fn save_parquet(path: &Path, grid: &Grid, outcomes: &[PointOutcome]) -> io::
             }
             match name.as_str() {
                 "index" | "seed" => Kind::Int,
+                "point" | "run" | "point_status" | "status" | "error" => Kind::Text,
+                // a suite's values are numbers of its summary, whole or not
+                _ if suite => Kind::Double,
                 n if float_metrics.contains(&n) => Kind::Double,
                 n if METRIC_COLUMNS.contains(&n) => Kind::Int,
                 _ => Kind::Text,

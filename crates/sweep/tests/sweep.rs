@@ -194,7 +194,7 @@ fn the_table_as_parquet_has_the_csv_columns_typed_by_content() {
     let names: Vec<String> = (0..schema.num_columns())
         .map(|i| schema.column(i).name().to_string())
         .collect();
-    assert_eq!(names, table::columns(&g));
+    assert_eq!(names, table::columns(&g, &outcomes));
     let kind = |name: &str| {
         let i = names.iter().position(|n| n == name).unwrap();
         schema.column(i).physical_type().to_string()

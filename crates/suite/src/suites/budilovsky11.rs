@@ -453,6 +453,15 @@ impl Suite for Budilovsky11 {
         "Budilovsky, Toledo & Zuck (SYSTOR 2011)"
     }
 
+    fn default_config(&self, quick: bool) -> Option<serde_json::Value> {
+        let cfg = if quick {
+            Budilovsky11Config::quick()
+        } else {
+            Budilovsky11Config::default_run()
+        };
+        serde_json::to_value(cfg).ok()
+    }
+
     fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
         let cfg: Budilovsky11Config = parse("budilovsky11", config)?;
         if device_bytes < 64 * PAGE * 64 {

@@ -200,6 +200,10 @@ impl Suite for Chen09 {
         "Chen, Koufaty & Zhang (SIGMETRICS 2009)"
     }
 
+    fn default_config(&self, quick: bool) -> Option<serde_json::Value> {
+        super::paper_default_config(quick)
+    }
+
     fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
         let cfg: PaperConfig = parse("chen09", config)?;
         Ok(papers::chen09(&cfg, device_bytes))

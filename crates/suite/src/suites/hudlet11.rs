@@ -225,6 +225,10 @@ impl Suite for Hudlet11 {
         "Hudlet & Schall (BTW 2011)"
     }
 
+    fn default_config(&self, quick: bool) -> Option<serde_json::Value> {
+        super::paper_default_config(quick)
+    }
+
     fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
         let cfg: PaperConfig = parse("hudlet11", config)?;
         Ok(papers::hudlet11(&cfg, device_bytes))

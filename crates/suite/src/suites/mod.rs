@@ -50,6 +50,12 @@ pub trait Suite: Sync {
     fn figures(&self, plan: &Plan, runs: Option<&[RunSummary]>) -> SuiteFigures;
     /// The typed summary: tables, findings, notes, flagged runs.
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary;
+    /// The configuration `flashlab suite NAME [--quick]` starts from before
+    /// its flags (JSON, as [`Suite::plan`] takes it): what a sweep's suite
+    /// options are merged into. `None` for a suite the executor does not run.
+    fn default_config(&self, _quick: bool) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 static REGISTRY: [&dyn Suite; 6] = [
@@ -159,3 +165,16 @@ pub(crate) fn paper_group(
         figures,
     }
 }
+
+/// chen09, wang11 and hudlet11's starting configuration: `--quick` is a
+/// tenth of the paper's IOs ([`QUICK_SCALE`]).
+pub(crate) fn paper_default_config(quick: bool) -> Option<serde_json::Value> {
+    serde_json::to_value(crate::papers::PaperConfig {
+        scale: if quick { QUICK_SCALE } else { 1.0 },
+        ..Default::default()
+    })
+    .ok()
+}
+
+/// The IO-count factor of `--quick` in chen09, wang11 and hudlet11.
+pub const QUICK_SCALE: f64 = 0.1;

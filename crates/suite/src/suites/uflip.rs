@@ -58,6 +58,51 @@ fn calibration_text(cal: &std::collections::BTreeMap<String, Calibration>) -> Op
     })
 }
 
+/// What `flashlab suite uflip` checks of its flags, for a configuration
+/// given as data (a sweep's `[suite.options]`), naming the fields.
+fn check(cfg: &UflipConfig, device_bytes: u64) -> Result<(), ConfigError> {
+    let fail = |m: String| Err(ConfigError(format!("uflip: {m}")));
+    if cfg.io_size_bytes == 0 || cfg.io_size_bytes % 512 != 0 {
+        return fail(format!(
+            "io_size_bytes {} is not a positive multiple of 512, e.g. 32768",
+            cfg.io_size_bytes
+        ));
+    }
+    if cfg.min_ios == 0 || cfg.min_ios > cfg.max_ios {
+        return fail(format!(
+            "min_ios ({}) must be between 1 and max_ios ({})",
+            cfg.min_ios, cfg.max_ios
+        ));
+    }
+    if cfg.calibration_ios < 64 {
+        return fail("calibration_ios must be at least 64 to see a start-up phase and a period".into());
+    }
+    if !(cfg.bound > 0.0 && cfg.bound < 1.0) {
+        return fail(format!(
+            "bound {} must be between 0 and 1, e.g. 0.05 for +/-5 %",
+            cfg.bound
+        ));
+    }
+    if let Some(b) = cfg
+        .benchmarks
+        .iter()
+        .find(|b| !crate::uflip::BENCHMARKS.contains(&b.as_str()))
+    {
+        return fail(format!(
+            "unknown micro-benchmark '{b}' in benchmarks; use {}",
+            crate::uflip::BENCHMARKS.join(", ")
+        ));
+    }
+    let smallest = 64 * cfg.io_size_bytes * 16;
+    if device_bytes < smallest {
+        return fail(format!(
+            "the device ({device_bytes} B) is too small for IOSize {} B; use a device of at least {smallest} B",
+            cfg.io_size_bytes
+        ));
+    }
+    Ok(())
+}
+
 impl Suite for Uflip {
     fn name(&self) -> &'static str {
         "uflip"
@@ -69,6 +114,7 @@ impl Suite for Uflip {
 
     fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
         let cfg: UflipConfig = parse("uflip", config)?;
+        check(&cfg, device_bytes)?;
         Ok(plan(&cfg, device_bytes))
     }
 
@@ -144,6 +190,14 @@ impl Suite for Uflip {
             ],
             featured_runs: calibration.iter().map(|r| r.name.clone()).collect(),
         }
+    }
+
+    fn default_config(&self, quick: bool) -> Option<serde_json::Value> {
+        serde_json::to_value(UflipConfig {
+            quick,
+            ..UflipConfig::default()
+        })
+        .ok()
     }
 
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary {

@@ -88,6 +88,10 @@ impl Suite for Wang11 {
         "Wang et al. (IEICE 2011)"
     }
 
+    fn default_config(&self, quick: bool) -> Option<serde_json::Value> {
+        super::paper_default_config(quick)
+    }
+
     fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
         let cfg: PaperConfig = parse("wang11", config)?;
         Ok(papers::wang11(&cfg, device_bytes))
