@@ -84,6 +84,69 @@ def run_row(summary: Dict[str, Any]) -> Dict[str, Any]:
     return row
 
 
+#: The manifest's journal (docs/results-format.md): one JSON event per line.
+JOURNAL_FILE = "manifest.jsonl"
+
+
+def read_manifest(path: PathLike) -> Dict[str, Any]:
+    """``manifest.json`` with its journal ``manifest.jsonl`` applied, as flashlab's own reader does.
+
+    A command appends one line per run planned, started or finished and
+    rewrites ``manifest.json`` when it ends; a killed one leaves the journal.
+    A torn last line (no newline: the writer was killed mid-line) is ignored
+    with a warning; a damaged line elsewhere raises ``ValueError`` naming the
+    file and line.
+    """
+    import warnings
+
+    path = Path(path)
+    manifest = json.loads((path / "manifest.json").read_text())
+    journal = path / JOURNAL_FILE
+    if not journal.exists():
+        return manifest
+    data = journal.read_bytes()
+    runs = manifest["runs"]
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines[:-1], start=1):
+        try:
+            event = json.loads(line)
+            kind, run = event["event"], event["run"]
+            if kind == "planned":
+                entry = {"name": event["name"], "dir": event["dir"], "status": "planned", "workload": event["workload"]}
+                if run == len(runs):
+                    runs.append(entry)
+                elif run < len(runs) and runs[run]["name"] == event["name"]:
+                    runs[run] = entry
+                else:
+                    raise ValueError(f"run {run} ('{event['name']}') does not fit the manifest's {len(runs)} runs")
+            elif kind in ("started", "finished"):
+                if run >= len(runs) or runs[run]["name"] != event["name"]:
+                    raise ValueError(f"run {run} ('{event['name']}') was never planned")
+                entry = runs[run]
+                entry.pop("error", None)
+                if kind == "started":
+                    entry["status"] = "running"
+                else:
+                    entry["status"] = event["status"]
+                    if event.get("error") is not None:
+                        entry["error"] = event["error"]
+                    if event.get("workload") is not None:
+                        entry["workload"] = event["workload"]
+            else:
+                raise ValueError(f"unknown event '{kind}'")
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(
+                f"{journal} line {number}: not a journal event ({e}); the results directory is damaged "
+                "(only a torn last line is tolerated), restore it or re-run"
+            ) from None
+    if lines[-1]:
+        warnings.warn(
+            f"{journal} line {len(lines)} is torn ({len(lines[-1])} bytes without a newline: "
+            "the writing process was killed mid-line); its event is ignored"
+        )
+    return manifest
+
+
 class Results:
     """A results directory loaded into pandas.
 
@@ -110,7 +173,7 @@ class Results:
         manifest = self.path / "manifest.json"
         sweep_csv = self.path / "sweep.csv"
         if manifest.exists():
-            self.manifest = json.loads(manifest.read_text())
+            self.manifest = read_manifest(self.path)
             rows = []
             for entry in self.manifest["runs"]:
                 d = self.path / entry["dir"]

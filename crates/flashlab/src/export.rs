@@ -24,8 +24,20 @@ pub fn open_results(dir: &Path) -> CliResult<ResultsDir> {
             dir.display()
         )));
     }
-    ResultsDir::open(dir)
-        .map_err(|e| CliError::failure(format!("cannot read {}: {e}", dir.display())))
+    let results = ResultsDir::open(dir).map_err(|e| {
+        // A damaged manifest or journal is named (file and line) with its
+        // fix; only a failing disk is a failure.
+        let message = format!("cannot read {}: {e}", dir.display());
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            CliError::user(message)
+        } else {
+            CliError::failure(message)
+        }
+    })?;
+    if let Some(torn) = results.torn_journal_line() {
+        eprintln!("note: {torn}");
+    }
+    Ok(results)
 }
 
 /// Which runs `--run` selects: a name or a 1-based number; all when absent.

@@ -642,6 +642,12 @@ fn execute(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    if matches!(outcome, Err(_) | Ok(SuiteOutcome::Interrupted)) {
+        // A complete suite compacts with its summary; this one stops here.
+        if let Err(e) = results.compact() {
+            eprintln!("warning: cannot compact the manifest (its journal keeps every run's status): {e}");
+        }
+    }
     match outcome {
         Err(e) => Err(CliError::failure(format!(
             "suite failed: {e}; resume with --resume {}",

@@ -37,6 +37,12 @@ fn uflip_fingerprint(dir: &Path) -> Vec<(String, Vec<u8>)> {
         serde_json::to_vec(&summary["hints"]).unwrap(),
     ));
     out.push(("runs".into(), serde_json::to_vec(&summary["runs"]).unwrap()));
+    // The manifest's runs (workloads as run, statuses), compacted at the end.
+    out.push((
+        "manifest runs".into(),
+        serde_json::to_vec(&manifest["runs"]).unwrap(),
+    ));
+    assert!(!dir.join(flashlab_results::JOURNAL_FILE).exists());
     out
 }
 
@@ -145,6 +151,13 @@ fn killed_and_resumed_suite_matches_an_uninterrupted_one() {
             kills += 1;
         }
         child.wait().unwrap();
+        // Readable as it was left (manifest.json plus its journal).
+        let show = flashlab(&["show", "resumed"], dir.path());
+        assert!(
+            show.status.success(),
+            "{}",
+            String::from_utf8_lossy(&show.stderr)
+        );
     }
     // Finish it.
     let out = flashlab(

@@ -386,25 +386,14 @@ pub fn timeline_buckets(runs: usize) -> usize {
 /// Runs a directory will contribute (0 if its manifest cannot be read: the
 /// real error comes from `load_device`).
 fn count_runs(dir: &Path, options: &Options) -> usize {
-    let Some(v) = std::fs::read_to_string(dir.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-    else {
+    let Ok((manifest, _)) = flashlab_results::read_manifest(dir) else {
         return 0;
     };
-    v.get("runs")
-        .and_then(Value::as_array)
-        .map(|runs| {
-            runs.iter()
-                .filter(|r| {
-                    options.runs.is_empty()
-                        || r.get("name")
-                            .and_then(Value::as_str)
-                            .is_some_and(|n| options.runs.iter().any(|o| o == n))
-                })
-                .count()
-        })
-        .unwrap_or(0)
+    manifest
+        .runs
+        .iter()
+        .filter(|r| options.runs.is_empty() || options.runs.iter().any(|o| *o == r.name))
+        .count()
 }
 
 fn load_device(
@@ -464,12 +453,15 @@ fn load_device(
             manifest_path.display()
         ));
     }
-    let manifest: Manifest = serde_json::from_value(raw.clone()).map_err(|e| {
+    let mut manifest: Manifest = serde_json::from_value(raw.clone()).map_err(|e| {
         format!(
             "{}: not a flashlab manifest ({e}); the manifest is damaged, restore it or re-run",
             manifest_path.display()
         )
     })?;
+    // The runs' latest status may be only in the manifest's journal (a
+    // command still going, or killed); a torn last line is ignored.
+    flashlab_results::journal::replay(dir, &mut manifest).map_err(|e| e.to_string())?;
 
     let selected: Vec<usize> = (0..manifest.runs.len())
         .filter(|&i| {

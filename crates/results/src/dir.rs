@@ -3,18 +3,25 @@
 //! ```text
 //! RESULTS_DIR/
 //!   manifest.json            tool, commit, host, device, every run's workload and status
+//!   manifest.jsonl           the manifest's journal while a command runs: one line per
+//!                            run planned/started/finished (removed when it ends)
 //!   summary.json             every finished run's statistics (after each run of
 //!                            `flashlab run`; at the end of a suite)
 //!   runs/001-RW/records.bin  per-IO records, appended while the run goes
 //!   runs/001-RW/run.json     the run's workload, status, statistics, device accounting
 //! ```
 //!
-//! The manifest is rewritten atomically (write, rename) whenever a run starts
-//! or ends, so a directory is always readable after the process dies at any
-//! moment, and an interrupted run is marked as such rather than silently
-//! missing. Nothing is fsynced: results must survive a killed process, not a
-//! power cut, and a suite of hundreds of runs would otherwise spend most of
-//! its time waiting for the disk.
+//! `manifest.json` is written atomically (write, rename) when the directory
+//! is created and when runs are planned in bulk; each run's start and end is
+//! one line appended to the journal ([`crate::journal`]), and the command
+//! compacts (rewrites `manifest.json`, removes the journal) when it ends. So
+//! a directory is always readable after the process dies at any moment, an
+//! interrupted run is marked as such rather than silently missing, and a
+//! pattern file of thousands of runs costs linear, not quadratic, bytes.
+//! Readers go through [`read_manifest`], which applies the journal. Nothing
+//! is fsynced: results must survive a killed process, not a power cut, and a
+//! suite of hundreds of runs would otherwise spend most of its time waiting
+//! for the disk.
 
 use std::fs;
 use std::io::{self, Write};
@@ -24,6 +31,7 @@ use flashlab_device::DeviceInfo;
 use flashlab_pattern::PatternSpec;
 use serde::{Deserialize, Serialize};
 
+use crate::journal::{self, JournalEvent, JournalWriter, ManifestError, TornLine};
 use crate::records::{read_records, IoRecord, RecordFile, RecordWriter};
 use crate::stats::RunStats;
 
@@ -182,6 +190,11 @@ pub struct ResultsDir {
     summaries: Vec<RunSummary>,
     /// How many summaries `summary.json` held when last written.
     summary_written: std::cell::Cell<usize>,
+    journal: std::cell::RefCell<JournalWriter>,
+    /// The journal's torn last line found when the directory was opened.
+    torn: Option<TornLine>,
+    /// Runs whose workload `set_workload` changed since they were planned.
+    workload_changed: Vec<bool>,
 }
 
 /// `summary.json` is rewritten after every run of the first this many;
@@ -210,18 +223,26 @@ impl ResultsDir {
             ));
         }
         fs::create_dir_all(root.join("runs"))?;
+        let runs = manifest.runs.len();
         let dir = ResultsDir {
             root: root.to_path_buf(),
             manifest,
             summaries: Vec::new(),
             summary_written: std::cell::Cell::new(0),
+            journal: std::cell::RefCell::new(JournalWriter::new(root, 0)),
+            torn: None,
+            workload_changed: vec![false; runs],
         };
-        dir.write_manifest()?;
+        dir.compact()?;
         Ok(dir)
     }
 
+    /// Opens a directory written by any version: `manifest.json` with the
+    /// journal applied, and every finished run's `run.json`. Reading changes
+    /// nothing on disk (a run may be going on); the first event appended
+    /// afterwards cuts a torn last journal line away.
     pub fn open(root: &Path) -> io::Result<ResultsDir> {
-        let manifest: Manifest = read_json(&root.join("manifest.json"))?;
+        let (manifest, replay) = read_manifest(root)?;
         let mut summaries = Vec::new();
         for run in &manifest.runs {
             let p = root.join(&run.dir).join("run.json");
@@ -231,10 +252,19 @@ impl ResultsDir {
         }
         Ok(ResultsDir {
             root: root.to_path_buf(),
+            workload_changed: vec![false; manifest.runs.len()],
             manifest,
             summary_written: std::cell::Cell::new(summaries.len()),
             summaries,
+            journal: std::cell::RefCell::new(JournalWriter::new(root, replay.valid_bytes)),
+            torn: replay.torn,
         })
+    }
+
+    /// The journal's torn last line, if [`Self::open`] found one (the
+    /// writer was killed mid-line; the event was ignored).
+    pub fn torn_journal_line(&self) -> Option<&TornLine> {
+        self.torn.as_ref()
     }
 
     pub fn root(&self) -> &Path {
@@ -253,6 +283,12 @@ impl ResultsDir {
     pub fn plan_run(&mut self, name: &str, workload: Workload) -> io::Result<usize> {
         let idx = self.manifest.runs.len();
         let dir = format!("runs/{:03}-{}", idx + 1, name);
+        self.journal.borrow_mut().append(&[JournalEvent::Planned {
+            run: idx,
+            name: name.to_string(),
+            dir: dir.clone(),
+            workload: workload.clone(),
+        }])?;
         self.manifest.runs.push(RunEntry {
             name: name.to_string(),
             dir,
@@ -260,12 +296,13 @@ impl ResultsDir {
             workload,
             error: None,
         });
-        self.write_manifest()?;
+        self.workload_changed.push(false);
         Ok(idx)
     }
 
     /// Registers many runs as planned with one manifest write (a pattern
-    /// file of thousands of runs stays linear); returns their indices.
+    /// file of thousands of runs stays linear, and readers that ignore the
+    /// journal still see the whole plan); returns their indices.
     pub fn plan_runs(
         &mut self,
         runs: impl IntoIterator<Item = (String, Workload)>,
@@ -281,22 +318,27 @@ impl ResultsDir {
                 workload,
                 error: None,
             });
+            self.workload_changed.push(false);
             out.push(idx);
         }
-        self.write_manifest()?;
+        self.compact()?;
         Ok(out)
     }
 
     /// Records what suite produced this directory (state enforcement, settings).
+    /// Called once, before the first run: `manifest.json` is rewritten.
     pub fn set_suite(&mut self, suite: serde_json::Value) -> io::Result<()> {
         self.manifest.suite = Some(suite);
-        self.write_manifest()
+        self.compact()
     }
 
     /// Replaces run `idx`'s workload (e.g. with the IOIgnore and IOCount a
     /// suite chose automatically); saved by the `finish_run` that follows.
     pub fn set_workload(&mut self, idx: usize, workload: Workload) {
-        self.manifest.runs[idx].workload = workload;
+        if self.manifest.runs[idx].workload != workload {
+            self.manifest.runs[idx].workload = workload;
+            self.workload_changed[idx] = true;
+        }
     }
 
     /// Marks run `idx` as running and opens its records file.
@@ -304,8 +346,13 @@ impl ResultsDir {
         let dir = self.root.join(&self.manifest.runs[idx].dir);
         fs::create_dir_all(&dir)?;
         let w = RecordWriter::create(&dir.join("records.bin"))?;
-        self.manifest.runs[idx].status = RunStatus::Running;
-        self.write_manifest()?;
+        let entry = &mut self.manifest.runs[idx];
+        self.journal.borrow_mut().append(&[JournalEvent::Started {
+            run: idx,
+            name: entry.name.clone(),
+        }])?;
+        entry.status = RunStatus::Running;
+        entry.error = None;
         Ok(w)
     }
 
@@ -338,23 +385,51 @@ impl ResultsDir {
             device_stats,
             error,
         };
+        // run.json first: a run the journal says finished has its statistics.
         write_json_atomic(&dir.join("run.json"), &summary)?;
+        let workload = self.workload_changed[idx].then(|| summary.workload.clone());
+        self.journal.borrow_mut().append(&[JournalEvent::Finished {
+            run: idx,
+            name: summary.name.clone(),
+            status,
+            error: summary.error.clone(),
+            workload,
+        }])?;
+        self.workload_changed[idx] = false;
         self.summaries.retain(|s| s.name != summary.name);
         self.summaries.push(summary.clone());
-        self.write_manifest()?;
         Ok(summary)
     }
 
-    /// Writes `summary.json` (every finished run's statistics). Commands call
-    /// it after each run or at the end; `ResultsDir::open` never needs it.
+    /// Writes the whole `manifest.json` (atomically) and then removes the
+    /// journal, whose events it now holds. [`Self::write_summary`] does it,
+    /// so every command compacts when it ends (also when interrupted or
+    /// failed) and, through [`Self::write_summary_if_due`], at geometrically
+    /// spaced points of a long one (linear bytes in all, and a journal that
+    /// stays short); a directory whose command was killed in between is read
+    /// the same way through the journal.
+    pub fn compact(&self) -> io::Result<()> {
+        write_json_atomic(&self.root.join("manifest.json"), &self.manifest)?;
+        self.journal.borrow_mut().clear()
+    }
+
+    /// Position of each run in the manifest, by name (run names are unique).
+    fn run_order(&self) -> impl Fn(&str) -> usize {
+        let order: std::collections::HashMap<String, usize> = self
+            .manifest
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.name.clone(), i))
+            .collect();
+        move |name: &str| order.get(name).copied().unwrap_or(usize::MAX)
+    }
+
+    /// Writes `summary.json` (every finished run's statistics) and compacts
+    /// the manifest ([`Self::compact`]). Commands call it after each run or
+    /// at the end; `ResultsDir::open` never needs it.
     pub fn write_summary(&self) -> io::Result<()> {
-        let order = |name: &str| {
-            self.manifest
-                .runs
-                .iter()
-                .position(|r| r.name == name)
-                .unwrap_or(usize::MAX)
-        };
+        let order = self.run_order();
         let mut runs: Vec<(usize, &RunSummary)> =
             self.summaries.iter().map(|r| (order(&r.name), r)).collect();
         runs.sort_by_key(|r| r.0);
@@ -367,7 +442,7 @@ impl ResultsDir {
         };
         write_json_atomic(&self.root.join("summary.json"), &summary)?;
         self.summary_written.set(self.summaries.len());
-        Ok(())
+        self.compact()
     }
 
     /// Writes `summary.json` after a run when it is due: after each of the
@@ -385,13 +460,7 @@ impl ResultsDir {
     /// Every finished run's summary, in manifest order.
     pub fn summary(&self) -> Summary {
         let mut runs = self.summaries.clone();
-        let order = |name: &str| {
-            self.manifest
-                .runs
-                .iter()
-                .position(|r| r.name == name)
-                .unwrap_or(usize::MAX)
-        };
+        let order = self.run_order();
         runs.sort_by_key(|r| order(&r.name));
         Summary {
             schema_version: SCHEMA_VERSION,
@@ -425,10 +494,22 @@ impl ResultsDir {
                 .join("records.bin"),
         )
     }
+}
 
-    fn write_manifest(&self) -> io::Result<()> {
-        write_json_atomic(&self.root.join("manifest.json"), &self.manifest)
-    }
+/// `root`'s manifest as it stands: `manifest.json` with the journal, if
+/// any, applied. Every reader goes through here (or [`ResultsDir::open`]).
+pub fn read_manifest(
+    root: &Path,
+) -> Result<(Manifest, journal::JournalReplay), ManifestError> {
+    let path = root.join("manifest.json");
+    let text = fs::read_to_string(&path).map_err(|source| ManifestError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let mut manifest: Manifest = serde_json::from_str(&text)
+        .map_err(|source| ManifestError::Manifest { path, source })?;
+    let replay = journal::replay(root, &mut manifest)?;
+    Ok((manifest, replay))
 }
 
 pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> io::Result<T> {

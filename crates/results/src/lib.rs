@@ -8,6 +8,7 @@
 //!
 //! - [`records`]: the per-IO record file, appended while a run goes;
 //! - [`dir`]: the directory layout, manifest and per-run summaries;
+//! - [`journal`]: the manifest's append-only journal (run started/finished);
 //! - [`stats`]: per-run statistics (IOIgnore excluded);
 //! - [`export`] writes CSV;
 //! - `parquet` (cargo feature `parquet`): the same columns as Parquet;
@@ -15,6 +16,7 @@
 
 pub mod dir;
 pub mod export;
+pub mod journal;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod records;
@@ -22,8 +24,9 @@ pub mod stats;
 pub mod time;
 
 pub use dir::{
-    HostInfo, Manifest, ReplaySpec, ResultsDir, RunEntry, RunStatus, RunSummary, Summary, ToolInfo,
+    read_manifest, HostInfo, Manifest, ReplaySpec, ResultsDir, RunEntry, RunStatus, RunSummary, Summary, ToolInfo,
     Workload, SCHEMA_VERSION,
 };
+pub use journal::{ManifestError, TornLine, JOURNAL_FILE};
 pub use records::{IoRecord, RecordWriter, FLAG_ERROR, FLAG_WARMUP};
 pub use stats::{LatencyStats, RunStats, Throughput};

@@ -151,11 +151,8 @@ impl From<flashlab_device::DeviceError> for SuiteError {
 /// Registers every run of a fresh plan in the manifest, so that the
 /// manifest lists the whole suite before the first IO.
 pub fn register_runs(results: &mut ResultsDir, plan: &Plan) -> io::Result<()> {
-    for step in &plan.steps {
-        for r in step.runs() {
-            results.plan_run(&r.name, Workload::Pattern(r.spec.clone()))?;
-        }
-    }
+    let runs = plan.steps.iter().flat_map(|step| step.runs());
+    results.plan_runs(runs.map(|r| (r.name.clone(), Workload::Pattern(r.spec.clone()))))?;
     Ok(())
 }
 

@@ -355,8 +355,7 @@ fn replicated_specs(
     names: Option<&[String]>,
     info: &flashlab_device::DeviceInfo,
 ) -> Result<Vec<PatternSpec>, SweepError> {
-    let manifest: Manifest = flashlab_results::dir::read_json(&dir.join("manifest.json"))
-        .map_err(|e| {
+    let (manifest, _) = flashlab_results::read_manifest(dir).map_err(|e| {
             SweepError::Input(format!(
                 "cannot read results directory {}: {e}; replicate needs a directory written by flashlab run",
                 dir.display()

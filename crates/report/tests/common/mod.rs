@@ -211,6 +211,8 @@ pub fn write_dir(
         dir.finish_run(idx, RunStatus::Complete, None, device_stats)
             .unwrap();
     }
+    // As every command does when it ends: manifest.json holds every run.
+    dir.compact().unwrap();
     if let Some(extra) = extra {
         patch_json(&root.join("manifest.json"), extra);
     }
