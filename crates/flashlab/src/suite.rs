@@ -645,7 +645,9 @@ fn execute(
     if matches!(outcome, Err(_) | Ok(SuiteOutcome::Interrupted)) {
         // A complete suite compacts with its summary; this one stops here.
         if let Err(e) = results.compact() {
-            eprintln!("warning: cannot compact the manifest (its journal keeps every run's status): {e}");
+            eprintln!(
+                "warning: cannot compact the manifest (its journal keeps every run's status): {e}"
+            );
         }
     }
     match outcome {
@@ -676,12 +678,8 @@ pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResu
     let suite = registry_suite(&journal.suite)?;
     let summary = session::summarise(results, journal)
         .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
-    let json_path = results
-        .root()
-        .join(SuiteSummary::file_name(suite.name()));
-    let md_path = results
-        .root()
-        .join(format!("{}-summary.md", suite.name()));
+    let json_path = results.root().join(SuiteSummary::file_name(suite.name()));
+    let md_path = results.root().join(format!("{}-summary.md", suite.name()));
     if json {
         println!(
             "{}",

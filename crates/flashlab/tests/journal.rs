@@ -45,7 +45,9 @@ fn write_pattern_file(dir: &Path) {
     let mut text = String::from("[defaults]\nio_size = \"4KiB\"\nio_count = 24\n");
     for i in 0..RUNS {
         let pattern = ["SW", "RW", "RR", "SR"][i % 4];
-        text.push_str(&format!("[[run]]\nname = \"r{i}\"\npattern = \"{pattern}\"\n"));
+        text.push_str(&format!(
+            "[[run]]\nname = \"r{i}\"\npattern = \"{pattern}\"\n"
+        ));
     }
     std::fs::write(dir.join("p.toml"), text).unwrap();
 }
@@ -114,11 +116,15 @@ fn a_run_killed_at_random_moments_keeps_every_finished_run_exactly() {
             assert_eq!(run.name, want.name);
             assert_eq!(run.workload, want.workload);
             let records = std::fs::read(root.join(&run.dir).join("records.bin"));
-            let want_records = std::fs::read(reference.join(&want.dir).join("records.bin")).unwrap();
+            let want_records =
+                std::fs::read(reference.join(&want.dir).join("records.bin")).unwrap();
             match run.status {
                 RunStatus::Complete => {
                     complete += 1;
-                    assert!(records.unwrap() == want_records, "{name}: records of run {i}");
+                    assert!(
+                        records.unwrap() == want_records,
+                        "{name}: records of run {i}"
+                    );
                     let stats = |root: &Path, dir: &str| -> serde_json::Value {
                         let v: serde_json::Value = serde_json::from_slice(
                             &std::fs::read(root.join(dir).join("run.json")).unwrap(),

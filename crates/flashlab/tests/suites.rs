@@ -38,6 +38,8 @@ fn uflip_fingerprint(dir: &Path) -> Vec<(String, Vec<u8>)> {
     ));
     out.push(("runs".into(), serde_json::to_vec(&summary["runs"]).unwrap()));
     // The manifest's runs (workloads as run, statuses), compacted at the end.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     out.push((
         "manifest runs".into(),
         serde_json::to_vec(&manifest["runs"]).unwrap(),

@@ -89,7 +89,11 @@ fn a_suite_sweep_point_is_the_suite_the_cli_runs_and_reports_like_it() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("g.toml"), SUITE_GRID).unwrap();
     let out = flashlab(&["sweep", "g.toml", "--jobs", "2", "--quiet"], dir.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let csv = std::fs::read_to_string(dir.path().join("results/sweep-g/sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(csv.lines().next().unwrap().contains(",table3.rw_ms,"));
@@ -128,8 +132,18 @@ fn a_suite_sweep_point_is_the_suite_the_cli_runs_and_reports_like_it() {
         ],
         dir.path(),
     );
-    assert!(cli.status.success(), "{}", String::from_utf8_lossy(&cli.stderr));
-    for file in ["uflip-summary.json", "uflip-summary.md", "figures.json", "plan.json", "suite.json"] {
+    assert!(
+        cli.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cli.stderr)
+    );
+    for file in [
+        "uflip-summary.json",
+        "uflip-summary.md",
+        "figures.json",
+        "plan.json",
+        "suite.json",
+    ] {
         let a = std::fs::read_to_string(point.join(file)).unwrap();
         let b = std::fs::read_to_string(dir.path().join("cli").join(file)).unwrap();
         assert_eq!(a, b, "{file} differs between the sweep point and the CLI");
@@ -139,7 +153,11 @@ fn a_suite_sweep_point_is_the_suite_the_cli_runs_and_reports_like_it() {
         &["report", point.to_str().unwrap(), "--output", "r.html"],
         dir.path(),
     );
-    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
 }
 
 #[test]
@@ -154,5 +172,8 @@ fn a_bad_suite_in_a_grid_is_one_line_and_exit_code_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("unknown suite 'uflp'; use one of uflip"), "{err}");
+    assert!(
+        err.contains("unknown suite 'uflp'; use one of uflip"),
+        "{err}"
+    );
 }

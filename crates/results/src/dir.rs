@@ -498,16 +498,14 @@ impl ResultsDir {
 
 /// `root`'s manifest as it stands: `manifest.json` with the journal, if
 /// any, applied. Every reader goes through here (or [`ResultsDir::open`]).
-pub fn read_manifest(
-    root: &Path,
-) -> Result<(Manifest, journal::JournalReplay), ManifestError> {
+pub fn read_manifest(root: &Path) -> Result<(Manifest, journal::JournalReplay), ManifestError> {
     let path = root.join("manifest.json");
     let text = fs::read_to_string(&path).map_err(|source| ManifestError::Io {
         path: path.clone(),
         source,
     })?;
-    let mut manifest: Manifest = serde_json::from_str(&text)
-        .map_err(|source| ManifestError::Manifest { path, source })?;
+    let mut manifest: Manifest =
+        serde_json::from_str(&text).map_err(|source| ManifestError::Manifest { path, source })?;
     let replay = journal::replay(root, &mut manifest)?;
     Ok((manifest, replay))
 }

@@ -178,8 +178,8 @@ pub fn replay(root: &Path, manifest: &mut Manifest) -> Result<JournalReplay, Man
             line,
             reason,
         };
-        let event: JournalEvent = serde_json::from_slice(text)
-            .map_err(|e| bad(format!("not a journal event ({e})")))?;
+        let event: JournalEvent =
+            serde_json::from_slice(text).map_err(|e| bad(format!("not a journal event ({e})")))?;
         apply(manifest, event).map_err(bad)?;
         out.events += 1;
         start += len + 1;

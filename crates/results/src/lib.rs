@@ -24,8 +24,8 @@ pub mod stats;
 pub mod time;
 
 pub use dir::{
-    read_manifest, HostInfo, Manifest, ReplaySpec, ResultsDir, RunEntry, RunStatus, RunSummary, Summary, ToolInfo,
-    Workload, SCHEMA_VERSION,
+    read_manifest, HostInfo, Manifest, ReplaySpec, ResultsDir, RunEntry, RunStatus, RunSummary,
+    Summary, ToolInfo, Workload, SCHEMA_VERSION,
 };
 pub use journal::{ManifestError, TornLine, JOURNAL_FILE};
 pub use records::{IoRecord, RecordWriter, FLAG_ERROR, FLAG_WARMUP};

@@ -11,8 +11,8 @@ use std::path::Path;
 
 use flashlab_device::{ClockKind, DeviceInfo, DeviceKind};
 use flashlab_results::{
-    read_manifest, HostInfo, IoRecord, Manifest, ManifestError, ReplaySpec, ResultsDir,
-    RunStatus, ToolInfo, Workload, JOURNAL_FILE, SCHEMA_VERSION,
+    read_manifest, HostInfo, IoRecord, Manifest, ManifestError, ReplaySpec, ResultsDir, RunStatus,
+    ToolInfo, Workload, JOURNAL_FILE, SCHEMA_VERSION,
 };
 
 fn manifest() -> Manifest {
@@ -82,7 +82,8 @@ fn killed_during_third_run(root: &Path) -> ResultsDir {
             w.append(&record(i)).unwrap();
         }
         w.finish().unwrap();
-        dir.finish_run(idx, RunStatus::Complete, None, None).unwrap();
+        dir.finish_run(idx, RunStatus::Complete, None, None)
+            .unwrap();
     }
     // Run c's workload as finally run differs from the planned one (like a
     // suite's automatic IOIgnore), but it never finishes.
@@ -125,7 +126,8 @@ fn compaction_writes_the_manifest_and_removes_the_journal() {
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("r");
     let mut live = killed_during_third_run(&root);
-    live.finish_run(2, RunStatus::Interrupted, None, None).unwrap();
+    live.finish_run(2, RunStatus::Interrupted, None, None)
+        .unwrap();
     let journal = fs::read(root.join(JOURNAL_FILE)).unwrap();
     live.write_summary().unwrap();
     assert!(!root.join(JOURNAL_FILE).exists());
@@ -209,7 +211,10 @@ fn a_damaged_middle_line_is_an_error_naming_file_and_line() {
         "{err:?}"
     );
     let shown = err.to_string();
-    assert!(shown.contains("manifest.jsonl line 4: not a journal event"), "{shown}");
+    assert!(
+        shown.contains("manifest.jsonl line 4: not a journal event"),
+        "{shown}"
+    );
     assert!(!shown.contains('\n'));
     let io = ResultsDir::open(&root).err().expect("open refuses it");
     assert_eq!(io.kind(), std::io::ErrorKind::InvalidData);
@@ -256,8 +261,8 @@ fn a_directory_written_before_the_journal_still_opens() {
 "#,
     )
     .unwrap();
-    let mut w = flashlab_results::RecordWriter::create(&root.join("runs/001-RW/records.bin"))
-        .unwrap();
+    let mut w =
+        flashlab_results::RecordWriter::create(&root.join("runs/001-RW/records.bin")).unwrap();
     w.append(&record(1)).unwrap();
     w.finish().unwrap();
     let dir = ResultsDir::open(root).unwrap();

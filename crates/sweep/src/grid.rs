@@ -340,7 +340,8 @@ impl Grid {
             )));
         }
         let workload = if let Some(s) = file.suite {
-            check_suite(&s, seeds[0]).map_err(|e| SweepError::Grid(format!("{origin}: [suite] {e}")))?;
+            check_suite(&s, seeds[0])
+                .map_err(|e| SweepError::Grid(format!("{origin}: [suite] {e}")))?;
             WorkloadSpec::Suite(s)
         } else if let Some(mut t) = file.trace {
             t.path = base_dir.join(&t.path);

@@ -297,7 +297,10 @@ fn run_suite(
         .map_err(|e| SweepError::Run(format!("suite {} failed: {e}", s.name)))?;
     let journal = runner.journal.clone();
     if outcome != flashlab_suite::runner::SuiteOutcome::Complete {
-        return Err(SweepError::Run(format!("suite {} stopped before its end", s.name)));
+        return Err(SweepError::Run(format!(
+            "suite {} stopped before its end",
+            s.name
+        )));
     }
     let summary = session::summarise(results, &journal).map_err(SweepError::io(&root))?;
     Ok(serde_json::to_value(&summary).expect("a summary serializes"))

@@ -25,7 +25,14 @@ use crate::point::{PointOutcome, PointStatus, RunMetrics};
 /// tables (text cells), notes, the device's name, and the list of runs
 /// flagged as dominated by one IO (which runs, hence which position, differs
 /// between points).
-const SUMMARY_TEXT: &[&str] = &["suite", "title", "device", "tables", "notes", "flagged_runs"];
+const SUMMARY_TEXT: &[&str] = &[
+    "suite",
+    "title",
+    "device",
+    "tables",
+    "notes",
+    "flagged_runs",
+];
 
 /// The numeric values of a suite's summary (JSON), by path: object keys and
 /// array positions joined with `.`; numbers as they are, booleans as 1/0,

@@ -58,7 +58,15 @@ fn a_suite_grid_has_one_row_per_point_with_its_parameters_and_summary_values() {
     let header: Vec<&str> = lines[0].split(',').collect();
     assert_eq!(
         &header[..7],
-        ["index", "point", "seed", "op", "run", "point_status", "status"]
+        [
+            "index",
+            "point",
+            "seed",
+            "op",
+            "run",
+            "point_status",
+            "status"
+        ]
     );
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     for (i, op) in ["0.15", "0.3"].iter().enumerate() {
@@ -69,20 +77,21 @@ fn a_suite_grid_has_one_row_per_point_with_its_parameters_and_summary_values() {
         assert_eq!(row[col("status")], "complete");
         // Table 3's baseline costs, from the typed summary, by path.
         for m in ["table3.sr_ms", "table3.rw_ms", "calibration.RW.startup"] {
-            let v: f64 = row[col(m)].parse().unwrap_or_else(|_| panic!("{m}: {row:?}"));
+            let v: f64 = row[col(m)]
+                .parse()
+                .unwrap_or_else(|_| panic!("{m}: {row:?}"));
             assert!(v >= 0.0, "{m} = {v}");
         }
         assert!(row[col("table3.rw_ms")].parse::<f64>().unwrap() > 0.0);
     }
     // Text is no column; nor are the rendered tables.
-    assert!(!header.iter().any(|h| h.starts_with("tables.") || h.ends_with(".text")));
+    assert!(!header
+        .iter()
+        .any(|h| h.starts_with("tables.") || h.ends_with(".text")));
 
     // Each point's directory is a suite's results directory, as the CLI writes it.
     let results = ResultsDir::open(&outcomes[0].results_dir).unwrap();
-    assert_eq!(
-        results.manifest().suite.as_ref().unwrap()["name"],
-        "uflip"
-    );
+    assert_eq!(results.manifest().suite.as_ref().unwrap()["name"], "uflip");
     assert!(outcomes[0].results_dir.join("uflip-summary.json").exists());
     assert!(outcomes[0].results_dir.join("figures.json").exists());
 }
@@ -102,25 +111,30 @@ fn the_same_suite_grid_twice_gives_identical_metrics_and_resume_skips_done_point
     let before = std::fs::metadata(&marker).unwrap().modified().unwrap();
     let again = local::run_local(&g, a.path(), 2, &tool(), &|_| {});
     assert!(again.iter().all(|o| o.resumed));
-    assert_eq!(std::fs::metadata(&marker).unwrap().modified().unwrap(), before);
+    assert_eq!(
+        std::fs::metadata(&marker).unwrap().modified().unwrap(),
+        before
+    );
     assert_eq!(csv(&g, &first), csv(&g, &again));
 
     // Other suite options are another workload: the points run again.
     let changed = grid(&GRID.replace("max_ios = 1024", "max_ios = 768")).unwrap();
     let redone = local::run_local(&changed, a.path(), 2, &tool(), &|_| {});
-    assert!(redone.iter().all(|o| !o.resumed && o.status == PointStatus::Ok));
+    assert!(redone
+        .iter()
+        .all(|o| !o.resumed && o.status == PointStatus::Ok));
 }
 
 #[test]
 fn metrics_keeps_the_chosen_summary_paths() {
-    let g = grid(&GRID.replace(
-        "[suite.options]",
-        "metrics = [\"table3\"]\n[suite.options]",
-    ))
-    .unwrap();
+    let g =
+        grid(&GRID.replace("[suite.options]", "metrics = [\"table3\"]\n[suite.options]")).unwrap();
     let g = Grid {
         seeds: vec![7],
-        parameters: vec![(g.parameters[0].0.clone(), vec![g.parameters[0].1[1].clone()])],
+        parameters: vec![(
+            g.parameters[0].0.clone(),
+            vec![g.parameters[0].1[1].clone()],
+        )],
         ..g
     };
     let dir = tempfile::tempdir().unwrap();
@@ -128,7 +142,10 @@ fn metrics_keeps_the_chosen_summary_paths() {
     let cols = table::columns(&g, &outcomes);
     let metrics: Vec<&String> = cols[7..cols.len() - 1].iter().collect();
     assert!(!metrics.is_empty());
-    assert!(metrics.iter().all(|c| c.starts_with("table3.")), "{metrics:?}");
+    assert!(
+        metrics.iter().all(|c| c.starts_with("table3.")),
+        "{metrics:?}"
+    );
     assert!(metrics.iter().any(|c| *c == "table3.rw_ms"));
 }
 
@@ -164,14 +181,41 @@ fn flattening_names_numbers_by_path_and_leaves_text_out() {
 #[test]
 fn bad_suite_workloads_are_one_line_naming_the_fix() {
     let cases = [
-        (GRID.replace("name = \"uflip\"", "name = \"uflips\""), "unknown suite 'uflips'; use one of uflip, chen09"),
-        (GRID.replace("name = \"uflip\"", "name = \"wang11-oltp\""), "does not run on the executor"),
-        (GRID.replace("max_ios = 1024", "max_io = 1024"), "[suite] uflip has no option `max_io`; its options are benchmarks, bound"),
-        (GRID.replace("max_ios = 1024", "max_ios = \"lots\""), "max_ios"),
-        (GRID.replace("max_ios = 1024", "seed = 3"), "use the grid's seeds = [...]"),
-        (GRID.replace("[\"granularity\", \"locality\"]", "[\"granularity\", \"localty\"]"), "unknown micro-benchmark 'localty'"),
-        (GRID.replace("quick = true", "quick = true\nfast = true"), "unknown key `fast` in [suite]; it has name, quick, options, metrics"),
-        (GRID.replace("[suite]", "[trace]\npath = \"t\"\n[suite]"), "more than one workload"),
+        (
+            GRID.replace("name = \"uflip\"", "name = \"uflips\""),
+            "unknown suite 'uflips'; use one of uflip, chen09",
+        ),
+        (
+            GRID.replace("name = \"uflip\"", "name = \"wang11-oltp\""),
+            "does not run on the executor",
+        ),
+        (
+            GRID.replace("max_ios = 1024", "max_io = 1024"),
+            "[suite] uflip has no option `max_io`; its options are benchmarks, bound",
+        ),
+        (
+            GRID.replace("max_ios = 1024", "max_ios = \"lots\""),
+            "max_ios",
+        ),
+        (
+            GRID.replace("max_ios = 1024", "seed = 3"),
+            "use the grid's seeds = [...]",
+        ),
+        (
+            GRID.replace(
+                "[\"granularity\", \"locality\"]",
+                "[\"granularity\", \"localty\"]",
+            ),
+            "unknown micro-benchmark 'localty'",
+        ),
+        (
+            GRID.replace("quick = true", "quick = true\nfast = true"),
+            "unknown key `fast` in [suite]; it has name, quick, options, metrics",
+        ),
+        (
+            GRID.replace("[suite]", "[trace]\npath = \"t\"\n[suite]"),
+            "more than one workload",
+        ),
     ];
     for (text, want) in cases {
         let e = grid(&text).unwrap_err().to_string();

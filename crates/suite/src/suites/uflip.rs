@@ -75,7 +75,9 @@ fn check(cfg: &UflipConfig, device_bytes: u64) -> Result<(), ConfigError> {
         ));
     }
     if cfg.calibration_ios < 64 {
-        return fail("calibration_ios must be at least 64 to see a start-up phase and a period".into());
+        return fail(
+            "calibration_ios must be at least 64 to see a start-up phase and a period".into(),
+        );
     }
     if !(cfg.bound > 0.0 && cfg.bound < 1.0) {
         return fail(format!(
