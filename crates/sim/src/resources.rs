@@ -233,6 +233,8 @@ impl Flash {
         self.queued.iter().map(|q| q.capacity() * 24).sum::<usize>()
             + self.ch.iter().map(|c| c.memory_bytes()).sum::<usize>()
             + self.die_free.len() * 16
+            + (self.prog_group.capacity() + self.read_group.capacity())
+                * std::mem::size_of::<PlaneGroup>()
     }
 
     /// Reserve channel `c` for `dur` ns from `at` (or after its last transfer,
