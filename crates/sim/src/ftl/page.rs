@@ -68,7 +68,7 @@ pub struct PageFtl {
     /// operations, else 1.
     pub(crate) planes: u32,
     /// Per die, the plane of its next host / GC write (with multi-plane
-    /// operations; not in checkpoints: a restored device starts at plane 0).
+    /// operations; a checkpoint does not hold them: `derive_plane_cursors`).
     host_plane: Vec<u8>,
     gc_plane: Vec<u8>,
     /// Scratch for GC relocations with multi-plane operations: (source, destination).
@@ -164,6 +164,28 @@ impl PageFtl {
         };
         heap.extend(other);
         found.map(|Reverse((_, b))| b)
+    }
+
+    /// Rebuild the plane cursors from the open blocks (after loading a
+    /// checkpoint). The rotation serves a die's planes strictly in turn, so
+    /// their write pointers move in step: the planes before the cursor hold
+    /// one page more than the rest (a block just reopened holds 1, a full one
+    /// not yet reopened `pages_per_block`); the cursor is the first plane
+    /// whose pointer differs from plane 0's, or plane 0 if none does.
+    pub(crate) fn derive_plane_cursors(&mut self) {
+        if self.planes <= 1 {
+            return;
+        }
+        let p = self.planes as usize;
+        for (open, cursor) in [
+            (&self.host_open, &mut self.host_plane),
+            (&self.gc_open, &mut self.gc_plane),
+        ] {
+            for (unit, c) in cursor.iter_mut().enumerate() {
+                let fr = &open[unit * p..(unit + 1) * p];
+                *c = (1..p).find(|&i| fr[i].next != fr[0].next).unwrap_or(0) as u8;
+            }
+        }
     }
 
     /// The frontier (index into `host_open` / `gc_open`) of the plane die
