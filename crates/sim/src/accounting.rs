@@ -92,6 +92,10 @@ pub struct Accounting {
     pub suspends: u64,
     /// Completions reported before that of a request submitted earlier.
     pub out_of_order_completions: u64,
+    /// Pages read / programmed as a further plane of a multi-plane operation
+    /// (`nand.multi_plane`): they shared the first page's array time.
+    pub multi_plane_reads: u64,
+    pub multi_plane_programs: u64,
     // GC and WL
     pub gc_foreground: u64,
     pub gc_background: u64,
@@ -253,7 +257,7 @@ impl Accounting {
         breakdown.insert("total".into(), json!(per_req(total)));
         let lat =
             |l: &LatencyStat| json!({"count": l.count, "mean_ns": l.mean_ns(), "max_ns": l.max_ns});
-        json!({
+        let mut v = json!({
             "host": {
                 "reads": self.host_reads,
                 "writes": self.host_writes,
@@ -313,7 +317,16 @@ impl Accounting {
                 "full": self.merges_full,
                 "block_rewrites": self.block_rewrites,
             },
-        })
+        });
+        // Only with multi-plane operations, so that other devices' statistics
+        // (and bench/sim_identical.sh's digests of them) stay as they were.
+        if self.multi_plane_reads + self.multi_plane_programs > 0 {
+            v["multi_plane"] = json!({
+                "reads": self.multi_plane_reads,
+                "programs": self.multi_plane_programs,
+            });
+        }
+        v
     }
 }
 

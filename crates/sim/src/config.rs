@@ -153,7 +153,8 @@ pub struct GeometryConfig {
     pub channels: u32,
     pub chips_per_channel: u32,
     pub dies_per_chip: u32,
-    /// Planes per die: counted in the capacity; dies are the unit of parallelism.
+    /// Planes per die: counted in the capacity; with `nand.multi_plane` a die
+    /// also reads or programs one page per plane at once.
     pub planes_per_die: u32,
     pub pages_per_block: u32,
     /// Flash page size = the mapping unit of the page FTL.
@@ -184,6 +185,34 @@ pub struct NandConfig {
     /// GC relocation with the die's copy-back (no channel transfer).
     #[serde(default = "yes")]
     pub copyback: bool,
+    /// Multi-plane operations (ONFI multi-plane read / program): a die reads
+    /// or programs up to `geometry.planes_per_die` pages, one per plane, in
+    /// one array time; the transfers still cross the channel one by one.
+    /// Off: a die does one page operation at a time (planes count capacity).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub multi_plane: bool,
+    /// The ONFI rule for multi-plane operations: the pages sit at the same
+    /// page index in their blocks (true, default); false models parts with
+    /// independent page addresses per plane.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub multi_plane_same_page: bool,
+    /// Die time each page after the first adds to a multi-plane operation
+    /// (ONFI tDBSY, the dummy busy between planes: 1 us max).
+    #[serde(default = "multi_plane_ns", skip_serializing_if = "is_multi_plane_ns")]
+    pub multi_plane_ns: u64,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn is_true(b: &bool) -> bool {
+    *b
+}
+fn multi_plane_ns() -> u64 {
+    1_000
+}
+fn is_multi_plane_ns(v: &u64) -> bool {
+    *v == multi_plane_ns()
 }
 
 /// The host interface.
@@ -712,6 +741,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("qd", "host.queue_depth"),
     ("cell", "nand.cell"),
     ("copyback", "nand.copyback"),
+    ("multi_plane", "nand.multi_plane"),
     ("wl", "wear.static_threshold"),
     ("ftl", "ftl.kind"),
     ("log_blocks", "ftl.log_blocks"),

@@ -710,6 +710,16 @@ fn identity(
     put("erase_ns", t.erase_ns.to_string());
     put("page_transfer_ns", t.page_transfer_ns.to_string());
     put("copyback", t.copyback.to_string());
+    if t.multi_plane {
+        // only when on, so other devices' identities stay as they were
+        put(
+            "multi_plane",
+            format!(
+                "{} planes, same page {}, {} ns per further plane",
+                geo.planes_per_die, t.multi_plane_same_page, t.multi_plane_ns
+            ),
+        );
+    }
     put("host_mb_per_s", format!("{}", cfg.host.mb_per_s));
     put(
         "host_command_overhead_ns",

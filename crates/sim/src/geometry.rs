@@ -3,7 +3,9 @@
 //! A *unit* is one die: `units = channels x chips_per_channel x dies_per_chip`.
 //! Unit `u` sits on channel `u % channels`, so round-robin striping over units
 //! alternates channels first. Planes are counted in the number of blocks; the
-//! die is the unit of parallelism (no multi-plane operations).
+//! die is the unit of parallelism. A die's blocks alternate planes (block `b`
+//! of a die is on plane `b % planes_per_die`); with `nand.multi_plane` a die
+//! reads or programs one page per plane at once (`resources.rs`).
 //!
 //! Physical page numbers (`ppn`, u32) are die-major:
 //! `ppn = (unit * blocks_per_unit + block_in_unit) * pages_per_block + page`,

@@ -39,6 +39,11 @@ pub struct NandTiming {
     pub bus_ps_per_byte: u64,
     pub copyback: bool,
     pub page_bytes: u64,
+    /// Multi-plane operations (`nand.multi_plane`), their same-page rule and
+    /// the die time each further plane adds.
+    pub multi_plane: bool,
+    pub multi_plane_same_page: bool,
+    pub multi_plane_ns: Nanos,
 }
 
 impl NandTiming {
@@ -56,6 +61,9 @@ impl NandTiming {
             bus_ps_per_byte,
             copyback: cfg.copyback,
             page_bytes,
+            multi_plane: cfg.multi_plane,
+            multi_plane_same_page: cfg.multi_plane_same_page,
+            multi_plane_ns: cfg.multi_plane_ns,
         }
     }
 

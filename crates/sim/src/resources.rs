@@ -29,6 +29,26 @@
 //! - erase: command + erase on the die;
 //! - copy (GC relocation): with copy-back, read + program inside the die; without,
 //!   read, transfer out, transfer in, program.
+//!
+//! Multi-plane operations (`nand.multi_plane`, ONFI multi-plane read and
+//! program; only through [`Flash::read_ppn`], [`Flash::program_ppn`] and
+//! [`Flash::copy_pages`], which know the page's plane). A die with P planes
+//! forms a *group* of up to P pages, one per plane, at the same page index in
+//! their blocks (`nand.multi_plane_same_page`), of one kind (reads or
+//! programs). A page joins the die's open group when it was ready by the time
+//! the group started (its data was in the controller, or its read queued,
+//! when the die began the group: the controller saw both) and nothing else
+//! was placed on the die since:
+//!
+//! - program group: the pages cross the channel one after the other into
+//!   their planes' registers, then one array program for all; each page after
+//!   the first adds `nand.multi_plane_ns` (ONFI tDBSY). The group ends later
+//!   than its first page's placement said (by the later pages' transfers and
+//!   tDBSY): the completion times already given to the group's earlier pages
+//!   are optimistic by that (operations are never moved once placed);
+//! - read group: one array read for all; each page then crosses the channel,
+//!   a page after the first `nand.multi_plane_ns` after the array read (its
+//!   change-read-column command); the first page's times do not move.
 
 use std::collections::VecDeque;
 
@@ -70,6 +90,23 @@ impl DieOp {
     }
 }
 
+/// A multi-plane operation being formed on a die (`mask == 0`: none).
+#[derive(Clone, Copy, Debug, Default)]
+struct PlaneGroup {
+    /// Planes taken, one bit each.
+    mask: u32,
+    count: u32,
+    /// The page index its pages share.
+    page: u32,
+    /// When the group started (program: its first transfer; read: its array
+    /// read): a page ready by then may join.
+    start: Nanos,
+    /// Program: when its last transfer in ends; read: when its array read ends.
+    mark: Nanos,
+    /// When the group ends on the die.
+    end: Nanos,
+}
+
 /// The flash array: timing, per-die schedules, per-channel timelines, and the accounting.
 #[derive(Clone, Debug)]
 pub struct Flash {
@@ -88,6 +125,13 @@ pub struct Flash {
     /// Bytes the next host data read moves over the channel (0: the whole page).
     pub next_read_bytes: u64,
     pub acct: Accounting,
+    /// Planes a multi-plane operation may span (1: no multi-plane operations).
+    planes: u32,
+    pages_per_block: u32,
+    blocks_per_unit: u32,
+    /// Per die, the open multi-plane program and read groups (empty without multi-plane).
+    prog_group: Vec<PlaneGroup>,
+    read_group: Vec<PlaneGroup>,
 }
 
 impl Flash {
@@ -98,6 +142,12 @@ impl Flash {
     /// would keep one entry per page programmed, 24 bytes per logical page
     /// (96 MiB of a 16 GiB device's peak memory), for reads that never come.
     pub fn new(t: NandTiming, geo: &Geometry) -> Flash {
+        let planes = if t.multi_plane {
+            geo.planes_per_die.max(1)
+        } else {
+            1
+        };
+        let groups = if planes > 1 { geo.units as usize } else { 0 };
         Flash {
             t,
             channels: geo.channels,
@@ -112,7 +162,39 @@ impl Flash {
             now: 0,
             next_read_bytes: 0,
             acct: Accounting::default(),
+            planes,
+            pages_per_block: geo.pages_per_block,
+            blocks_per_unit: geo.blocks_per_unit,
+            prog_group: vec![PlaneGroup::default(); groups],
+            read_group: vec![PlaneGroup::default(); groups],
         }
+    }
+
+    /// Planes a multi-plane operation may span (1 without `nand.multi_plane`).
+    #[inline]
+    pub fn multi_planes(&self) -> u32 {
+        self.planes
+    }
+
+    /// The die, plane and page index of physical page `ppn` (geometry.rs's
+    /// numbering; a die's blocks alternate planes, as ONFI's plane-select
+    /// bits are the block address's lowest).
+    #[inline]
+    fn locate(&self, ppn: u32) -> (u32, u32, u32) {
+        let block = ppn / self.pages_per_block;
+        let unit = block / self.blocks_per_unit;
+        let plane = (block % self.blocks_per_unit) % self.planes;
+        (unit, plane, ppn % self.pages_per_block)
+    }
+
+    /// Whether a page of `plane` at `page`, ready at `at`, may join group `g`.
+    #[inline]
+    fn joins(&self, g: &PlaneGroup, plane: u32, page: u32, at: Nanos) -> bool {
+        g.mask != 0
+            && g.count < self.planes
+            && g.mask & (1 << plane) == 0
+            && (!self.t.multi_plane_same_page || g.page == page)
+            && at <= g.start
     }
 
     /// Use the profile's scheduling policies.
@@ -151,6 +233,8 @@ impl Flash {
         self.queued.iter().map(|q| q.capacity() * 24).sum::<usize>()
             + self.ch.iter().map(|c| c.memory_bytes()).sum::<usize>()
             + self.die_free.len() * 16
+            + (self.prog_group.capacity() + self.read_group.capacity())
+                * std::mem::size_of::<PlaneGroup>()
     }
 
     /// Reserve channel `c` for `dur` ns from `at` (or after its last transfer,
@@ -241,6 +325,87 @@ impl Flash {
     }
 
     pub fn read_bytes(&mut self, unit: u32, cause: Cause, at: Nanos, bytes: u64) -> Nanos {
+        self.read_placed(unit, cause, at, bytes).1
+    }
+
+    /// Read physical page `ppn` (or `next_read_bytes` of it, for a host
+    /// read): as [`Flash::read`] on its die, or, with multi-plane operations,
+    /// joining the die's read group if it can.
+    #[inline]
+    pub fn read_ppn(&mut self, ppn: u32, cause: Cause, at: Nanos) -> Nanos {
+        let (unit, plane, page) = self.locate(ppn);
+        if self.planes <= 1 {
+            return self.read(unit, cause, at);
+        }
+        let mut bytes = self.t.page_bytes;
+        if cause == Cause::Host && self.next_read_bytes != 0 {
+            bytes = self.next_read_bytes.min(bytes);
+            self.next_read_bytes = 0;
+        }
+        let u = unit as usize;
+        let g = self.read_group[u];
+        let priority = self.sched.read_priority && matches!(cause, Cause::Host | Cause::Mapping);
+        // the group is still the die's latest read (priority) / operation
+        let latest = if priority {
+            self.read_free[u] == g.end
+        } else {
+            self.die_free[u] == g.end
+        };
+        if latest && self.joins(&g, plane, page, at) {
+            let c = self.ch(unit);
+            let xfer = if bytes == self.t.page_bytes {
+                self.t.page_transfer_ns
+            } else {
+                self.t.transfer_ns(bytes)
+            };
+            self.ch[c].prune(self.now);
+            // out of its plane's register after a change-read-column command
+            let ready = g.mark + g.count as Nanos * self.t.multi_plane_ns;
+            let end = self.place_xfer(c, ready, xfer) + xfer;
+            let longer = end.saturating_sub(g.end);
+            if priority {
+                self.read_free[u] = self.read_free[u].max(end);
+                if self.die_free[u] > g.end {
+                    // queued work waits for this page too
+                    self.die_free[u] += longer;
+                } else {
+                    self.die_free[u] = self.die_free[u].max(end);
+                }
+            } else {
+                self.die_free[u] = end.max(g.end);
+                if let Some(op) = self.queued[u].back_mut() {
+                    if op.kind == OpKind::Read && op.end == g.end {
+                        op.end = end.max(g.end);
+                    }
+                }
+            }
+            self.read_group[u] = PlaneGroup {
+                mask: g.mask | 1 << plane,
+                count: g.count + 1,
+                end: end.max(g.end),
+                ..g
+            };
+            let i = cause as usize;
+            self.acct.flash_reads[i] += 1;
+            self.acct.multi_plane_reads += 1;
+            self.acct.read_ns[i] += self.t.multi_plane_ns;
+            self.acct.bus_ns[i] += xfer;
+            return end;
+        }
+        let (start, end) = self.read_placed(unit, cause, at, bytes);
+        self.read_group[u] = PlaneGroup {
+            mask: 1 << plane,
+            count: 1,
+            page,
+            start,
+            mark: start + self.t.command_ns + self.t.read_ns,
+            end,
+        };
+        end
+    }
+
+    /// Read `bytes` of a page on die `unit`: (array read start, data in the controller).
+    fn read_placed(&mut self, unit: u32, cause: Cause, at: Nanos, bytes: u64) -> (Nanos, Nanos) {
         let u = unit as usize;
         let c = self.ch(unit);
         let array = self.t.command_ns + self.t.read_ns;
@@ -276,12 +441,72 @@ impl Flash {
         self.acct.flash_reads[i] += 1;
         self.acct.read_ns[i] += self.t.read_ns;
         self.acct.bus_ns[i] += xfer;
-        end
+        (start, end)
     }
 
     /// Program one page on die `unit`; returns when the program has finished.
     #[inline]
     pub fn program(&mut self, unit: u32, cause: Cause, at: Nanos) -> Nanos {
+        self.program_placed(unit, cause, at).1
+    }
+
+    /// Program physical page `ppn`: as [`Flash::program`] on its die, or,
+    /// with multi-plane operations, joining the die's program group if it can.
+    #[inline]
+    pub fn program_ppn(&mut self, ppn: u32, cause: Cause, at: Nanos) -> Nanos {
+        let (unit, plane, page) = self.locate(ppn);
+        if self.planes <= 1 {
+            return self.program(unit, cause, at);
+        }
+        let u = unit as usize;
+        let g = self.prog_group[u];
+        if g.end == self.die_free[u] && self.joins(&g, plane, page, at) {
+            let c = self.ch(unit);
+            let xfer = self.t.page_transfer_ns;
+            self.ch[c].prune(self.now);
+            // into its plane's register after the group's previous transfer
+            let xfer_start = self.place_xfer(c, at.max(g.mark), xfer);
+            let mark = xfer_start + xfer;
+            let end = mark
+                + g.count as Nanos * self.t.multi_plane_ns
+                + self.t.command_ns
+                + self.t.program_ns;
+            self.die_free[u] = end;
+            if let Some(op) = self.queued[u].back_mut() {
+                if op.kind == OpKind::Program && op.end == g.end {
+                    op.end = end;
+                }
+            }
+            self.prog_group[u] = PlaneGroup {
+                mask: g.mask | 1 << plane,
+                count: g.count + 1,
+                mark,
+                end,
+                ..g
+            };
+            let i = cause as usize;
+            self.acct.flash_programs[i] += 1;
+            self.acct.multi_plane_programs += 1;
+            // die time: the shared array program is counted once, with its first page
+            self.acct.program_ns[i] += self.t.multi_plane_ns;
+            self.acct.bus_ns[i] += xfer;
+            return end;
+        }
+        let (xfer_start, end) = self.program_placed(unit, cause, at);
+        self.prog_group[u] = PlaneGroup {
+            mask: 1 << plane,
+            count: 1,
+            page,
+            start: xfer_start,
+            mark: xfer_start + self.t.page_transfer_ns,
+            end,
+        };
+        end
+    }
+
+    /// Program one page on die `unit`: (transfer start, program end).
+    #[inline]
+    fn program_placed(&mut self, unit: u32, cause: Cause, at: Nanos) -> (Nanos, Nanos) {
         let u = unit as usize;
         let c = self.ch(unit);
         let xfer = self.t.page_transfer_ns;
@@ -295,7 +520,7 @@ impl Flash {
         self.acct.flash_programs[i] += 1;
         self.acct.program_ns[i] += self.t.program_ns;
         self.acct.bus_ns[i] += xfer;
-        end
+        (xfer_start, end)
     }
 
     /// Erase one block on die `unit`.
@@ -316,6 +541,52 @@ impl Flash {
     #[inline]
     pub fn copy(&mut self, unit: u32, cause: Cause, at: Nanos) -> Nanos {
         self.copy_n(unit, cause, at, 1)
+    }
+
+    /// Relocate the pages `src[k]` to `dst[k]` (GC, wear levelling; one die).
+    /// Without multi-plane operations or with copy-back this is
+    /// [`Flash::copy_n`]. With them, the pages move P at a time (P planes):
+    /// P reads out to the controller, then their programs, which form a
+    /// multi-plane program when the destinations allow (copy-back would keep
+    /// each page in its plane: not modelled as multi-plane).
+    pub fn copy_pages(
+        &mut self,
+        unit: u32,
+        cause: Cause,
+        at: Nanos,
+        src: &[u32],
+        dst: &[u32],
+    ) -> Nanos {
+        debug_assert_eq!(src.len(), dst.len());
+        if self.planes <= 1 || self.t.copyback {
+            return self.copy_n(unit, cause, at, src.len() as u64);
+        }
+        let mut t = at;
+        let mut ready = [0 as Nanos; 32];
+        let mut k = 0;
+        while k < src.len() {
+            // the next destinations that can form one multi-plane program
+            let (_, plane, page) = self.locate(dst[k]);
+            let mut mask = 1u32 << plane;
+            let mut n = 1;
+            while n < self.planes as usize && k + n < dst.len() {
+                let (_, p, pg) = self.locate(dst[k + n]);
+                if mask & (1 << p) != 0 || (self.t.multi_plane_same_page && pg != page) {
+                    break;
+                }
+                mask |= 1 << p;
+                n += 1;
+            }
+            for j in 0..n {
+                ready[j] = self.read_ppn(src[k + j], cause, t);
+                t = ready[j];
+            }
+            for j in 0..n {
+                t = t.max(self.program_ppn(dst[k + j], cause, ready[j]));
+            }
+            k += n;
+        }
+        t
     }
 
     /// Relocate `n` pages inside die `unit`; same timing as `n` single copies,

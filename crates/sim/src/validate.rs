@@ -22,6 +22,15 @@ impl SimConfig {
                 "channels, chips_per_channel, dies_per_chip and planes_per_die must be at least 1",
             ));
         }
+        if self.nand.multi_plane && g.planes_per_die > 32 {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "nand.multi_plane supports at most 32 planes per die (got {}); lower geometry.planes_per_die or set multi_plane=false",
+                    g.planes_per_die
+                ),
+            ));
+        }
         if g.pages_per_block < 2 || g.pages_per_block > 65535 {
             return Err(ConfigError::invalid(
                 n,

@@ -84,6 +84,11 @@ fn checkpoint_and_log_replay_reproduce_the_device_fifo_wl_bg() {
 }
 
 #[test]
+fn checkpoint_and_log_replay_reproduce_the_device_multi_plane() {
+    run("ssd-m,capacity=256MiB,channels=2,geometry.planes_per_die=4,multi_plane=on,check=off");
+}
+
+#[test]
 fn damaged_checkpoint_is_refused() {
     let cfg = resolve_spec("ssd-m,capacity=256MiB,channels=2").unwrap();
     let dev = SimDevice::new(cfg.clone(), "t".into(), 1, 4).unwrap();
@@ -107,6 +112,8 @@ fn restored_device_continues_like_the_original() {
     for spec in [
         "ssd-h,capacity=64MiB,channels=2,gc=fifo,wl=4,bg_gc=off,ra=off",
         "ssd-m,capacity=128MiB,channels=2,op=0.3,gc=cost-benefit,bg_gc=off,ra=off",
+        // the plane cursors are rebuilt from the open blocks
+        "ssd-m,capacity=128MiB,channels=2,op=0.3,bg_gc=off,ra=off,geometry.planes_per_die=4,multi_plane=on",
     ] {
         let cfg = resolve_spec(spec).unwrap();
         let mut orig = SimDevice::new(cfg.clone(), "t".into(), 3, 4).unwrap();

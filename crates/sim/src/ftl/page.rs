@@ -7,6 +7,11 @@
 //! - Allocation: log-structured. Host writes are striped round-robin over the
 //!   dies; each die has one open host block and one open GC block (relocated,
 //!   colder data is kept apart from fresh host data), both filled in page order.
+//!   With multi-plane operations (`nand.multi_plane`) a die has one open host
+//!   block and one open GC block per plane, and its writes rotate over the
+//!   planes at the same page index (page 0 of each plane, then page 1...), so
+//!   that consecutive writes to a die can form a multi-plane program; a plane
+//!   with no free block borrows one from another plane (those pages then do not pair).
 //!   A free block is taken with the fewest erases first (erase-count-aware
 //!   allocation) or oldest-freed first.
 //! - Garbage collection per die: foreground when the die's free blocks fall
@@ -56,8 +61,18 @@ pub struct PageFtl {
     /// Per die: free blocks keyed by (erase count or free order, block).
     pub(crate) free: Vec<BinaryHeap<Reverse<(u64, u32)>>>,
     free_seq: u64,
+    /// Open blocks, `planes` per die (index `unit * planes + plane`).
     pub(crate) host_open: Vec<Frontier>,
     pub(crate) gc_open: Vec<Frontier>,
+    /// Planes the allocation rotates over: the die's planes with multi-plane
+    /// operations, else 1.
+    pub(crate) planes: u32,
+    /// Per die, the plane of its next host / GC write (with multi-plane
+    /// operations; a checkpoint does not hold them: `derive_plane_cursors`).
+    host_plane: Vec<u8>,
+    gc_plane: Vec<u8>,
+    /// Scratch for GC relocations with multi-plane operations: (source, destination).
+    moves: (Vec<u32>, Vec<u32>),
     rr: u32,
     policy: Box<dyn VictimPolicy>,
     gc: GcConfig,
@@ -85,6 +100,11 @@ impl PageFtl {
             }
             free.push(h);
         }
+        let planes = if cfg.nand.multi_plane {
+            geo.planes_per_die.max(1)
+        } else {
+            1
+        };
         PageFtl {
             geo: *geo,
             ppb: geo.pages_per_block,
@@ -93,8 +113,12 @@ impl PageFtl {
             blocks: BlockTable::new(units, bpu, geo.pages_per_block),
             free,
             free_seq: 0,
-            host_open: vec![NO_FRONTIER; units as usize],
-            gc_open: vec![NO_FRONTIER; units as usize],
+            host_open: vec![NO_FRONTIER; (units * planes) as usize],
+            gc_open: vec![NO_FRONTIER; (units * planes) as usize],
+            planes,
+            host_plane: vec![0; if planes > 1 { units as usize } else { 0 }],
+            gc_plane: vec![0; if planes > 1 { units as usize } else { 0 }],
+            moves: (Vec::new(), Vec::new()),
             rr: 0,
             policy: gc::make(cfg.gc.policy, units),
             gc: cfg.gc.clone(),
@@ -114,6 +138,69 @@ impl PageFtl {
 
     fn pop_free(&mut self, unit: u32) -> Option<u32> {
         self.free[unit as usize].pop().map(|Reverse((_, b))| b)
+    }
+
+    /// The best free block of `plane` on die `unit` (the best of any plane if
+    /// that plane has none).
+    fn pop_free_plane(&mut self, unit: u32, plane: u32) -> Option<u32> {
+        if self.planes <= 1 {
+            return self.pop_free(unit);
+        }
+        let bpu = self.geo.blocks_per_unit;
+        let heap = &mut self.free[unit as usize];
+        let mut other = Vec::new();
+        let mut found = None;
+        while let Some(e) = heap.pop() {
+            if (e.0 .1 % bpu) % self.planes == plane {
+                found = Some(e);
+                break;
+            }
+            other.push(e);
+        }
+        let found = match found {
+            Some(e) => Some(e),
+            None if !other.is_empty() => Some(other.remove(0)),
+            None => None,
+        };
+        heap.extend(other);
+        found.map(|Reverse((_, b))| b)
+    }
+
+    /// Rebuild the plane cursors from the open blocks (after loading a
+    /// checkpoint). The rotation serves a die's planes strictly in turn, so
+    /// their write pointers move in step: the planes before the cursor hold
+    /// one page more than the rest (a block just reopened holds 1, a full one
+    /// not yet reopened `pages_per_block`); the cursor is the first plane
+    /// whose pointer differs from plane 0's, or plane 0 if none does.
+    pub(crate) fn derive_plane_cursors(&mut self) {
+        if self.planes <= 1 {
+            return;
+        }
+        let p = self.planes as usize;
+        for (open, cursor) in [
+            (&self.host_open, &mut self.host_plane),
+            (&self.gc_open, &mut self.gc_plane),
+        ] {
+            for (unit, c) in cursor.iter_mut().enumerate() {
+                let fr = &open[unit * p..(unit + 1) * p];
+                *c = (1..p).find(|&i| fr[i].next != fr[0].next).unwrap_or(0) as u8;
+            }
+        }
+    }
+
+    /// The frontier (index into `host_open` / `gc_open`) of the plane die
+    /// `unit`'s next write goes to: the die's planes in turn (`cursor`), so
+    /// that they fill in step, page index by page index.
+    #[inline]
+    fn next_plane(planes: u32, cursor: &mut [u8], unit: u32) -> usize {
+        let base = (unit * planes) as usize;
+        if planes <= 1 {
+            return base;
+        }
+        let c = &mut cursor[unit as usize];
+        let p = *c as u32;
+        *c = if p + 1 == planes { 0 } else { p as u8 + 1 };
+        base + p as usize
     }
 
     fn push_free(&mut self, unit: u32, b: u32) {
@@ -141,45 +228,51 @@ impl PageFtl {
     }
 
     fn alloc_host(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<u32, SimError> {
-        let f = self.host_open[unit as usize];
+        let i = Self::next_plane(self.planes, &mut self.host_plane, unit);
+        let f = self.host_open[i];
         if f.block != NONE && f.next < self.ppb {
-            self.host_open[unit as usize].next += 1;
+            self.host_open[i].next += 1;
             return Ok(f.block * self.ppb + f.next);
         }
         if f.block != NONE {
             self.close(f.block);
-            self.host_open[unit as usize] = NO_FRONTIER;
+            self.host_open[i] = NO_FRONTIER;
         }
         self.ensure_free(unit, at, flash)?;
-        let b = self.pop_free(unit).ok_or_else(|| {
+        let plane = i as u32 % self.planes;
+        let b = self.pop_free_plane(unit, plane).ok_or_else(|| {
             SimError::Stall(format!("die {unit} has no free block for host writes"))
         })?;
         self.blocks.open(b, false);
-        self.host_open[unit as usize] = Frontier { block: b, next: 1 };
+        self.host_open[i] = Frontier { block: b, next: 1 };
         Ok(b * self.ppb)
     }
 
     fn alloc_gc(&mut self, unit: u32) -> Result<u32, SimError> {
-        let f = self.gc_open[unit as usize];
+        let i = Self::next_plane(self.planes, &mut self.gc_plane, unit);
+        let f = self.gc_open[i];
         if f.block != NONE && f.next < self.ppb {
-            self.gc_open[unit as usize].next += 1;
+            self.gc_open[i].next += 1;
             return Ok(f.block * self.ppb + f.next);
         }
         if f.block != NONE {
             self.close(f.block);
-            self.gc_open[unit as usize] = NO_FRONTIER;
+            self.gc_open[i] = NO_FRONTIER;
         }
-        let b = self.pop_free(unit).ok_or_else(|| {
+        let plane = i as u32 % self.planes;
+        let b = self.pop_free_plane(unit, plane).ok_or_else(|| {
             SimError::Stall(format!("die {unit} ran out of free blocks during garbage collection (reserve exhausted); raise gc.reserve_blocks or op"))
         })?;
         self.blocks.open(b, true);
-        self.gc_open[unit as usize] = Frontier { block: b, next: 1 };
+        self.gc_open[i] = Frontier { block: b, next: 1 };
         Ok(b * self.ppb)
     }
 
     /// Foreground GC: clean die `unit` until it has enough free blocks.
     fn ensure_free(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<(), SimError> {
-        let need = self.gc.fg_low_watermark.max(self.gc.reserve_blocks + 1) as usize;
+        // With multi-plane operations a reclaim may open a GC block on each plane.
+        let need =
+            (self.gc.fg_low_watermark.max(self.gc.reserve_blocks + 1) + self.planes - 1) as usize;
         let mut fruitless = 0u32;
         while self.free[unit as usize].len() < need {
             debug_assert!(
@@ -222,6 +315,10 @@ impl PageFtl {
         self.blocks.take_victim(victim);
         let base = victim * self.ppb;
         let mut moved = 0u64;
+        let multi_plane = flash.multi_planes() > 1;
+        let (mut srcs, mut dsts) = std::mem::take(&mut self.moves);
+        srcs.clear();
+        dsts.clear();
         for i in 0..self.ppb {
             let src = base + i;
             let lpn = self.p2l[src as usize];
@@ -236,12 +333,21 @@ impl PageFtl {
             self.l2p[lpn as usize] = dst;
             self.blocks.inc_valid(dst / self.ppb);
             moved += 1;
+            if multi_plane {
+                srcs.push(src);
+                dsts.push(dst);
+            }
             if let Some(r) = self.relocated.as_mut() {
                 r.push(lpn);
             }
             self.seq += 1;
         }
-        let copied = flash.copy_n(unit, cause, at, moved);
+        let copied = if multi_plane {
+            flash.copy_pages(unit, cause, at, &srcs, &dsts)
+        } else {
+            flash.copy_n(unit, cause, at, moved)
+        };
+        self.moves = (srcs, dsts);
         let end = flash.erase(unit, cause, copied);
         self.blocks.erased(victim);
         self.push_free(unit, victim);
@@ -307,7 +413,7 @@ impl Ftl for PageFtl {
             flash.acct.unmapped_reads += 1;
             return Ok(at);
         }
-        Ok(flash.read(self.unit_of(ppn), Cause::Host, at))
+        Ok(flash.read_ppn(ppn, Cause::Host, at))
     }
 
     fn write(
@@ -323,7 +429,7 @@ impl Ftl for PageFtl {
         let mut ready = at;
         if old != NONE {
             if partial {
-                ready = flash.read(self.unit_of(old), Cause::Host, at);
+                ready = flash.read_ppn(old, Cause::Host, at);
                 flash.acct.rmw_reads += 1;
             }
             self.invalidate(old);
@@ -343,7 +449,7 @@ impl Ftl for PageFtl {
         self.blocks.inc_valid(ppn / self.ppb);
         self.mapped += 1;
         self.seq += 1;
-        Ok(flash.program(unit, Cause::Host, ready))
+        Ok(flash.program_ppn(ppn, Cause::Host, ready))
     }
 
     fn trim(&mut self, lpn: u64, _at: Nanos, _flash: &mut Flash) -> Result<(), SimError> {
@@ -421,6 +527,7 @@ impl Ftl for PageFtl {
             + self.blocks.memory_bytes()
             + self.free.iter().map(|h| h.capacity() * 16).sum::<usize>()
             + self.host_open.len() * 16
+            + (self.moves.0.capacity() + self.moves.1.capacity()) * 4
             + self.erases_since_wl.len() * 4
     }
 

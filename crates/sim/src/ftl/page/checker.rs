@@ -72,20 +72,22 @@ pub fn check_page_ftl(f: &PageFtl) -> Result<(), SimError> {
         let write_ptr = match state {
             BlockState::Free => 0,
             BlockState::OpenHost => {
-                if f.host_open[unit].block != b {
+                let Some(fr) = die_frontiers(&f.host_open, unit, f.planes).find(|fr| fr.block == b)
+                else {
                     return Err(SimError::Invariant(format!(
-                        "block {b} is open for host writes but not die {unit}'s host frontier"
+                        "block {b} is open for host writes but not one of die {unit}'s host frontiers"
                     )));
-                }
-                f.host_open[unit].next
+                };
+                fr.next
             }
             BlockState::OpenGc => {
-                if f.gc_open[unit].block != b {
+                let Some(fr) = die_frontiers(&f.gc_open, unit, f.planes).find(|fr| fr.block == b)
+                else {
                     return Err(SimError::Invariant(format!(
-                        "block {b} is open for GC but not die {unit}'s GC frontier"
+                        "block {b} is open for GC but not one of die {unit}'s GC frontiers"
                     )));
-                }
-                f.gc_open[unit].next
+                };
+                fr.next
             }
             BlockState::Closed => ppb,
             BlockState::Victim => {
@@ -129,4 +131,14 @@ pub fn check_page_ftl(f: &PageFtl) -> Result<(), SimError> {
         }
     }
     f.blocks.check_buckets(geo.units)
+}
+
+/// Die `unit`'s open blocks, one per plane the allocation rotates over.
+fn die_frontiers(
+    open: &[super::Frontier],
+    unit: usize,
+    planes: u32,
+) -> impl Iterator<Item = &super::Frontier> {
+    let p = planes as usize;
+    open[unit * p..(unit + 1) * p].iter()
 }

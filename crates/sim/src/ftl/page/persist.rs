@@ -83,8 +83,9 @@ impl PageFtl {
         }
         self.free_seq = d.u64()?;
         let ppb = self.ppb;
-        let n_units = self.host_open.len();
-        for i in 0..2 * n_units {
+        // open blocks: `planes` per die with multi-plane operations
+        let n_open = self.host_open.len();
+        for i in 0..2 * n_open {
             let block = d.u32()?;
             let next = d.u32()?;
             if (block != NONE && block >= nblocks) || next > ppb {
@@ -93,18 +94,19 @@ impl PageFtl {
                 );
             }
             let f = Frontier { block, next };
-            if i < n_units {
+            if i < n_open {
                 self.host_open[i] = f;
             } else {
-                self.gc_open[i - n_units] = f;
+                self.gc_open[i - n_open] = f;
             }
         }
+        self.derive_plane_cursors();
         self.rr = d.u32()?;
         if self.rr >= self.geo.units {
             return Err(CheckpointError::Malformed("checkpoint: bad allocation die").into());
         }
         self.seq = d.u64()?;
-        self.erases_since_wl = d.vec_u32_len(n_units, "wear-levelling counters")?;
+        self.erases_since_wl = d.vec_u32_len(self.geo.units as usize, "wear-levelling counters")?;
         self.mapped = d.u64()?;
         let policy = d.bytes()?;
         let mut pd = Dec::new(policy);
