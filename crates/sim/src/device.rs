@@ -257,6 +257,12 @@ impl SimDevice {
 
     /// Compute one request's completion; returns the completion time.
     fn issue(&mut self, req: IoRequest, arrival: Nanos) -> Result<Nanos, SimError> {
+        // the first page's map entry loads while the slot and link are placed
+        let first_lpn = req.offset_bytes / self.geo.page_bytes;
+        self.ftl.prefetch(first_lpn);
+        if let Some(cache) = self.cache.as_ref() {
+            cache.prefetch(first_lpn);
+        }
         // 1. a command slot
         while let Some(&Reverse(t)) = self.slots.peek() {
             if t > arrival {
