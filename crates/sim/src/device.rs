@@ -580,6 +580,15 @@ impl Device for SimDevice {
         Some(self.quiesce_at())
     }
 
+    #[inline]
+    fn upcoming(&self, offset_bytes: u64) {
+        let lpn = offset_bytes / self.geo.page_bytes;
+        self.ftl.prefetch(lpn);
+        if let Some(cache) = self.cache.as_ref() {
+            cache.prefetch(lpn);
+        }
+    }
+
     fn stats_json(&self) -> Option<serde_json::Value> {
         let mut v = self
             .flash
