@@ -218,6 +218,15 @@ pub trait Device {
     /// flashlab-realdev's clock). The simulator has nothing to settle.
     fn begin_run(&mut self) {}
 
+    /// A hint that a request at `offset_bytes` will be submitted soon: the
+    /// simulator starts loading its map entries into the CPU cache (they are
+    /// random accesses into maps far larger than it). It must change nothing
+    /// a run observes; devices without such state ignore it.
+    #[inline]
+    fn upcoming(&self, offset_bytes: u64) {
+        let _ = offset_bytes;
+    }
+
     /// Turns the device's volatile write cache on or off (`hdparm -W` on a
     /// SATA disk; a profile setting on the simulator). Devices that cannot
     /// return `Unsupported`, saying why.
@@ -282,6 +291,9 @@ impl<D: Device + ?Sized> Device for Box<D> {
     }
     fn begin_run(&mut self) {
         (**self).begin_run()
+    }
+    fn upcoming(&self, offset_bytes: u64) {
+        (**self).upcoming(offset_bytes)
     }
     fn flush(&mut self) -> Result<(), DeviceError> {
         (**self).flush()

@@ -186,6 +186,10 @@ impl<'s, 'p> Recorder<'s, 'p> {
 
 struct Stream {
     gen: StreamGen,
+    /// The stream's next IO, generated one ahead so that the device can be
+    /// told it is coming ([`Device::upcoming`]) while it works on the
+    /// current one. Generation is pure: drawing it early changes nothing.
+    next: Option<PlannedIo>,
     start: u64,
     end: u64,
     outstanding: usize,
@@ -215,6 +219,7 @@ pub fn execute(
             let (start, size) = gen.target();
             Stream {
                 gen,
+                next: None,
                 start,
                 end: start + size,
                 outstanding: 0,
@@ -246,13 +251,16 @@ pub fn execute(
         let mut next_ready: Option<Nanos> = None;
         if !stopping {
             for (p, s) in streams.iter_mut().enumerate() {
-                while s.outstanding < qd && s.gen.remaining() > 0 {
+                while s.outstanding < qd && (s.next.is_some() || s.gen.remaining() > 0) {
                     if s.ready_at > now {
                         next_ready =
                             Some(next_ready.map_or(s.ready_at, |t: Nanos| t.min(s.ready_at)));
                         break;
                     }
-                    let io = s.gen.next().expect("remaining > 0");
+                    let io = match s.next.take() {
+                        Some(io) => io,
+                        None => s.gen.next().expect("remaining > 0"),
+                    };
                     if io.offset_bytes < s.start || io.offset_bytes + io.size_bytes > s.end {
                         return Err(ExecError::OutOfRange {
                             io,
@@ -271,6 +279,10 @@ pub fn execute(
                     debug_assert_eq!(io.stream, p as u64);
                     s.outstanding += 1;
                     outstanding += 1;
+                    s.next = s.gen.next();
+                    if let Some(next) = &s.next {
+                        dev.upcoming(next.offset_bytes);
+                    }
                 }
             }
         }

@@ -257,6 +257,12 @@ impl SimDevice {
 
     /// Compute one request's completion; returns the completion time.
     fn issue(&mut self, req: IoRequest, arrival: Nanos) -> Result<Nanos, SimError> {
+        // the first page's map entry loads while the slot and link are placed
+        let first_lpn = req.offset_bytes / self.geo.page_bytes;
+        self.ftl.prefetch(first_lpn);
+        if let Some(cache) = self.cache.as_ref() {
+            cache.prefetch(first_lpn);
+        }
         // 1. a command slot
         while let Some(&Reverse(t)) = self.slots.peek() {
             if t > arrival {
@@ -572,6 +578,15 @@ impl Device for SimDevice {
 
     fn quiesce_at_ns(&self) -> Option<Nanos> {
         Some(self.quiesce_at())
+    }
+
+    #[inline]
+    fn upcoming(&self, offset_bytes: u64) {
+        let lpn = offset_bytes / self.geo.page_bytes;
+        self.ftl.prefetch(lpn);
+        if let Some(cache) = self.cache.as_ref() {
+            cache.prefetch(lpn);
+        }
     }
 
     fn stats_json(&self) -> Option<serde_json::Value> {

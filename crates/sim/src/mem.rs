@@ -30,3 +30,23 @@ fn advise_huge(ptr: *mut u8, bytes: usize) {
 
 #[cfg(not(target_os = "linux"))]
 fn advise_huge(_ptr: *mut u8, _bytes: usize) {}
+
+/// Ask the CPU to bring `v[i]` into cache ahead of its use (a hint: no
+/// effect on results; out of range is ignored). The page FTL's maps are far
+/// larger than the caches, so a random map entry is a cache miss; issuing
+/// the load early lets the miss overlap other work.
+#[inline(always)]
+pub fn prefetch<T>(v: &[T], i: usize) {
+    if let Some(e) = v.get(i) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch never faults and changes no memory; the address
+        // is an element of a live slice anyway.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                e as *const T as *const i8,
+            );
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = e;
+    }
+}

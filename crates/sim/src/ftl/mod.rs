@@ -36,6 +36,10 @@ macro_rules! forward_to_inner {
             self.inner.is_mapped(lpn)
         }
 
+        fn prefetch(&self, lpn: u64) {
+            self.inner.prefetch(lpn)
+        }
+
         fn stripe_contiguous(&self, prev: u64, next: u64) -> bool {
             self.inner.stripe_contiguous(prev, next)
         }
@@ -122,6 +126,12 @@ pub trait Ftl: Send {
 
     /// Bytes of simulator memory held by the FTL.
     fn memory_bytes(&self) -> usize;
+
+    /// A request for logical page `lpn` is about to be issued: a hint to start
+    /// loading its map entry (a cache miss in a large map) while the device
+    /// does the rest of the request's work. Changes nothing simulated.
+    #[inline]
+    fn prefetch(&self, _lpn: u64) {}
 
     /// A new host request starts (an FTL may reuse what it read for the
     /// request's earlier pages, e.g. DFTL's translation page).

@@ -314,6 +314,15 @@ impl PageFtl {
         debug_assert_eq!(self.geo.unit_of_block(victim), unit);
         self.blocks.take_victim(victim);
         let base = victim * self.ppb;
+        // The relocated pages' forward-map entries are random, each a cache
+        // miss: ask for all of them first so the misses overlap, instead of
+        // taking them one by one in the loop below.
+        let victim_pages = &self.p2l[base as usize..(base + self.ppb) as usize];
+        for &lpn in victim_pages {
+            if lpn != NONE {
+                crate::mem::prefetch(&self.l2p, lpn as usize);
+            }
+        }
         let mut moved = 0u64;
         let multi_plane = flash.multi_planes() > 1;
         let (mut srcs, mut dsts) = std::mem::take(&mut self.moves);
@@ -404,6 +413,11 @@ impl Ftl for PageFtl {
 
     fn logical_pages(&self) -> u64 {
         self.geo.logical_pages
+    }
+
+    #[inline]
+    fn prefetch(&self, lpn: u64) {
+        crate::mem::prefetch(&self.l2p, lpn as usize);
     }
 
     #[inline]
