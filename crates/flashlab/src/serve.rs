@@ -231,7 +231,7 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
         }
     })?;
     let store = Arc::new(store);
-    let server = Server::bind(&listen).map_err(CliError::failure)?;
+    let server = Server::bind(&listen).map_err(|e| CliError::failure(e.to_string()))?;
     let r = &store.recovery;
     let size = store.size();
     if r.created {

@@ -4,27 +4,18 @@
 //! uninterrupted run, a run cut short holds a prefix of them, and a damaged
 //! journal is refused in one line (exit 2).
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{flashlab, scratch};
 use flashlab_results::{read_manifest, RunStatus, JOURNAL_FILE};
 
 const RUNS: usize = 300;
 const RECORD_BYTES: usize = 40;
 const HEADER_BYTES: usize = 32;
-
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
-
-fn flashlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
 
 fn run_args(results: &str) -> Vec<&str> {
     vec![

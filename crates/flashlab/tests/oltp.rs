@@ -9,7 +9,7 @@
 //! instead under FLASHLAB_REQUIRE_ROOT_TESTS=1 (CI).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -189,29 +189,42 @@ fn check_run(doc: &Value, results: &Path) {
     assert_eq!(saved["tpcc"]["tpmc"], doc["tpcc"]["tpmc"]);
 }
 
-fn short_run(device: &[&str], results: &Path) -> (Output, u32) {
+/// Starts `flashlab oltp ARGS -o RESULTS` with its output captured; the
+/// pid is for [`assert_nothing_left`].
+fn start_oltp(args: &[&str], results: &Path) -> (Child, u32) {
     let child = flashlab()
         .arg("oltp")
-        .args(device)
-        .args([
-            "--warehouses",
-            "1",
-            "--terminals",
-            "4",
-            "--duration",
-            "10s",
-            "--ramp-up",
-            "2s",
-            "--json",
-            "-o",
-        ])
+        .args(args)
+        .arg("-o")
         .arg(results)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let pid = child.id();
+    (child, pid)
+}
+
+/// [`start_oltp`], waited for.
+fn run_oltp(args: &[&str], results: &Path) -> (Output, u32) {
+    let (child, pid) = start_oltp(args, results);
     (child.wait_with_output().unwrap(), pid)
+}
+
+fn short_run(device: &[&str], results: &Path) -> (Output, u32) {
+    let mut args = device.to_vec();
+    args.extend([
+        "--warehouses",
+        "1",
+        "--terminals",
+        "4",
+        "--duration",
+        "10s",
+        "--ramp-up",
+        "2s",
+        "--json",
+    ]);
+    run_oltp(&args, results)
 }
 
 #[test]
@@ -387,9 +400,8 @@ fn an_interrupted_run_tears_everything_down() {
     let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let res = tmp.path().join("res");
-    let child = flashlab()
-        .args([
-            "oltp",
+    let (child, pid) = start_oltp(
+        &[
             "--device",
             "sim:intel-x25e",
             "--warehouses",
@@ -399,14 +411,9 @@ fn an_interrupted_run_tears_everything_down() {
             "--duration",
             "120s",
             "--quiet",
-            "-o",
-        ])
-        .arg(&res)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
+        ],
+        &res,
+    );
     let end = Instant::now() + Duration::from_secs(180);
     loop {
         let status = std::fs::read(res.join("oltp.json"))
@@ -609,22 +616,10 @@ fn setup_only_on_a_mount_runs_postgres_there_and_removes_only_its_own_cluster() 
     let m = tmp.path().join("mnt");
     std::fs::create_dir(&m).unwrap();
     std::fs::write(m.join("keep.txt"), "mine").unwrap();
-    let child = flashlab()
-        .args([
-            "oltp",
-            "--mount",
-            m.to_str().unwrap(),
-            "--setup-only",
-            "--quiet",
-            "-o",
-        ])
-        .arg(tmp.path().join("res"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let o = child.wait_with_output().unwrap();
+    let (o, pid) = run_oltp(
+        &["--mount", m.to_str().unwrap(), "--setup-only", "--quiet"],
+        &tmp.path().join("res"),
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
         !m.join("flashlab-oltp-pgdata").exists(),
@@ -664,15 +659,10 @@ fn a_block_device_passes_the_safety_check_and_gets_its_file_system_through_the_c
     }
     let _detach = Detach(dev.clone());
     let tmp = tempfile::tempdir().unwrap();
-    let child = flashlab()
-        .args(["oltp", "--device", &dev, "--setup-only", "--quiet", "-o"])
-        .arg(tmp.path().join("res"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let o = child.wait_with_output().unwrap();
+    let (o, pid) = run_oltp(
+        &["--device", &dev, "--setup-only", "--quiet"],
+        &tmp.path().join("res"),
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let blkid = Command::new("blkid")
         .args(["-p", "-o", "value", "-s", "TYPE", &dev])

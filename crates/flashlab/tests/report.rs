@@ -5,12 +5,12 @@
 
 mod common;
 
-use common::{flashlab, ok, scratch, SMALL_UFLIP};
+use common::{flashlab, ok, scratch, small_uflip, SMALL_UFLIP_ONLY};
 use std::path::Path;
 
 fn uflip(dir: &Path, name: &str, device: &str) {
     let mut args = vec!["suite", "uflip", "--device", device, "--results", name];
-    args.extend_from_slice(&SMALL_UFLIP);
+    args.extend_from_slice(&small_uflip(SMALL_UFLIP_ONLY));
     ok(&flashlab(&args, dir));
 }
 

@@ -16,20 +16,10 @@ mod common;
 use std::path::Path;
 
 use browser_util::{browser_or_skip, check_page, chromium};
-use common::{flashlab, ok};
+use common::{flashlab, ok, small_uflip};
 
-const SMALL: [&str; 10] = [
-    "--quick",
-    "--only",
-    "granularity,alignment,locality,order,mix",
-    "--max-ios",
-    "512",
-    "--min-ios",
-    "64",
-    "--calibration-ios",
-    "512",
-    "--quiet",
-];
+/// uFLIP with alignment too (the report draws its chart).
+const ONLY: &str = "granularity,alignment,locality,order,mix";
 
 /// Runs flashlab, which must succeed.
 fn flashlab_ok(args: &[&str], cwd: &Path) {
@@ -48,7 +38,7 @@ fn suite_reports_render_in_headless_chromium() {
         ("h", "sim:ssd-h,capacity=1GiB"),
     ] {
         let mut args = vec!["suite", "uflip", "--device", device, "--results", name];
-        args.extend_from_slice(&SMALL);
+        args.extend_from_slice(&small_uflip(ONLY));
         flashlab_ok(&args, dir);
     }
     flashlab_ok(

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fingerprint, flashlab, scratch, SMALL_UFLIP};
+use common::{fingerprint, flashlab, scratch, small_uflip, SMALL_UFLIP_ONLY};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -50,7 +50,7 @@ fn uflip_fingerprint(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 fn suite_args(results: &str) -> Vec<&str> {
     let mut v = vec!["suite", "uflip", "--device", DEVICE, "--results", results];
-    v.extend_from_slice(&SMALL_UFLIP);
+    v.extend_from_slice(&small_uflip(SMALL_UFLIP_ONLY));
     v
 }
 

@@ -49,7 +49,9 @@ fn serve_child(args: &[String]) -> Result<(), String> {
         "child: recovered generation {} + {} log records ({} torn bytes) in {} ms",
         r.checkpoint_generation, r.log_records_replayed, r.log_tail_bytes_dropped, r.millis
     );
-    let server = Server::bind(&Listen::parse(&listen.ok_or("--listen missing")?, false)?)?;
+    let listen =
+        Listen::parse(&listen.ok_or("--listen missing")?, false).map_err(|e| e.to_string())?;
+    let server = Server::bind(&listen).map_err(|e| e.to_string())?;
     let stop = AtomicBool::new(false);
     server.run(Arc::new(store), Arc::new(SessionConfig::default()), &stop)
 }

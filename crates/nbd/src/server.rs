@@ -773,20 +773,20 @@ pub enum Listen {
 impl Listen {
     /// Parse `unix:PATH` or `HOST:PORT` (an IP address). Non-loopback
     /// addresses are refused unless `allow_remote`.
-    pub fn parse(s: &str, allow_remote: bool) -> Result<Listen, String> {
+    pub fn parse(s: &str, allow_remote: bool) -> Result<Listen, ListenError> {
         if let Some(p) = s.strip_prefix("unix:") {
             if p.is_empty() {
-                return Err("--listen unix: needs a path, e.g. unix:/tmp/flashlab.sock".into());
+                return Err(ListenError::NoSocketPath);
             }
             return Ok(Listen::Unix(PathBuf::from(p)));
         }
-        let addr: SocketAddr = s.parse().map_err(|_| {
-            format!("--listen '{s}' is neither unix:PATH nor IP:PORT (e.g. 127.0.0.1:10809)")
+        let addr: SocketAddr = s.parse().map_err(|_| ListenError::BadAddress {
+            text: s.to_string(),
         })?;
         if !addr.ip().is_loopback() && !allow_remote {
-            return Err(format!(
-                "--listen {s} is not a loopback address; the server has no authentication, so add --allow-remote if you really mean it"
-            ));
+            return Err(ListenError::NotLoopback {
+                text: s.to_string(),
+            });
         }
         Ok(Listen::Tcp(addr))
     }
@@ -796,6 +796,65 @@ impl Listen {
         match self {
             Listen::Unix(p) => format!("nbd+unix:///?socket={}", p.display()),
             Listen::Tcp(a) => format!("nbd://{a}"),
+        }
+    }
+}
+
+/// Why `--listen` cannot be used or bound. One line each, naming the fix.
+#[derive(Debug)]
+pub enum ListenError {
+    /// `unix:` without a path.
+    NoSocketPath,
+    /// Neither `unix:PATH` nor `IP:PORT`.
+    BadAddress { text: String },
+    /// A non-loopback address without `--allow-remote`.
+    NotLoopback { text: String },
+    /// A unix socket another server answers on.
+    InUse { path: PathBuf },
+    /// A stale unix socket that cannot be removed.
+    StaleSocket { path: PathBuf, source: io::Error },
+    /// bind(2) failed.
+    Bind { address: String, source: io::Error },
+}
+
+impl std::fmt::Display for ListenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ListenError::NoSocketPath => {
+                f.write_str("--listen unix: needs a path, e.g. unix:/tmp/flashlab.sock")
+            }
+            ListenError::BadAddress { text } => write!(
+                f,
+                "--listen '{text}' is neither unix:PATH nor IP:PORT (e.g. 127.0.0.1:10809)"
+            ),
+            ListenError::NotLoopback { text } => write!(
+                f,
+                "--listen {text} is not a loopback address; the server has no authentication, so add --allow-remote if you really mean it"
+            ),
+            ListenError::InUse { path } => write!(
+                f,
+                "{} is in use by another server; stop it or choose another socket",
+                path.display()
+            ),
+            ListenError::StaleSocket { path, source } => write!(
+                f,
+                "cannot remove stale socket {}: {source}",
+                path.display()
+            ),
+            ListenError::Bind { address, source } => {
+                write!(f, "cannot listen on {address}: {source}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ListenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ListenError::StaleSocket { source, .. } | ListenError::Bind { source, .. } => {
+                Some(source)
+            }
+            _ => None,
         }
     }
 }
@@ -831,26 +890,30 @@ pub struct Server {
 
 impl Server {
     /// Bind. A stale unix socket file (no server answering) is replaced.
-    pub fn bind(listen: &Listen) -> Result<Server, String> {
+    pub fn bind(listen: &Listen) -> Result<Server, ListenError> {
         let listener = match listen {
             Listen::Unix(p) => {
                 if p.exists() {
                     if UnixStream::connect(p).is_ok() {
-                        return Err(format!(
-                            "{} is in use by another server; stop it or choose another socket",
-                            p.display()
-                        ));
+                        return Err(ListenError::InUse { path: p.clone() });
                     }
-                    std::fs::remove_file(p)
-                        .map_err(|e| format!("cannot remove stale socket {}: {e}", p.display()))?;
+                    std::fs::remove_file(p).map_err(|source| ListenError::StaleSocket {
+                        path: p.clone(),
+                        source,
+                    })?;
                 }
-                let l = UnixListener::bind(p)
-                    .map_err(|e| format!("cannot listen on {}: {e}", p.display()))?;
+                let l = UnixListener::bind(p).map_err(|source| ListenError::Bind {
+                    address: p.display().to_string(),
+                    source,
+                })?;
                 AnyListener::Unix(l, p.clone())
             }
-            Listen::Tcp(a) => AnyListener::Tcp(
-                TcpListener::bind(a).map_err(|e| format!("cannot listen on {a}: {e}"))?,
-            ),
+            Listen::Tcp(a) => {
+                AnyListener::Tcp(TcpListener::bind(a).map_err(|source| ListenError::Bind {
+                    address: a.to_string(),
+                    source,
+                })?)
+            }
         };
         let local = match &listener {
             AnyListener::Unix(_, p) => format!("unix:{}", p.display()),

@@ -15,7 +15,7 @@ fn main() {
                 .map(|f| flashlab_report::ReportFormat::parse(&f))
             {
                 Some(Ok(f)) => format = f,
-                Some(Err(e)) => fail(&e),
+                Some(Err(e)) => fail(&e.to_string()),
                 None => fail("--format needs a value: html, md or json"),
             },
             "-o" => out = args.next().map(PathBuf::from),
@@ -36,7 +36,7 @@ fn main() {
                 t.elapsed().as_secs_f64()
             );
         }
-        Err(e) => fail(&e),
+        Err(e) => fail(&e.to_string()),
     }
 }
 

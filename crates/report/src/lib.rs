@@ -43,6 +43,7 @@
 use std::path::PathBuf;
 
 pub mod charts;
+pub mod error;
 pub mod html;
 pub mod json;
 pub mod markdown;
@@ -53,6 +54,7 @@ pub mod suites;
 pub mod svg;
 mod text;
 
+pub use error::ReportError;
 pub use model::{Analysis, Report, Section, Table};
 
 /// The output formats of a report.
@@ -68,14 +70,14 @@ pub enum ReportFormat {
 
 impl ReportFormat {
     /// Parses a `--format` value (`html`, `md`/`markdown`, `json`).
-    pub fn parse(text: &str) -> Result<ReportFormat, String> {
+    pub fn parse(text: &str) -> Result<ReportFormat, ReportError> {
         match text.to_ascii_lowercase().as_str() {
             "html" => Ok(ReportFormat::Html),
             "md" | "markdown" => Ok(ReportFormat::Markdown),
             "json" => Ok(ReportFormat::Json),
-            _ => Err(format!(
-                "unknown report format '{text}'; use html, md or json"
-            )),
+            _ => Err(ReportError::UnknownFormat {
+                text: text.to_string(),
+            }),
         }
     }
 
@@ -124,7 +126,7 @@ impl Options {
 
 /// Renders a report of one or more results directories (several => a device
 /// comparison). Errors are one line naming the problem and the fix.
-pub fn render(dirs: &[PathBuf], format: ReportFormat) -> Result<String, String> {
+pub fn render(dirs: &[PathBuf], format: ReportFormat) -> Result<String, ReportError> {
     render_with(dirs, format, &Options::default())
 }
 
@@ -133,7 +135,7 @@ pub fn render_with(
     dirs: &[PathBuf],
     format: ReportFormat,
     options: &Options,
-) -> Result<String, String> {
+) -> Result<String, ReportError> {
     let report = Report::build(dirs, options)?;
     Ok(report.render(format))
 }

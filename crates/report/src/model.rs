@@ -28,6 +28,7 @@ use flashlab_results::{
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::error::ReportError;
 use crate::scan::{scan_run_with, CdfPoint, Histogram, Timeline, CDF_POINTS, TIMELINE_BUCKETS};
 use crate::svg::Chart;
 use crate::text;
@@ -272,11 +273,15 @@ pub struct Table {
 /// hints, micro-benchmark charts): given a device's report and its results
 /// directory, return sections to show after its provenance.
 pub trait Analysis {
-    fn sections(&self, device: &DeviceReport, results_dir: &Path) -> Result<Vec<Section>, String>;
+    fn sections(
+        &self,
+        device: &DeviceReport,
+        results_dir: &Path,
+    ) -> Result<Vec<Section>, ReportError>;
 
     /// Sections comparing several devices (each with its results directory),
     /// shown at the top of a comparison. None by default.
-    fn compare(&self, _devices: &[(&DeviceReport, &Path)]) -> Result<Vec<Section>, String> {
+    fn compare(&self, _devices: &[(&DeviceReport, &Path)]) -> Result<Vec<Section>, ReportError> {
         Ok(Vec::new())
     }
 
@@ -290,9 +295,9 @@ pub trait Analysis {
 impl Report {
     /// Reads every directory and builds the report. Errors are one line
     /// naming the problem and the fix.
-    pub fn build(dirs: &[PathBuf], options: &Options) -> Result<Report, String> {
+    pub fn build(dirs: &[PathBuf], options: &Options) -> Result<Report, ReportError> {
         if dirs.is_empty() {
-            return Err("no results directory given; pass one or more directories written by `flashlab run`".into());
+            return Err(ReportError::NoDirectories);
         }
         let buckets = timeline_buckets(dirs.iter().map(|d| count_runs(d, options)).sum());
         let mut devices = Vec::with_capacity(dirs.len());
@@ -315,12 +320,10 @@ impl Report {
             .map(String::as_str)
             .collect();
         if !unknown.is_empty() {
-            let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-            return Err(format!(
-                "no run named {} in {}; `flashlab show DIR` lists a directory's runs",
-                unknown.join(", "),
-                shown.join(", ")
-            ));
+            return Err(ReportError::UnknownRuns {
+                runs: unknown.iter().map(|r| r.to_string()).collect(),
+                dirs: dirs.iter().map(|d| d.display().to_string()).collect(),
+            });
         }
         unique_labels(&mut devices, dirs);
         let mut comparisons = if devices.len() > 1 {
@@ -401,12 +404,12 @@ fn load_device(
     index: usize,
     options: &Options,
     buckets: usize,
-) -> Result<DeviceReport, String> {
+) -> Result<DeviceReport, ReportError> {
     let shown = dir.display();
     if !dir.exists() {
-        return Err(format!(
-            "{shown} does not exist; pass a results directory written by `flashlab run` (it holds manifest.json)"
-        ));
+        return Err(ReportError::Missing {
+            path: shown.to_string(),
+        });
     }
     if !dir.is_dir() {
         if dir.file_name().is_some_and(|n| n == "manifest.json") {
@@ -414,54 +417,51 @@ fn load_device(
                 .parent()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default();
-            return Err(format!(
-                "{shown} is a manifest file; pass its directory instead: {parent}"
-            ));
+            return Err(ReportError::ManifestGiven {
+                path: shown.to_string(),
+                parent,
+            });
         }
-        return Err(format!(
-            "{shown} is a file, not a results directory; pass a directory written by `flashlab run` (it holds manifest.json)"
-        ));
+        return Err(ReportError::NotADirectory {
+            path: shown.to_string(),
+        });
     }
     let manifest_path = dir.join("manifest.json");
     if !manifest_path.is_file() {
-        let mut hint = String::new();
-        let mut found = candidate_subdirs(dir);
-        if !found.is_empty() {
-            found.truncate(3);
-            hint = format!(
-                "; it contains results directories, e.g. {}",
-                found.join(", ")
-            );
-        }
-        return Err(format!(
-            "{shown} is not a flashlab results directory (no manifest.json); pass a directory written by `flashlab run --results DIR`{hint}"
-        ));
+        let mut contains = candidate_subdirs(dir);
+        contains.truncate(3);
+        return Err(ReportError::NotResults {
+            dir: shown.to_string(),
+            contains,
+        });
     }
-    let text = std::fs::read_to_string(&manifest_path)
-        .map_err(|e| format!("{}: {e}", manifest_path.display()))?;
-    let raw: Value = serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{}: not valid JSON ({e}); the manifest is damaged, restore it or re-run",
-            manifest_path.display()
-        )
+    let manifest_shown = || manifest_path.display().to_string();
+    let text = std::fs::read_to_string(&manifest_path).map_err(|source| ReportError::Io {
+        path: manifest_shown(),
+        source,
     })?;
+    let raw: Value =
+        serde_json::from_str(&text).map_err(|source| ReportError::DamagedManifest {
+            path: manifest_shown(),
+            not_a_manifest: false,
+            source,
+        })?;
     let schema = raw.get("schema_version").and_then(Value::as_u64);
     if schema != Some(SCHEMA_VERSION as u64) {
-        let found = schema.map_or("no schema_version".to_string(), |s| format!("schema {s}"));
-        return Err(format!(
-            "{}: {found}, but this flashlab reads schema {SCHEMA_VERSION}; render it with the flashlab version that wrote it",
-            manifest_path.display()
-        ));
+        return Err(ReportError::Schema {
+            path: manifest_shown(),
+            found: schema,
+        });
     }
-    let mut manifest: Manifest = serde_json::from_value(raw.clone()).map_err(|e| {
-        format!(
-            "{}: not a flashlab manifest ({e}); the manifest is damaged, restore it or re-run",
-            manifest_path.display()
-        )
-    })?;
+    let mut manifest: Manifest =
+        serde_json::from_value(raw.clone()).map_err(|source| ReportError::DamagedManifest {
+            path: manifest_shown(),
+            not_a_manifest: true,
+            source,
+        })?;
     // The runs' latest status may be only in the manifest's journal (a
     // command still going, or killed); a torn last line is ignored.
-    flashlab_results::journal::replay(dir, &mut manifest).map_err(|e| e.to_string())?;
+    flashlab_results::journal::replay(dir, &mut manifest).map_err(ReportError::Journal)?;
 
     let selected: Vec<usize> = (0..manifest.runs.len())
         .filter(|&i| {
@@ -480,10 +480,11 @@ fn load_device(
                 names[..NAMED].join(", ")
             ),
         };
-        return Err(format!(
-            "{shown} has no run named {}; its runs are: {listed}",
-            options.runs.join(", ")
-        ));
+        return Err(ReportError::NoSuchRun {
+            dir: shown.to_string(),
+            wanted: options.runs.clone(),
+            runs: listed,
+        });
     }
 
     let calibrated = suite_phases(dir);
@@ -627,7 +628,7 @@ fn load_run(
                     .push("no measured IOs (all warm-up or failed)".into());
             }
         }
-        Err(e) => report.notes.push(e),
+        Err(e) => report.notes.push(e.to_string()),
     }
     if entry.status == RunStatus::Running {
         report.notes.push(

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::error::ReportError;
 use crate::model::{Analysis, DeviceReport, Section, Table};
 use crate::svg::{Axis, Chart, Scale, Series, Shape, Unit};
 
@@ -377,13 +378,21 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
 }
 
 impl Analysis for OltpAnalysis {
-    fn sections(&self, _device: &DeviceReport, results_dir: &Path) -> Result<Vec<Section>, String> {
+    fn sections(
+        &self,
+        _device: &DeviceReport,
+        results_dir: &Path,
+    ) -> Result<Vec<Section>, ReportError> {
         let path = results_dir.join("oltp.json");
         let Ok(text) = std::fs::read_to_string(&path) else {
             return Ok(Vec::new());
         };
-        let doc: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not valid JSON ({e})", path.display()))?;
+        let doc: Value =
+            serde_json::from_str(&text).map_err(|source| ReportError::InvalidJson {
+                path: path.display().to_string(),
+                what: "not valid JSON",
+                source,
+            })?;
         Ok(sections(&doc, ""))
     }
 }

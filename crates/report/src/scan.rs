@@ -14,6 +14,8 @@ use std::path::Path;
 use flashlab_results::records::{RecordFile, RecordsError};
 use flashlab_results::stats::{exact_ranks, LatencyHistogram, RankRequest, RecordSource};
 use flashlab_results::RunStats;
+
+use crate::error::ReportError;
 use serde::Serialize;
 
 /// How many buckets a latency time series is reduced to: about one per
@@ -101,7 +103,7 @@ struct BucketAcc {
 }
 
 /// Reads a records file and reduces it. Errors name the file.
-pub fn scan_run(path: &Path) -> Result<RunData, String> {
+pub fn scan_run(path: &Path) -> Result<RunData, ReportError> {
     scan_run_with(path, TIMELINE_BUCKETS, CDF_POINTS)
 }
 
@@ -109,19 +111,26 @@ pub fn scan_run_with(
     path: &Path,
     buckets: usize,
     cdf_point_count: usize,
-) -> Result<RunData, String> {
-    let err = |e: io::Error| format!("{}: {e}", path.display());
+) -> Result<RunData, ReportError> {
+    let shown = || path.display().to_string();
+    let err = |source: io::Error| ReportError::Io {
+        path: shown(),
+        source,
+    };
     let file = match RecordFile::open(path) {
         Ok(f) => f,
         Err(RecordsError::Io(e)) => return Err(err(e)),
-        Err(RecordsError::NotRecords) => return Err(format!(
-            "{}: not a flashlab records file (bad magic); the run's records are damaged, re-run it or remove it from manifest.json",
-            path.display()
-        )),
-        Err(RecordsError::Layout { header_bytes, record_bytes }) => return Err(format!(
-            "{}: records layout {header_bytes}/{record_bytes} is not schema 1 (32/40); render it with the flashlab version that wrote it",
-            path.display()
-        )),
+        Err(RecordsError::NotRecords) => return Err(ReportError::NotRecords { path: shown() }),
+        Err(RecordsError::Layout {
+            header_bytes,
+            record_bytes,
+        }) => {
+            return Err(ReportError::RecordsLayout {
+                path: shown(),
+                header_bytes,
+                record_bytes,
+            })
+        }
     };
     let (stats, fine) = RunStats::compute(&mut &file).map_err(err)?;
     let n = file.len();

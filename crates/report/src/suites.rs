@@ -17,6 +17,7 @@ use flashlab_suite::plan::Plan;
 use flashlab_suite::summary::{Compare, SuiteSummary, SummaryTable};
 
 use crate::charts::{self, HALF, WIDE};
+use crate::error::ReportError;
 use crate::model::{Analysis, DeviceReport, RunReport, Section, Table};
 use crate::scan::CdfPoint;
 use crate::svg::{Axis, Chart, Marker, Scale, Series, Shape, Unit};
@@ -35,12 +36,16 @@ struct SuiteData {
     notes: Vec<String>,
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, String> {
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, ReportError> {
     match std::fs::read_to_string(path) {
         Err(_) => Ok(None),
         Ok(t) => serde_json::from_str(&t)
             .map(Some)
-            .map_err(|e| format!("{}: not valid ({e})", path.display())),
+            .map_err(|source| ReportError::InvalidJson {
+                path: path.display().to_string(),
+                what: "not valid",
+                source,
+            }),
     }
 }
 
@@ -64,7 +69,7 @@ impl SuiteData {
             Ok(Some(f)) => f,
             other => {
                 if let Err(e) = other {
-                    notes.push(e);
+                    notes.push(e.to_string());
                 }
                 // Results written before figures were saved: the registry
                 // declares them again from the plan.
@@ -77,7 +82,7 @@ impl SuiteData {
         let summary_name = SuiteSummary::file_name(&name);
         let summary: Option<SuiteSummary> =
             read_json(&dir.join(&summary_name)).unwrap_or_else(|e| {
-                notes.push(e);
+                notes.push(e.to_string());
                 None
             });
         if summary.is_none() {
@@ -748,13 +753,17 @@ fn compare_findings(
 }
 
 impl Analysis for SuiteAnalysis {
-    fn sections(&self, device: &DeviceReport, results_dir: &Path) -> Result<Vec<Section>, String> {
+    fn sections(
+        &self,
+        device: &DeviceReport,
+        results_dir: &Path,
+    ) -> Result<Vec<Section>, ReportError> {
         Ok(SuiteData::load(results_dir)
             .map(|s| device_sections(&s, device))
             .unwrap_or_default())
     }
 
-    fn compare(&self, devices: &[(&DeviceReport, &Path)]) -> Result<Vec<Section>, String> {
+    fn compare(&self, devices: &[(&DeviceReport, &Path)]) -> Result<Vec<Section>, ReportError> {
         let loaded: Vec<(&DeviceReport, SuiteData)> = devices
             .iter()
             .filter_map(|(d, p)| SuiteData::load(p).map(|s| (*d, s)))

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use flashlab_device::Mode;
 use flashlab_report::model::{Analysis, DeviceReport, Section, Table};
 use flashlab_report::svg::{Axis, Chart, Scale, Series, Shape, Unit};
-use flashlab_report::{render, render_with, Options, Report, ReportFormat};
+use flashlab_report::{render, render_with, Options, Report, ReportError, ReportFormat};
 use flashlab_results::records::read_records;
 use flashlab_results::{ResultsDir, RunStats, FLAG_WARMUP};
 
@@ -254,7 +254,9 @@ fn md_and_json_name_the_papers_charts_data() {
 }
 
 fn err_of(dirs: &[PathBuf]) -> String {
-    let e = render(dirs, ReportFormat::Html).expect_err("should fail");
+    let e = render(dirs, ReportFormat::Html)
+        .expect_err("should fail")
+        .to_string();
     assert!(!e.contains('\n'), "error is not one line: {e}");
     e
 }
@@ -389,7 +391,9 @@ fn selected_runs_only() {
         runs: vec!["nope".into()],
         ..Options::default()
     };
-    let e = render_with(std::slice::from_ref(&f.sim), ReportFormat::Markdown, &opts).unwrap_err();
+    let e = render_with(std::slice::from_ref(&f.sim), ReportFormat::Markdown, &opts)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("no run named nope") && e.contains("RW, SR, mix"),
         "{e}"
@@ -399,7 +403,7 @@ fn selected_runs_only() {
 struct Table3;
 
 impl Analysis for Table3 {
-    fn sections(&self, device: &DeviceReport, _dir: &Path) -> Result<Vec<Section>, String> {
+    fn sections(&self, device: &DeviceReport, _dir: &Path) -> Result<Vec<Section>, ReportError> {
         let chart = Chart {
             id: "granularity".into(),
             title: "Granularity: mean response time vs IOSize (as uFLIP Figure 6)".into(),

@@ -46,20 +46,25 @@ pub fn scratch() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
 }
 
-/// A uFLIP suite small enough for a test: four micro-benchmarks, runs of
-/// 64 to 512 IOs.
-pub const SMALL_UFLIP: [&str; 10] = [
-    "--quick",
-    "--only",
-    "granularity,locality,order,mix",
-    "--max-ios",
-    "512",
-    "--min-ios",
-    "64",
-    "--calibration-ios",
-    "512",
-    "--quiet",
-];
+/// The flags of a uFLIP suite small enough for a test: the micro-benchmarks
+/// `only` (comma-separated), runs of 64 to 512 IOs, quiet.
+pub fn small_uflip(only: &str) -> [&str; 10] {
+    [
+        "--quick",
+        "--only",
+        only,
+        "--max-ios",
+        "512",
+        "--min-ios",
+        "64",
+        "--calibration-ios",
+        "512",
+        "--quiet",
+    ]
+}
+
+/// The micro-benchmarks most CLI tests run ([`small_uflip`]).
+pub const SMALL_UFLIP_ONLY: &str = "granularity,locality,order,mix";
 
 /// Every byte a results directory's runs produced (each run's
 /// `records.bin` and `run.json`, which must all be complete), followed by
