@@ -399,6 +399,26 @@ pub struct FtlConfig {
     /// log block's associativity; docs/sim-ftl.md).
     #[serde(default)]
     pub log_units: u32,
+    /// fast: sequential log blocks, each owned by one unit (1 = FAST's single
+    /// sequential log). A write at offset 0 of a unit opens one, merging the
+    /// least recently written when all are taken (several sequential logs as in
+    /// LAST, Lee et al., SIGOPS OSR 2008; docs/sim-ftl.md). Capped by the
+    /// spare superblocks left after data, random logs and merge targets.
+    #[serde(default = "one")]
+    pub seq_logs: u32,
+    /// fast: LAST's request-size locality detector (Lee et al. 2008): the pages
+    /// of a write request of more than one page go to a sequential log even
+    /// when they do not start at offset 0 of their unit (the log is opened with
+    /// the unit's pages below them copied first), so sequential streams that
+    /// start mid-unit get sequential logs (docs/sim-ftl.md).
+    #[serde(default)]
+    pub seq_large_requests: bool,
+    /// fast: 0 = a full set of random logs is reclaimed at once (every unit
+    /// with a page in the oldest log merged inside one write, as in FAST);
+    /// k > 0 = incremental reclaim: the oldest log is set aside and every later
+    /// random write first merges up to k of its units (docs/sim-ftl.md).
+    #[serde(default)]
+    pub merges_per_write: u32,
     /// dftl: the cached mapping table (8 bytes per entry); two-level: the controller's
     /// chunk cache (chunk_entries x 4 bytes per chunk).
     #[serde(default = "map_cache")]
@@ -427,6 +447,9 @@ impl Default for FtlConfig {
             log_pages: 0,
             log_overwrite_merges: false,
             log_units: 0,
+            seq_logs: 1,
+            seq_large_requests: false,
+            merges_per_write: 0,
             map_cache: map_cache(),
             chunk_entries: chunk_entries(),
             hints: HintsConfig::default(),
@@ -474,6 +497,10 @@ pub struct SyncConfig {
     /// The flush locks the map: all later flash operations wait for it.
     #[serde(default = "yes")]
     pub blocking: bool,
+    /// `interval_writes` counts host write requests instead of page writes
+    /// (Chen et al. 5.3 see SSD-L's spike "every 64 requests").
+    #[serde(default)]
+    pub per_request: bool,
 }
 
 impl Default for SyncConfig {
@@ -485,6 +512,7 @@ impl Default for SyncConfig {
             entries_per_page: 0,
             extra_pages: 1,
             blocking: true,
+            per_request: false,
         }
     }
 }
@@ -747,6 +775,9 @@ const ALIASES: &[(&str, &str)] = &[
     ("log_blocks", "ftl.log_blocks"),
     ("log_pages", "ftl.log_pages"),
     ("log_units", "ftl.log_units"),
+    ("seq_logs", "ftl.seq_logs"),
+    ("seq_large_requests", "ftl.seq_large_requests"),
+    ("merges_per_write", "ftl.merges_per_write"),
     ("chunk_entries", "ftl.chunk_entries"),
     ("map_cache", "ftl.map_cache"),
     ("hints", "ftl.hints.enabled"),

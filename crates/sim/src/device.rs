@@ -335,6 +335,7 @@ impl SimDevice {
                 // Large writes bypass the cache (cache.bypass_above).
                 let bypass =
                     self.cfg.cache.bypass_above.0 > 0 && bytes > self.cfg.cache.bypass_above.0;
+                self.ftl.begin_write(last - first + 1);
                 let continues = first == self.next_write_lpn;
                 self.next_write_lpn = last + 1;
                 for lpn in first..=last {

@@ -354,3 +354,124 @@ fn fast_log_units_bound_the_association() {
     assert!(bounded <= 10, "{bounded}");
     assert!(plain >= 150, "{plain}");
 }
+
+/// Interleaved sequential streams, `streams` of them, each writing `units`
+/// superblocks from `start_pages` into its own region with 16 KiB writes,
+/// round-robin one write per stream (queue depth 1, so the order holds).
+fn interleaved_streams(streams: u64, units: u64, start_pages: u64) -> Vec<(u64, u32, Mode)> {
+    let sb = 256 * KIB;
+    let io = 16 * KIB;
+    let per_stream = (units * sb - start_pages * 4 * KIB) / io;
+    let mut reqs = Vec::new();
+    for i in 0..per_stream {
+        for s in 0..streams {
+            let base = s * (units + 1) * sb + start_pages * 4 * KIB;
+            reqs.push((base + i * io, io as u32, Mode::Write));
+        }
+    }
+    reqs
+}
+
+/// `ftl.seq_logs` (Chen et al.'s Figure 1: 32 parallel sequential jobs at
+/// 88 MB/s on SSD-L): with FAST's one sequential log, interleaved streams
+/// continue a unit whose log another stream took, so their writes land in
+/// the random logs and every unit is fully merged; with a sequential log per
+/// stream each unit ends in a switch merge and nothing else.
+#[test]
+fn fast_seq_logs_keep_interleaved_streams_sequential() {
+    let merges_with = |extra: &str| {
+        let mut d = small("fast", extra);
+        seq_fill(&mut d, 64 * KIB);
+        d.reset_stats();
+        run(&mut d, interleaved_streams(4, 2, 0), 1);
+        d.check().unwrap();
+        let a = d.accounting();
+        (merges(&d), a.merges_switch)
+    };
+    let (one_log, _) = merges_with("");
+    let (four_logs, switches) = merges_with(",ftl.seq_logs=4");
+    println!("fast merges, 4 interleaved streams: 1 sequential log {one_log}, 4 logs {four_logs} (+{switches} switch merges)");
+    assert!(one_log >= 8, "{one_log}");
+    assert_eq!(four_logs, 0);
+    assert_eq!(switches, 8, "each of the 8 units ends in a switch merge");
+}
+
+/// `ftl.seq_large_requests` (LAST's request-size locality detector): streams
+/// that start mid-unit, as Figure 1's 32 jobs do on slices of the device,
+/// go to the random log under FAST's offset-0 rule and are merged unit by
+/// unit; classified by their size they open sequential logs (copying the
+/// unit's pages below the start once) and end in switch merges.
+#[test]
+fn fast_seq_large_requests_open_logs_mid_unit() {
+    let with = |extra: &str| {
+        let mut d = small("fast", &format!(",log_blocks=1,ftl.seq_logs=4{extra}"));
+        seq_fill(&mut d, 64 * KIB);
+        d.reset_stats();
+        run(&mut d, interleaved_streams(4, 2, 24), 1);
+        d.check().unwrap();
+        (merges(&d), d.write_amplification())
+    };
+    let (offset_rule, waf_offset) = with("");
+    let (size_rule, waf_size) = with(",ftl.seq_large_requests=on");
+    println!("fast, 4 streams starting mid-unit: merges {offset_rule} (WAF {waf_offset:.2}) by offset, {size_rule} (WAF {waf_size:.2}) by request size");
+    assert!(offset_rule >= 4, "{offset_rule}");
+    assert_eq!(size_rule, 0);
+    assert!(waf_size < waf_offset, "{waf_size} vs {waf_offset}");
+    // single-page writes are not large: random 4 KiB writes cost the same with the detector
+    let random_writes = |extra: &str| {
+        let mut d = small("fast", &format!(",log_blocks=1,ftl.seq_logs=4{extra}"));
+        seq_fill(&mut d, 64 * KIB);
+        d.reset_stats();
+        let c = run(&mut d, random(5, 2 * MIB, 4 * KIB, 600, Mode::Write), 1);
+        d.check().unwrap();
+        (merges(&d), c.last().unwrap().complete_ns)
+    };
+    assert_eq!(
+        random_writes(""),
+        random_writes(",ftl.seq_large_requests=on")
+    );
+}
+
+/// `ftl.merges_per_write` (Chen et al. 5.7: "many requests emerge with a
+/// latency of as high as 680ms", not one request holding every merge): the
+/// whole-log reclaim merges every unit of the oldest log inside one write;
+/// the incremental reclaim merges one unit per later write, for about the
+/// same total work.
+#[test]
+fn fast_incremental_reclaim_spreads_merges_over_writes() {
+    let with = |extra: &str| {
+        let mut d = small("fast", &format!(",log_blocks=2{extra}"));
+        seq_fill(&mut d, 64 * KIB);
+        run(&mut d, random(6, 4 * MIB, 4 * KIB, 300, Mode::Write), 1);
+        d.reset_stats();
+        let c = run(&mut d, random(7, 4 * MIB, 4 * KIB, 2000, Mode::Write), 1);
+        d.check().unwrap();
+        let max = c.iter().map(|c| c.latency_ns()).max().unwrap();
+        (merges(&d), max, mean_latency_us(&c))
+    };
+    let (all_merges, all_max, all_mean) = with("");
+    let (inc_merges, inc_max, inc_mean) = with(",ftl.merges_per_write=1");
+    println!("fast reclaim: whole log {all_merges} merges, max {all_max} ns, mean {all_mean:.0} us; one merge per write {inc_merges} merges, max {inc_max} ns, mean {inc_mean:.0} us");
+    assert!(inc_max * 4 < all_max, "{inc_max} vs {all_max}");
+    let ratio = inc_merges as f64 / all_merges as f64;
+    assert!((0.7..1.3).contains(&ratio), "{inc_merges} vs {all_merges}");
+}
+
+/// `ftl.sync.per_request`: the flush interval counts write requests, not
+/// pages (Chen et al. count SSD-L's spikes "every 64 requests").
+#[test]
+fn sync_interval_counts_requests_when_asked() {
+    let syncs = |extra: &str| {
+        let mut d = small(
+            "fast",
+            &format!(",sync=on,ftl.sync.interval_writes=16{extra}"),
+        );
+        d.reset_stats();
+        run(&mut d, sequential(0, 64 * KIB, 256, Mode::Write), 1);
+        d.check().unwrap();
+        d.accounting().map_syncs
+    };
+    // 256 writes of 16 pages: one flush per write by pages, one per 16 writes by requests
+    assert_eq!(syncs(""), 256);
+    assert_eq!(syncs(",ftl.sync.per_request=true"), 16);
+}

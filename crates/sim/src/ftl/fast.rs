@@ -35,6 +35,17 @@
 //!   each. With it, a rewrite of the first page of the unit that owns the
 //!   sequential log goes to the random log (the unit is associated like any
 //!   other) instead of restarting the sequential log with a partial merge.
+//!
+//! Three options model Chen et al.'s SSD-L (SIGMETRICS 2009; docs/sim-ftl.md):
+//! - `ftl.seq_logs`: several sequential logs, one per unit, the least recently
+//!   written merged when another unit needs one (LAST, Lee et al., ACM SIGOPS
+//!   OSR 42(6), 2008), so interleaved sequential streams stay sequential.
+//! - `ftl.seq_large_requests`: LAST's request-size locality detector: a write
+//!   of more than one page (size from `Ftl::begin_write`) opens a sequential
+//!   log even mid-unit, the unit's pages below it copied first.
+//! - `ftl.merges_per_write`: incremental reclaim: the oldest random log is set
+//!   aside and each later random write merges up to k of its units first, so
+//!   merges are spread over writes instead of all held by one.
 
 use std::collections::VecDeque;
 
@@ -52,8 +63,12 @@ pub struct FastFtl {
     max_logs: u32,
     /// Random log blocks, oldest first; the last one receives writes.
     rw: VecDeque<u32>,
-    /// The unit owning the sequential log block.
-    sw: u32,
+    /// Units owning a sequential log block, with the sequence number of their
+    /// last sequential write (at most `max_seq`; FAST has one).
+    sw: Vec<(u32, u64)>,
+    /// `ftl.seq_logs`.
+    max_seq: u32,
+    sw_clock: u64,
     merged: Vec<u32>,
     /// Pages a random log takes before it is full (`ftl.log_pages`, at most a superblock).
     rand_cap: u32,
@@ -63,21 +78,48 @@ pub struct FastFtl {
     /// last random write (only kept when `max_units` > 0).
     assoc: Vec<(u32, u64)>,
     seq: u64,
+    /// `ftl.merges_per_write` (0 = reclaim a whole log block at once).
+    merges_per_write: u32,
+    /// Incremental reclaim: the log block being drained (NONE when none),
+    /// its valid pages when it was set aside, and how far they were merged.
+    draining: u32,
+    drain_pages: Vec<u32>,
+    drain_pos: usize,
+    /// `ftl.seq_large_requests`.
+    seq_large: bool,
+    /// Pages of the current host write request.
+    req_pages: u64,
 }
 
 impl FastFtl {
     pub fn new(cfg: &SimConfig, geo: &Geometry) -> FastFtl {
+        let drain = u32::from(cfg.ftl.merges_per_write > 0);
+        let core = SbCore::new(cfg, geo, cfg.ftl.log_blocks + 1 + drain);
+        // sequential logs beyond the first only where spare superblocks allow
+        // (data, random logs, the drained log and 2 merge targets come first)
+        let spare = core
+            .n_sb
+            .saturating_sub(core.n_lu + cfg.ftl.log_blocks + drain + 2);
+        let max_seq = cfg.ftl.seq_logs.min(spare).max(1);
         FastFtl {
-            // + 1: the sequential log can be demoted to a random log during a merge
-            core: SbCore::new(cfg, geo, cfg.ftl.log_blocks + 1),
+            // + 1 random-log slot: a sequential log can be demoted to a random log during a merge
+            core,
             max_logs: cfg.ftl.log_blocks.max(1),
             rw: VecDeque::with_capacity(cfg.ftl.log_blocks as usize + 1),
-            sw: NONE,
+            sw: Vec::with_capacity(max_seq as usize),
+            max_seq,
+            sw_clock: 0,
             merged: Vec::new(),
             rand_cap: 0,
             max_units: cfg.ftl.log_units,
             assoc: Vec::new(),
             seq: 0,
+            merges_per_write: cfg.ftl.merges_per_write,
+            draining: NONE,
+            drain_pages: Vec::new(),
+            drain_pos: 0,
+            seq_large: cfg.ftl.seq_large_requests,
+            req_pages: 0,
         }
         .with_rand_cap(cfg.ftl.log_pages)
     }
@@ -90,17 +132,45 @@ impl FastFtl {
         self
     }
 
-    /// Merge the sequential log (switch or partial).
-    fn merge_sw(&mut self, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
-        let lu = self.sw;
-        if lu == NONE {
-            return Ok(at);
+    /// Open a sequential log for `lu` (which has none), merging the least
+    /// recently written one first when all are taken.
+    fn open_seq_log(&mut self, lu: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
+        let mut t = at;
+        if self.sw.len() as u32 >= self.max_seq {
+            let victim = self
+                .sw
+                .iter()
+                .min_by_key(|&&(_, s)| s)
+                .map(|&(u, _)| u)
+                .unwrap_or(NONE);
+            t = self.full_merge(victim, t, flash)?;
         }
-        self.sw = NONE;
-        self.full_merge(lu, at, flash)
+        self.core.open_seq(lu)?;
+        self.sw_clock += 1;
+        self.sw.push((lu, self.sw_clock));
+        Ok(t)
     }
 
-    /// Bring every page of `lu` into one data block.
+    /// Program `lpn` at its unit's sequential log's write pointer; a full log is switched at once.
+    fn append_seq(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
+        let (lu, _) = self.core.lu_off(lpn);
+        let sl = self.core.seq_log[lu as usize];
+        let end = self.core.program_seq(lpn, at, flash);
+        if self.core.sb_wp[sl as usize] == self.core.n {
+            // full: switch merge at once (the erase runs after the program)
+            self.full_merge(lu, end, flash)?;
+        }
+        Ok(end)
+    }
+
+    /// Index in `sw` of `lu`'s sequential log, if it owns one.
+    fn sw_index(&self, lu: u32) -> Option<usize> {
+        self.sw.iter().position(|&(u, _)| u == lu)
+    }
+
+    /// Bring every page of `lu` into one data block (its sequential log, if
+    /// any, is switched or partially merged when nothing of it is in a random
+    /// log, else all of it is fully merged).
     fn full_merge(&mut self, lu: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         if self.max_units > 0 {
             self.assoc.retain(|&(u, _)| u != lu);
@@ -108,8 +178,8 @@ impl FastFtl {
         let c = &mut self.core;
         let sl = c.seq_log[lu as usize];
         if sl != NONE {
-            if self.sw == lu {
-                self.sw = NONE;
+            if let Some(i) = self.sw.iter().position(|&(u, _)| u == lu) {
+                self.sw.swap_remove(i);
             }
             if !c.any_inlog_below(lu, c.sb_wp[sl as usize]) {
                 // every page below the log's write pointer is newest in the log
@@ -148,6 +218,48 @@ impl FastFtl {
         Ok(end)
     }
 
+    /// Incremental reclaim: set the oldest random log aside to be drained.
+    fn start_drain(&mut self) -> Result<(), SimError> {
+        let victim = self
+            .rw
+            .pop_front()
+            .ok_or_else(|| SimError::Invariant("internal: no random log to drain".to_string()))?;
+        self.drain_pages = self.core.log_valid_pages(victim);
+        self.drain_pos = 0;
+        self.draining = victim;
+        Ok(())
+    }
+
+    /// Merge up to `k` units that still have pages in the log being drained;
+    /// erase it once it holds no valid page.
+    fn drain(&mut self, k: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
+        let d = self.draining;
+        let mut t = at;
+        let mut merged = 0;
+        while merged < k && self.drain_pos < self.drain_pages.len() {
+            let lpn = self.drain_pages[self.drain_pos] as u64;
+            self.drain_pos += 1;
+            if !matches!(self.core.locate(lpn), Some((sb, _)) if sb == d) {
+                continue; // rewritten since, or merged with an earlier page of its unit
+            }
+            let (lu, _) = self.core.lu_off(lpn);
+            t = self.full_merge(lu, t, flash)?;
+            merged += 1;
+        }
+        if self.drain_pos == self.drain_pages.len() {
+            if self.core.sb_valid[d as usize] != 0 {
+                return Err(SimError::Invariant(format!(
+                    "drained log {d} still holds {} valid pages",
+                    self.core.sb_valid[d as usize]
+                )));
+            }
+            self.draining = NONE;
+            t = self.core.erase_sb(d, t, flash);
+            self.core.maybe_check("a FAST incremental reclaim")?;
+        }
+        Ok(t)
+    }
+
     fn append_random(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let mut t = at;
         if self.max_units > 0 {
@@ -175,11 +287,22 @@ impl FastFtl {
         };
         if need_new {
             if self.rw.len() as u32 >= self.max_logs {
-                t = self.reclaim(t, flash)?;
+                if self.merges_per_write == 0 {
+                    t = self.reclaim(t, flash)?;
+                } else {
+                    if self.draining != NONE {
+                        // the logs filled again before the drain ended: finish it now
+                        t = self.drain(u32::MAX, t, flash)?;
+                    }
+                    self.start_drain()?;
+                }
             }
             let g = self.core.roomiest_group();
             let sb = self.core.alloc(g, SbKind::RandLog, NONE)?;
             self.rw.push_back(sb);
+        }
+        if self.draining != NONE {
+            t = self.drain(self.merges_per_write, t, flash)?;
         }
         let log = *self.rw.back().expect("a random log");
         Ok(self.core.program_rand(log, lpn, t, flash))
@@ -201,6 +324,8 @@ impl Ftl for FastFtl {
         flash: &mut Flash,
     ) -> Result<Nanos, SimError> {
         let (lu, off) = self.core.lu_off(lpn);
+        // LAST's locality detector: a write of more than one page is sequential
+        let large = self.seq_large && self.req_pages > 1;
         let c = &mut self.core;
         if c.data_sb[lu as usize] == NONE {
             let g = c.roomiest_group();
@@ -211,27 +336,69 @@ impl Ftl for FastFtl {
         if c.seq_log[lu as usize] == NONE && off >= c.sb_wp[d as usize] {
             return Ok(c.program_data(lpn, at, flash));
         }
-        if self.sw == lu {
+        let own = self.sw_index(lu);
+        if let Some(i) = own {
             let sl = self.core.seq_log[lu as usize];
             if off == self.core.sb_wp[sl as usize] {
+                self.sw_clock += 1;
+                self.sw[i].1 = self.sw_clock;
                 let end = self.core.program_seq(lpn, at, flash);
                 if self.core.sb_wp[sl as usize] == self.core.n {
                     // full: switch merge at once (the erase runs after the program)
-                    self.merge_sw(end, flash)?;
+                    self.full_merge(lu, end, flash)?;
                 }
                 return Ok(end);
             }
         }
-        if off == 0 && !(self.max_units > 0 && self.sw == lu) {
-            let mut t = self.merge_sw(at, flash)?;
+        if large && off > 0 {
+            if let Some(i) = own {
+                let sl = self.core.seq_log[lu as usize];
+                if off > self.core.sb_wp[sl as usize] {
+                    // a large write skips ahead in its unit: copy the skipped pages, then continue
+                    self.sw_clock += 1;
+                    self.sw[i].1 = self.sw_clock;
+                    let t = self.core.fill_seq(lu, off, at, flash);
+                    return self.append_seq(lpn, t, flash);
+                }
+            } else {
+                // a sequential log starting mid-unit: the unit's pages below it are copied first
+                let t = self.open_seq_log(lu, at, flash)?;
+                let t = self.core.fill_seq(lu, off, t, flash);
+                return self.append_seq(lpn, t, flash);
+            }
+        }
+        if off == 0 && !(self.max_units > 0 && own.is_some()) {
+            // restart this unit's sequential log, or make room for one by
+            // merging the least recently written (FAST: the only one)
+            let mut t = at;
+            if own.is_some() {
+                t = self.full_merge(lu, t, flash)?;
+            } else if self.sw.len() as u32 >= self.max_seq {
+                let victim = self
+                    .sw
+                    .iter()
+                    .min_by_key(|&&(_, s)| s)
+                    .map(|&(u, _)| u)
+                    .unwrap_or(NONE);
+                t = self.full_merge(victim, t, flash)?;
+            }
             if self.core.seq_log[lu as usize] != NONE {
                 t = self.full_merge(lu, t, flash)?;
             }
             self.core.open_seq(lu)?;
-            self.sw = lu;
+            self.sw_clock += 1;
+            self.sw.push((lu, self.sw_clock));
             return Ok(self.core.program_seq(lpn, t, flash));
         }
         self.append_random(lpn, at, flash)
+    }
+
+    fn begin_request(&mut self) {
+        self.req_pages = 0;
+    }
+
+    fn begin_write(&mut self, pages: u64) {
+        self.req_pages = pages;
     }
 
     fn idle(&mut self, _from: Nanos, _deadline: Nanos, _flash: &mut Flash) -> Result<(), SimError> {
@@ -248,16 +415,34 @@ impl Ftl for FastFtl {
                 )));
             }
         }
-        if self.sw != NONE && self.core.seq_log[self.sw as usize] == NONE {
+        for &(u, _) in &self.sw {
+            if self.core.seq_log[u as usize] == NONE {
+                return Err(SimError::Invariant(format!(
+                    "sequential log owner {u} has no log"
+                )));
+            }
+        }
+        if self.sw.len() as u32 > self.max_seq {
             return Err(SimError::Invariant(format!(
-                "sequential log owner {} has no log",
-                self.sw
+                "{} sequential logs, at most {} allowed",
+                self.sw.len(),
+                self.max_seq
+            )));
+        }
+        if self.draining != NONE && self.core.sb_kind[self.draining as usize] != SbKind::RandLog {
+            return Err(SimError::Invariant(format!(
+                "draining log {} has kind {:?}",
+                self.draining, self.core.sb_kind[self.draining as usize]
             )));
         }
         Ok(())
     }
 
     fn memory_bytes(&self) -> usize {
-        self.core.memory_bytes() + self.rw.capacity() * 4 + self.assoc.capacity() * 12
+        self.core.memory_bytes()
+            + self.rw.capacity() * 4
+            + self.assoc.capacity() * 12
+            + self.sw.capacity() * 12
+            + self.drain_pages.capacity() * 4
     }
 }

@@ -137,6 +137,11 @@ pub trait Ftl: Send {
     /// request's earlier pages, e.g. DFTL's translation page).
     fn begin_request(&mut self) {}
 
+    /// The request that just began is a write of `pages` pages (called after
+    /// `begin_request`, before its first page): FTLs that classify writes by
+    /// their size (FAST's `seq_large_requests`, LAST's locality detector) use it.
+    fn begin_write(&mut self, _pages: u64) {}
+
     /// The device was just prefilled ([`prefill`]) on scratch resources: forget
     /// any simulated time the FTL keeps (the prefill took none).
     fn after_prefill(&mut self) {}
@@ -208,7 +213,16 @@ pub fn validate(cfg: &SimConfig, geo: &Geometry) -> Result<(), ConfigError> {
             if f.log_blocks == 0 {
                 return Err(ConfigError::invalid(n, "ftl.log_blocks must be at least 1"));
             }
-            superblock::validate(cfg, geo, f.log_blocks + 1)?
+            if f.kind == FtlKind::Fast && f.seq_logs == 0 {
+                return Err(ConfigError::invalid(n, "ftl.seq_logs must be at least 1"));
+            }
+            // FAST: one sequential log (more only where the spare space allows,
+            // see `FastFtl::new`), and the log drained by an incremental reclaim
+            let extra = match f.kind {
+                FtlKind::Fast => 1 + u32::from(f.merges_per_write > 0),
+                _ => 1,
+            };
+            superblock::validate(cfg, geo, f.log_blocks + extra)?
         }
         FtlKind::TwoLevel => {
             if f.chunk_entries != 0 && !(geo.page_bytes / 4).is_multiple_of(f.chunk_entries as u64)

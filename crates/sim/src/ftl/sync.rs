@@ -13,7 +13,9 @@
 //! (rotating), cause `mapping` (`map_syncs`, `map_sync_pages`). With `blocking`
 //! (the default) the map is locked meanwhile: no flash operation of the
 //! wrapped FTL starts before the flush ends, so the requests behind it see a
-//! latency spike. Sequential writes dirty one map page per `entries_per_page`
+//! latency spike. With `per_request`, `interval_writes` counts host write
+//! requests rather than page writes (one 256 KiB write is one request, as
+//! Chen et al. count SSD-L's spikes "every 64 requests" of 4 KiB). Sequential writes dirty one map page per `entries_per_page`
 //! writes, random writes up to one per write: the spikes grow with randomness.
 
 use super::mapstore::MapStore;
@@ -35,6 +37,8 @@ pub struct SyncFtl {
     store: MapStore,
     die: u32,
     units: u32,
+    /// No page of the current host request written yet (`per_request` counting).
+    new_request: bool,
 }
 
 impl SyncFtl {
@@ -55,6 +59,7 @@ impl SyncFtl {
             store: MapStore::new(geo.units, geo.pages_per_block),
             die: 0,
             units: geo.units,
+            new_request: true,
         }
     }
 
@@ -85,7 +90,12 @@ impl Ftl for SyncFtl {
     }
 
     fn begin_request(&mut self) {
+        self.new_request = true;
         self.inner.begin_request();
+    }
+
+    fn begin_write(&mut self, pages: u64) {
+        self.inner.begin_write(pages);
     }
 
     super::forward_to_inner!();
@@ -110,7 +120,10 @@ impl Ftl for SyncFtl {
             *w |= 1 << (p & 63);
             self.dirty_list.push(p as u32);
         }
-        self.writes += 1;
+        if !self.cfg.per_request || self.new_request {
+            self.writes += 1;
+        }
+        self.new_request = false;
         let due = (self.cfg.interval_writes > 0 && self.writes >= self.cfg.interval_writes)
             || (self.cfg.dirty_limit > 0 && self.dirty_list.len() as u32 >= self.cfg.dirty_limit);
         if due {
