@@ -4,7 +4,11 @@
 //! number next to the simulated one with the tolerance of
 //! `crates/suite/validate/tolerances.toml` and a verdict, and scores each
 //! paper and each profile. `--update-doc docs/profiles.md` rewrites the
-//! scoreboard section of that file.
+//! generated sections of that file (the scoreboard, uFLIP's Table 3, one
+//! table per profile: `doc.rs`); `--check-doc` fails when they differ from
+//! what this build measures.
+
+mod doc;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,9 +37,13 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
 
-    /// Rewrite the scoreboard section of this Markdown file (docs/profiles.md).
+    /// Rewrite the generated sections of this Markdown file (docs/profiles.md): the scoreboard, uFLIP's Table 3 and one table per profile.
     #[arg(long, value_name = "FILE")]
     pub update_doc: Option<PathBuf>,
+
+    /// Fail (exit 1) if the generated sections of this file differ from this run's numbers (with --quick: the uFLIP sections only).
+    #[arg(long, value_name = "FILE")]
+    pub check_doc: Option<PathBuf>,
 
     /// Also write the scoreboard as an offline HTML page (the report's layout).
     #[arg(long, value_name = "FILE")]
@@ -68,10 +76,15 @@ fn run_suite(args: &[&str], dir: &Path) -> Result<serde_json::Value, String> {
 
 pub fn validate(args: ValidateArgs) -> CliResult<()> {
     let tol = Tolerances::builtin();
-    if args.update_doc.is_some() && (args.profile.is_some() || args.set.is_some()) {
-        return Err(CliError::user(
-            "--update-doc rewrites the whole scoreboard: run it without --profile and --set",
-        ));
+    for (flag, given) in [
+        ("--update-doc", args.update_doc.is_some()),
+        ("--check-doc", args.check_doc.is_some()),
+    ] {
+        if given && (args.profile.is_some() || args.set.is_some()) {
+            return Err(CliError::user(format!(
+                "{flag} covers the whole scoreboard: run it without --profile and --set"
+            )));
+        }
     }
     let wanted = |profile: &str| args.profile.as_deref().is_none_or(|p| p == profile);
     if let Some(p) = &args.profile {
@@ -119,6 +132,8 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
         }
     };
     let mut rows: Vec<Row> = Vec::new();
+    // Each uFLIP profile's simulated Table 3 (for the doc's Table 3 section).
+    let mut tables: Vec<(String, Option<Table3>)> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     let progress = |what: &str| {
         if !args.json {
@@ -170,6 +185,7 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             validate::uflip_rows(&tol, profile, t.as_ref())
                 .map_err(|e| CliError::failure(e.to_string()))?,
         );
+        tables.push((profile.to_string(), t));
         for (p, source, what, published, metric) in UFLIP_EXTRAS {
             if p != profile {
                 continue;
@@ -302,8 +318,12 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
     let papers = by(|r| &r.paper);
     let profiles = by(|r| &r.profile);
     let total = Score::of(rows.iter());
+    let sections = doc_sections(&rows, &tables, &papers, &profiles, &total, args.quick);
     if let Some(doc) = &args.update_doc {
-        update_doc(doc, &rows, &papers, &profiles, &total, args.quick)?;
+        update_doc(doc, &sections)?;
+    }
+    if let Some(doc) = &args.check_doc {
+        check_doc(doc, &sections, args.quick)?;
     }
     if let Some(path) = &args.html {
         std::fs::write(path, html_page(&rows, &papers, &profiles, &total, &notes))
@@ -486,30 +506,90 @@ fn markdown(
     s
 }
 
-const BEGIN: &str = "<!-- flashlab validate: begin (generated; edit crates/suite/validate/tolerances.toml or the profiles, then run flashlab validate --update-doc) -->";
-const END: &str = "<!-- flashlab validate: end -->";
-
-fn update_doc(
-    path: &Path,
+/// Every section of the doc this run can fill: the scoreboard, uFLIP's
+/// Table 3 and one table per profile.
+fn doc_sections(
     rows: &[Row],
+    tables: &[(String, Option<Table3>)],
     papers: &BTreeMap<String, Score>,
     profiles: &BTreeMap<String, Score>,
     total: &Score,
     quick: bool,
-) -> CliResult<()> {
+) -> Vec<doc::Section> {
+    let mut out = vec![doc::Section {
+        name: doc::SCOREBOARD.into(),
+        body: format!(
+            "`flashlab validate{}` on the simulator: every published number next to the simulated one, the tolerance (crates/suite/validate/tolerances.toml, with the reason for each) and the verdict.\n\n{}",
+            if quick { " --quick" } else { "" },
+            markdown(rows, papers, profiles, total)
+        ),
+    }];
+    out.extend(doc::uflip_table3(rows, tables));
+    out.extend(profiles.keys().map(|p| doc::profile(rows, p)));
+    out
+}
+
+fn update_doc(path: &Path, sections: &[doc::Section]) -> CliResult<()> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::user(format!("--update-doc {}: {e}", path.display())))?;
-    let body = format!(
-        "{BEGIN}\n\n`flashlab validate{}` on the simulator: every published number next to the simulated one, the tolerance (crates/suite/validate/tolerances.toml, with the reason for each) and the verdict.\n\n{}\n{END}",
-        if quick { " --quick" } else { "" },
-        markdown(rows, papers, profiles, total)
-    );
-    let new = match (text.find(BEGIN), text.find(END)) {
-        (Some(a), Some(b)) if b > a => format!("{}{body}{}", &text[..a], &text[b + END.len()..]),
-        _ => format!(
-            "{}\n## Scoreboard: published vs simulated\n\n{body}\n",
-            text.trim_end()
-        ),
-    };
+    let (mut new, done) = doc::apply(&text, sections);
+    if !done.iter().any(|d| d == doc::SCOREBOARD) {
+        new = format!(
+            "{}\n## Scoreboard: published vs simulated\n\n{}\n\n{}\n{}\n",
+            new.trim_end(),
+            doc::SCOREBOARD_BEGIN,
+            sections[0].body.trim_end(),
+            doc::SCOREBOARD_END
+        );
+    }
     std::fs::write(path, new).map_err(|e| CliError::failure(format!("{}: {e}", path.display())))
+}
+
+/// The doc's generated sections against this run's: stale or missing ones
+/// fail with the command that fixes them. `--quick` measures only uFLIP's
+/// devices, so it checks their sections and leaves the rest (the
+/// scoreboard too: it scores every paper).
+fn check_doc(path: &Path, sections: &[doc::Section], quick: bool) -> CliResult<()> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::user(format!("--check-doc {}: {e}", path.display())))?;
+    let checked: Vec<doc::Section> = sections
+        .iter()
+        .filter(|s| !(quick && s.name == doc::SCOREBOARD))
+        .cloned()
+        .collect();
+    let (stale, mut missing) = doc::stale(&text, &checked);
+    // A profile's own table is where the page has room for it (uFLIP's
+    // devices are in the Table 3 section); the others must be there.
+    missing.retain(|m| !m.starts_with("profile "));
+    let unknown: Vec<String> = if quick {
+        Vec::new()
+    } else {
+        doc::named_sections(&text)
+            .into_iter()
+            .filter(|n| !sections.iter().any(|s| &s.name == n))
+            .collect()
+    };
+    let fix = format!("run `flashlab validate --update-doc {}`", path.display());
+    if !missing.is_empty() {
+        return Err(CliError::failure(format!(
+            "{} has no generated section for {}: add its begin/end markers (crates/flashlab/src/validate/doc.rs), then {fix}",
+            path.display(),
+            missing.join(", ")
+        )));
+    }
+    if !unknown.is_empty() {
+        return Err(CliError::failure(format!(
+            "{}: this run measures nothing for the section(s) {}: remove their markers",
+            path.display(),
+            unknown.join(", ")
+        )));
+    }
+    if !stale.is_empty() {
+        return Err(CliError::failure(format!(
+            "{} is out of date with this build in {}: {fix}",
+            path.display(),
+            stale.join(", ")
+        )));
+    }
+    Ok(())
 }

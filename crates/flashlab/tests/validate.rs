@@ -10,6 +10,12 @@ fn validate_quick_scores_every_table3_cell_of_the_seven_devices() {
     let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
         .args(["validate", "--quick", "--json", "--html"])
         .arg(&page)
+        // docs/profiles.md's uFLIP tables are this build's numbers.
+        .arg("--check-doc")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/profiles.md"
+        ))
         .output()
         .unwrap();
     assert!(

@@ -13,7 +13,11 @@
 //! - Partitioning: the largest number of partitions up to which partitioned
 //!   sequential writes cost at most half of random writes; relative cost as above.
 //! - Reverse, In-place: Incr = -1 and Incr = 0 sequential writes relative to SW;
-//!   Large Incr: the mean of Incr >= 32 (1 MiB+ gaps at 32 KiB) relative to RW.
+//!   Large Incr: the mean of Incr >= 32 (1 MiB+ gaps at 32 KiB) relative to RW,
+//!   over the runs the plan placed by its one rule (`uflip::order_placement`:
+//!   one pass from the run's own TargetOffset, never wrapping); the Incr
+//!   values averaged are in `large_incr_averaged`, and values that rule
+//!   could not place on the device are named in the summary.
 
 use std::collections::BTreeMap;
 
@@ -37,6 +41,9 @@ pub struct Table3 {
     pub reverse_relative: Option<f64>,
     pub in_place_relative: Option<f64>,
     pub large_incr_relative: Option<f64>,
+    /// The Incr values whose runs Large Incr averages (in order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub large_incr_averaged: Vec<i64>,
     /// Columns (as in [`Table3::HEADER`]) that no run measured (e.g. a
     /// suite run with `--only granularity`): their values are null and the
     /// table says "not measured", unlike a measured column with no value
@@ -165,14 +172,15 @@ pub fn table3(plan: &Plan, summaries: &[RunSummary], io_size: u64) -> Table3 {
         }
         t.reverse_relative = means.get("order", "SW", -1.0).map(|m| m / sw);
         t.in_place_relative = means.get("order", "SW", 0.0).map(|m| m / sw);
-        let large: Vec<f64> = means
+        let large: Vec<(f64, f64)> = means
             .series("order", "SW")
             .into_iter()
-            .filter(|(v, _)| *v >= 32.0)
-            .map(|(_, m)| m)
+            .filter(|(v, _)| *v >= crate::uflip::LARGE_INCR_MIN as f64)
             .collect();
         if !large.is_empty() {
-            t.large_incr_relative = Some(large.iter().sum::<f64>() / large.len() as f64 / rw);
+            let mean = large.iter().map(|x| x.1).sum::<f64>() / large.len() as f64;
+            t.large_incr_relative = Some(mean / rw);
+            t.large_incr_averaged = large.iter().map(|x| x.0 as i64).collect();
         }
     }
     // Which columns no run measured. The relative columns need SW and RW too.

@@ -13,7 +13,8 @@ use crate::plan::Plan;
 use crate::runner::{Calibration, RunOutcome};
 use crate::summary::{Compare, SuiteSummary, SummaryTable};
 use crate::table3::{hints, table3, Hint, Table3};
-use crate::uflip::{plan, UflipConfig};
+use crate::uflip::{plan, unplaced_large_incrs, UflipConfig};
+use flashlab_pattern::units::format_size;
 
 pub struct Uflip;
 
@@ -103,6 +104,40 @@ fn check(cfg: &UflipConfig, device_bytes: u64) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
+}
+
+/// Which runs Table 3's Large Incr averages, by which placement rule, and
+/// which Incr values the rule could not place on this device.
+fn large_incr_text(t: &Table3, cfg: &UflipConfig, plan: &Plan) -> Option<String> {
+    let unplaced = unplaced_large_incrs(cfg, plan);
+    if t.large_incr_averaged.is_empty() && unplaced.is_empty() {
+        return None;
+    }
+    let list = |v: &[i64]| {
+        v.iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut s = if t.large_incr_averaged.is_empty() {
+        "Large Incr: no run measured.".to_string()
+    } else {
+        format!(
+            "Large Incr averages the sequential writes with Incr {}, each one pass of IOCount x Incr x IOSize from its own TargetOffset, never wrapping.",
+            list(&t.large_incr_averaged)
+        )
+    };
+    if !unplaced.is_empty() {
+        let incrs: Vec<i64> = unplaced.iter().map(|u| u.0).collect();
+        let needs: Vec<String> = unplaced.iter().map(|u| format_size(u.1)).collect();
+        s += &format!(
+            " Not placed, so not averaged: Incr {}: one pass of {} IOs (--min-ios) needs {}, more than the half of this device a sequential-write run may use.",
+            list(&incrs),
+            cfg.min_ios,
+            needs.join(", ")
+        );
+    }
+    Some(s)
 }
 
 impl Suite for Uflip {
@@ -212,6 +247,9 @@ impl Suite for Uflip {
         paragraphs.extend(crate::table3::surprises(
             input.plan, input.runs, &t, io_size,
         ));
+        if let Ok(cfg) = serde_json::from_value::<UflipConfig>(journal.config.clone()) {
+            paragraphs.extend(large_incr_text(&t, &cfg, input.plan));
+        }
         paragraphs.extend(calibration_text(&journal.calibration));
         if let Some(p) = journal.pause_between_runs_ns {
             paragraphs.push(format!(
