@@ -116,6 +116,11 @@ pub fn sweep(args: SweepArgs) -> CliResult<()> {
         flashlab_sweep::table::save_parquet(&pq, &grid, &outcomes)
             .map_err(|e| CliError::failure(format!("cannot write {}: {e}", pq.display())))?;
     }
+    for m in table::unmatched_metrics(&grid, &outcomes) {
+        eprintln!(
+            "warning: metrics entry `{m}` matched no value of the suite's summaries; the paths are those of points/ID/results/*-summary.json (e.g. table3.rw_ms)"
+        );
+    }
     let failed = failed.into_inner();
     if !args.quiet {
         println!(

@@ -99,17 +99,21 @@ fn a_suite_sweep_point_is_the_suite_the_cli_runs_and_reports_like_it() {
     assert!(csv.lines().next().unwrap().contains(",table3.rw_ms,"));
 
     // The op=0.3 point against `flashlab suite uflip` with the same settings.
-    let points: Vec<_> = std::fs::read_dir(dir.path().join("results/sweep-g/points"))
+    // (which point is which: the sweep's own marker, point.json)
+    let point = std::fs::read_dir(dir.path().join("results/sweep-g/points"))
         .unwrap()
-        .map(|e| e.unwrap().path().join("results"))
-        .collect();
-    let point = points
-        .iter()
+        .map(|e| e.unwrap().path())
         .find(|p| {
-            let m = std::fs::read_to_string(p.join("manifest.json")).unwrap();
-            m.contains("op=0.3")
+            let marker: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(p.join("point.json")).unwrap())
+                    .unwrap();
+            marker["point"]["device"]
+                .as_str()
+                .unwrap()
+                .ends_with(",op=0.3")
         })
-        .unwrap();
+        .unwrap()
+        .join("results");
     let cli = flashlab(
         &[
             "suite",

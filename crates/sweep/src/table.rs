@@ -81,6 +81,31 @@ pub fn flatten_summary(summary: &Value, keep: Option<&[String]>) -> Vec<(String,
     out
 }
 
+/// The entries of a suite grid's `metrics` that kept no value of any
+/// completed point (a misspelt path): worth a warning, not an error, since
+/// a value can be missing from a summary for good reasons.
+pub fn unmatched_metrics(grid: &Grid, outcomes: &[PointOutcome]) -> Vec<String> {
+    let WorkloadSpec::Suite(s) = &grid.workload else {
+        return Vec::new();
+    };
+    let Some(keep) = &s.metrics else {
+        return Vec::new();
+    };
+    let cols = suite_metric_columns(outcomes);
+    if !outcomes.iter().any(|o| o.status == PointStatus::Ok) {
+        return Vec::new();
+    }
+    keep.iter()
+        .filter(|p| {
+            let p = p.trim_end_matches('.');
+            !cols
+                .iter()
+                .any(|c| c == p || c.strip_prefix(p).is_some_and(|r| r.starts_with('.')))
+        })
+        .cloned()
+        .collect()
+}
+
 /// A suite sweep's metric columns: every path of every point, in first-seen order.
 fn suite_metric_columns(outcomes: &[PointOutcome]) -> Vec<String> {
     let mut seen = std::collections::BTreeSet::new();

@@ -147,6 +147,20 @@ fn metrics_keeps_the_chosen_summary_paths() {
         "{metrics:?}"
     );
     assert!(metrics.iter().any(|c| *c == "table3.rw_ms"));
+    assert!(table::unmatched_metrics(&g, &outcomes).is_empty());
+    let typo = Grid {
+        workload: match g.workload.clone() {
+            flashlab_sweep::WorkloadSpec::Suite(s) => {
+                flashlab_sweep::WorkloadSpec::Suite(flashlab_sweep::SuiteSpec {
+                    metrics: Some(vec!["table3".into(), "tabel3".into()]),
+                    ..s
+                })
+            }
+            w => w,
+        },
+        ..g.clone()
+    };
+    assert_eq!(table::unmatched_metrics(&typo, &outcomes), ["tabel3"]);
 }
 
 #[test]
