@@ -381,7 +381,9 @@ pub fn uflip_rows(
             metric: metric.to_string(),
             tolerance: describe(t),
             verdict: verdict(t, published, simulated),
-            note: String::new(),
+            note: known_gap("uflip", profile, col)
+                .unwrap_or_default()
+                .to_string(),
         });
     }
     Ok(out)
@@ -1430,6 +1432,7 @@ pub const HUDLET11: [PublishedFinding; 22] = {
 /// number would contradict another of the same paper, or a mechanism is
 /// missing. (paper, profile, finding prefix, reason.)
 pub const KNOWN_GAPS: &[(&str, &str, &str, &str)] = &[
+    ("uflip", "kingston-dti", "Locality RW", "the suite finds random writes cheap (under half of RW) over 256 KiB to 16 MiB: the one-copy logs of 64 pages merge them once per 8 writes; 16-page logs give no area but reverse x26 (paper x8), 32-page logs keep the reverse cost and the area; a log that takes only in-order runs, which would tell reverse from random writes, is not modelled"),
     ("chen09", "ssd-m", "Fig 1 sequential-write bandwidth", "contradicts Figure 9 in this model: 78 MB/s of 256 KiB writes needs about 20 MLC dies programming in parallel (900 us each), while the 14x collapse after the striker was fitted with 10 dies. Two-plane programs (nand.multi_plane; Chen et al. 5.2: 'most flash memory packages support two-plane operations') double a die's write rate, but at the profile's scaled 4 GiB the figure's 32 streams keep 32 x 10 MiB of two-plane blocks half-invalid, more than the 7 % spare, and GC relocations cut it to 34.8 MB/s; both rows pass only in a narrow window (6 GiB, op 0.058-0.06: 47.5-47.9 MB/s against the 46.8 floor, docs/sim.md), too close to a cliff to adopt"),
     ("chen09", "ssd-m", "Fig 5 sequential 4 KiB write latency with the cache off", "Table 1's 900 us program plus the 100 us bus transfer and the command make 1.08 ms; the paper's 1.3 ms and more for half the writes implies flash work per write (map updates) the page FTL does not charge"),
     ("chen09", "ssd-h", "Fig 9 random-write bandwidth after striker", "a page-mapped FTL charges sequential and random writes the same cleaning, so after the striker both run at the cached rate; the paper's 40.3 vs 11.4 MB/s needs a map whose cost grows with randomness (e.g. DFTL's translation misses), not fitted for ssd-h yet"),
