@@ -640,7 +640,11 @@ fn lingering_reads(spec: &str) -> (usize, f64) {
         .rev()
         .find(|&i| slower(a[i..i + w].iter().sum(), b[i..i + w].iter().sum()));
     let Some(last) = last else { return (0, 1.0) };
-    let n = (last..last + w).rev().find(|&k| slower(a[k], b[k])).unwrap() + 1;
+    let n = (last..last + w)
+        .rev()
+        .find(|&k| slower(a[k], b[k]))
+        .unwrap()
+        + 1;
     let rel = a[..n].iter().sum::<u64>() as f64 / b[..n].iter().sum::<u64>() as f64;
     (n, rel)
 }
@@ -661,7 +665,10 @@ fn lingering_reads(spec: &str) -> (usize, f64) {
 fn mtron_random_writes_linger_on_later_reads() {
     let (n, rel) = lingering_reads("mtron,capacity=1GiB");
     println!("mtron: {n} sequential reads slowed after 256 random writes, {rel:.2}x");
-    assert!((1500..=6000).contains(&n), "mtron: {n} lingering reads, paper about 3,000");
+    assert!(
+        (1500..=6000).contains(&n),
+        "mtron: {n} lingering reads, paper about 3,000"
+    );
     assert!(rel >= 1.15, "mtron: slowed reads only {rel:.2}x");
     for name in ["samsung", "transcend-module"] {
         let (n, rel) = lingering_reads(&format!("{name},capacity=1GiB"));
@@ -686,5 +693,8 @@ fn memoright_reads_do_not_linger_after_random_writes() {
         "memoright: {n} sequential reads slowed ({rel:.2}x); without suspend {n_no_suspend} ({rel_no_suspend:.2}x)"
     );
     assert_eq!(n, 0, "memoright: {n} lingering reads, the paper saw none");
-    assert!(n_no_suspend > 100, "without suspend only {n_no_suspend}: the test shows nothing");
+    assert!(
+        n_no_suspend > 100,
+        "without suspend only {n_no_suspend}: the test shows nothing"
+    );
 }

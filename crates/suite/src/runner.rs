@@ -742,7 +742,9 @@ mod tests {
     #[test]
     fn a_devices_own_periodic_costs_are_not_lingering() {
         // Every 128th read refills a buffer (4x slower) before and after alike.
-        let before: Vec<u64> = (0..4096).map(|i| if i % 128 == 0 { 1600 } else { 400 }).collect();
+        let before: Vec<u64> = (0..4096)
+            .map(|i| if i % 128 == 0 { 1600 } else { 400 })
+            .collect();
         assert_eq!(lingering(&before, &before.clone()), (0, 0));
     }
 

@@ -181,8 +181,7 @@ pub fn table3(plan: &Plan, summaries: &[RunSummary], io_size: u64) -> Table3 {
             .into_iter()
             .find(|&(_, m)| m <= 1.2 * sw)
             .map(|(p, _)| p);
-        if let Some((area, worst)) = locality_area(&means.series("locality", "RW"), 0.5 * rw)
-        {
+        if let Some((area, worst)) = locality_area(&means.series("locality", "RW"), 0.5 * rw) {
             t.locality_rw_bytes = Some(area as u64);
             t.locality_rw_relative = Some(worst / sw);
         }
@@ -652,7 +651,15 @@ mod tests {
     #[test]
     fn a_locality_area_is_found_above_expensive_in_place_sizes() {
         const K: f64 = 1024.0;
-        let sizes = [32.0 * K, 64.0 * K, 128.0 * K, 1024.0 * K, 4096.0 * K, 16384.0 * K, 65536.0 * K];
+        let sizes = [
+            32.0 * K,
+            64.0 * K,
+            128.0 * K,
+            1024.0 * K,
+            4096.0 * K,
+            16384.0 * K,
+            65536.0 * K,
+        ];
         let series = |ms: [f64; 7]| sizes.iter().copied().zip(ms).collect::<Vec<_>>();
         // Cheap from the smallest size to 4 MiB: the area is 4 MiB.
         let memo = series([1.0, 1.2, 1.1, 1.5, 2.0, 9.0, 10.0]);
