@@ -392,7 +392,7 @@ fn count_runs(dir: &Path, options: &Options) -> usize {
     manifest
         .runs
         .iter()
-        .filter(|r| options.runs.is_empty() || options.runs.iter().any(|o| *o == r.name))
+        .filter(|r| options.runs.is_empty() || options.runs.contains(&r.name))
         .count()
 }
 

@@ -62,7 +62,7 @@ fn calibration_text(cal: &std::collections::BTreeMap<String, Calibration>) -> Op
 /// given as data (a sweep's `[suite.options]`), naming the fields.
 fn check(cfg: &UflipConfig, device_bytes: u64) -> Result<(), ConfigError> {
     let fail = |m: String| Err(ConfigError(format!("uflip: {m}")));
-    if cfg.io_size_bytes == 0 || cfg.io_size_bytes % 512 != 0 {
+    if cfg.io_size_bytes == 0 || !cfg.io_size_bytes.is_multiple_of(512) {
         return fail(format!(
             "io_size_bytes {} is not a positive multiple of 512, e.g. 32768",
             cfg.io_size_bytes
