@@ -13,7 +13,9 @@
 //! - with `sched.read_priority` a host read goes ahead of the work queued on
 //!   its die: it waits only for the operation in progress when it arrives (a
 //!   bulk GC relocation counts page by page, so cleaning is preempted by host
-//!   reads), or, with `sched.suspend`, suspends a program or erase in progress.
+//!   reads), or, with `sched.suspend`, suspends a program or erase in progress
+//!   (`program-erase` also suspends the page copy in progress of a copy-back
+//!   GC relocation or merge).
 //!   The die's queued work is then late by the read's time: `die_free` moves
 //!   out by it (the already-placed operations keep their times; their
 //!   completions are optimistic by at most the reads that overtook them).
@@ -296,7 +298,11 @@ impl Flash {
             return (s, 0);
         }
         let suspend = match (self.sched.suspend, op.kind) {
-            (SuspendKind::ProgramErase, OpKind::Program) => Some(self.sched.suspend_program_ns),
+            // a copy-back GC copy is a read then a program inside the die:
+            // its program part is suspended like a host program's
+            (SuspendKind::ProgramErase, OpKind::Program | OpKind::Copy) => {
+                Some(self.sched.suspend_program_ns)
+            }
             (SuspendKind::ProgramErase | SuspendKind::Erase, OpKind::Erase) => {
                 Some(self.sched.suspend_erase_ns)
             }

@@ -675,22 +675,86 @@ fn step_label(step: &Step) -> String {
     }
 }
 
-/// How many sequential reads after a batch of random writes are still slower
-/// than before it, and how long they took: the first point after which a
-/// window of 32 reads averages within 10 % of the undisturbed mean.
+/// How many sequential reads after a batch of random writes are slowed by
+/// them, and how long they took (uFLIP 4.3: "We count the number of
+/// sequential reads in the second batch which are affected by the random
+/// writes").
+///
+/// Both batches read the same addresses in the same order, so read `i` after
+/// the writes is compared with read `i` before them (a device's own periodic
+/// costs, e.g. a read-ahead refill every N reads, cancel out). The affected
+/// reads end at the last window of 32 whose total is over 10 % above the same
+/// window before the writes, at its last read that is itself over 10 % slower.
+/// Counting up to the *last* disturbed window, not to the first undisturbed
+/// one: write-back competing with reads slows them unevenly (a read that
+/// meets no merge on its dies is not slowed), so an early undisturbed window
+/// does not mean the effect is over.
 pub fn lingering(before: &[u64], after: &[u64]) -> (u64, u64) {
-    if before.is_empty() || after.is_empty() {
+    let n = before.len().min(after.len());
+    if n == 0 {
         return (0, 0);
     }
-    let base = before.iter().sum::<u64>() as f64 / before.len() as f64;
-    let w = 32.min(after.len());
-    let mut idx = after.len();
-    for start in 0..=after.len() - w {
-        let m = after[start..start + w].iter().sum::<u64>() as f64 / w as f64;
-        if m <= base * 1.1 {
-            idx = start;
-            break;
+    let w = 32.min(n);
+    let slower = |a: u64, b: u64| a as f64 > 1.1 * b as f64;
+    let (mut sum_a, mut sum_b) = (0u64, 0u64);
+    let mut last_window = None;
+    for i in 0..n {
+        sum_a += after[i];
+        sum_b += before[i];
+        if i >= w {
+            sum_a -= after[i - w];
+            sum_b -= before[i - w];
+        }
+        if i + 1 >= w && slower(sum_a, sum_b) {
+            last_window = Some(i + 1 - w);
         }
     }
-    (idx as u64, after[..idx].iter().sum())
+    let Some(start) = last_window else {
+        return (0, 0);
+    };
+    let end = (start..start + w)
+        .rev()
+        .find(|&k| slower(after[k], before[k]))
+        .map_or(start + w, |k| k + 1);
+    (end as u64, after[..end].iter().sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lingering;
+
+    #[test]
+    fn reads_slowed_unevenly_after_the_writes_count_up_to_the_last_slowed_one() {
+        let before = vec![400u64; 4096];
+        let mut after = before.clone();
+        // The first 100 reads meet no write-back, then 1900 reads are slowed
+        // on every other read (the merges on their dies), then none.
+        for (i, a) in after.iter_mut().enumerate().take(2000).skip(100) {
+            if i % 2 == 0 {
+                *a = 900;
+            }
+        }
+        let (n, ns) = lingering(&before, &after);
+        assert_eq!(n, 1999, "the last slowed read is read 1998");
+        assert_eq!(ns, 1999 * 400 + 950 * 500);
+    }
+
+    #[test]
+    fn a_devices_own_periodic_costs_are_not_lingering() {
+        // Every 128th read refills a buffer (4x slower) before and after alike.
+        let before: Vec<u64> = (0..4096)
+            .map(|i| if i % 128 == 0 { 1600 } else { 400 })
+            .collect();
+        assert_eq!(lingering(&before, &before.clone()), (0, 0));
+    }
+
+    #[test]
+    fn one_read_waiting_for_a_drain_is_one_affected_read() {
+        let before = vec![400u64; 1024];
+        let mut after = before.clone();
+        after[0] = 1_000_000;
+        assert_eq!(lingering(&before, &after), (1, 1_000_000));
+        assert_eq!(lingering(&before, &before), (0, 0));
+        assert_eq!(lingering(&[], &after), (0, 0));
+    }
 }

@@ -129,6 +129,35 @@ fn largest_prefix_below(series: &[(f64, f64)], limit: f64) -> Option<(f64, f64)>
     best
 }
 
+/// uFLIP's locality area (Table 3, Figure 8): the largest target size up to
+/// which random writes stay below `limit`, with the worst mean inside it.
+/// Unlike partitions, the run of cheap sizes need not start at the smallest
+/// tested size: random writes over one or two IOs of space are rewrites of
+/// the same pages (uFLIP's in-place pattern, measured in its own column), and
+/// a device that is slow at those but cheap over a few MB still has a
+/// locality area there. Of the runs of consecutive cheap sizes, the longest
+/// counts (the larger on a tie), so neither an expensive smallest size nor
+/// one stray cheap size decides the answer.
+fn locality_area(series: &[(f64, f64)], limit: f64) -> Option<(f64, f64)> {
+    let mut best: Option<(usize, f64, f64)> = None;
+    let mut run: Option<(usize, f64, f64)> = None;
+    for &(v, m) in series {
+        if m > limit {
+            run = None;
+            continue;
+        }
+        let r = match run {
+            Some((n, _, worst)) => (n + 1, v, worst.max(m)),
+            None => (1, v, m),
+        };
+        run = Some(r);
+        if best.is_none_or(|b| r.0 >= b.0) {
+            best = Some(r);
+        }
+    }
+    best.map(|(_, v, worst)| (v, worst))
+}
+
 pub fn table3(plan: &Plan, summaries: &[RunSummary], io_size: u64) -> Table3 {
     let means = Means::new(plan, summaries);
     let base = |b: &str| {
@@ -159,8 +188,7 @@ pub fn table3(plan: &Plan, summaries: &[RunSummary], io_size: u64) -> Table3 {
             .into_iter()
             .find(|&(_, m)| m <= 1.2 * sw)
             .map(|(p, _)| p);
-        if let Some((area, worst)) = largest_prefix_below(&means.series("locality", "RW"), 0.5 * rw)
-        {
+        if let Some((area, worst)) = locality_area(&means.series("locality", "RW"), 0.5 * rw) {
             t.locality_rw_bytes = Some(area as u64);
             t.locality_rw_relative = Some(worst / sw);
         }
@@ -628,6 +656,34 @@ mod tests {
 
     /// Random-write cost per byte still falling at the largest size tested:
     /// no size is recommended, and the hint says the trend continues.
+    #[test]
+    fn a_locality_area_is_found_above_expensive_in_place_sizes() {
+        const K: f64 = 1024.0;
+        let sizes = [
+            32.0 * K,
+            64.0 * K,
+            128.0 * K,
+            1024.0 * K,
+            4096.0 * K,
+            16384.0 * K,
+            65536.0 * K,
+        ];
+        let series = |ms: [f64; 7]| sizes.iter().copied().zip(ms).collect::<Vec<_>>();
+        // Cheap from the smallest size to 4 MiB: the area is 4 MiB.
+        let memo = series([1.0, 1.2, 1.1, 1.5, 2.0, 9.0, 10.0]);
+        assert_eq!(locality_area(&memo, 5.0), Some((4096.0 * K, 2.0)));
+        // Rewrites of a few IOs are expensive, 1 MiB..16 MiB cheap:
+        // a 16 MiB area, not "No" (Kingston DTI, issue 16).
+        let dti = series([246.0, 170.0, 117.0, 46.0, 37.0, 37.0, 165.0]);
+        assert_eq!(locality_area(&dti, 84.5), Some((16384.0 * K, 46.0)));
+        // Expensive everywhere: no area.
+        let none = series([246.0, 193.0, 230.0, 251.0, 251.0, 251.0, 216.0]);
+        assert_eq!(locality_area(&none, 84.5), None);
+        // One stray cheap size does not outweigh a longer run.
+        let stray = series([1.0, 1.0, 1.0, 9.0, 9.0, 1.0, 9.0]);
+        assert_eq!(locality_area(&stray, 5.0), Some((128.0 * K, 1.0)));
+    }
+
     #[test]
     fn never_measured_cells_say_so_and_measured_empty_ones_do_not() {
         // Locality measured, no area found: "No". Partitioning never run: "not measured".
