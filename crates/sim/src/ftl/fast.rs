@@ -137,12 +137,7 @@ impl FastFtl {
     fn open_seq_log(&mut self, lu: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let mut t = at;
         if self.sw.len() as u32 >= self.max_seq {
-            let victim = self
-                .sw
-                .iter()
-                .min_by_key(|&&(_, s)| s)
-                .map(|&(u, _)| u)
-                .unwrap_or(NONE);
+            let victim = least_recent(&self.sw);
             t = self.full_merge(victim, t, flash)?;
         }
         self.core.open_seq(lu)?;
@@ -269,12 +264,7 @@ impl FastFtl {
                 a.1 = self.seq;
             } else {
                 if self.assoc.len() as u32 >= self.max_units {
-                    let victim = self
-                        .assoc
-                        .iter()
-                        .min_by_key(|&&(_, s)| s)
-                        .map(|&(u, _)| u)
-                        .unwrap_or(NONE);
+                    let victim = least_recent(&self.assoc);
                     t = self.full_merge(victim, t, flash)?;
                     self.core.maybe_check("a FAST association eviction")?;
                 }
@@ -374,12 +364,7 @@ impl Ftl for FastFtl {
             if own.is_some() {
                 t = self.full_merge(lu, t, flash)?;
             } else if self.sw.len() as u32 >= self.max_seq {
-                let victim = self
-                    .sw
-                    .iter()
-                    .min_by_key(|&&(_, s)| s)
-                    .map(|&(u, _)| u)
-                    .unwrap_or(NONE);
+                let victim = least_recent(&self.sw);
                 t = self.full_merge(victim, t, flash)?;
             }
             if self.core.seq_log[lu as usize] != NONE {
@@ -445,4 +430,15 @@ impl Ftl for FastFtl {
             + self.sw.capacity() * 12
             + self.drain_pages.capacity() * 4
     }
+}
+
+/// The unit of a (unit, last-use stamp) list used least recently: the
+/// eviction victim of the sequential logs and of the random log's
+/// associations (NONE when the list is empty).
+fn least_recent(units: &[(u32, u64)]) -> u32 {
+    units
+        .iter()
+        .min_by_key(|&&(_, stamp)| stamp)
+        .map(|&(unit, _)| unit)
+        .unwrap_or(NONE)
 }
