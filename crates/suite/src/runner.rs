@@ -425,6 +425,13 @@ impl Runner<'_> {
         let simulated = self.dev.info().clock == ClockKind::Simulated;
         let mut done_ios = 0u64;
         let mut first_run = true;
+        if simulated && self.journal.completed_steps > 0 {
+            // The completed steps are replayed, and each must meet the pause
+            // the original run had at that point: the minimum until the
+            // pause step measured the lingering effect (its replay measures
+            // the same value again), not the measured one from the start.
+            self.journal.pause_between_runs_ns = None;
+        }
         for (i, step) in steps.iter().enumerate() {
             let completed = i < self.journal.completed_steps;
             if completed && !simulated {
@@ -502,7 +509,9 @@ impl Runner<'_> {
                     } else {
                         (o2, RunOutcome::default(), vec![])
                     };
-                    if o3 == Outcome::Complete && record {
+                    // Also when replaying (not recording): the later steps'
+                    // pause depends on it.
+                    if o3 == Outcome::Complete {
                         let (lingering, lingering_ns) = lingering(&lat_before, &lat_after);
                         self.journal.lingering_ios = Some(lingering);
                         self.journal.pause_between_runs_ns =
