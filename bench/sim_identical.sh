@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:-main}
 ios=${2:-60000}
-target=${CARGO_TARGET_DIR:-target}
+target=$(realpath -m "${CARGO_TARGET_DIR:-target}")  # absolute: the base is built from a temporary directory
 src=$(mktemp -d)
 trap 'rm -rf "$src"' EXIT
 git archive "$base" | tar -x -C "$src"
