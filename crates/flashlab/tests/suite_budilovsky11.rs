@@ -6,10 +6,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use common::{fingerprint, flashlab};
+use common::{fingerprint, flashlab, kill_at_fractions};
 use flashlab_suite::suites::budilovsky11::{Report, CONFIGS};
 
 /// The suite's files a resumed run must reproduce byte for byte.
@@ -275,32 +274,15 @@ fn budilovsky11_killed_and_resumed_matches_an_uninterrupted_run() {
         String::from_utf8_lossy(&reference.stderr)
     );
     let full = t.elapsed();
-    let mut kills = 0;
-    for (i, f) in [0.2, 0.5, 0.8].into_iter().enumerate() {
-        let a: Vec<&str> = if i == 0 {
-            args("resumed")
-        } else {
-            vec!["suite", "budilovsky11", "--resume", "resumed", "-q"]
-        };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-            .args(&a)
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let journal = dir.path().join("resumed/suite.json");
-        let t0 = Instant::now();
-        while !journal.exists() && t0.elapsed() < Duration::from_secs(30) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        std::thread::sleep(full.mul_f64(f));
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap(); // SIGKILL
-            kills += 1;
-        }
-        child.wait().unwrap();
-    }
+    let kills = kill_at_fractions(
+        dir.path(),
+        "resumed",
+        &args("resumed"),
+        &["suite", "budilovsky11", "--resume", "resumed", "-q"],
+        full,
+        &[0.2, 0.5, 0.8],
+        || {},
+    );
     let out = flashlab(
         &["suite", "budilovsky11", "--resume", "resumed", "-q"],
         dir.path(),

@@ -4,10 +4,9 @@
 
 mod common;
 
-use common::{fingerprint, flashlab, scratch, small_uflip, SMALL_UFLIP_ONLY};
+use common::{fingerprint, flashlab, kill_at_fractions, scratch, small_uflip, SMALL_UFLIP_ONLY};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const DEVICE: &str = "sim:ssd-m,capacity=1GiB";
 
@@ -125,42 +124,23 @@ fn killed_and_resumed_suite_matches_an_uninterrupted_one() {
     let _ = started;
     // Deterministic "random" kill points: fractions of the full duration.
     let fractions = [0.15, 0.35, 0.55, 0.8];
-    let mut kills = 0;
-    let mut first = true;
-    for f in fractions {
-        let args: Vec<&str> = if first {
-            suite_args("resumed")
-        } else {
-            vec!["suite", "uflip", "--resume", "resumed", "--quiet"]
-        };
-        first = false;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-            .args(&args)
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Wait for the journal, then for the kill point.
-        let journal = dir.path().join("resumed/suite.json");
-        let t0 = Instant::now();
-        while !journal.exists() && t0.elapsed() < Duration::from_secs(30) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        std::thread::sleep(full.mul_f64(f));
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap(); // SIGKILL
-            kills += 1;
-        }
-        child.wait().unwrap();
-        // Readable as it was left (manifest.json plus its journal).
-        let show = flashlab(&["show", "resumed"], dir.path());
-        assert!(
-            show.status.success(),
-            "{}",
-            String::from_utf8_lossy(&show.stderr)
-        );
-    }
+    let kills = kill_at_fractions(
+        dir.path(),
+        "resumed",
+        &suite_args("resumed"),
+        &["suite", "uflip", "--resume", "resumed", "--quiet"],
+        full,
+        &fractions,
+        || {
+            // Readable as it was left (manifest.json plus its journal).
+            let show = flashlab(&["show", "resumed"], dir.path());
+            assert!(
+                show.status.success(),
+                "{}",
+                String::from_utf8_lossy(&show.stderr)
+            );
+        },
+    );
     // Finish it.
     let out = flashlab(
         &["suite", "uflip", "--resume", "resumed", "--quiet"],

@@ -89,3 +89,46 @@ pub fn fingerprint(dir: &Path, files: &[&str]) -> Vec<(String, Vec<u8>)> {
     }
     out
 }
+
+/// Starts a suite into `RESULTS_NAME` under `dir` and SIGKILLs it at each
+/// fraction of `full` (an uninterrupted suite's duration), resuming it
+/// with `resume` for every start after the first; `after_kill` looks at the
+/// directory as each attempt left it. Returns how many attempts were
+/// actually killed (an attempt may finish first).
+pub fn kill_at_fractions(
+    dir: &Path,
+    results_name: &str,
+    start: &[&str],
+    resume: &[&str],
+    full: std::time::Duration,
+    fractions: &[f64],
+    mut after_kill: impl FnMut(),
+) -> usize {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let mut kills = 0;
+    for (i, f) in fractions.iter().enumerate() {
+        let args = if i == 0 { start } else { resume };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait for the suite's journal, then for the kill point.
+        let journal = dir.join(results_name).join("suite.json");
+        let t0 = Instant::now();
+        while !journal.exists() && t0.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(full.mul_f64(*f));
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            kills += 1;
+        }
+        child.wait().unwrap();
+        after_kill();
+    }
+    kills
+}
