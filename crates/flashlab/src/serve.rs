@@ -224,10 +224,10 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
         faults: None,
     })
     .map_err(|e: OpenError| {
-        if e.user {
-            CliError::user(e.message)
+        if e.is_user() {
+            CliError::user(e.to_string())
         } else {
-            CliError::failure(e.message)
+            CliError::failure(e.to_string())
         }
     })?;
     let store = Arc::new(store);
@@ -323,7 +323,9 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
     let _ = stats_thread.join();
     drop(server);
     eprintln!("flashlab serve: stopping; writing a checkpoint");
-    store.shutdown().map_err(CliError::failure)?;
+    store
+        .shutdown()
+        .map_err(|e| CliError::failure(e.to_string()))?;
     if let Some(p) = &args.stats_json {
         write_stats_json(p, &store, seq.fetch_add(1, Ordering::SeqCst), true);
     }
@@ -332,5 +334,5 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
         "flashlab serve: stopped after {} reads, {} writes, {} trims, {} flushes; WAF {:.3}",
         s.reads, s.writes, s.trims, s.flushes, s.waf
     );
-    result.map_err(CliError::failure)
+    result.map_err(|e| CliError::failure(e.to_string()))
 }

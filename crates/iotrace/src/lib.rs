@@ -120,7 +120,7 @@ pub enum TraceError {
     /// tracefs missing or not mountable, or a tracepoint missing.
     Unavailable(String),
     /// A bad spec (no such process, directory, device).
-    Spec(String),
+    Spec(SpecError),
     /// An IO error on tracefs or an output file.
     Io { what: String, source: io::Error },
     /// A reader thread panicked or failed.
@@ -139,7 +139,8 @@ impl fmt::Display for TraceError {
             TraceError::NotRoot => f.write_str(
                 "IO tracing needs root (tracefs instances and tracepoints); run as root or pass --no-trace",
             ),
-            TraceError::Unavailable(m) | TraceError::Spec(m) | TraceError::Reader(m) => f.write_str(m),
+            TraceError::Unavailable(m) | TraceError::Reader(m) => f.write_str(m),
+            TraceError::Spec(e) => fmt::Display::fmt(e, f),
             TraceError::Io { what, source } => write!(f, "IO tracing: {what}: {source}"),
         }
     }
@@ -149,6 +150,63 @@ impl std::error::Error for TraceError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             TraceError::Io { source, .. } => Some(source),
+            TraceError::Spec(e) => std::error::Error::source(e),
+            _ => None,
+        }
+    }
+}
+
+/// What is wrong with a [`TraceSpec`]: the process, directory or device it
+/// names does not exist, or it names nothing.
+#[derive(Debug)]
+pub enum SpecError {
+    /// Neither a logical nor a physical spec.
+    NothingToTrace,
+    /// The physical spec's major:minor is no block device.
+    NoBlockDevice {
+        major: u32,
+        minor: u32,
+        /// The /sys/dev/block entry that does not exist.
+        sys_path: PathBuf,
+    },
+    /// The logical spec's directory cannot be resolved.
+    NoDirectory { dir: PathBuf, source: io::Error },
+    /// The logical spec's root process does not exist.
+    NoProcess { pid: u32 },
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpecError::NothingToTrace => {
+                f.write_str("nothing to trace: give a logical or a physical spec")
+            }
+            SpecError::NoBlockDevice {
+                major,
+                minor,
+                sys_path,
+            } => write!(
+                f,
+                "no block device {major}:{minor} ({} does not exist); pass the major:minor of the device under test",
+                sys_path.display()
+            ),
+            SpecError::NoDirectory { dir, source } => write!(
+                f,
+                "cannot trace files under {}: {source}; pass an existing directory",
+                dir.display()
+            ),
+            SpecError::NoProcess { pid } => write!(
+                f,
+                "no process {pid} to trace; pass the pid of a running process (e.g. the postmaster)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SpecError::NoDirectory { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -282,18 +340,17 @@ const LOGICAL_BUFFER_KB: u32 = 32 * 1024;
 /// Starts tracing. Errors leave nothing behind (instances are removed).
 pub fn start(spec: TraceSpec) -> Result<TraceSession, TraceError> {
     if spec.logical.is_none() && spec.physical.is_none() {
-        return Err(TraceError::Spec(
-            "nothing to trace: give a logical or a physical spec".to_string(),
-        ));
+        return Err(TraceError::Spec(SpecError::NothingToTrace));
     }
     let (root, mounted) = check()?;
     if let Some(p) = spec.physical {
         let sys = format!("/sys/dev/block/{}:{}", p.major, p.minor);
         if !Path::new(&sys).exists() {
-            return Err(TraceError::Spec(format!(
-                "no block device {}:{} ({sys} does not exist); pass the major:minor of the device under test",
-                p.major, p.minor
-            )));
+            return Err(TraceError::Spec(SpecError::NoBlockDevice {
+                major: p.major,
+                minor: p.minor,
+                sys_path: PathBuf::from(sys),
+            }));
         }
     }
     let mut notes = Vec::new();
@@ -337,18 +394,15 @@ pub fn start(spec: TraceSpec) -> Result<TraceSession, TraceError> {
         session.physical = Some(part);
     }
     if let Some(l) = spec.logical {
-        let under = l.under_dir.canonicalize().map_err(|e| {
-            TraceError::Spec(format!(
-                "cannot trace files under {}: {e}; pass an existing directory",
-                l.under_dir.display()
-            ))
+        let under = l.under_dir.canonicalize().map_err(|source| {
+            TraceError::Spec(SpecError::NoDirectory {
+                dir: l.under_dir.clone(),
+                source,
+            })
         })?;
         let pids = proc::tree(l.root_pid);
         if pids.is_empty() {
-            return Err(TraceError::Spec(format!(
-                "no process {} to trace; pass the pid of a running process (e.g. the postmaster)",
-                l.root_pid
-            )));
+            return Err(TraceError::Spec(SpecError::NoProcess { pid: l.root_pid }));
         }
         let instance = tracefs::Instance::create(&root)?;
         instance.set("tracing_on", "0")?;
@@ -450,5 +504,57 @@ impl TraceSession {
         std::fs::write(&path, json + "\n")
             .map_err(|e| TraceError::io(format!("writing {}", path.display()), e))?;
         Ok(summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_spec_is_refused_before_anything_starts() {
+        let e = start(TraceSpec {
+            out_dir: PathBuf::from("/nonexistent/never-created"),
+            logical: None,
+            physical: None,
+        })
+        .err()
+        .expect("nothing to trace");
+        assert!(
+            matches!(e, TraceError::Spec(SpecError::NothingToTrace)),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "nothing to trace: give a logical or a physical spec"
+        );
+    }
+
+    #[test]
+    fn spec_errors_name_what_to_pass() {
+        let cases = [
+            (
+                SpecError::NoBlockDevice {
+                    major: 7,
+                    minor: 99,
+                    sys_path: PathBuf::from("/sys/dev/block/7:99"),
+                },
+                "no block device 7:99 (/sys/dev/block/7:99 does not exist); pass the major:minor of the device under test",
+            ),
+            (
+                SpecError::NoDirectory {
+                    dir: PathBuf::from("/no/such"),
+                    source: io::Error::from_raw_os_error(libc::ENOENT),
+                },
+                "cannot trace files under /no/such: No such file or directory (os error 2); pass an existing directory",
+            ),
+            (
+                SpecError::NoProcess { pid: 4_000_000 },
+                "no process 4000000 to trace; pass the pid of a running process (e.g. the postmaster)",
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(TraceError::Spec(e).to_string(), text);
+        }
     }
 }

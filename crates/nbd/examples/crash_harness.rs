@@ -43,7 +43,7 @@ fn serve_child(args: &[String]) -> Result<(), String> {
         trace: None,
         faults: None,
     })
-    .map_err(|e| e.message)?;
+    .map_err(|e| e.to_string())?;
     let r = &store.recovery;
     eprintln!(
         "child: recovered generation {} + {} log records ({} torn bytes) in {} ms",
@@ -53,7 +53,9 @@ fn serve_child(args: &[String]) -> Result<(), String> {
         Listen::parse(&listen.ok_or("--listen missing")?, false).map_err(|e| e.to_string())?;
     let server = Server::bind(&listen).map_err(|e| e.to_string())?;
     let stop = AtomicBool::new(false);
-    server.run(Arc::new(store), Arc::new(SessionConfig::default()), &stop)
+    server
+        .run(Arc::new(store), Arc::new(SessionConfig::default()), &stop)
+        .map_err(|e| e.to_string())
 }
 
 fn main() {

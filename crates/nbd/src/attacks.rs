@@ -6,9 +6,10 @@
 //! Every attack starts a fresh server (VmHWM only grows), so each figure is
 //! the peak of one attack alone.
 
-use std::io::Write;
+use std::fmt;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -28,6 +29,91 @@ pub struct AttackReport {
     /// through (connect, write, flush).
     pub honest_client_ms: Option<u64>,
     pub detail: String,
+}
+
+/// Why the attacks could not be run (not what they found: that is in the
+/// reports). One line each.
+#[derive(Debug)]
+pub enum AttackError {
+    /// The server could not be started (`program` is its executable).
+    Start { program: String, source: io::Error },
+    /// The server exited before it answered; `log` is its output.
+    Exited { status: ExitStatus, log: String },
+    /// The server did not answer within a minute; `log` is its output.
+    NoAnswer { log: String },
+    /// An honest client could not write and flush in time.
+    LockedOut {
+        within: Duration,
+        last: Option<HonestFailure>,
+    },
+    /// The paced attacks pipeline over a unix socket.
+    NotUnixSocket,
+    /// The server died under the silent connections.
+    DiedUnderSilentConnections { connections: usize },
+    /// A socket, log file or process call of the attacker failed.
+    Io(io::Error),
+}
+
+/// How an honest client's last attempt failed.
+#[derive(Debug)]
+pub enum HonestFailure {
+    /// The server answered the write or the flush with this NBD error.
+    Nbd(u32),
+    /// Connecting, writing or flushing failed.
+    Io(io::Error),
+}
+
+impl fmt::Display for HonestFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HonestFailure::Nbd(e) => write!(f, "error {e}"),
+            HonestFailure::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl fmt::Display for AttackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AttackError::Start { program, source } => write!(f, "cannot start {program}: {source}"),
+            AttackError::Exited { status, log } => write!(f, "server exited ({status}): {log}"),
+            AttackError::NoAnswer { log } => write!(f, "server did not answer: {log}"),
+            AttackError::LockedOut { within, last } => {
+                write!(
+                    f,
+                    "an honest client could not write and flush within {within:?}: "
+                )?;
+                match last {
+                    Some(l) => write!(f, "{l}"),
+                    None => Ok(()),
+                }
+            }
+            AttackError::NotUnixSocket => f.write_str("the paced attack needs a unix socket"),
+            AttackError::DiedUnderSilentConnections { connections } => {
+                write!(f, "the server died under {connections} silent connections")
+            }
+            AttackError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for AttackError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AttackError::Start { source, .. } | AttackError::Io(source) => Some(source),
+            AttackError::LockedOut {
+                last: Some(HonestFailure::Io(e)),
+                ..
+            } => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<io::Error> for AttackError {
+    fn from(e: io::Error) -> AttackError {
+        AttackError::Io(e)
+    }
 }
 
 /// A server child process, killed on drop.
@@ -56,10 +142,10 @@ fn status_kib(pid: u32, key: &str) -> u64 {
 impl Target {
     /// Start `server... --data DIR --listen unix:DIR.sock extra...` and wait
     /// until it answers.
-    pub fn start(server: &[String], dir: &Path, extra: &[&str]) -> Result<Target, String> {
+    pub fn start(server: &[String], dir: &Path, extra: &[&str]) -> Result<Target, AttackError> {
         let sock = dir.with_extension("sock");
         let log = dir.with_extension("log");
-        let logf = std::fs::File::create(&log).map_err(|e| e.to_string())?;
+        let logf = std::fs::File::create(&log)?;
         let child = Command::new(&server[0])
             .args(&server[1..])
             .arg("--data")
@@ -68,10 +154,13 @@ impl Target {
             .arg(format!("unix:{}", sock.display()))
             .args(extra)
             .stdin(Stdio::null())
-            .stdout(logf.try_clone().map_err(|e| e.to_string())?)
+            .stdout(logf.try_clone()?)
             .stderr(logf)
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", server[0]))?;
+            .map_err(|source| AttackError::Start {
+                program: server[0].clone(),
+                source,
+            })?;
         let mut t = Target {
             child,
             addr: format!("unix:{}", sock.display()),
@@ -79,15 +168,18 @@ impl Target {
         };
         let t0 = Instant::now();
         loop {
-            if let Some(st) = t.child.try_wait().map_err(|e| e.to_string())? {
-                return Err(format!("server exited ({st}): {}", t.log_text()));
+            if let Some(status) = t.child.try_wait()? {
+                return Err(AttackError::Exited {
+                    status,
+                    log: t.log_text(),
+                });
             }
             if let Ok(c) = Client::connect(&t.addr, "") {
                 let _ = c.disconnect();
                 return Ok(t);
             }
             if t0.elapsed() > Duration::from_secs(60) {
-                return Err(format!("server did not answer: {}", t.log_text()));
+                return Err(AttackError::NoAnswer { log: t.log_text() });
             }
             thread::sleep(Duration::from_millis(10));
         }
@@ -114,23 +206,21 @@ impl Target {
 
 /// An honest client: connect (retrying while refused), write, flush.
 /// Returns the time it took, or an error after `within`.
-fn honest_client(addr: &str, within: Duration) -> Result<Duration, String> {
+fn honest_client(addr: &str, within: Duration) -> Result<Duration, AttackError> {
     let t0 = Instant::now();
-    let mut last = String::new();
+    let mut last = None;
     while t0.elapsed() < within {
         match Client::connect(addr, "") {
             Ok(mut c) => match c.write(0, &[7u8; 4096], false).and_then(|_| c.flush()) {
                 Ok(0) => return Ok(t0.elapsed()),
-                Ok(e) => last = format!("error {e}"),
-                Err(e) => last = e.to_string(),
+                Ok(e) => last = Some(HonestFailure::Nbd(e)),
+                Err(e) => last = Some(HonestFailure::Io(e)),
             },
-            Err(e) => last = e.to_string(),
+            Err(e) => last = Some(HonestFailure::Io(e)),
         }
         thread::sleep(Duration::from_millis(50));
     }
-    Err(format!(
-        "an honest client could not write and flush within {within:?}: {last}"
-    ))
+    Err(AttackError::LockedOut { within, last })
 }
 
 /// Connections through the handshake, as many as the server lets in.
@@ -175,19 +265,18 @@ fn pipeline_reads(mut w: std::os::unix::net::UnixStream) -> thread::JoinHandle<u
     })
 }
 
-pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, String> {
+pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, AttackError> {
     let mut out = Vec::new();
     let fresh = |name: &str, extra: &[&str]| Target::start(server, &dir.join(name), extra);
 
     // Baseline: one honest client, 1000 writes and a flush.
     {
         let t = fresh("baseline", &[])?;
-        let mut c = Client::connect(&t.addr, "").map_err(|e| e.to_string())?;
+        let mut c = Client::connect(&t.addr, "")?;
         for i in 0..1000u64 {
-            c.write(i * 4096, &[1u8; 4096], false)
-                .map_err(|e| e.to_string())?;
+            c.write(i * 4096, &[1u8; 4096], false)?;
         }
-        c.flush().map_err(|e| e.to_string())?;
+        c.flush()?;
         out.push(AttackReport {
             name: "baseline (1 client, 1000 x 4 KiB writes, flush)",
             peak_rss_bytes: t.peak_rss_bytes(),
@@ -260,12 +349,12 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Strin
     // --pace: one client pipelines 128 KiB reads for 3 s, never reading replies.
     {
         let t = fresh("paced", &["--pace"])?;
-        let c = Client::connect(&t.addr, "").map_err(|e| e.to_string())?;
+        let c = Client::connect(&t.addr, "")?;
         let Stream::Unix(sock) = c.stream else {
-            return Err("the paced attack needs a unix socket".into());
+            return Err(AttackError::NotUnixSocket);
         };
-        let w = sock.try_clone().map_err(|e| e.to_string())?;
-        w.set_write_timeout(None).map_err(|e| e.to_string())?;
+        let w = sock.try_clone()?;
+        w.set_write_timeout(None)?;
         let writer = pipeline_reads(w);
         thread::sleep(Duration::from_secs(3));
         let peak = t.peak_rss_bytes();
@@ -286,14 +375,14 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Strin
     // for their due time.
     {
         let t = fresh("paced-drained", &["--pace"])?;
-        let c = Client::connect(&t.addr, "").map_err(|e| e.to_string())?;
+        let c = Client::connect(&t.addr, "")?;
         let Stream::Unix(sock) = c.stream else {
-            return Err("the paced attack needs a unix socket".into());
+            return Err(AttackError::NotUnixSocket);
         };
-        let w = sock.try_clone().map_err(|e| e.to_string())?;
-        let mut r = sock.try_clone().map_err(|e| e.to_string())?;
-        r.set_read_timeout(None).map_err(|e| e.to_string())?;
-        w.set_write_timeout(None).map_err(|e| e.to_string())?;
+        let w = sock.try_clone()?;
+        let mut r = sock.try_clone()?;
+        r.set_read_timeout(None)?;
+        w.set_write_timeout(None)?;
         let reader = thread::spawn(move || {
             let mut got = 0u64;
             let mut buf = vec![0u8; 16 + 128 * 1024];
@@ -321,15 +410,18 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Strin
     // 200 silent connections (no handshake), then an honest client.
     {
         let mut t = fresh("silent", &[])?;
+        const SILENT: usize = 200;
         let mut silent = Vec::new();
-        for _ in 0..200 {
+        for _ in 0..SILENT {
             if let Ok(s) = Stream::connect(&t.addr) {
                 silent.push(s);
             }
         }
         let took = honest_client(&t.addr, Duration::from_secs(15))?;
         if !t.alive() {
-            return Err("the server died under 200 silent connections".into());
+            return Err(AttackError::DiedUnderSilentConnections {
+                connections: SILENT,
+            });
         }
         out.push(AttackReport {
             name: "200 silent connections (no handshake), then an honest client",
@@ -382,4 +474,33 @@ pub fn table(reports: &[AttackReport]) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_locked_out_client_reports_its_last_failure() {
+        let e = AttackError::LockedOut {
+            within: Duration::from_secs(15),
+            last: Some(HonestFailure::Nbd(5)),
+        };
+        assert_eq!(
+            e.to_string(),
+            "an honest client could not write and flush within 15s: error 5"
+        );
+        let e = AttackError::LockedOut {
+            within: Duration::from_secs(15),
+            last: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "an honest client could not write and flush within 15s: "
+        );
+        assert_eq!(
+            AttackError::DiedUnderSilentConnections { connections: 200 }.to_string(),
+            "the server died under 200 silent connections"
+        );
+    }
 }

@@ -12,10 +12,11 @@
 
 use flashlab_pattern::rng::Rng;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::fs::{self, File, OpenOptions};
-use std::io::Read;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -60,6 +61,133 @@ pub struct HarnessReport {
     pub max_restart_ms: u128,
 }
 
+/// Why the harness stopped: a broken durability promise ([`HarnessError::LostWrite`]),
+/// a server that misbehaved, or a failure of the harness's own set-up. One
+/// line each; `log` fields hold the tail of the server's output.
+#[derive(Debug)]
+pub enum HarnessError {
+    /// The working directory could not be created or cleaned
+    /// (`what` is "cannot create" or "cannot clean").
+    Setup {
+        what: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    /// The server's log file could not be opened or shared.
+    ServerLog(io::Error),
+    /// The server could not be started (`program` is its executable).
+    Start { program: String, source: io::Error },
+    /// The server exited before it answered, without being killed.
+    ExitedOnItsOwn { status: ExitStatus, log: String },
+    /// The server did not answer within 120 s.
+    NotStarted { log: String },
+    /// A verification read was answered with an NBD error.
+    ReadRefused { round: u32, block: u64, error: u32 },
+    /// A verification read failed while the server was not being killed.
+    Read {
+        round: u32,
+        block: u64,
+        source: io::Error,
+    },
+    /// A block does not hold its durable version or a later one that was
+    /// sent: a flushed write was lost (or the block is damaged).
+    LostWrite {
+        round: u32,
+        block: u64,
+        read_version: u64,
+        intact: bool,
+        durable_version: u64,
+        unflushed: Vec<u64>,
+    },
+    /// The flush after verification was answered with an NBD error.
+    VerifyFlushRefused { round: u32, error: u32 },
+    /// The flush after verification failed while the server was not being killed.
+    VerifyFlush { round: u32, source: io::Error },
+    /// A flush while writing was answered with an NBD error.
+    FlushRefused { error: u32 },
+    /// A write was answered with an NBD error.
+    WriteRefused { error: u32 },
+    /// 100 000 requests since the last flush and no kill came.
+    NeverKilled,
+    /// The connection broke although the server was not killed.
+    ConnectionLost { log: String },
+}
+
+impl fmt::Display for HarnessError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HarnessError::Setup { what, path, source } => {
+                write!(f, "{what} {}: {source}", path.display())
+            }
+            HarnessError::ServerLog(e) => write!(f, "{e}"),
+            HarnessError::Start { program, source } => {
+                write!(f, "cannot start the server {program}: {source}")
+            }
+            HarnessError::ExitedOnItsOwn { status, log } => {
+                write!(f, "server exited ({status}) on its own; log: {log}")
+            }
+            HarnessError::NotStarted { log } => {
+                write!(f, "server did not start in 120 s; log: {log}")
+            }
+            HarnessError::ReadRefused {
+                round,
+                block,
+                error,
+            } => write!(
+                f,
+                "round {round}: reading block {block} failed with NBD error {error}"
+            ),
+            HarnessError::Read {
+                round,
+                block,
+                source,
+            } => write!(f, "round {round}: reading block {block}: {source}"),
+            HarnessError::LostWrite {
+                round,
+                block,
+                read_version,
+                intact,
+                durable_version,
+                unflushed,
+            } => write!(
+                f,
+                "round {round}: block {block} lost a flushed write: reads version {read_version} (content {}), durable version is {durable_version}, unflushed {unflushed:?}",
+                if *intact { "intact" } else { "damaged" },
+            ),
+            HarnessError::VerifyFlushRefused { round, error } => {
+                write!(f, "round {round}: flush failed with NBD error {error}")
+            }
+            HarnessError::VerifyFlush { round, source } => {
+                write!(f, "round {round}: flush: {source}")
+            }
+            HarnessError::FlushRefused { error } => {
+                write!(f, "flush failed with NBD error {error}")
+            }
+            HarnessError::WriteRefused { error } => {
+                write!(f, "write failed with NBD error {error}")
+            }
+            HarnessError::NeverKilled => f.write_str("the server was never killed"),
+            HarnessError::ConnectionLost { log } => write!(
+                f,
+                "connection lost but the server was not killed; log: {log}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HarnessError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HarnessError::Setup { source, .. }
+            | HarnessError::Start { source, .. }
+            | HarnessError::Read { source, .. }
+            | HarnessError::VerifyFlush { source, .. }
+            | HarnessError::ServerLog(source) => Some(source),
+            _ => None,
+        }
+    }
+}
+
 /// The content of `block` at `version` (version 0: zeroes).
 pub fn block_content(seed: u64, block: u64, version: u64, out: &mut [u8]) {
     if version == 0 {
@@ -97,7 +225,7 @@ impl Drop for Server {
     }
 }
 
-fn log_tail(p: &PathBuf) -> String {
+fn log_tail(p: &Path) -> String {
     let mut s = String::new();
     if let Ok(mut f) = File::open(p) {
         let _ = f.read_to_string(&mut s);
@@ -107,14 +235,21 @@ fn log_tail(p: &PathBuf) -> String {
 }
 
 /// Run the harness.
-pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
+pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, HarnessError> {
     let store = opts.dir.join("store");
     let sock = opts.dir.join("harness.sock");
     let log_path = opts.dir.join("server.log");
-    fs::create_dir_all(&opts.dir)
-        .map_err(|e| format!("cannot create {}: {e}", opts.dir.display()))?;
+    fs::create_dir_all(&opts.dir).map_err(|source| HarnessError::Setup {
+        what: "cannot create",
+        path: opts.dir.clone(),
+        source,
+    })?;
     if store.exists() {
-        fs::remove_dir_all(&store).map_err(|e| format!("cannot clean {}: {e}", store.display()))?;
+        fs::remove_dir_all(&store).map_err(|source| HarnessError::Setup {
+            what: "cannot clean",
+            path: store.clone(),
+            source,
+        })?;
     }
     let mut rng = Rng::new(opts.seed);
     let mut model: BTreeMap<u64, BlockModel> = BTreeMap::new();
@@ -141,7 +276,7 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
             .create(true)
             .append(true)
             .open(&log_path)
-            .map_err(|e| e.to_string())?;
+            .map_err(HarnessError::ServerLog)?;
         let mut cmd = Command::new(&opts.server[0]);
         cmd.args(&opts.server[1..])
             .arg("--data")
@@ -149,12 +284,13 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
             .arg("--listen")
             .arg(&addr)
             .stdin(Stdio::null())
-            .stdout(logf.try_clone().map_err(|e| e.to_string())?)
+            .stdout(logf.try_clone().map_err(HarnessError::ServerLog)?)
             .stderr(logf);
         let started = Instant::now();
-        let child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start the server {}: {e}", opts.server[0]))?;
+        let child = cmd.spawn().map_err(|source| HarnessError::Start {
+            program: opts.server[0].clone(),
+            source,
+        })?;
         let pid = child.id() as i32;
         let mut server = Server { child };
         let last = it == opts.iterations;
@@ -174,12 +310,12 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
         let mut client = None;
         let deadline = Instant::now() + Duration::from_secs(120);
         while Instant::now() < deadline {
-            if let Ok(Some(st)) = server.child.try_wait() {
+            if let Ok(Some(status)) = server.child.try_wait() {
                 if !killed.load(Ordering::SeqCst) {
-                    return Err(format!(
-                        "server exited ({st}) on its own; log: {}",
-                        log_tail(&log_path)
-                    ));
+                    return Err(HarnessError::ExitedOnItsOwn {
+                        status,
+                        log: log_tail(&log_path),
+                    });
                 }
                 break;
             }
@@ -193,10 +329,9 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
         }
         let Some(mut c) = client else {
             if !killed.load(Ordering::SeqCst) {
-                return Err(format!(
-                    "server did not start in 120 s; log: {}",
-                    log_tail(&log_path)
-                ));
+                return Err(HarnessError::NotStarted {
+                    log: log_tail(&log_path),
+                });
             }
             rep.kills_before_ready += 1;
             rep.crash_points += 1;
@@ -215,16 +350,24 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
         for (&b, m) in model.iter() {
             match c.read(b * BLOCK as u64, &mut buf) {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    return Err(format!(
-                        "round {it}: reading block {b} failed with NBD error {e}"
-                    ))
+                Ok(Err(error)) => {
+                    return Err(HarnessError::ReadRefused {
+                        round: it,
+                        block: b,
+                        error,
+                    })
                 }
                 Err(_) if killed.load(Ordering::SeqCst) => {
                     verified_all = false;
                     break;
                 }
-                Err(e) => return Err(format!("round {it}: reading block {b}: {e}")),
+                Err(source) => {
+                    return Err(HarnessError::Read {
+                        round: it,
+                        block: b,
+                        source,
+                    })
+                }
             }
             let got = if buf.iter().all(|&x| x == 0) {
                 0
@@ -234,12 +377,14 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
             let ok_version = got == m.durable || m.pending.contains(&got);
             block_content(opts.seed, b, got, &mut want);
             if !ok_version || buf != want {
-                return Err(format!(
-                    "round {it}: block {b} lost a flushed write: reads version {got} (content {}), durable version is {}, unflushed {:?}",
-                    if buf == want { "intact" } else { "damaged" },
-                    m.durable,
-                    m.pending
-                ));
+                return Err(HarnessError::LostWrite {
+                    round: it,
+                    block: b,
+                    read_version: got,
+                    intact: buf == want,
+                    durable_version: m.durable,
+                    unflushed: m.pending.clone(),
+                });
             }
             if m.ever_flushed {
                 checked += 1;
@@ -261,9 +406,9 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
                         m.pending.clear();
                     }
                 }
-                Ok(e) => return Err(format!("round {it}: flush failed with NBD error {e}")),
+                Ok(error) => return Err(HarnessError::VerifyFlushRefused { round: it, error }),
                 Err(_) if killed.load(Ordering::SeqCst) => {}
-                Err(e) => return Err(format!("round {it}: flush: {e}")),
+                Err(source) => return Err(HarnessError::VerifyFlush { round: it, source }),
             }
         }
         if opts.verbose {
@@ -296,7 +441,7 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
                         }
                         since_flush = 0;
                     }
-                    Ok(e) => return Err(format!("flush failed with NBD error {e}")),
+                    Ok(error) => return Err(HarnessError::FlushRefused { error }),
                     Err(_) => break 'writing,
                 }
                 continue;
@@ -324,19 +469,18 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
                         m.ever_flushed = true;
                     }
                 }
-                Ok(e) => return Err(format!("write failed with NBD error {e}")),
+                Ok(error) => return Err(HarnessError::WriteRefused { error }),
                 Err(_) => break 'writing,
             }
             since_flush += 1;
             if !killed.load(Ordering::SeqCst) && since_flush > 100_000 {
-                return Err("the server was never killed".into());
+                return Err(HarnessError::NeverKilled);
             }
         }
         if !killed.load(Ordering::SeqCst) {
-            return Err(format!(
-                "connection lost but the server was not killed; log: {}",
-                log_tail(&log_path)
-            ));
+            return Err(HarnessError::ConnectionLost {
+                log: log_tail(&log_path),
+            });
         }
         if let Some(k) = killer {
             let _ = k.join();
@@ -345,4 +489,35 @@ pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, String> {
     }
     rep.distinct_blocks = model.values().filter(|m| m.ever_flushed).count() as u64;
     Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_write_names_the_block_and_its_versions() {
+        let e = HarnessError::LostWrite {
+            round: 3,
+            block: 17,
+            read_version: 0,
+            intact: true,
+            durable_version: 42,
+            unflushed: vec![43, 44],
+        };
+        assert_eq!(
+            e.to_string(),
+            "round 3: block 17 lost a flushed write: reads version 0 (content intact), durable version is 42, unflushed [43, 44]"
+        );
+        let e = HarnessError::Read {
+            round: 1,
+            block: 2,
+            source: io::Error::from_raw_os_error(libc::ECONNRESET),
+        };
+        assert_eq!(
+            e.to_string(),
+            "round 1: reading block 2: Connection reset by peer (os error 104)"
+        );
+        assert!(std::error::Error::source(&e).is_some());
+    }
 }

@@ -147,24 +147,53 @@ pub struct InfoRequest {
     pub requests: Vec<u16>,
 }
 
+/// Why INFO/GO data is malformed; its text is the message of the
+/// server's `NBD_REP_ERR_INVALID` reply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InfoRequestError {
+    /// Less than the name length and the request count.
+    Short { bytes: usize },
+    /// The name length runs past the option data.
+    NameOverrun { name_len: usize },
+    /// The request count does not match the bytes that follow.
+    CountMismatch { announced: usize, bytes: usize },
+}
+
+impl std::fmt::Display for InfoRequestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InfoRequestError::Short { .. } => f.write_str("INFO/GO data shorter than 6 bytes"),
+            InfoRequestError::NameOverrun { .. } => {
+                f.write_str("INFO/GO name length runs past the option data")
+            }
+            InfoRequestError::CountMismatch { announced, bytes } => write!(
+                f,
+                "INFO/GO announces {announced} information requests but carries {bytes} bytes"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for InfoRequestError {}
+
 /// Parse INFO/GO data; `Err` means the server answers `NBD_REP_ERR_INVALID`.
-pub fn parse_info_request(data: &[u8]) -> Result<InfoRequest, String> {
+pub fn parse_info_request(data: &[u8]) -> Result<InfoRequest, InfoRequestError> {
     if data.len() < 6 {
-        return Err("INFO/GO data shorter than 6 bytes".into());
+        return Err(InfoRequestError::Short { bytes: data.len() });
     }
     let name_len = u32::from_be_bytes(data[0..4].try_into().unwrap()) as usize;
     if name_len > data.len() - 6 {
-        return Err("INFO/GO name length runs past the option data".into());
+        return Err(InfoRequestError::NameOverrun { name_len });
     }
     let name = data[4..4 + name_len].to_vec();
     let rest = &data[4 + name_len..];
     let n = u16::from_be_bytes([rest[0], rest[1]]) as usize;
     let items = &rest[2..];
     if items.len() != 2 * n {
-        return Err(format!(
-            "INFO/GO announces {n} information requests but carries {} bytes",
-            items.len()
-        ));
+        return Err(InfoRequestError::CountMismatch {
+            announced: n,
+            bytes: items.len(),
+        });
     }
     let requests = items
         .chunks_exact(2)
@@ -499,9 +528,30 @@ mod tests {
         let r = parse_info_request(&d).unwrap();
         assert_eq!(r.name, b"abc");
         assert_eq!(r.requests, vec![3, 1]);
-        assert!(parse_info_request(&d[..d.len() - 1]).is_err());
-        assert!(parse_info_request(&[0, 0, 0, 9, 0, 0]).is_err());
-        assert!(parse_info_request(&[0xff, 0xff, 0xff, 0xff, 0, 0]).is_err());
-        assert!(parse_info_request(&[]).is_err());
+        let e = parse_info_request(&d[..d.len() - 1]).unwrap_err();
+        assert_eq!(
+            e,
+            InfoRequestError::CountMismatch {
+                announced: 2,
+                bytes: 3
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "INFO/GO announces 2 information requests but carries 3 bytes"
+        );
+        let e = parse_info_request(&[0, 0, 0, 9, 0, 0]).unwrap_err();
+        assert_eq!(e, InfoRequestError::NameOverrun { name_len: 9 });
+        assert_eq!(
+            e.to_string(),
+            "INFO/GO name length runs past the option data"
+        );
+        assert!(matches!(
+            parse_info_request(&[0xff, 0xff, 0xff, 0xff, 0, 0]),
+            Err(InfoRequestError::NameOverrun { .. })
+        ));
+        let e = parse_info_request(&[]).unwrap_err();
+        assert_eq!(e, InfoRequestError::Short { bytes: 0 });
+        assert_eq!(e.to_string(), "INFO/GO data shorter than 6 bytes");
     }
 }

@@ -599,7 +599,12 @@ fn handshake<R: Read, W: Write>(
                 }
             }
             OPT_INFO | OPT_GO => match parse_info_request(&data) {
-                Err(e) => option_reply(&mut out, h.option, REP_ERR_INVALID, e.as_bytes()),
+                Err(e) => option_reply(
+                    &mut out,
+                    h.option,
+                    REP_ERR_INVALID,
+                    e.to_string().as_bytes(),
+                ),
                 Ok(req) if !export_ok(&req.name) => {
                     option_reply(&mut out, h.option, REP_ERR_UNKNOWN, b"no such export")
                 }
@@ -939,7 +944,7 @@ impl Server {
         backend: Arc<dyn Backend>,
         cfg: Arc<SessionConfig>,
         stop: &AtomicBool,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunError> {
         let fd = match &self.listener {
             AnyListener::Unix(l, _) => l.as_raw_fd(),
             AnyListener::Tcp(l) => l.as_raw_fd(),
@@ -1036,7 +1041,7 @@ impl Server {
     }
 }
 
-fn accept_error(e: io::Error) -> Result<(), String> {
+fn accept_error(e: io::Error) -> Result<(), RunError> {
     match e.kind() {
         io::ErrorKind::Interrupted
         | io::ErrorKind::WouldBlock
@@ -1045,7 +1050,30 @@ fn accept_error(e: io::Error) -> Result<(), String> {
             thread::sleep(Duration::from_millis(50));
             Ok(())
         }
-        _ => Err(format!("accept failed: {e}")),
+        _ => Err(RunError::Accept(e)),
+    }
+}
+
+/// Why [`Server::run`] stopped before it was asked to.
+#[derive(Debug)]
+pub enum RunError {
+    /// accept(2) failed with an error that retrying does not cure.
+    Accept(io::Error),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Accept(e) => write!(f, "accept failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RunError::Accept(e) => Some(e),
+        }
     }
 }
 

@@ -63,9 +63,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use flashlab_device::{Device, IoRequest, Mode, Nanos};
+use flashlab_device::{Device, DeviceError, IoRequest, Mode, Nanos};
 use flashlab_sim::device::persist::checksum;
-use flashlab_sim::{resolve_spec, SimDevice};
+use flashlab_sim::{resolve_spec, ConfigError, SimDevice, SimError};
 use flashlab_trace::{TraceIo, TraceOp, TraceWriter};
 
 use crate::faults::{Faults, IoPoint};
@@ -111,33 +111,225 @@ pub struct StoreOptions {
 /// so that a second server cannot open, "recover" and delete a live log.
 pub const LOCK_FILE: &str = "serve.lock";
 
-/// Why a store could not be opened; `user` marks a mistake in what was asked
-/// (wrong profile for the directory, a directory that is not a store...).
-#[derive(Clone, Debug)]
-pub struct OpenError {
-    pub user: bool,
-    pub message: String,
+/// Why a store could not be opened. [`OpenError::is_user`] marks a mistake
+/// in what was asked (wrong profile for the directory, a directory that is
+/// not a store...) from a failure of the machine or a damaged directory.
+/// Each displays as one line naming the fix.
+#[derive(Debug)]
+pub enum OpenError {
+    /// Another live server holds the directory's lock.
+    InUse { dir: PathBuf, pid: Option<u32> },
+    /// `--trace` points inside the data directory.
+    TraceInsideData { trace: PathBuf, dir: PathBuf },
+    /// `device.json` is not JSON.
+    DamagedDeviceFile {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    /// `--profile` differs from the profile the directory was made with.
+    ProfileMismatch { dir: PathBuf, recorded: String },
+    /// A directory with files but no `device.json`.
+    NotAStore { dir: PathBuf },
+    /// A new directory and no `--profile`.
+    NoProfile { dir: PathBuf },
+    /// The profile (recorded or given) does not resolve to a configuration.
+    Profile(ConfigError),
+    /// The configuration does not build a device.
+    Device(SimError),
+    /// `data.img` is not the device's size.
+    DataSize {
+        path: PathBuf,
+        have_bytes: u64,
+        device_bytes: u64,
+    },
+    /// Logs of later generations without a loadable checkpoint.
+    NoUsableCheckpoint { dir: PathBuf },
+    /// Re-issuing a logged request failed.
+    Replay { log: PathBuf, source: DeviceError },
+    /// A file-system call, or the checkpoint taken after recovery, failed.
+    Store(StoreError),
 }
 
-impl From<String> for OpenError {
-    fn from(message: String) -> OpenError {
-        OpenError {
-            user: false,
-            message,
+impl OpenError {
+    /// True for a mistake in what was asked (exit 2), false when the
+    /// machine or the directory failed (exit 1).
+    pub fn is_user(&self) -> bool {
+        match self {
+            OpenError::InUse { .. }
+            | OpenError::TraceInsideData { .. }
+            | OpenError::DamagedDeviceFile { .. }
+            | OpenError::ProfileMismatch { .. }
+            | OpenError::NotAStore { .. }
+            | OpenError::NoProfile { .. }
+            | OpenError::Profile(_)
+            | OpenError::Device(_) => true,
+            OpenError::DataSize { .. }
+            | OpenError::NoUsableCheckpoint { .. }
+            | OpenError::Replay { .. }
+            | OpenError::Store(_) => false,
         }
+    }
+}
+
+impl From<StoreError> for OpenError {
+    fn from(e: StoreError) -> OpenError {
+        OpenError::Store(e)
     }
 }
 
 impl std::fmt::Display for OpenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
+        match self {
+            OpenError::InUse { dir, pid } => {
+                write!(f, "{} is in use by another flashlab serve", dir.display())?;
+                if let Some(pid) = pid {
+                    write!(f, " (pid {pid})")?;
+                }
+                f.write_str("; stop that server first, or use another --data directory")
+            }
+            OpenError::TraceInsideData { trace, dir } => write!(
+                f,
+                "--trace {} is inside the data directory {}; write the trace somewhere else",
+                trace.display(),
+                dir.display()
+            ),
+            OpenError::DamagedDeviceFile { path, source } => write!(
+                f,
+                "{} is damaged ({source}); it is not a flashlab serve directory",
+                path.display()
+            ),
+            OpenError::ProfileMismatch { dir, recorded } => write!(
+                f,
+                "{} holds a device made with --profile {recorded}; serve it with that profile (or omit --profile), or use another --data directory",
+                dir.display()
+            ),
+            OpenError::NotAStore { dir } => write!(
+                f,
+                "{} is not empty and holds no flashlab device (no device.json); use an empty or new directory",
+                dir.display()
+            ),
+            OpenError::NoProfile { dir } => write!(
+                f,
+                "{} holds no device yet; give --profile, e.g. --profile ssd-m",
+                dir.display()
+            ),
+            OpenError::Profile(e) => write!(f, "{e}"),
+            OpenError::Device(e) => write!(f, "{e}"),
+            OpenError::DataSize {
+                path,
+                have_bytes,
+                device_bytes,
+            } => write!(
+                f,
+                "{} is {have_bytes} bytes, the device is {device_bytes}; the directory is damaged",
+                path.display()
+            ),
+            OpenError::NoUsableCheckpoint { dir } => write!(
+                f,
+                "{}: no usable checkpoint for the logs present; the directory is damaged",
+                dir.display()
+            ),
+            OpenError::Replay { log, source } => {
+                write!(f, "replaying {}: {source}", log.display())
+            }
+            OpenError::Store(e) => write!(f, "{e}"),
+        }
     }
 }
 
-fn user(message: String) -> OpenError {
-    OpenError {
-        user: true,
-        message,
+impl std::error::Error for OpenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            OpenError::DamagedDeviceFile { source, .. } => Some(source),
+            OpenError::Replay { source, .. } => Some(source),
+            OpenError::Store(e) => std::error::Error::source(e),
+            _ => None,
+        }
+    }
+}
+
+/// Why a sync, a checkpoint or a shutdown of an open store failed. A
+/// failure to write data or the log back also makes the store read-only
+/// (see [`Store::is_read_only`]), which later calls report as
+/// [`StoreError::ReadOnly`] with this first error as the cause. Clone, so
+/// that the first one can be kept as that cause.
+#[derive(Clone, Debug)]
+pub enum StoreError {
+    /// A file-system call on one of the store's files or its directory
+    /// (`what` is e.g. "cannot sync", "cannot rename").
+    File {
+        what: &'static str,
+        path: PathBuf,
+        source: Arc<std::io::Error>,
+    },
+    /// A write-back step failed: the store turned read-only.
+    WriteBack {
+        step: WriteBackStep,
+        source: Arc<std::io::Error>,
+    },
+    /// The simulator could not be serialised or restored for a checkpoint.
+    Serialise(SimError),
+    /// Refused: an earlier IO error made the store read-only.
+    ReadOnly { cause: Option<Box<StoreError>> },
+}
+
+/// The write-back step whose failure turns a store read-only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteBackStep {
+    /// `pwrite` of a write's data to `data.img`.
+    DataWrite,
+    /// Punching a hole (TRIM, write-zeroes) in `data.img`.
+    PunchHole,
+    /// Writing zeroes where the file system cannot punch holes.
+    WriteZeroes,
+    /// `fdatasync(data.img)`.
+    DataSync,
+    /// Appending records to the log.
+    LogAppend,
+    /// `fdatasync` of the log.
+    LogSync,
+}
+
+impl std::fmt::Display for WriteBackStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WriteBackStep::DataWrite => "writing data.img",
+            WriteBackStep::PunchHole => "punching a hole in data.img",
+            WriteBackStep::WriteZeroes => "writing zeroes to data.img",
+            WriteBackStep::DataSync => "fdatasync data.img",
+            WriteBackStep::LogAppend => "appending to the log",
+            WriteBackStep::LogSync => "fdatasync the log",
+        })
+    }
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::File { what, path, source } => {
+                write!(f, "{what} {}: {source}", path.display())
+            }
+            StoreError::WriteBack { step, source } => write!(f, "{step}: {source}"),
+            StoreError::Serialise(e) => write!(f, "serialising the simulator: {e}"),
+            StoreError::ReadOnly { cause } => match cause {
+                Some(c) => write!(f, "read-only after an earlier IO error ({c})"),
+                None => f.write_str("read-only after an earlier IO error (?)"),
+            },
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::File { source, .. } | StoreError::WriteBack { source, .. } => {
+                Some(source.as_ref())
+            }
+            StoreError::Serialise(e) => Some(e),
+            StoreError::ReadOnly { cause } => cause
+                .as_deref()
+                .map(|c| c as &(dyn std::error::Error + 'static)),
+        }
     }
 }
 
@@ -224,16 +416,20 @@ pub struct Store {
     /// kernel may have dropped the dirty pages and reports the error once,
     /// so a later successful fdatasync proves nothing about them.
     poisoned: AtomicBool,
-    poison_reason: Mutex<Option<String>>,
+    poison_reason: Mutex<Option<StoreError>>,
     /// The flock on `DIR/serve.lock`, released when the store is dropped.
     _lock: File,
 }
 
-fn io_err(what: &str, p: &Path, e: std::io::Error) -> String {
-    format!("{what} {}: {e}", p.display())
+fn io_err(what: &'static str, p: &Path, e: std::io::Error) -> StoreError {
+    StoreError::File {
+        what,
+        path: p.to_path_buf(),
+        source: Arc::new(e),
+    }
 }
 
-fn fsync_dir(dir: &Path) -> Result<(), String> {
+fn fsync_dir(dir: &Path) -> Result<(), StoreError> {
     File::open(dir)
         .and_then(|f| f.sync_all())
         .map_err(|e| io_err("cannot sync directory", dir, e))
@@ -255,12 +451,11 @@ fn lock_dir(dir: &Path) -> Result<File, OpenError> {
         if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
             let pid = fs::read_to_string(&p)
                 .ok()
-                .and_then(|s| s.trim().parse::<u32>().ok())
-                .map_or(String::new(), |pid| format!(" (pid {pid})"));
-            return Err(user(format!(
-                "{} is in use by another flashlab serve{pid}; stop that server first, or use another --data directory",
-                dir.display()
-            )));
+                .and_then(|s| s.trim().parse::<u32>().ok());
+            return Err(OpenError::InUse {
+                dir: dir.to_path_buf(),
+                pid,
+            });
         }
         return Err(io_err("cannot lock", &p, e).into());
     }
@@ -279,11 +474,10 @@ fn check_trace_outside(dir: &Path, trace: &Path) -> Result<(), OpenError> {
     };
     if let (Ok(pc), Ok(dc)) = (parent.canonicalize(), dir.canonicalize()) {
         if pc.starts_with(&dc) {
-            return Err(user(format!(
-                "--trace {} is inside the data directory {}; write the trace somewhere else",
-                trace.display(),
-                dir.display()
-            )));
+            return Err(OpenError::TraceInsideData {
+                trace: trace.to_path_buf(),
+                dir: dir.to_path_buf(),
+            });
         }
     }
     Ok(())
@@ -325,7 +519,7 @@ fn op_mode(op: u8) -> Mode {
 }
 
 /// Generations present in `dir`: (checkpoints, logs).
-fn generations(dir: &Path) -> Result<(Vec<u64>, Vec<u64>), String> {
+fn generations(dir: &Path) -> Result<(Vec<u64>, Vec<u64>), StoreError> {
     let mut ck = Vec::new();
     let mut wl = Vec::new();
     for e in fs::read_dir(dir).map_err(|e| io_err("cannot list", dir, e))? {
@@ -366,20 +560,19 @@ impl Store {
         let (spec, seed) = if meta_path.exists() {
             let text =
                 fs::read_to_string(&meta_path).map_err(|e| io_err("cannot read", &meta_path, e))?;
-            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                user(format!(
-                    "{} is damaged ({e}); it is not a flashlab serve directory",
-                    meta_path.display()
-                ))
-            })?;
+            let v: serde_json::Value =
+                serde_json::from_str(&text).map_err(|source| OpenError::DamagedDeviceFile {
+                    path: meta_path.clone(),
+                    source,
+                })?;
             let spec = v["spec"].as_str().unwrap_or("").to_string();
             let seed = v["seed"].as_u64().unwrap_or(0);
             if let Some(want) = &opts.spec {
                 if *want != spec {
-                    return Err(user(format!(
-                        "{} holds a device made with --profile {spec}; serve it with that profile (or omit --profile), or use another --data directory",
-                        dir.display()
-                    )));
+                    return Err(OpenError::ProfileMismatch {
+                        dir: dir.clone(),
+                        recorded: spec,
+                    });
                 }
             }
             (spec, seed)
@@ -395,24 +588,19 @@ impl Store {
                     )
                 });
             if others {
-                return Err(user(format!(
-                    "{} is not empty and holds no flashlab device (no device.json); use an empty or new directory",
-                    dir.display()
-                )));
+                return Err(OpenError::NotAStore { dir: dir.clone() });
             }
-            let spec = opts.spec.clone().ok_or_else(|| {
-                user(format!(
-                    "{} holds no device yet; give --profile, e.g. --profile ssd-m",
-                    dir.display()
-                ))
-            })?;
+            let spec = opts
+                .spec
+                .clone()
+                .ok_or_else(|| OpenError::NoProfile { dir: dir.clone() })?;
             recovery.created = true;
             (spec, opts.seed)
         };
-        let cfg = resolve_spec(&spec).map_err(|e| user(e.to_string()))?;
+        let cfg = resolve_spec(&spec).map_err(OpenError::Profile)?;
         let name = format!("sim:{spec}");
         let fresh =
-            SimDevice::new(cfg.clone(), name.clone(), seed, 1).map_err(|e| user(e.to_string()))?;
+            SimDevice::new(cfg.clone(), name.clone(), seed, 1).map_err(OpenError::Device)?;
         let size = fresh.info().size_bytes;
         let can_checkpoint = fresh.can_checkpoint();
         let data_path = dir.join("data.img");
@@ -448,11 +636,11 @@ impl Store {
             .map_err(|e| io_err("cannot stat", &data_path, e))?
             .len();
         if have != size {
-            return Err(format!(
-                "{} is {have} bytes, the device is {size}; the directory is damaged",
-                data_path.display()
-            )
-            .into());
+            return Err(OpenError::DataSize {
+                path: data_path,
+                have_bytes: have,
+                device_bytes: size,
+            });
         }
 
         // Recovery: newest loadable checkpoint, then its log.
@@ -479,11 +667,7 @@ impl Store {
                 // fresh device's log (generation 0) is still there.
                 if cks.iter().any(|&g| g > 0) || (wals.iter().any(|&g| g > 0) && !wals.contains(&0))
                 {
-                    return Err(format!(
-                        "{}: no usable checkpoint for the logs present; the directory is damaged",
-                        dir.display()
-                    )
-                    .into());
+                    return Err(OpenError::NoUsableCheckpoint { dir: dir.clone() });
                 }
                 fresh
             }
@@ -509,8 +693,10 @@ impl Store {
                     size_bytes: len,
                     mode: op_mode(op),
                 };
-                dev.issue_at(req, at)
-                    .map_err(|e| format!("replaying {}: {e}", wal_path.display()))?;
+                dev.issue_at(req, at).map_err(|source| OpenError::Replay {
+                    log: wal_path.clone(),
+                    source,
+                })?;
                 valid_len += RECORD_BYTES as u64;
                 recovery.log_records_replayed += 1;
             }
@@ -697,7 +883,7 @@ impl Store {
     }
 
     /// Enter the sticky read-only state (first reason wins); returns `why`.
-    fn poison(&self, why: String) -> String {
+    fn poison(&self, why: StoreError) -> StoreError {
         let mut r = self.poison_reason.lock().unwrap_or_else(|p| p.into_inner());
         if r.is_none() {
             eprintln!(
@@ -709,37 +895,44 @@ impl Store {
         why
     }
 
-    fn check_poison(&self) -> Result<(), String> {
+    /// A write-back step failed: poison the store with it.
+    fn poison_step(&self, step: WriteBackStep, e: std::io::Error) -> StoreError {
+        self.poison(StoreError::WriteBack {
+            step,
+            source: Arc::new(e),
+        })
+    }
+
+    fn check_poison(&self) -> Result<(), StoreError> {
         if !self.is_read_only() {
             return Ok(());
         }
         let r = self.poison_reason.lock().unwrap_or_else(|p| p.into_inner());
-        Err(format!(
-            "read-only after an earlier IO error ({})",
-            r.as_deref().unwrap_or("?")
-        ))
+        Err(StoreError::ReadOnly {
+            cause: r.clone().map(Box::new),
+        })
     }
 
     /// `fdatasync(data.img)`, append `buf` to the log, `fdatasync` the log.
     /// Any failure poisons the store: the kernel may have dropped the pages
     /// it failed to write back, and a partial append leaves a tail that only
     /// recovery may judge.
-    fn write_out(&self, wal: &mut Wal, buf: &[u8]) -> Result<(), String> {
+    fn write_out(&self, wal: &mut Wal, buf: &[u8]) -> Result<(), StoreError> {
         self.inject(IoPoint::DataSync)
             .and_then(|_| self.data.sync_data())
-            .map_err(|e| self.poison(format!("fdatasync data.img: {e}")))?;
+            .map_err(|e| self.poison_step(WriteBackStep::DataSync, e))?;
         if !buf.is_empty() {
             self.inject(IoPoint::LogWrite)
                 .and_then(|_| wal.file.write_all(buf))
-                .map_err(|e| self.poison(format!("appending to the log: {e}")))?;
+                .map_err(|e| self.poison_step(WriteBackStep::LogAppend, e))?;
         }
         self.inject(IoPoint::LogSync)
             .and_then(|_| wal.file.sync_data())
-            .map_err(|e| self.poison(format!("fdatasync the log: {e}")))
+            .map_err(|e| self.poison_step(WriteBackStep::LogSync, e))
     }
 
     /// Make everything applied so far durable: data first, then the log.
-    pub fn sync(&self) -> Result<(), String> {
+    pub fn sync(&self) -> Result<(), StoreError> {
         let mut wal = self.lock_wal();
         self.check_poison()?;
         let buf = std::mem::take(&mut self.lock_inner().log);
@@ -747,7 +940,7 @@ impl Store {
     }
 
     /// Write a checkpoint and start a new log generation.
-    pub fn checkpoint(&self) -> Result<(), String> {
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
         self.checkpoint_if(true)
     }
 
@@ -763,7 +956,7 @@ impl Store {
     /// next attempt comes `checkpoint_records` requests later. A failure
     /// after the rename poisons the store (either generation on disk is
     /// complete, but we no longer know which one the log must follow).
-    fn checkpoint_if(&self, force: bool) -> Result<(), String> {
+    fn checkpoint_if(&self, force: bool) -> Result<(), StoreError> {
         if !self.can_checkpoint {
             return self.sync();
         }
@@ -784,7 +977,7 @@ impl Store {
         });
         let old = g.gen;
         let next = old + 1;
-        let written = prepared.map_err(|e| (format!("serialising the simulator: {e}"), false));
+        let written = prepared.map_err(|e| (StoreError::Serialise(e), false));
         let written = written.and_then(|(bytes, restored)| {
             self.write_generation(next, &bytes).map(|f| (f, restored))
         });
@@ -818,11 +1011,11 @@ impl Store {
     /// Make generation `next` durable: its empty log, then its checkpoint
     /// (tmp, fsync, rename), then one directory fsync. Err((why, committed)):
     /// `committed` once the rename happened.
-    fn write_generation(&self, next: u64, bytes: &[u8]) -> Result<File, (String, bool)> {
+    fn write_generation(&self, next: u64, bytes: &[u8]) -> Result<File, (StoreError, bool)> {
         let tmp = self.dir.join(format!("ckpt-{next}.tmp"));
         let fin = self.dir.join(format!("ckpt-{next}.bin"));
         let wal_path = self.dir.join(format!("wal-{next}.log"));
-        let undo = |e: String| {
+        let undo = |e: StoreError| {
             let _ = fs::remove_file(&tmp);
             let _ = fs::remove_file(&wal_path);
             (e, false)
@@ -898,7 +1091,7 @@ impl Store {
     }
 
     /// Clean shutdown: checkpoint (or sync) and flush the trace.
-    pub fn shutdown(&self) -> Result<(), String> {
+    pub fn shutdown(&self) -> Result<(), StoreError> {
         self.flush_trace();
         self.checkpoint()
     }
@@ -911,7 +1104,7 @@ impl Store {
     /// Deallocate (or zero) a range of `data.img`. A failure poisons the store.
     fn punch(&self, offset: u64, len: u64) -> Result<(), u32> {
         self.inject(IoPoint::DataWrite).map_err(|e| {
-            self.poison(format!("punching a hole in data.img: {e}"));
+            self.poison_step(WriteBackStep::PunchHole, e);
             EIO
         })?;
         // SAFETY: fallocate on our own open file descriptor.
@@ -934,7 +1127,7 @@ impl Store {
             self.data
                 .write_all_at(&zero[..n], offset + done)
                 .map_err(|e| {
-                    self.poison(format!("writing zeroes to data.img: {e}"));
+                    self.poison_step(WriteBackStep::WriteZeroes, e);
                     EIO
                 })?;
             done += n as u64;
@@ -986,8 +1179,9 @@ impl Backend for Store {
         self.inject(IoPoint::DataWrite)
             .and_then(|_| self.data.write_all_at(data, offset))
             .map_err(|e| {
-                self.poison(format!("writing data.img: {e}"));
-                if e.raw_os_error() == Some(libc::ENOSPC) {
+                let enospc = e.raw_os_error() == Some(libc::ENOSPC);
+                self.poison_step(WriteBackStep::DataWrite, e);
+                if enospc {
                     ENOSPC
                 } else {
                     EIO

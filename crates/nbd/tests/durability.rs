@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use flashlab_nbd::faults::{Faults, IoPoint};
 use flashlab_nbd::proto::{EIO, ENOSPC};
-use flashlab_nbd::store::OpenError;
+use flashlab_nbd::store::{OpenError, StoreError, WriteBackStep};
 use flashlab_nbd::{Backend, Store, StoreOptions};
 
 const SPEC: &str = "ssd-m,capacity=256MiB,channels=2";
@@ -65,7 +65,18 @@ fn after_a_failed_fdatasync_no_flush_succeeds_again_until_restart() {
     let mut b = vec![0u8; 4096];
     s.read(0, &mut b).unwrap();
     assert_eq!(b, block(1));
-    assert!(s.shutdown().is_err(), "no clean checkpoint over lost data");
+    // No clean checkpoint over lost data; the refusal names the first error.
+    let e = s.shutdown().expect_err("a checkpoint of a read-only store");
+    assert!(
+        matches!(&e, StoreError::ReadOnly { cause: Some(c) }
+            if matches!(**c, StoreError::WriteBack { step: WriteBackStep::DataSync, .. })),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("read-only after an earlier IO error (fdatasync data.img: "),
+        "{e}"
+    );
     drop(s);
     // Restart: recovery replays what the log proves (the first write and
     // its flush), and the store is writable again.
@@ -210,14 +221,18 @@ fn a_second_store_on_the_same_directory_is_refused_and_deletes_nothing() {
         Ok(_) => panic!("a second store opened a live directory"),
         Err(e) => e,
     };
-    assert!(e.user, "{e}");
+    assert!(e.is_user(), "{e}");
     assert!(
-        e.message.contains("in use by another flashlab serve"),
-        "{e}"
+        matches!(&e, OpenError::InUse { pid: Some(pid), .. } if *pid == std::process::id()),
+        "{e:?}"
     );
-    assert!(
-        e.message.contains(&format!("pid {}", std::process::id())),
-        "{e}"
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{} is in use by another flashlab serve (pid {}); stop that server first, or use another --data directory",
+            dir.display(),
+            std::process::id()
+        )
     );
     let after: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -252,9 +267,10 @@ fn a_trace_inside_the_data_directory_is_refused() {
             Err(e) => e,
         };
         assert!(
-            e.user && e.message.contains("inside the data directory"),
-            "{e}"
+            e.is_user() && matches!(e, OpenError::TraceInsideData { .. }),
+            "{e:?}"
         );
+        assert!(e.to_string().contains("inside the data directory"), "{e}");
     }
     // The store is intact.
     let s = open(&dir, 0, None);

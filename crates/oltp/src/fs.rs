@@ -6,7 +6,7 @@ use std::process::Command;
 
 use crate::error::{OltpError, Result};
 use crate::proc;
-use crate::teardown::Teardown;
+use crate::teardown::{Teardown, UndoError};
 
 /// The file systems flashlab oltp makes. The paper compares ext2 with the
 /// log-structured nilfs2; this kernel has no nilfs2, so btrfs stands in for
@@ -110,7 +110,7 @@ pub fn mount(kind: FsKind, dev: &Path, dir: &Path, teardown: &mut Teardown) -> R
             }
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
-        Err(format!("umount {} kept failing: {last}", d.display()))
+        Err(UndoError::Unmount { dir: d, last })
     });
     Ok(())
 }
@@ -166,7 +166,7 @@ pub fn set_scheduler(name: &str, wanted: &str, teardown: &mut Teardown) -> Resul
     if current != wanted {
         let prev = current.clone();
         teardown.push(format!("restore {disk}'s scheduler to {prev}"), move || {
-            std::fs::write(&path, &prev).map_err(|e| format!("cannot restore the scheduler: {e}"))
+            std::fs::write(&path, &prev).map_err(UndoError::RestoreScheduler)
         });
     }
     Ok(current)

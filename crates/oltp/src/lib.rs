@@ -234,7 +234,8 @@ fn setup_and_run(
     {
         let d = rdir.to_path_buf();
         teardown.push(format!("remove {}", rdir.display()), move || {
-            std::fs::remove_dir_all(&d).map_err(|e| format!("cannot remove {}: {e}", d.display()))
+            std::fs::remove_dir_all(&d)
+                .map_err(|source| teardown::UndoError::Remove { path: d, source })
         });
     }
     // The run directory must be traversable by the postgres user (socket, mount).

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{OltpError, Result};
 use crate::proc;
-use crate::teardown::Teardown;
+use crate::teardown::{Teardown, UndoError};
 
 /// The marker file's name inside a cluster flashlab created.
 pub const MARKER: &str = "flashlab-oltp-cluster.json";
@@ -171,9 +171,9 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
                 // Only ever a directory with our marker (or an initdb that failed before it).
                 if d.join(MARKER).exists() || !d.join("PG_VERSION").exists() {
                     std::fs::remove_dir_all(&d)
-                        .map_err(|e| format!("cannot remove {}: {e}", d.display()))
+                        .map_err(|source| UndoError::Remove { path: d, source })
                 } else {
-                    Err(format!("{} lost its marker; left in place", d.display()))
+                    Err(UndoError::MarkerLost { dir: d })
                 }
             },
         );
@@ -302,7 +302,7 @@ pub fn version(bin: &Path) -> String {
 
 /// Fast shutdown (what `pg_ctl stop -m fast` sends: SIGINT), immediate
 /// (SIGQUIT) if it takes longer than a minute, SIGKILL as a last resort.
-fn stop(child: &mut Child) -> std::result::Result<(), String> {
+fn stop(child: &mut Child) -> std::result::Result<(), UndoError> {
     if let Ok(Some(_)) = child.try_wait() {
         return Ok(());
     }
@@ -312,11 +312,11 @@ fn stop(child: &mut Child) -> std::result::Result<(), String> {
     }
     proc::signal(child, libc::SIGQUIT);
     if proc::wait_timeout(child, Duration::from_secs(10)).is_some() {
-        return Err("fast shutdown timed out; stopped with immediate shutdown".into());
+        return Err(UndoError::PostgresImmediateShutdown);
     }
     proc::signal(child, libc::SIGKILL);
     let _ = child.wait();
-    Err("did not stop; killed".into())
+    Err(UndoError::PostgresKilled)
 }
 
 /// True when the `postgres` user is missing (the server package makes it).

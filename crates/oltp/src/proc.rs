@@ -8,6 +8,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::error::{OltpError, Result};
+use crate::teardown::UndoError;
 
 /// Finds `tool` on PATH (as a shell would).
 pub fn find_tool(tool: &str, package: &'static str, why: &'static str) -> Result<PathBuf> {
@@ -93,7 +94,7 @@ pub fn stop_child(
     child: &mut Child,
     first: libc::c_int,
     grace: Duration,
-) -> std::result::Result<ExitStatus, String> {
+) -> std::result::Result<ExitStatus, UndoError> {
     if let Ok(Some(s)) = child.try_wait() {
         return Ok(s);
     }
@@ -102,9 +103,10 @@ pub fn stop_child(
         return Ok(s);
     }
     signal(child, libc::SIGKILL);
-    child
-        .wait()
-        .map_err(|e| format!("cannot reap pid {}: {e}", child.id()))
+    child.wait().map_err(|source| UndoError::Reap {
+        pid: child.id(),
+        source,
+    })
 }
 
 /// The uid and gid of a user name.

@@ -4,7 +4,81 @@
 //! success, on error and after Ctrl-C (the stack is dropped on every path
 //! out of `run`). An undo that fails is reported, and the unwinding goes on.
 
-pub type Undo = Box<dyn FnOnce() -> Result<(), String>>;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+
+pub type Undo = Box<dyn FnOnce() -> Result<(), UndoError>>;
+
+/// Why an undo step failed: what it leaves behind on the machine. Each
+/// displays as one line, recorded in oltp.json's teardown errors after the
+/// step's name.
+#[derive(Debug)]
+pub enum UndoError {
+    /// A file or directory flashlab created could not be removed.
+    Remove { path: PathBuf, source: io::Error },
+    /// `umount` kept failing; `last` is its last complaint.
+    Unmount { dir: PathBuf, last: String },
+    /// The block device's IO scheduler could not be set back.
+    RestoreScheduler(io::Error),
+    /// The cluster directory no longer holds flashlab's marker, so it is
+    /// not removed.
+    MarkerLost { dir: PathBuf },
+    /// A child process could not be waited for.
+    Reap { pid: u32, source: io::Error },
+    /// `flashlab serve` exited unsuccessfully.
+    ServeExited(ExitStatus),
+    /// The nbdfuse mount could not be unmounted.
+    FuseUnmount { dir: PathBuf, nbdfuse: ExitStatus },
+    /// `losetup -d` kept failing.
+    Detach { dev: PathBuf },
+    /// PostgreSQL ignored the fast shutdown and was stopped with an
+    /// immediate one.
+    PostgresImmediateShutdown,
+    /// PostgreSQL ignored the immediate shutdown too and was killed.
+    PostgresKilled,
+}
+
+impl fmt::Display for UndoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UndoError::Remove { path, source } => {
+                write!(f, "cannot remove {}: {source}", path.display())
+            }
+            UndoError::Unmount { dir, last } => {
+                write!(f, "umount {} kept failing: {last}", dir.display())
+            }
+            UndoError::RestoreScheduler(e) => write!(f, "cannot restore the scheduler: {e}"),
+            UndoError::MarkerLost { dir } => {
+                write!(f, "{} lost its marker; left in place", dir.display())
+            }
+            UndoError::Reap { pid, source } => write!(f, "cannot reap pid {pid}: {source}"),
+            UndoError::ServeExited(status) => write!(f, "flashlab serve exited with {status}"),
+            UndoError::FuseUnmount { dir, nbdfuse } => write!(
+                f,
+                "fusermount3 -u {} failed (nbdfuse {nbdfuse})",
+                dir.display()
+            ),
+            UndoError::Detach { dev } => write!(f, "losetup -d {} kept failing", dev.display()),
+            UndoError::PostgresImmediateShutdown => {
+                f.write_str("fast shutdown timed out; stopped with immediate shutdown")
+            }
+            UndoError::PostgresKilled => f.write_str("did not stop; killed"),
+        }
+    }
+}
+
+impl std::error::Error for UndoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            UndoError::Remove { source, .. }
+            | UndoError::Reap { source, .. }
+            | UndoError::RestoreScheduler(source) => Some(source),
+            _ => None,
+        }
+    }
+}
 
 pub struct Teardown {
     steps: Vec<(String, Undo)>,
@@ -29,7 +103,7 @@ impl Teardown {
     pub fn push(
         &mut self,
         what: impl Into<String>,
-        undo: impl FnOnce() -> Result<(), String> + 'static,
+        undo: impl FnOnce() -> Result<(), UndoError> + 'static,
     ) {
         self.steps.push((what.into(), Box::new(undo)));
     }
@@ -85,7 +159,9 @@ mod tests {
             t.push(format!("step {i}"), move || {
                 o.borrow_mut().push(i);
                 if i == 1 {
-                    Err("stuck".into())
+                    Err(UndoError::Detach {
+                        dev: "/dev/loop7".into(),
+                    })
                 } else {
                     Ok(())
                 }
@@ -93,7 +169,10 @@ mod tests {
         }
         let errors = t.unwind();
         assert_eq!(*order.borrow(), vec![2, 1, 0]);
-        assert_eq!(errors, vec!["step 1: stuck".to_string()]);
+        assert_eq!(
+            errors,
+            vec!["step 1: losetup -d /dev/loop7 kept failing".to_string()]
+        );
         assert!(t.is_empty());
     }
 

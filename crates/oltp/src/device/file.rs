@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::{attach_loop, describe_block, Attached};
 use crate::error::{OltpError, Result};
-use crate::teardown::Teardown;
+use crate::teardown::{Teardown, UndoError};
 
 pub fn attach(
     path: &Path,
@@ -47,7 +47,7 @@ pub fn attach(
             })?;
         let p = path.to_path_buf();
         teardown.push(format!("remove {}", path.display()), move || {
-            std::fs::remove_file(&p).map_err(|e| format!("cannot remove {}: {e}", p.display()))
+            std::fs::remove_file(&p).map_err(|source| UndoError::Remove { path: p, source })
         });
         f.set_len(size).map_err(|e| {
             OltpError::Input(format!(

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{OltpError, Result};
+use crate::teardown::UndoError;
 
 pub mod block;
 pub mod file;
@@ -166,7 +167,7 @@ pub fn attach_loop(file: &Path, teardown: &mut crate::teardown::Teardown) -> Res
     Ok(dev)
 }
 
-fn detach_loop(losetup: &Path, dev: &Path) -> std::result::Result<(), String> {
+fn detach_loop(losetup: &Path, dev: &Path) -> std::result::Result<(), UndoError> {
     // A loop device is busy for a moment after its file system is unmounted.
     for _ in 0..50 {
         match std::process::Command::new(losetup)
@@ -178,7 +179,9 @@ fn detach_loop(losetup: &Path, dev: &Path) -> std::result::Result<(), String> {
             Ok(_) | Err(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
         }
     }
-    Err(format!("losetup -d {} kept failing", dev.display()))
+    Err(UndoError::Detach {
+        dev: dev.to_path_buf(),
+    })
 }
 
 /// Fills in major:minor, sysfs name and size of a block device node.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::{attach_loop, describe_block, Attached};
 use crate::error::{OltpError, Result};
 use crate::proc;
-use crate::teardown::Teardown;
+use crate::teardown::{Teardown, UndoError};
 
 /// A running `flashlab serve`, for statistics snapshots.
 #[derive(Clone, Debug)]
@@ -138,7 +138,7 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
             if status.success() {
                 Ok(())
             } else {
-                Err(format!("flashlab serve exited with {status}"))
+                Err(UndoError::ServeExited(status))
             }
         });
     }
@@ -205,10 +205,10 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
                 if unmounted {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "fusermount3 -u {} failed (nbdfuse {st})",
-                        mnt.display()
-                    ))
+                    Err(UndoError::FuseUnmount {
+                        dir: mnt,
+                        nbdfuse: st,
+                    })
                 }
             },
         );
