@@ -729,10 +729,19 @@ fn ssd_h_random_writes_over_the_device_wait_for_map_flushes() {
     println!(
         "ssd-h 4 KiB writes: random over 4 GiB {whole:.1} MB/s ({whole_syncs} map flushes), over 1 GiB {gib:.1} MB/s ({gib_syncs}), sequential {seq:.1} MB/s ({seq_syncs})"
     );
-    assert!(whole < 0.5 * gib, "whole device {whole} MB/s vs 1 GiB {gib} MB/s");
-    assert!((gib / seq - 1.0).abs() < 0.1, "1 GiB random {gib} vs sequential {seq} MB/s");
+    assert!(
+        whole < 0.5 * gib,
+        "whole device {whole} MB/s vs 1 GiB {gib} MB/s"
+    );
+    assert!(
+        (gib / seq - 1.0).abs() < 0.1,
+        "1 GiB random {gib} vs sequential {seq} MB/s"
+    );
     // The fill leaves its last, partly dirty buffer (1024 map pages written
     // in order, flushed 300 at a time): one flush at most for the others.
     assert!(whole_syncs > 10, "whole device: {whole_syncs} map flushes");
-    assert!(gib_syncs <= 1 && seq_syncs <= 1, "1 GiB: {gib_syncs}, sequential: {seq_syncs} map flushes");
+    assert!(
+        gib_syncs <= 1 && seq_syncs <= 1,
+        "1 GiB: {gib_syncs}, sequential: {seq_syncs} map flushes"
+    );
 }
