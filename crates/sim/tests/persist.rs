@@ -114,6 +114,9 @@ fn restored_device_continues_like_the_original() {
         "ssd-m,capacity=128MiB,channels=2,op=0.3,gc=cost-benefit,bg_gc=off,ra=off",
         // the plane cursors are rebuilt from the open blocks
         "ssd-m,capacity=128MiB,channels=2,op=0.3,bg_gc=off,ra=off,geometry.planes_per_die=4,multi_plane=on",
+        // the map-synchronisation buffer: a restored device flushes its dirty
+        // map pages at the same write as the original
+        "ssd-m,capacity=128MiB,channels=2,op=0.3,bg_gc=off,ra=off,ftl.sync.enabled=true,ftl.sync.dirty_limit=40",
     ] {
         let cfg = resolve_spec(spec).unwrap();
         let mut orig = SimDevice::new(cfg.clone(), "t".into(), 3, 4).unwrap();

@@ -30,6 +30,30 @@ impl MapStore {
         }
     }
 
+    /// Device mode: the round-robin die and each die's fill, the state that
+    /// decides when a later map write pays an erase.
+    pub(crate) fn save_state(&self, e: &mut crate::codec::Enc) {
+        e.u32(self.rr);
+        e.vec_u32(&self.written_on_die);
+    }
+
+    pub(crate) fn load_state(
+        &mut self,
+        d: &mut crate::codec::Dec,
+    ) -> Result<(), crate::error::SimError> {
+        let rr = d.u32()?;
+        let written = d.vec_u32_len(self.units as usize, "map store fill")?;
+        if rr >= self.units || written.iter().any(|&w| w >= self.ppb) {
+            return Err(crate::error::CheckpointError::Malformed(
+                "checkpoint map store: die or fill out of range",
+            )
+            .into());
+        }
+        self.rr = rr;
+        self.written_on_die = written;
+        Ok(())
+    }
+
     /// Write one map page starting at `at`; returns (die, end of program).
     pub fn write(&mut self, at: Nanos, flash: &mut Flash) -> (u32, Nanos) {
         let die = self.rr;

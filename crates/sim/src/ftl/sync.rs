@@ -21,7 +21,7 @@
 use super::mapstore::MapStore;
 use super::Ftl;
 use crate::config::SyncConfig;
-use crate::error::SimError;
+use crate::error::{CheckpointError, SimError};
 use crate::geometry::Geometry;
 use crate::resources::Flash;
 use crate::Nanos;
@@ -152,6 +152,52 @@ impl Ftl for SyncFtl {
 
     fn memory_bytes(&self) -> usize {
         self.inner.memory_bytes() + self.dirty.capacity() * 8 + self.dirty_list.capacity() * 4
+    }
+
+    /// Device mode: the wrapped FTL's state, then the buffer of dirty map
+    /// pages and the flush clock, so that a restored device flushes at the
+    /// same write as the saved one would have.
+    fn save_state(&self, out: &mut crate::codec::Enc) -> Result<(), SimError> {
+        self.inner.save_state(out)?;
+        out.vec_u64(&self.dirty);
+        out.vec_u32(&self.dirty_list);
+        out.u64(self.writes);
+        out.u64(self.blocked_until);
+        out.u32(self.die);
+        out.u8(self.new_request as u8);
+        self.store.save_state(out);
+        Ok(())
+    }
+
+    fn load_state(&mut self, inp: &mut crate::codec::Dec) -> Result<(), SimError> {
+        self.inner.load_state(inp)?;
+        let dirty = inp.vec_u64()?;
+        let dirty_list = inp.vec_u32()?;
+        let map_pages = self.dirty.len() as u64 * 64;
+        let consistent = dirty.len() == self.dirty.len()
+            && dirty_list
+                .iter()
+                .all(|&p| (p as u64) < map_pages && dirty[(p >> 6) as usize] >> (p & 63) & 1 == 1)
+            && dirty.iter().map(|w| w.count_ones() as usize).sum::<usize>() == dirty_list.len();
+        if !consistent {
+            return Err(CheckpointError::Malformed(
+                "checkpoint map buffer: dirty pages and their list disagree",
+            )
+            .into());
+        }
+        self.dirty = dirty;
+        self.dirty_list = dirty_list;
+        self.writes = inp.u64()?;
+        self.blocked_until = inp.u64()?;
+        let die = inp.u32()?;
+        if die >= self.units {
+            return Err(
+                CheckpointError::Malformed("checkpoint map buffer: die out of range").into(),
+            );
+        }
+        self.die = die;
+        self.new_request = inp.u8()? != 0;
+        self.store.load_state(inp)
     }
 
     fn after_prefill(&mut self) {
