@@ -188,7 +188,8 @@ for side, name in [("traced", "tracing"), ("baseline", "baseline tracing")]:
         sd = statistics.stdev(over)
         half = T95[min(len(over) - 1, len(T95)) - 1] * sd / len(over) ** 0.5
         lo, hi = m - half, m + half
-        line += (f"; sd {sd:.1f}, range {min(over):.1f} to {max(over):.1f}, "
+        line += (f"; median {statistics.median(over):.1f}, sd {sd:.1f}, "
+                 f"range {min(over):.1f} to {max(over):.1f}, "
                  f"95 % CI {lo:.1f} to {hi:.1f}")
         if hi <= 10:
             verdict = "met"
