@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Tracing overhead: OLTP throughput with logical + physical IO tracing vs
-# without, in the same run, interleaved (untraced then traced in odd
-# rounds, traced then untraced in even ones), on the same database.
+# without, in the same run, interleaved, on the same database.
 #
-# WHAT IT MEASURES: `flashlab oltp` is not on this branch yet, so the
-# workload is run directly on a throwaway PostgreSQL cluster (a loop device
-# over a /dev/shm file, ext4, initdb as the `postgres` user in a temp dir,
-# unix socket only, listen_addresses=''):
+# WHAT IT MEASURES: the workload is run directly (not through `flashlab
+# oltp`) on a throwaway PostgreSQL cluster (a loop device over a /dev/shm
+# file, ext4, initdb as the `postgres` user in a temp dir, unix socket
+# only, listen_addresses=''):
 #   WORKLOAD=tpcc (default when crates/tpcc exists): our TPC-C driver
 #     (crates/tpcc/examples/tpcc.rs), printing tpmC;
 #   WORKLOAD=pgbench: pgbench's TPC-B-like transactions, printing TPS.
@@ -15,17 +14,33 @@
 # the loop device (physical).
 #
 # Usage (root): bench/oltp_trace_overhead.sh [ROUNDS] [SECONDS] [CLIENTS] [SCALE]
-# Defaults: 3 rounds of 20 s, 8 clients (terminals), scale 1 (TPC-C
+# Defaults: 8 rounds of 12 s, 8 clients (terminals), scale 1 (TPC-C
 # warehouses; for pgbench the scale factor, default 10).
+#
+# Each round runs every side once, each run from a CHECKPOINT, in an order
+# that rotates per round (so a drift within a round favours no side). The
+# figure is the mean of the per-round ratios traced / untraced: a round's
+# two runs are minutes apart at most, so the machine's load, which moves
+# throughput by tens of per cent on a shared machine, mostly cancels. Its
+# spread (standard deviation, range, 95 % confidence interval) is printed
+# with the verdict: the target is met only when the whole interval is
+# within 10 %, missed only when it is all beyond, otherwise undecided (run
+# more rounds). The tracer's own CPU time (trace_run's user + system time,
+# which includes the kernel's formatting of the events it reads) is printed
+# per traced run, and the load average at the start and the end.
+#
+# TRACE_RUN=PATH uses that trace_run binary instead of building one.
+# BASELINE_TRACE_RUN=PATH adds a third side: the same tracing by another
+# build of trace_run (e.g. an older commit's), interleaved in the same
+# rounds, to tell a regression of the tracer from the machine's noise.
 # KEEP_TRACES=DIR copies each traced round's directory (logical.trace,
 # physical.trace, iotrace.json) there.
-# Prints every round's throughput and the mean with/without tracing and
-# their ratio. Leaves nothing behind (trap): the server is stopped, the file
-# system unmounted, the loop device detached, the temp files removed.
+# Leaves nothing behind (trap): the server is stopped, the file system
+# unmounted, the loop device detached, the temp files removed.
 set -euo pipefail
 
-ROUNDS=${1:-3}
-SECONDS_PER_RUN=${2:-20}
+ROUNDS=${1:-8}
+SECONDS_PER_RUN=${2:-12}
 CLIENTS=${3:-8}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${WORKLOAD:-}" ]; then
@@ -47,8 +62,16 @@ if [ -z "$PGBIN" ] || ! command -v pgbench >/dev/null; then
     exit 2
 fi
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
-cargo build --release -q -p flashlab-iotrace --example trace_run
-TRACE_RUN=$CARGO_TARGET_DIR/release/examples/trace_run
+if [ -z "${TRACE_RUN:-}" ]; then
+    cargo build --release -q -p flashlab-iotrace --example trace_run
+    TRACE_RUN=$CARGO_TARGET_DIR/release/examples/trace_run
+fi
+for bin in "$TRACE_RUN" ${BASELINE_TRACE_RUN:+"$BASELINE_TRACE_RUN"}; do
+    if [ ! -x "$bin" ]; then
+        echo "error: trace_run binary $bin is not an executable file; build it (cargo build --release -p flashlab-iotrace --example trace_run) or fix TRACE_RUN/BASELINE_TRACE_RUN" >&2
+        exit 2
+    fi
+done
 if [ "$WORKLOAD" = tpcc ]; then
     cargo build --release -q -p flashlab-tpcc --example tpcc
     TPCC=$CARGO_TARGET_DIR/release/examples/tpcc
@@ -105,43 +128,80 @@ rate() {
 run_plain() {
     bash -c "$WORKLOAD_CMD" 2>/dev/null | rate
 }
+# run_traced BINARY NAME: one traced run; its tracer lines go to stderr.
 run_traced() {
-    local out=$WORK/trace-$1
-    "$TRACE_RUN" --out "$out" --pid "$PMPID" --under "$MNT/pgdata" --dev "$DEVNO" -- \
-        bash -c "$WORKLOAD_CMD" 2>"$WORK/trace-$1.err" | rate
-    grep -E '^traced|amplification|logical:|physical:' "$WORK/trace-$1.err" | sed 's/^/    /' >&2
+    local out=$WORK/trace-$2
+    "$1" --out "$out" --pid "$PMPID" --under "$MNT/pgdata" --dev "$DEVNO" -- \
+        bash -c "$WORKLOAD_CMD" 2>"$out.err" | rate
+    grep -E '^traced|^tracer CPU|amplification|logical:|physical:' "$out.err" | sed 's/^/    /' >&2
     if [ -n "${KEEP_TRACES:-}" ]; then mkdir -p "$KEEP_TRACES" && cp -r "$out" "$KEEP_TRACES/"; fi
 }
 
-# Each measured run starts from a checkpoint, and the order alternates
-# (untraced first in odd rounds, traced first in even ones) so that a
-# drift within a round (checkpoints, autovacuum, the page cache warming)
-# does not favour one side.
+sides=(plain traced)
+[ -n "${BASELINE_TRACE_RUN:-}" ] && sides+=(baseline)
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 checkpoint() { su postgres -c "psql $PG -q -c CHECKPOINT postgres" >/dev/null; }
-plain=()
-traced=()
+RESULTS=$WORK/results.txt
+: >"$RESULTS"
+n=${#sides[@]}
 for i in $(seq 1 "$ROUNDS"); do
-    if [ $((i % 2)) = 1 ]; then order="plain traced"; else order="traced plain"; fi
-    for side in $order; do
+    for k in $(seq 0 $((n - 1))); do
+        side=${sides[$(((i - 1 + k) % n))]}
         checkpoint
-        if [ "$side" = plain ]; then
-            p=$(run_plain)
-            echo "round $i without tracing: $p $UNIT"
-            plain+=("$p")
-        else
-            t=$(run_traced "$i")
-            echo "round $i with tracing:    $t $UNIT"
-            traced+=("$t")
+        case "$side" in
+            plain) r=$(run_plain); label="without tracing" ;;
+            traced) r=$(run_traced "$TRACE_RUN" "$i"); label="with tracing" ;;
+            baseline) r=$(run_traced "$BASELINE_TRACE_RUN" "base-$i"); label="with baseline tracing" ;;
+        esac
+        if [ -z "$r" ]; then
+            echo "error: round $i $label printed no $UNIT figure; see the workload's output" >&2
+            exit 1
         fi
+        printf 'round %d %-22s %s %s\n' "$i" "$label:" "$r" "$UNIT"
+        echo "$i $side $r" >>"$RESULTS"
     done
 done
-python3 - "$UNIT" "${plain[*]}" "${traced[*]}" <<'EOF'
-import sys
-unit = sys.argv[1]
-plain = [float(x) for x in sys.argv[2].split()]
-traced = [float(x) for x in sys.argv[3].split()]
-mp, mt = sum(plain) / len(plain), sum(traced) / len(traced)
-print(f"mean without tracing: {mp:.1f} {unit}")
-print(f"mean with tracing:    {mt:.1f} {unit}")
-print(f"with / without: {mt / mp:.3f} (overhead {100 * (1 - mt / mp):.1f} %; target: within 10 %)")
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$UNIT" "$RESULTS" <<'EOF'
+import statistics, sys
+unit, path = sys.argv[1], sys.argv[2]
+rounds = {}
+for line in open(path):
+    i, side, value = line.split()
+    rounds.setdefault(int(i), {})[side] = float(value)
+# Two-sided 95 % Student t quantiles by degrees of freedom (1..30).
+T95 = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18,
+       2.16, 2.14, 2.13, 2.12, 2.11, 2.10, 2.09, 2.09, 2.08, 2.07, 2.07, 2.06,
+       2.06, 2.06, 2.05, 2.05, 2.05, 2.04]
+plain = [r["plain"] for r in rounds.values()]
+print(f"mean without tracing: {statistics.mean(plain):.1f} {unit}")
+for side, name in [("traced", "tracing"), ("baseline", "baseline tracing")]:
+    if not all(side in r for r in rounds.values()):
+        continue
+    values = [r[side] for r in rounds.values()]
+    # Per-round overhead, 1 - traced / untraced of the same round.
+    over = [100 * (1 - r[side] / r["plain"]) for r in rounds.values()]
+    m = statistics.mean(over)
+    print(f"mean with {name}: {statistics.mean(values):.1f} {unit}")
+    line = f"{name} overhead: {m:.1f} % (mean of {len(over)} per-round ratios"
+    if len(over) >= 2:
+        sd = statistics.stdev(over)
+        half = T95[min(len(over) - 1, len(T95)) - 1] * sd / len(over) ** 0.5
+        lo, hi = m - half, m + half
+        line += (f"; median {statistics.median(over):.1f}, sd {sd:.1f}, "
+                 f"range {min(over):.1f} to {max(over):.1f}, "
+                 f"95 % CI {lo:.1f} to {hi:.1f}")
+        if hi <= 10:
+            verdict = "met"
+        elif lo > 10:
+            verdict = "NOT met"
+        else:
+            verdict = "undecided (the interval holds 10 %; run more rounds)"
+    else:
+        verdict = "undecided (one round has no spread; run more rounds)"
+    print(line + f"); target within 10 %: {verdict}")
+if all("baseline" in r for r in rounds.values()):
+    d = [100 * (r["traced"] / r["baseline"] - 1) for r in rounds.values()]
+    print(f"tracing vs baseline tracing: {statistics.mean(d):+.1f} % throughput "
+          f"(per round {min(d):+.1f} to {max(d):+.1f})")
 EOF

@@ -100,6 +100,11 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // The tracer's own cost, taken before the analysis below adds to it:
+    // this process's threads (the readers), including the kernel's
+    // formatting of the events they read; the traced command is a child
+    // and not counted.
+    let (user_s, system_s) = own_cpu_seconds();
     eprintln!(
         "traced {:.1} s: logical {} reads / {} writes / {} fsyncs, physical {} reads / {} writes / {} flushes, {} events lost",
         summary.duration_ns as f64 / 1e9,
@@ -110,6 +115,11 @@ fn main() -> ExitCode {
         summary.physical.writes,
         summary.physical.flushes,
         summary.lost_events
+    );
+    let traced_s = summary.duration_ns as f64 / 1e9;
+    eprintln!(
+        "tracer CPU: {user_s:.2} s user + {system_s:.2} s system ({:.1} % of one core over the traced {traced_s:.1} s)",
+        100.0 * (user_s + system_s) / traced_s.max(1e-9)
     );
     if let (Some(l), Some(p)) = (&summary.logical_path, &summary.physical_path) {
         match analysis::compare(l, p, interval_ms * 1_000_000) {
@@ -155,4 +165,15 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// User and system CPU seconds of this process (all its threads).
+fn own_cpu_seconds() -> (f64, f64) {
+    // SAFETY: getrusage fills the zeroed struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return (0.0, 0.0);
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (secs(ru.ru_utime), secs(ru.ru_stime))
 }

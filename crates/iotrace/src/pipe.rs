@@ -3,7 +3,13 @@
 //! One thread per instance reads the text pipe (non-blocking, woken by
 //! poll every 100 ms at most so that it notices the stop flag), splits it
 //! into lines and hands each parsed event to a [`Sink`], which writes its
-//! trace file. The text pipe costs the kernel a formatting step per event;
+//! trace file. Each wake-up costs the tracer a poll, a read and (when the
+//! sink flushes) a write, about 1 100 of each per second under TPC-C when
+//! both readers woke on every event and flushed whenever the pipe was
+//! empty (`perf trace -s`, docs/oltp-tracing.md); so the sink's file is
+//! flushed at most every [`FLUSH_EVERY`], and a reader whose events need
+//! no prompt look-up (the physical one) drains the pipe in batches
+//! ([`Wake::Batched`]). The text pipe costs the kernel a formatting step per event;
 //! it kept up with the loads we measured (docs/oltp-tracing.md) and any
 //! event it could not keep is counted from the per-CPU stats, never lost
 //! silently.
@@ -15,6 +21,22 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often, at most, a reader flushes its sink's file while tracing (and
+/// once more at the end).
+pub const FLUSH_EVERY: Duration = Duration::from_millis(100);
+
+/// When a reader looks at its pipe again once it is empty.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// As soon as an event arrives (the logical reader: an fd's path is
+    /// read from /proc when its openat is seen, so lag costs names).
+    OnEvent,
+    /// After this pause: the events wait in the ring buffer (sized for
+    /// far longer pauses) and are read in one batch.
+    Batched(Duration),
+}
 
 use crate::TraceError;
 
@@ -129,16 +151,18 @@ pub fn run<S: Sink + ?Sized>(
     mut pipe: File,
     stop: &Arc<AtomicBool>,
     sink: &mut S,
+    wake: Wake,
 ) -> Result<(), TraceError> {
     let mut buf = vec![0u8; 1 << 16];
     let mut pending: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut flushed = Instant::now();
     loop {
         match pipe.read(&mut buf) {
             Ok(0) => {
                 if stop.load(Ordering::Acquire) {
                     break;
                 }
-                wait_readable(&pipe);
+                wait(&pipe, wake);
             }
             Ok(n) => {
                 pending.extend_from_slice(&buf[..n]);
@@ -159,19 +183,30 @@ pub fn run<S: Sink + ?Sized>(
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                sink.flush()?;
                 // Stop only once the pipe is drained: tracing was switched
                 // off before `stop` was set, so nothing new arrives.
                 if stop.load(Ordering::Acquire) {
                     break;
                 }
-                wait_readable(&pipe);
+                if flushed.elapsed() >= FLUSH_EVERY {
+                    sink.flush()?;
+                    flushed = Instant::now();
+                }
+                wait(&pipe, wake);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(TraceError::io("reading trace_pipe".to_string(), e)),
         }
     }
     sink.flush()
+}
+
+fn wait(pipe: &File, wake: Wake) {
+    match wake {
+        Wake::OnEvent => wait_readable(pipe),
+        // Shorter than poll's 100 ms, so the stop flag is seen as soon.
+        Wake::Batched(pause) => std::thread::sleep(pause.min(Duration::from_millis(100))),
+    }
 }
 
 fn wait_readable(pipe: &File) {
