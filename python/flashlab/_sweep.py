@@ -37,12 +37,29 @@ def _run_point(grid_json: str, index: int, root: str) -> str:
     return native.run_point(grid_json, index, root)
 
 
-def default_client():  # pragma: no cover - exercised through sweep()
-    """A LocalCluster with one single-threaded worker process per core."""
+#: Dask settings of the LocalCluster that :func:`default_client` starts.
+#: A point is one long native call with the GIL released, so the worker's
+#: statistical profiler (a Python stack sample every 10 ms) records nothing
+#: useful, and memory is checked once a second rather than ten times: on a
+#: 2-core machine these periodic tasks took 3.8 % of a core per idle worker
+#: (bench/sweep_scaling.py measures them; docs/python.md, "Speed").
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.worker.memory.monitor-interval": "1s",
+}
+
+
+def default_client(n_workers: Optional[int] = None):  # pragma: no cover - exercised through sweep()
+    """A LocalCluster with ``n_workers`` (default: one per core) single-threaded
+    worker processes, set up with :data:`LOCAL_CLUSTER_CONFIG`, and a client to it."""
+    import dask
     from dask.distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, dashboard_address=None)
-    return Client(cluster)
+    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+        cluster = LocalCluster(
+            n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, dashboard_address=None
+        )
+        return Client(cluster)
 
 
 def sweep(

@@ -58,6 +58,7 @@ fn failed(point: &Point, root: &Path, e: SweepError) -> PointOutcome {
         workload: None,
         results_dir: crate::point::point_dir(root, point),
         wall_s: 0.0,
+        cpu_s: 0.0,
         resumed: false,
     }
 }

@@ -122,6 +122,12 @@ pub struct PointOutcome {
     pub results_dir: PathBuf,
     /// Wall-clock time the point took (not a metric: it differs between identical runs).
     pub wall_s: f64,
+    /// CPU time (user + system) of the thread that ran the point, over the
+    /// same span as `wall_s`. Together they tell a point that waited for a
+    /// core (wall well above CPU) from one that got slower itself (CPU up):
+    /// `bench/sweep_scaling.py` prints both. Not a metric either.
+    #[serde(default)]
+    pub cpu_s: f64,
     /// True when the point was found done and not run again.
     #[serde(default)]
     pub resumed: bool,
@@ -162,6 +168,7 @@ pub fn run_point(
     }
     std::fs::create_dir_all(&dir).map_err(SweepError::io(&dir))?;
     let started = Instant::now();
+    let cpu_started = thread_cpu_s();
     let mut runs = Vec::new();
     let mut summary = None;
     let result = simulate_into(
@@ -197,6 +204,7 @@ pub fn run_point(
         workload: Some(grid.workload.clone()),
         results_dir: dir.join("results"),
         wall_s: started.elapsed().as_secs_f64(),
+        cpu_s: thread_cpu_s() - cpu_started,
         resumed: false,
     };
     flashlab_results::dir::write_json_atomic(&marker, &outcome).map_err(SweepError::io(&marker))?;
@@ -541,6 +549,20 @@ fn run_trace(
         Some(e) => Err(SweepError::Run(format!("replay failed: {e}"))),
         None => Ok(()),
     }
+}
+
+/// CPU time consumed so far by the calling thread, in seconds (0 if the
+/// clock cannot be read: the figure is informative only).
+fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into the valid `ts`.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 fn host_info() -> HostInfo {

@@ -239,3 +239,50 @@ fn bad_suite_workloads_are_one_line_naming_the_fix() {
         assert!(e.starts_with("g.toml"), "{e}");
     }
 }
+
+#[cfg(feature = "parquet")]
+#[test]
+fn a_suite_grid_as_parquet_has_the_csv_columns_with_summary_values_as_doubles() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
+
+    let g = grid(GRID).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let outcomes = local::run_local(&g, dir.path(), 2, &tool(), &|_| {});
+    for o in &outcomes {
+        assert_eq!(o.status, PointStatus::Ok, "{:?}", o.error);
+    }
+    let path = dir.path().join("sweep.parquet");
+    table::save_parquet(&path, &g, &outcomes).unwrap();
+    let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+    let meta = reader.metadata();
+    assert_eq!(meta.file_metadata().num_rows(), 2);
+    let schema = meta.file_metadata().schema_descr();
+    let names: Vec<String> = (0..schema.num_columns())
+        .map(|i| schema.column(i).name().to_string())
+        .collect();
+    assert_eq!(names, table::columns(&g, &outcomes));
+    let at = |name: &str| names.iter().position(|n| n == name).unwrap();
+    assert_eq!(
+        schema
+            .column(at("table3.rw_ms"))
+            .physical_type()
+            .to_string(),
+        "DOUBLE"
+    );
+    // The Parquet values are the CSV's, row by row.
+    let text = csv(&g, &outcomes);
+    let csv_rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    for (i, row) in reader.get_row_iter(None).unwrap().enumerate() {
+        let row = row.unwrap();
+        for m in ["table3.sr_ms", "table3.rw_ms"] {
+            let from_csv: f64 = csv_rows[i][at(m)].parse().unwrap();
+            assert_eq!(row.get_double(at(m)).unwrap(), from_csv, "{m}, row {i}");
+        }
+        assert_eq!(row.get_string(at("run")).unwrap(), "uflip");
+    }
+}

@@ -126,6 +126,33 @@ fn a_point_runs_into_its_own_directory_and_resumes_from_its_marker() {
 }
 
 #[test]
+fn a_point_keeps_the_cpu_time_of_its_thread_next_to_its_wall_time() {
+    let g = grid(GRID).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_point(&g, &g.point(0), dir.path(), &tool()).unwrap();
+    // The point ran on this thread: it used some CPU, and never more than
+    // the wall time it took (a clock tick of slack for the two readings).
+    assert!(out.cpu_s > 0.0, "cpu_s {}", out.cpu_s);
+    assert!(
+        out.cpu_s <= out.wall_s + 0.01,
+        "cpu_s {} > wall_s {}",
+        out.cpu_s,
+        out.wall_s
+    );
+    let marker: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            dir.path()
+                .join("points")
+                .join(&g.point(0).id)
+                .join("point.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(marker["cpu_s"].as_f64(), Some(out.cpu_s));
+}
+
+#[test]
 fn a_failing_point_is_reported_and_the_others_complete() {
     let g = grid(
         &GRID
