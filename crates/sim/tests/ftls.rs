@@ -349,7 +349,10 @@ fn bast_log_window_makes_random_writes_in_one_unit_merge_like_anywhere() {
     );
     // reverse: one merge per 16-page window either way
     assert!((0.05..0.08).contains(&rev_window), "{rev_window}");
-    assert!((rev_window - rev_plain).abs() < 0.01, "{rev_window} {rev_plain}");
+    assert!(
+        (rev_window - rev_plain).abs() < 0.01,
+        "{rev_window} {rev_plain}"
+    );
     // random in one unit: a window is left 3 times in 4
     assert!(rnd_window > 0.6, "{rnd_window}");
     assert!(rnd_plain < 0.1, "{rnd_plain}");
