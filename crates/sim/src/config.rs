@@ -393,6 +393,22 @@ pub struct FtlConfig {
     /// copy by its position, without version numbers; docs/sim-ftl.md).
     #[serde(default)]
     pub log_overwrite_merges: bool,
+    /// bast: a random log is a positional replacement for one aligned window
+    /// of `log_pages` pages of its unit (each page at its own offset in the
+    /// window, as NFTL's replacement blocks keep a page at its own offset;
+    /// Gal & Toledo, ACM Computing Surveys 2005): it takes pages of that
+    /// window only, and a write elsewhere in the unit merges the unit first
+    /// (docs/sim-ftl.md). No effect with `log_pages = 0`.
+    #[serde(default)]
+    pub log_window: bool,
+    /// bast: at most this many logs are *open sequential logs* (written in
+    /// order from offset 0 and not yet full) at once; 0 = no limit (BAST). A
+    /// log opened while the limit is reached is a random log from its first
+    /// page: FAST keeps one sequential log block (Lee et al., ACM TECS 2007),
+    /// so concurrent sequential streams beyond it are logged like random
+    /// writes (docs/sim-ftl.md).
+    #[serde(default)]
+    pub seq_log_limit: u32,
     /// fast: at most this many units may have pages in the random log blocks
     /// (0 = any number); a random write to another unit first merges the least
     /// recently written one (a bounded association table, as KAST bounds each
@@ -446,6 +462,8 @@ impl Default for FtlConfig {
             stripe_dies: 0,
             log_pages: 0,
             log_overwrite_merges: false,
+            log_window: false,
+            seq_log_limit: 0,
             log_units: 0,
             seq_logs: 1,
             seq_large_requests: false,

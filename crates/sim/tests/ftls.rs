@@ -311,6 +311,92 @@ fn bast_log_pages_bound_the_random_log() {
     assert!(whole <= 11, "{whole}");
 }
 
+/// `ftl.log_window` (uFLIP's Kingston DTI: reverse x8 but no locality
+/// area): a positional log holds one window of `log_pages` pages of its
+/// unit. Reverse writes walk through a window before leaving it, so they
+/// merge once per window with or without the option; random writes over a
+/// unit of four windows leave the log's window almost every write, so they
+/// merge about once per write instead of once per log of writes.
+#[test]
+fn bast_log_window_makes_random_writes_in_one_unit_merge_like_anywhere() {
+    let per_write = |reqs: Vec<(u64, u32, Mode)>, extra: &str| {
+        let mut d = small("bast", &format!(",ftl.log_pages=16{extra}"));
+        seq_fill(&mut d, 64 * KIB);
+        d.reset_stats();
+        let n = reqs.len() as f64;
+        run(&mut d, reqs, 1);
+        d.check().unwrap();
+        merges(&d) as f64 / n
+    };
+    // ten passes backwards through unit 1 (pages 64..128)
+    let reverse: Vec<_> = (0..640u64)
+        .map(|i| ((64 + 63 - i % 64) * 4 * KIB, 4 * KIB as u32, Mode::Write))
+        .collect();
+    // random 4 KiB writes inside unit 1 (256 KiB, four 16-page windows)
+    let in_unit: Vec<_> = random(7, 256 * KIB, 4 * KIB, 1000, Mode::Write)
+        .map(|(o, s, m)| (256 * KIB + o, s, m))
+        .collect();
+    let (rev_window, rev_plain) = (
+        per_write(reverse.clone(), ",ftl.log_window=true"),
+        per_write(reverse, ""),
+    );
+    let (rnd_window, rnd_plain) = (
+        per_write(in_unit.clone(), ",ftl.log_window=true"),
+        per_write(in_unit, ""),
+    );
+    println!(
+        "merges per write: reverse {rev_window:.3} with windows, {rev_plain:.3} without; random in one unit {rnd_window:.3} with windows, {rnd_plain:.3} without"
+    );
+    // reverse: one merge per 16-page window either way
+    assert!((0.05..0.08).contains(&rev_window), "{rev_window}");
+    assert!(
+        (rev_window - rev_plain).abs() < 0.01,
+        "{rev_window} {rev_plain}"
+    );
+    // random in one unit: a window is left 3 times in 4
+    assert!(rnd_window > 0.6, "{rnd_window}");
+    assert!(rnd_plain < 0.1, "{rnd_plain}");
+}
+
+/// `ftl.seq_log_limit` (uFLIP Table 3's Partitioning: "4 (x5)" on the
+/// Kingston DTI): with one sequential log, of two interleaved sequential
+/// streams one is logged like random writes (full merges), while a single
+/// stream keeps its switch merges; without the limit both streams switch.
+#[test]
+fn bast_seq_log_limit_logs_a_second_stream_like_random_writes() {
+    let unit = 256 * KIB;
+    let merges_of = |streams: u64, extra: &str| {
+        let mut d = small("bast", extra);
+        seq_fill(&mut d, 64 * KIB);
+        d.reset_stats();
+        // `streams` sequential streams of 32 KiB writes, round robin, each
+        // through 16 units of its own (partitions of 16 units); a log is
+        // merged when the least recently written of the 3 is evicted
+        let reqs = (0..16 * 8 * streams).map(|i| {
+            let (s, k) = (i % streams, i / streams);
+            (s * 16 * unit + k * 32 * KIB, 32 * KIB as u32, Mode::Write)
+        });
+        run(&mut d, reqs, 1);
+        d.check().unwrap();
+        let a = d.accounting();
+        (a.merges_switch, a.merges_full)
+    };
+    let (one_sw, one_full) = merges_of(1, ",ftl.seq_log_limit=1");
+    let (two_sw, two_full) = merges_of(2, ",ftl.seq_log_limit=1");
+    let (free_sw, free_full) = merges_of(2, "");
+    println!(
+        "(switch, full) merges: one stream limited ({one_sw}, {one_full}), two streams limited ({two_sw}, {two_full}), two streams unlimited ({free_sw}, {free_full})"
+    );
+    // 16 logs opened, the last 3 not yet evicted
+    assert_eq!(one_full, 0);
+    assert_eq!(one_sw, 13);
+    assert_eq!(free_full, 0);
+    assert!(free_sw >= 29, "{free_sw}");
+    // the second stream's units are merged in full, the first's switched
+    assert!(two_full >= 13, "{two_full}");
+    assert!((13..=16).contains(&two_sw), "{two_sw}");
+}
+
 /// `ftl.log_units` (uFLIP's Kingston DTHX: locality 16 MB (x20), 8 partitions
 /// (x20)): with at most 2 units in FAST's random log, random writes over 2
 /// units merge once per unit per log block, over 4 units about every other

@@ -33,6 +33,29 @@
 //!   in-place pattern then costs a merge per write, a reverse pattern (every
 //!   page once) a merge per `log_pages`, and random writes in a small area
 //!   stay about as expensive as anywhere: no locality area.
+//! - `ftl.log_window`: a random log is a positional replacement for one
+//!   aligned window of `log_pages` pages of its unit (a page sits at its own
+//!   offset in the window, as in NFTL's replacement blocks; Gal & Toledo,
+//!   ACM Computing Surveys 37(2), 2005, which uFLIP cites as [3]). Reverse
+//!   writes walk through a window before they leave it (a merge per
+//!   `log_pages` pages, as before), while random writes over more than one
+//!   window leave it almost every write: a merge per write wherever they
+//!   land, so random writes in a small area are no cheaper than anywhere
+//!   (uFLIP 5.2: "some low end USB devices (e.g., Kingston DTI) do not show
+//!   any benefit by focusing random IOs in a reduced area").
+//!
+//! And one option bounds the sequential logs, for partitioned writes:
+//! - `ftl.seq_log_limit`: at most this many logs are open sequential logs
+//!   (written in order from offset 0, not yet full); a log opened beyond
+//!   them is a random log from its first page. FAST keeps a single
+//!   sequential log block (Lee et al., ACM TECS 6(3), 2007); with one, of
+//!   `p` concurrent sequential streams `p - 1` are logged like random writes
+//!   and merged once per random log, so partitioned writes cost a multiple
+//!   of a single stream before the log blocks run out (uFLIP Table 3's
+//!   Partitioning column: "4 (x5)" on the Kingston DTI, "4 (x2)" on the
+//!   Transcends; 5.2: "parallel execution with a high degree can cause
+//!   multiple sequential write patterns to degenerate to random write
+//!   patterns (more precisely to partitioned write patterns)").
 
 use super::blocks::NONE;
 use super::superblock::{sb_common, SbCore, SbKind};
@@ -55,6 +78,11 @@ pub struct BastFtl {
     rand_cap: u32,
     /// `ftl.log_overwrite_merges`.
     overwrite_merges: bool,
+    /// `ftl.log_window`: per unit, the window (offset / `rand_cap`) its
+    /// random log holds; empty when the option is off.
+    window_of: Vec<u32>,
+    /// `ftl.seq_log_limit` (0 = no limit).
+    seq_limit: u32,
 }
 
 impl BastFtl {
@@ -71,6 +99,12 @@ impl BastFtl {
                 p => p.min(core.n),
             },
             overwrite_merges: cfg.ftl.log_overwrite_merges,
+            window_of: if cfg.ftl.log_window {
+                vec![NONE; n_lu]
+            } else {
+                Vec::new()
+            },
+            seq_limit: cfg.ftl.seq_log_limit,
             core,
         }
     }
@@ -95,6 +129,24 @@ impl BastFtl {
         } else {
             c.is_inlog(lpn)
         }
+    }
+
+    /// Whether `off` lies outside the window `lu`'s random log holds
+    /// (`ftl.log_window`; never when the option is off).
+    fn outside_window(&self, lu: u32, off: u32) -> bool {
+        !self.window_of.is_empty() && self.window_of[lu as usize] != off / self.rand_cap
+    }
+
+    /// Open sequential logs: written in order from offset 0, not yet full.
+    fn open_seq_logs(&self) -> u32 {
+        let c = &self.core;
+        self.owners
+            .iter()
+            .filter(|&&(u, _)| {
+                let l = self.log_of[u as usize];
+                c.seq_log[u as usize] == l && c.sb_wp[l as usize] < c.n
+            })
+            .count() as u32
     }
 
     /// Merge unit `lu`'s log block into its data block and free the log.
@@ -153,6 +205,14 @@ impl Ftl for BastFtl {
             t = self.merge(lu, t, flash)?;
             log = NONE;
         }
+        if log != NONE
+            && self.core.sb_kind[log as usize] == SbKind::RandLog
+            && self.outside_window(lu, off)
+        {
+            // a positional log holds one window of its unit
+            t = self.merge(lu, t, flash)?;
+            log = NONE;
+        }
         if log != NONE && self.log_full(log) {
             t = self.merge(lu, t, flash)?;
             log = NONE;
@@ -167,10 +227,18 @@ impl Ftl for BastFtl {
                     .unwrap_or(NONE);
                 t = self.merge(victim, t, flash)?;
             }
+            let seq_allowed = self.seq_limit == 0 || self.open_seq_logs() < self.seq_limit;
             // a log starts sequential: at offset 0 in its own positions
             log = self.core.open_seq(lu)?;
             self.log_of[lu as usize] = log;
             self.owners.push((lu, self.seq));
+            if !seq_allowed {
+                // no sequential log left: a random log from its first page
+                self.core.demote_seq(lu)?;
+                if !self.window_of.is_empty() {
+                    self.window_of[lu as usize] = off / self.rand_cap;
+                }
+            }
         } else if let Some(o) = self.owners.iter_mut().find(|(u, _)| *u == lu) {
             o.1 = self.seq;
         }
@@ -180,11 +248,19 @@ impl Ftl for BastFtl {
                 return Ok(c.program_seq(lpn, t, flash));
             }
             // out of order: the log becomes a random log block of this unit
+            let wp = c.sb_wp[log as usize];
             c.demote_seq(lu)?;
-            if self.log_full(log) {
-                // already past a random log's capacity: merge, start a new log
+            // a positional log keeps the in-order pages only if they and
+            // this page share one window
+            let window = off / self.rand_cap;
+            let spans = !self.window_of.is_empty() && wp > 0 && (wp > self.rand_cap || window != 0);
+            if self.log_full(log) || spans {
+                // already past a random log's capacity (or its window): merge, start a new log
                 let t = self.merge(lu, t, flash)?;
                 return self.write(lpn, _partial, t, flash);
+            }
+            if !self.window_of.is_empty() {
+                self.window_of[lu as usize] = window;
             }
         }
         Ok(self.core.program_rand(log, lpn, t, flash))
@@ -209,6 +285,9 @@ impl Ftl for BastFtl {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.core.memory_bytes() + self.log_of.capacity() * 4 + self.owners.capacity() * 12
+        self.core.memory_bytes()
+            + self.log_of.capacity() * 4
+            + self.window_of.capacity() * 4
+            + self.owners.capacity() * 12
     }
 }
