@@ -370,6 +370,30 @@ impl FtlKind {
     }
 }
 
+/// Which die group a block-mapped FTL's unit lives in (`ftl.unit_groups`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnitGroups {
+    /// The group with the most free superblocks when the unit is first
+    /// written; its merges stay in the group of its data block.
+    #[default]
+    Free,
+    /// Unit u in group u mod G (RAID-0 over die groups, one unit per stripe).
+    Interleaved,
+    /// Group g serves units [g x U / G, (g + 1) x U / G): contiguous address ranges.
+    Contiguous,
+}
+
+impl UnitGroups {
+    pub fn name(self) -> &'static str {
+        match self {
+            UnitGroups::Free => "free",
+            UnitGroups::Interleaved => "interleaved",
+            UnitGroups::Contiguous => "contiguous",
+        }
+    }
+}
+
 /// The FTL and its parameters (see docs/sim-ftl.md). Parameters that do not
 /// apply to the chosen `kind` are ignored.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -409,6 +433,16 @@ pub struct FtlConfig {
     /// writes (docs/sim-ftl.md).
     #[serde(default)]
     pub seq_log_limit: u32,
+    /// block, bast, fast: which die group holds a unit's superblocks
+    /// (`free`: the group with the most free superblocks when the unit is
+    /// first written, then wherever its data block is; `interleaved`: unit u
+    /// in group u mod G, RAID-0 with one unit per stripe; `contiguous`: each
+    /// group serves one contiguous G-th of the logical space). With a fixed
+    /// group, writes that stay in one group's addresses queue their merges on
+    /// its dies while writes spread over the groups overlap them
+    /// (docs/sim-ftl.md).
+    #[serde(default)]
+    pub unit_groups: UnitGroups,
     /// fast: at most this many units may have pages in the random log blocks
     /// (0 = any number); a random write to another unit first merges the least
     /// recently written one (a bounded association table, as KAST bounds each
@@ -464,6 +498,7 @@ impl Default for FtlConfig {
             log_overwrite_merges: false,
             log_window: false,
             seq_log_limit: 0,
+            unit_groups: UnitGroups::Free,
             log_units: 0,
             seq_logs: 1,
             seq_large_requests: false,
@@ -793,6 +828,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("log_blocks", "ftl.log_blocks"),
     ("log_pages", "ftl.log_pages"),
     ("log_units", "ftl.log_units"),
+    ("unit_groups", "ftl.unit_groups"),
     ("seq_logs", "ftl.seq_logs"),
     ("seq_large_requests", "ftl.seq_large_requests"),
     ("merges_per_write", "ftl.merges_per_write"),

@@ -758,3 +758,45 @@ fn ssd_h_random_writes_over_the_device_wait_for_map_flushes() {
         "1 GiB: {gib_syncs}, sequential: {seq_syncs} map flushes"
     );
 }
+
+/// uFLIP 5.2 (Table 3's Large Incr): "for high end SSDs and for the
+/// Transcend IDE Module, the cost is twice or four times the cost of a
+/// random writes" at gaps of 1 to 8 MB. The Mtron's two die groups serve
+/// contiguous halves of the address space (`ftl.unit_groups =
+/// "contiguous"`): writes 2 MiB apart stay in one group and queue a merge
+/// each on its dies, while random writes overlap their merges over both
+/// groups behind the cache. With the default free placement the same writes
+/// cost less than random writes. Both measured after the cache's start-up
+/// (the first 128 writes of each run left out). Tolerance: contiguous above
+/// RW and at least 1.1x free placement; free below RW.
+#[test]
+fn mtron_large_increments_cost_more_than_random_writes() {
+    let measure = |groups: &str| {
+        let mut d = dev(&format!("mtron,capacity=1GiB,ftl.unit_groups={groups}"));
+        random_state(&mut d, 11);
+        let size = d.info().size_bytes;
+        let rw = mean_ms(&run(&mut d, random(6, size, K32, 512, Mode::Write), 1)[128..]);
+        quiet(&mut d);
+        // Incr 64 at 32 KiB: one write every 2 MiB, 384 writes over 768 MiB
+        let incr = mean_ms(
+            &run(
+                &mut d,
+                (0..384).map(|i| (i * 64 * K32, K32 as u32, Mode::Write)),
+                1,
+            )[128..],
+        );
+        (rw, incr)
+    };
+    let (rw, incr) = measure("contiguous");
+    let (rw_free, incr_free) = measure("free");
+    println!(
+        "mtron Incr 64 vs RW: contiguous groups {incr:.2} / {rw:.2} ms (x{:.2}), free placement {incr_free:.2} / {rw_free:.2} ms (x{:.2})",
+        incr / rw,
+        incr_free / rw_free
+    );
+    // measured: x1.07 contiguous, x0.88 free (the paper's x2 is out of
+    // reach for the reasons in KNOWN_GAPS)
+    assert!(incr > rw, "{incr} vs {rw}");
+    assert!(incr_free < rw_free, "{incr_free} vs {rw_free}");
+    assert!(incr > 1.1 * incr_free, "{incr} vs {incr_free}");
+}

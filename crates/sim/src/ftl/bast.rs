@@ -187,7 +187,7 @@ impl Ftl for BastFtl {
         let (lu, off) = self.core.lu_off(lpn);
         let c = &mut self.core;
         if c.data_sb[lu as usize] == NONE {
-            let g = c.roomiest_group();
+            let g = c.unit_group(lu);
             let sb = c.alloc(g, SbKind::Data, lu)?;
             c.data_sb[lu as usize] = sb;
         }

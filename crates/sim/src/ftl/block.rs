@@ -79,7 +79,7 @@ impl Ftl for BlockFtl {
             return self.write(lpn, _partial, t, flash);
         }
         if c.data_sb[lu as usize] == NONE {
-            let g = c.roomiest_group();
+            let g = c.unit_group(lu);
             let sb = c.alloc(g, super::superblock::SbKind::Data, lu)?;
             c.data_sb[lu as usize] = sb;
         }

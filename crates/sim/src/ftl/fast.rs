@@ -318,7 +318,7 @@ impl Ftl for FastFtl {
         let large = self.seq_large && self.req_pages > 1;
         let c = &mut self.core;
         if c.data_sb[lu as usize] == NONE {
-            let g = c.roomiest_group();
+            let g = c.unit_group(lu);
             let sb = c.alloc(g, SbKind::Data, lu)?;
             c.data_sb[lu as usize] = sb;
         }

@@ -46,7 +46,7 @@ use std::collections::BinaryHeap;
 
 use super::blocks::NONE;
 use crate::accounting::Cause;
-use crate::config::SimConfig;
+use crate::config::{SimConfig, UnitGroups};
 use crate::error::{ConfigError, SimError};
 use crate::geometry::Geometry;
 use crate::resources::Flash;
@@ -95,6 +95,8 @@ pub struct SbCore {
     check: bool,
     /// Free superblocks that allocation for data/log never takes (merge targets).
     pub reserve: u32,
+    /// `ftl.unit_groups`: which die group holds a unit's superblocks.
+    unit_groups: UnitGroups,
 }
 
 #[inline]
@@ -116,6 +118,16 @@ pub fn stripe_of(cfg: &SimConfig, geo: &Geometry) -> u32 {
         geo.units
     } else {
         cfg.ftl.stripe_dies
+    }
+}
+
+/// The die group fixed for unit `lu` of `n_lu` over `groups` groups, or None
+/// when `ftl.unit_groups = free` (the FTL picks the roomiest group).
+fn unit_group_of(mode: UnitGroups, lu: u32, n_lu: u32, groups: u32) -> Option<u32> {
+    match mode {
+        UnitGroups::Free => None,
+        UnitGroups::Interleaved => Some(lu % groups),
+        UnitGroups::Contiguous => Some((lu as u64 * groups as u64 / n_lu.max(1) as u64) as u32),
     }
 }
 
@@ -147,6 +159,23 @@ pub fn validate(cfg: &SimConfig, geo: &Geometry, logs: u32) -> Result<(), Config
     }
     if sb_pages > u32::MAX as u64 / 2 {
         return Err(ConfigError::invalid(n, "superblocks too large"));
+    }
+    // With units fixed to groups, every group must hold its own units plus
+    // the log blocks (they may all belong to its units) and merge targets.
+    let mut per_group = vec![0u64; groups as usize];
+    for lu in 0..n_lu as u32 {
+        if let Some(g) = unit_group_of(cfg.ftl.unit_groups, lu, n_lu as u32, groups) {
+            per_group[g as usize] += 1;
+        }
+    }
+    let most = per_group.iter().copied().max().unwrap_or(0);
+    if most > 0 && most + logs as u64 + 2 > geo.blocks_per_unit as u64 {
+        return Err(ConfigError::invalid(n, format!(
+            "ftl.unit_groups = {} puts {most} units in one die group, which has {} superblocks (needs {} with {logs} log blocks and 2 for merges); raise op, lower ftl.log_blocks or use ftl.unit_groups = free",
+            cfg.ftl.unit_groups.name(),
+            geo.blocks_per_unit,
+            most + logs as u64 + 2
+        )));
     }
     Ok(())
 }
@@ -195,6 +224,7 @@ impl SbCore {
             counts: vec![0; s as usize],
             check: cfg.check.enabled,
             reserve: 1,
+            unit_groups: cfg.ftl.unit_groups,
         }
     }
 
@@ -297,6 +327,16 @@ impl SbCore {
         (0..self.groups)
             .max_by_key(|&g| (self.free[g as usize].len(), Reverse(g)))
             .unwrap_or(0)
+    }
+
+    /// The die group for a superblock of unit `lu` (`ftl.unit_groups`):
+    /// with `free` the roomiest group (the caller keeps a unit's later
+    /// superblocks in its data block's group), else fixed by the address.
+    /// [`Self::alloc`] still falls back to another group if this one has no
+    /// free superblock left.
+    pub fn unit_group(&self, lu: u32) -> u32 {
+        unit_group_of(self.unit_groups, lu, self.n_lu, self.groups)
+            .unwrap_or_else(|| self.roomiest_group())
     }
 
     /// Erase superblock `sb` (all its dies, in parallel) and return it to the free pool.
@@ -527,9 +567,10 @@ impl SbCore {
     /// Start a sequential log for `lu` in a fresh superblock (write pointer 0).
     pub fn open_seq(&mut self, lu: u32) -> Result<u32, SimError> {
         debug_assert_eq!(self.seq_log[lu as usize], NONE);
-        let g = match self.data_sb[lu as usize] {
-            NONE => self.roomiest_group(),
-            d => self.group_of(d),
+        let g = match (self.unit_groups, self.data_sb[lu as usize]) {
+            (UnitGroups::Free, NONE) => self.roomiest_group(),
+            (UnitGroups::Free, d) => self.group_of(d),
+            _ => self.unit_group(lu),
         };
         let r = self.alloc(g, SbKind::SeqLog, lu)?;
         self.seq_log[lu as usize] = r;
