@@ -134,6 +134,11 @@ pub struct Flash {
     /// Per die, the open multi-plane program and read groups (empty without multi-plane).
     prog_group: Vec<PlaneGroup>,
     read_group: Vec<PlaneGroup>,
+    /// `false`: a scratch array that places nothing and counts nothing (every
+    /// operation ends when it starts), for [`crate::ftl::prefill`] of an FTL
+    /// whose state does not depend on the times it is given
+    /// ([`crate::ftl::Ftl::prefill_untimed`]).
+    timed: bool,
 }
 
 impl Flash {
@@ -169,6 +174,18 @@ impl Flash {
             blocks_per_unit: geo.blocks_per_unit,
             prog_group: vec![PlaneGroup::default(); groups],
             read_group: vec![PlaneGroup::default(); groups],
+            timed: true,
+        }
+    }
+
+    /// A scratch array on which every operation takes no time and nothing is
+    /// placed or counted: a prefill of 4 M pages on a timed scratch array
+    /// spent most of its time keeping channel timelines (and compacting
+    /// them, as its clock never advances) that were then thrown away.
+    pub fn untimed(t: NandTiming, geo: &Geometry) -> Flash {
+        Flash {
+            timed: false,
+            ..Flash::new(t, geo)
         }
     }
 
@@ -331,6 +348,9 @@ impl Flash {
     }
 
     pub fn read_bytes(&mut self, unit: u32, cause: Cause, at: Nanos, bytes: u64) -> Nanos {
+        if !self.timed {
+            return at;
+        }
         self.read_placed(unit, cause, at, bytes).1
     }
 
@@ -340,7 +360,7 @@ impl Flash {
     #[inline]
     pub fn read_ppn(&mut self, ppn: u32, cause: Cause, at: Nanos) -> Nanos {
         let (unit, plane, page) = self.locate(ppn);
-        if self.planes <= 1 {
+        if self.planes <= 1 || !self.timed {
             return self.read(unit, cause, at);
         }
         let mut bytes = self.t.page_bytes;
@@ -453,6 +473,9 @@ impl Flash {
     /// Program one page on die `unit`; returns when the program has finished.
     #[inline]
     pub fn program(&mut self, unit: u32, cause: Cause, at: Nanos) -> Nanos {
+        if !self.timed {
+            return at;
+        }
         self.program_placed(unit, cause, at).1
     }
 
@@ -461,7 +484,7 @@ impl Flash {
     #[inline]
     pub fn program_ppn(&mut self, ppn: u32, cause: Cause, at: Nanos) -> Nanos {
         let (unit, plane, page) = self.locate(ppn);
-        if self.planes <= 1 {
+        if self.planes <= 1 || !self.timed {
             return self.program(unit, cause, at);
         }
         let u = unit as usize;
@@ -532,6 +555,9 @@ impl Flash {
     /// Erase one block on die `unit`.
     #[inline]
     pub fn erase(&mut self, unit: u32, cause: Cause, at: Nanos) -> Nanos {
+        if !self.timed {
+            return at;
+        }
         let u = unit as usize;
         let start = at.max(self.die_free[u]);
         let end = start + self.t.command_ns + self.t.erase_ns;
@@ -564,7 +590,7 @@ impl Flash {
         dst: &[u32],
     ) -> Nanos {
         debug_assert_eq!(src.len(), dst.len());
-        if self.planes <= 1 || self.t.copyback {
+        if self.planes <= 1 || self.t.copyback || !self.timed {
             return self.copy_n(unit, cause, at, src.len() as u64);
         }
         let mut t = at;
@@ -598,6 +624,9 @@ impl Flash {
     /// Relocate `n` pages inside die `unit`; same timing as `n` single copies,
     /// and host reads may overtake it between any two pages.
     pub fn copy_n(&mut self, unit: u32, cause: Cause, at: Nanos, n: u64) -> Nanos {
+        if !self.timed {
+            return at;
+        }
         if n == 0 {
             return at.max(self.die_free[unit as usize]);
         }

@@ -140,7 +140,12 @@ impl Timeline {
             (true, false) => self.iv[i - 1].1 = e,
             (false, true) => self.iv[i].0 = s,
             (false, false) => {
-                self.iv.insert(i, (s, e));
+                // most work lands after everything placed (a plain push)
+                if i == self.iv.len() {
+                    self.iv.push_back((s, e));
+                } else {
+                    self.iv.insert(i, (s, e));
+                }
                 if self.iv.len() > Self::MAX_INTERVALS {
                     self.compact();
                 }
