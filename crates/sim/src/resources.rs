@@ -120,6 +120,10 @@ pub struct Flash {
     read_free: Vec<Nanos>,
     /// Per die: operations placed and not yet ended by `now` (only with read priority).
     queued: Vec<VecDeque<DieOp>>,
+    /// Per die, the end of `queued`'s first operation (0: none): checked
+    /// before every placement, and the front of a long queue is usually out
+    /// of the CPU's caches.
+    queued_front_end: Vec<Nanos>,
     ch: Vec<Timeline>,
     sched: SchedConfig,
     /// The device's current time: no later placement starts before it.
@@ -161,6 +165,7 @@ impl Flash {
             die_free: vec![0; geo.units as usize],
             read_free: vec![0; geo.units as usize],
             queued: vec![VecDeque::new(); geo.units as usize],
+            queued_front_end: vec![0; geo.units as usize],
             ch: vec![Timeline::new(); geo.channels as usize],
             sched: SchedConfig {
                 read_priority: false,
@@ -251,7 +256,7 @@ impl Flash {
     pub fn memory_bytes(&self) -> usize {
         self.queued.iter().map(|q| q.capacity() * 24).sum::<usize>()
             + self.ch.iter().map(|c| c.memory_bytes()).sum::<usize>()
-            + self.die_free.len() * 16
+            + self.die_free.len() * 24
             + (self.prog_group.capacity() + self.read_group.capacity())
                 * std::mem::size_of::<PlaneGroup>()
     }
@@ -274,14 +279,8 @@ impl Flash {
         if !self.sched.read_priority {
             return;
         }
-        let now = self.now;
+        self.pop_ended(u);
         let q = &mut self.queued[u];
-        while let Some(op) = q.front() {
-            if op.end > now {
-                break;
-            }
-            q.pop_front();
-        }
         q.push_back(DieOp {
             start,
             end,
@@ -289,19 +288,39 @@ impl Flash {
             unit_ns: u32::try_from(unit_ns).unwrap_or(0),
             kind,
         });
+        if q.len() == 1 {
+            self.queued_front_end[u] = end;
+        }
     }
 
-    /// Where a priority read arriving at `at` on die `u` starts, and the die
-    /// time a suspend adds.
-    fn priority_start(&mut self, u: usize, at: Nanos) -> (Nanos, Nanos) {
+    /// Forget die `u`'s queued operations that have ended by now.
+    #[inline]
+    fn pop_ended(&mut self, u: usize) {
         let now = self.now;
         let q = &mut self.queued[u];
+        debug_assert_eq!(self.queued_front_end[u], q.front().map_or(0, |op| op.end));
+        if self.queued_front_end[u] > now {
+            return;
+        }
         while let Some(op) = q.front() {
             if op.end > now {
                 break;
             }
             q.pop_front();
         }
+        self.refresh_queued_front(u);
+    }
+
+    #[inline]
+    fn refresh_queued_front(&mut self, u: usize) {
+        self.queued_front_end[u] = self.queued[u].front().map_or(0, |op| op.end);
+    }
+
+    /// Where a priority read arriving at `at` on die `u` starts, and the die
+    /// time a suspend adds.
+    fn priority_start(&mut self, u: usize, at: Nanos) -> (Nanos, Nanos) {
+        self.pop_ended(u);
+        let q = &self.queued[u];
         let s = at.max(self.read_free[u]);
         if self.die_free[u] <= s {
             return (s, 0);
@@ -404,6 +423,7 @@ impl Flash {
                         op.end = end.max(g.end);
                     }
                 }
+                self.refresh_queued_front(u);
             }
             self.read_group[u] = PlaneGroup {
                 mask: g.mask | 1 << plane,
@@ -506,6 +526,7 @@ impl Flash {
                     op.end = end;
                 }
             }
+            self.refresh_queued_front(u);
             self.prog_group[u] = PlaneGroup {
                 mask: g.mask | 1 << plane,
                 count: g.count + 1,
