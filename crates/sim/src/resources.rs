@@ -92,6 +92,9 @@ impl DieOp {
     }
 }
 
+/// The shortest die queue from which ended operations are dropped.
+const QUEUE_PRUNE_MIN: usize = 64;
+
 /// A multi-plane operation being formed on a die (`mask == 0`: none).
 #[derive(Clone, Copy, Debug, Default)]
 struct PlaneGroup {
@@ -124,6 +127,11 @@ pub struct Flash {
     /// before every placement, and the front of a long queue is usually out
     /// of the CPU's caches.
     queued_front_end: Vec<Nanos>,
+    /// Per die, the length of `queued` at which `push_op` next drops the
+    /// operations that have ended: in bulk, because dropping them one by one
+    /// as they end read each (long unvisited, uncached) entry on its own;
+    /// priority reads drop them all first, so what they see is the same.
+    queued_prune_at: Vec<usize>,
     ch: Vec<Timeline>,
     sched: SchedConfig,
     /// The device's current time: no later placement starts before it.
@@ -166,6 +174,7 @@ impl Flash {
             read_free: vec![0; geo.units as usize],
             queued: vec![VecDeque::new(); geo.units as usize],
             queued_front_end: vec![0; geo.units as usize],
+            queued_prune_at: vec![QUEUE_PRUNE_MIN; geo.units as usize],
             ch: vec![Timeline::new(); geo.channels as usize],
             sched: SchedConfig {
                 read_priority: false,
@@ -256,7 +265,7 @@ impl Flash {
     pub fn memory_bytes(&self) -> usize {
         self.queued.iter().map(|q| q.capacity() * 24).sum::<usize>()
             + self.ch.iter().map(|c| c.memory_bytes()).sum::<usize>()
-            + self.die_free.len() * 24
+            + self.die_free.len() * 32
             + (self.prog_group.capacity() + self.read_group.capacity())
                 * std::mem::size_of::<PlaneGroup>()
     }
@@ -279,7 +288,11 @@ impl Flash {
         if !self.sched.read_priority {
             return;
         }
-        self.pop_ended(u);
+        if self.queued[u].len() >= self.queued_prune_at[u] {
+            self.pop_ended(u);
+            // at most twice the operations still queued, so memory stays bounded
+            self.queued_prune_at[u] = (2 * self.queued[u].len()).max(QUEUE_PRUNE_MIN);
+        }
         let q = &mut self.queued[u];
         q.push_back(DieOp {
             start,
