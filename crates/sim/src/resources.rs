@@ -92,6 +92,9 @@ impl DieOp {
     }
 }
 
+/// The shortest die queue from which ended operations are dropped.
+const QUEUE_PRUNE_MIN: usize = 64;
+
 /// A multi-plane operation being formed on a die (`mask == 0`: none).
 #[derive(Clone, Copy, Debug, Default)]
 struct PlaneGroup {
@@ -120,6 +123,15 @@ pub struct Flash {
     read_free: Vec<Nanos>,
     /// Per die: operations placed and not yet ended by `now` (only with read priority).
     queued: Vec<VecDeque<DieOp>>,
+    /// Per die, the end of `queued`'s first operation (0: none): checked
+    /// before every placement, and the front of a long queue is usually out
+    /// of the CPU's caches.
+    queued_front_end: Vec<Nanos>,
+    /// Per die, the length of `queued` at which `push_op` next drops the
+    /// operations that have ended: in bulk, because dropping them one by one
+    /// as they end read each (long unvisited, uncached) entry on its own;
+    /// priority reads drop them all first, so what they see is the same.
+    queued_prune_at: Vec<usize>,
     ch: Vec<Timeline>,
     sched: SchedConfig,
     /// The device's current time: no later placement starts before it.
@@ -134,6 +146,11 @@ pub struct Flash {
     /// Per die, the open multi-plane program and read groups (empty without multi-plane).
     prog_group: Vec<PlaneGroup>,
     read_group: Vec<PlaneGroup>,
+    /// `false`: a scratch array that places nothing and counts nothing (every
+    /// operation ends when it starts), for [`crate::ftl::prefill`] of an FTL
+    /// whose state does not depend on the times it is given
+    /// ([`crate::ftl::Ftl::prefill_untimed`]).
+    timed: bool,
 }
 
 impl Flash {
@@ -156,6 +173,8 @@ impl Flash {
             die_free: vec![0; geo.units as usize],
             read_free: vec![0; geo.units as usize],
             queued: vec![VecDeque::new(); geo.units as usize],
+            queued_front_end: vec![0; geo.units as usize],
+            queued_prune_at: vec![QUEUE_PRUNE_MIN; geo.units as usize],
             ch: vec![Timeline::new(); geo.channels as usize],
             sched: SchedConfig {
                 read_priority: false,
@@ -169,6 +188,18 @@ impl Flash {
             blocks_per_unit: geo.blocks_per_unit,
             prog_group: vec![PlaneGroup::default(); groups],
             read_group: vec![PlaneGroup::default(); groups],
+            timed: true,
+        }
+    }
+
+    /// A scratch array on which every operation takes no time and nothing is
+    /// placed or counted: a prefill of 4 M pages on a timed scratch array
+    /// spent most of its time keeping channel timelines (and compacting
+    /// them, as its clock never advances) that were then thrown away.
+    pub fn untimed(t: NandTiming, geo: &Geometry) -> Flash {
+        Flash {
+            timed: false,
+            ..Flash::new(t, geo)
         }
     }
 
@@ -234,7 +265,7 @@ impl Flash {
     pub fn memory_bytes(&self) -> usize {
         self.queued.iter().map(|q| q.capacity() * 24).sum::<usize>()
             + self.ch.iter().map(|c| c.memory_bytes()).sum::<usize>()
-            + self.die_free.len() * 16
+            + self.die_free.len() * 32
             + (self.prog_group.capacity() + self.read_group.capacity())
                 * std::mem::size_of::<PlaneGroup>()
     }
@@ -257,14 +288,12 @@ impl Flash {
         if !self.sched.read_priority {
             return;
         }
-        let now = self.now;
-        let q = &mut self.queued[u];
-        while let Some(op) = q.front() {
-            if op.end > now {
-                break;
-            }
-            q.pop_front();
+        if self.queued[u].len() >= self.queued_prune_at[u] {
+            self.pop_ended(u);
+            // at most twice the operations still queued, so memory stays bounded
+            self.queued_prune_at[u] = (2 * self.queued[u].len()).max(QUEUE_PRUNE_MIN);
         }
+        let q = &mut self.queued[u];
         q.push_back(DieOp {
             start,
             end,
@@ -272,19 +301,39 @@ impl Flash {
             unit_ns: u32::try_from(unit_ns).unwrap_or(0),
             kind,
         });
+        if q.len() == 1 {
+            self.queued_front_end[u] = end;
+        }
     }
 
-    /// Where a priority read arriving at `at` on die `u` starts, and the die
-    /// time a suspend adds.
-    fn priority_start(&mut self, u: usize, at: Nanos) -> (Nanos, Nanos) {
+    /// Forget die `u`'s queued operations that have ended by now.
+    #[inline]
+    fn pop_ended(&mut self, u: usize) {
         let now = self.now;
         let q = &mut self.queued[u];
+        debug_assert_eq!(self.queued_front_end[u], q.front().map_or(0, |op| op.end));
+        if self.queued_front_end[u] > now {
+            return;
+        }
         while let Some(op) = q.front() {
             if op.end > now {
                 break;
             }
             q.pop_front();
         }
+        self.refresh_queued_front(u);
+    }
+
+    #[inline]
+    fn refresh_queued_front(&mut self, u: usize) {
+        self.queued_front_end[u] = self.queued[u].front().map_or(0, |op| op.end);
+    }
+
+    /// Where a priority read arriving at `at` on die `u` starts, and the die
+    /// time a suspend adds.
+    fn priority_start(&mut self, u: usize, at: Nanos) -> (Nanos, Nanos) {
+        self.pop_ended(u);
+        let q = &self.queued[u];
         let s = at.max(self.read_free[u]);
         if self.die_free[u] <= s {
             return (s, 0);
@@ -331,6 +380,9 @@ impl Flash {
     }
 
     pub fn read_bytes(&mut self, unit: u32, cause: Cause, at: Nanos, bytes: u64) -> Nanos {
+        if !self.timed {
+            return at;
+        }
         self.read_placed(unit, cause, at, bytes).1
     }
 
@@ -340,7 +392,7 @@ impl Flash {
     #[inline]
     pub fn read_ppn(&mut self, ppn: u32, cause: Cause, at: Nanos) -> Nanos {
         let (unit, plane, page) = self.locate(ppn);
-        if self.planes <= 1 {
+        if self.planes <= 1 || !self.timed {
             return self.read(unit, cause, at);
         }
         let mut bytes = self.t.page_bytes;
@@ -384,6 +436,7 @@ impl Flash {
                         op.end = end.max(g.end);
                     }
                 }
+                self.refresh_queued_front(u);
             }
             self.read_group[u] = PlaneGroup {
                 mask: g.mask | 1 << plane,
@@ -453,6 +506,9 @@ impl Flash {
     /// Program one page on die `unit`; returns when the program has finished.
     #[inline]
     pub fn program(&mut self, unit: u32, cause: Cause, at: Nanos) -> Nanos {
+        if !self.timed {
+            return at;
+        }
         self.program_placed(unit, cause, at).1
     }
 
@@ -461,7 +517,7 @@ impl Flash {
     #[inline]
     pub fn program_ppn(&mut self, ppn: u32, cause: Cause, at: Nanos) -> Nanos {
         let (unit, plane, page) = self.locate(ppn);
-        if self.planes <= 1 {
+        if self.planes <= 1 || !self.timed {
             return self.program(unit, cause, at);
         }
         let u = unit as usize;
@@ -483,6 +539,7 @@ impl Flash {
                     op.end = end;
                 }
             }
+            self.refresh_queued_front(u);
             self.prog_group[u] = PlaneGroup {
                 mask: g.mask | 1 << plane,
                 count: g.count + 1,
@@ -532,6 +589,9 @@ impl Flash {
     /// Erase one block on die `unit`.
     #[inline]
     pub fn erase(&mut self, unit: u32, cause: Cause, at: Nanos) -> Nanos {
+        if !self.timed {
+            return at;
+        }
         let u = unit as usize;
         let start = at.max(self.die_free[u]);
         let end = start + self.t.command_ns + self.t.erase_ns;
@@ -564,7 +624,7 @@ impl Flash {
         dst: &[u32],
     ) -> Nanos {
         debug_assert_eq!(src.len(), dst.len());
-        if self.planes <= 1 || self.t.copyback {
+        if self.planes <= 1 || self.t.copyback || !self.timed {
             return self.copy_n(unit, cause, at, src.len() as u64);
         }
         let mut t = at;
@@ -598,6 +658,9 @@ impl Flash {
     /// Relocate `n` pages inside die `unit`; same timing as `n` single copies,
     /// and host reads may overtake it between any two pages.
     pub fn copy_n(&mut self, unit: u32, cause: Cause, at: Nanos, n: u64) -> Nanos {
+        if !self.timed {
+            return at;
+        }
         if n == 0 {
             return at.max(self.die_free[unit as usize]);
         }

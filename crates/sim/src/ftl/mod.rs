@@ -146,6 +146,15 @@ pub trait Ftl: Send {
     /// any simulated time the FTL keeps (the prefill took none).
     fn after_prefill(&mut self) {}
 
+    /// Whether [`prefill`] may run on an untimed scratch array
+    /// ([`Flash::untimed`]): true only for an FTL whose state (maps, blocks,
+    /// victims) does not depend on the times its operations end. The state
+    /// after the prefill is then the same as on a timed array; it is only
+    /// built faster.
+    fn prefill_untimed(&self) -> bool {
+        false
+    }
+
     /// Free (erased) blocks over all dies, for live statistics (`None`: not tracked).
     fn free_blocks(&self) -> Option<u64> {
         None
@@ -195,7 +204,11 @@ pub fn prefill(
     timing: &crate::nand::NandTiming,
     geo: &Geometry,
 ) -> Result<(), SimError> {
-    let mut scratch = Flash::new(*timing, geo);
+    let mut scratch = if ftl.prefill_untimed() {
+        Flash::untimed(*timing, geo)
+    } else {
+        Flash::new(*timing, geo)
+    };
     for lpn in 0..ftl.logical_pages() {
         ftl.write(lpn, false, 0, &mut scratch)?;
     }
