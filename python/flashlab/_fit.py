@@ -202,7 +202,7 @@ def _search(
     evaluate: Callable[[Any], Tuple[float, Optional[str], Any]],
 ) -> Tuple[List[Dict[str, Any]], Tuple[float, Dict[str, Any], Any]]:
     """The ask/evaluate/tell loop both targets share: asks the study for a
-    batch of candidates (one per Dask worker unless `batch`), evaluates the
+    batch of candidates (one per Dask worker thread unless `batch`), evaluates the
     batch in parallel (`submit(client, values)` gives a future, `evaluate`
     turns its result into (loss, error, detail)), and tells the study each
     loss (1e9 for a candidate that failed). Returns every trial's row and the
@@ -214,7 +214,9 @@ def _search(
     rows: List[Dict[str, Any]] = []
     best: Tuple[float, Dict[str, Any], Any] = (math.inf, {}, None)
     try:
-        workers = max(len(client.scheduler_info().get("workers", {})), 1)
+        # One proposal per thread: a cluster passed in may run several
+        # points per worker.
+        workers = max(sum(client.nthreads().values()), 1)
         per_batch = batch or workers
         done = 0
         while done < trials:
@@ -358,7 +360,7 @@ def fit(
         metrics: the per-run metrics compared (see ``DEFAULT_METRICS``).
         seed: the sampler's and the simulator's seed.
         client: a ``dask.distributed.Client`` (default: a LocalCluster, one worker per core).
-        batch: proposals evaluated at once (default: the number of workers).
+        batch: proposals evaluated at once (default: the workers' threads, one per worker on the default LocalCluster).
         results: where the evaluated points are kept (default ``results/fit-NAME``).
         flashlab_bin: the CLI, for a ``validate:`` target.
     """
