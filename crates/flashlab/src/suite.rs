@@ -159,9 +159,8 @@ pub struct PaperArgs {
 /// every experiment), so a capacity and overrides instead of `--device`.
 #[derive(Args, Debug)]
 pub struct Budilovsky11Args {
-    /// Simulated device capacity, exported (the paper's 4 GB of flash with a
-    /// map of "about 3 MB": 3 GiB; larger is slower).
-    #[arg(long, value_name = "SIZE", default_value = "3GiB")]
+    /// Simulated device capacity (the paper's 4 GiB; larger is slower).
+    #[arg(long, value_name = "SIZE", default_value = "4GiB")]
     pub capacity: String,
 
     /// Measured 4 KiB requests per experiment (writes first run as many as warm-up).

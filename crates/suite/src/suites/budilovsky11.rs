@@ -54,8 +54,7 @@ pub struct Budilovsky11Config {
 }
 
 impl Budilovsky11Config {
-    /// The default run: 2^17 requests per experiment on the paper's 4 GB of
-    /// flash (3 GiB exported).
+    /// The default run: 2^17 requests per experiment on the paper's 4 GiB.
     pub fn default_run() -> Self {
         Budilovsky11Config {
             requests: 1 << 17,
@@ -73,10 +72,7 @@ impl Budilovsky11Config {
 }
 
 /// The default device and the quick one.
-/// The paper's "total capacity ... 4GB" is its flash: with the whole map
-/// "about 3 MB" (4-byte entries per 4 KB sector, section 3) it exports
-/// 3 GB, so the profile exports 3 GiB of 4 GiB of flash.
-pub const DEVICE: &str = "sim:budilovsky11,capacity=3GiB";
+pub const DEVICE: &str = "sim:budilovsky11,capacity=4GiB";
 pub const QUICK_DEVICE: &str = "sim:budilovsky11,capacity=256MiB";
 
 /// The access patterns of Figures 5-9.
@@ -150,7 +146,7 @@ pub const CONFIGS: [(&str, &str); 3] = [
 
 /// Figures 5-9: (name, title, timing overrides, first configuration).
 pub const FIGURES: [(&str, &str, &str, usize); 3] = [
-    ("fig5-7", "Figures 5-7: chip time per 4 KiB request (default NAND: 80 us read, 200 us program, 25 ns/B bus)", "", 0),
+    ("fig5-7", "Figures 5-7: chip time per 4 KiB request (default NAND: 25 us read, 200 us program, 25 ns/B bus)", "", 0),
     ("fig8", "Figure 8: slow MLC, 200 us read and 1.5 ms program (bus unchanged)", "nand.read_ns=200000,nand.program_ns=1500000", 1),
     ("fig9", "Figure 9: fast NAND bus, 5 ns per byte", "nand.bus_ns_per_byte=5", 1),
 ];
@@ -431,7 +427,7 @@ pub fn report(plan: &Plan, runs: &[RunSummary], device: &str, requests: u64) -> 
     let capacity = device
         .split(',')
         .find_map(|kv| kv.strip_prefix("capacity="))
-        .unwrap_or("3GiB")
+        .unwrap_or("4GiB")
         .to_string();
     let (full_hint_storage_bytes, controller_ram_bytes) = map_sizes(device);
     Report {
