@@ -47,13 +47,18 @@ fn queue_depth_saturates_at_two(v: &serde_json::Value) {
 }
 
 #[test]
-fn mtron_7525_reads_uniformly_and_an_index_wins_almost_everywhere() {
+fn mtron_7525_reads_ahead_a_little_and_an_index_wins_almost_everywhere() {
     let v = findings("hs-mtron-7525");
-    // no read-ahead: random reads as fast as sequential (paper: -5 %)
+    // read-ahead hides only the flash read: random reads a little slower
+    // than sequential ones (paper: -5 %; validate's band 0.76..1.19)
     let r = measured(&v, "random / sequential read throughput");
-    assert!((0.9..=1.1).contains(&r), "{r}");
-    // so a sorted index beats a scan up to ~90 % or more of the pages
-    assert!(measured(&v, "index-vs-scan break-even selectivity (skip-sequential") >= 0.85);
+    assert!((0.76..0.99).contains(&r), "{r}");
+    // so sequential reads run at the link like cached sequential writes:
+    // "equally fast as sequential read" (section 6)
+    let w = measured(&v, "sequential write / read throughput");
+    assert!((0.9..=1.1).contains(&w), "{w}");
+    // a sorted index beats a scan up to ~90 % of the pages (band from 0.765)
+    assert!(measured(&v, "index-vs-scan break-even selectivity (skip-sequential") >= 0.765);
     // log-block merges: random writes "tremendously slower"
     assert!(measured(&v, "random / sequential write throughput") <= 0.25);
     queue_depth_saturates_at_two(&v);
@@ -64,6 +69,10 @@ fn x25m_g2_reads_ahead_so_an_index_loses_from_about_half() {
     let v = findings("hs-intel-x25m-g2");
     let b = measured(&v, "index-vs-scan break-even selectivity (skip-sequential");
     assert!((0.4..=0.6).contains(&b), "break-even {b}");
+    // the suite reads the 1 GiB file before rewriting it, so 32 KiB
+    // sequential reads are read ahead and random ones are not: -50 %
+    let r = measured(&v, "random / sequential read throughput");
+    assert!((0.4..=0.625).contains(&r), "{r}");
     // writes through the buffer at one speed whatever the pattern
     let w = measured(&v, "random / sequential write throughput");
     assert!((0.8..=1.25).contains(&w), "{w}");
