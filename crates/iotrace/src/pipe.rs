@@ -32,12 +32,14 @@ pub const FLUSH_EVERY: Duration = Duration::from_millis(100);
 /// When a reader looks at its pipe again once it is empty.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wake {
-    /// As soon as an event arrives (the logical reader: an fd's path is
-    /// read from /proc when its openat is seen, so lag costs names).
-    OnEvent,
     /// After this pause: the events wait in the ring buffer (sized for
     /// far longer pauses) and are read in one batch.
     Batched(Duration),
+    /// As soon as an event arrives, but at most once per this pause (the
+    /// logical reader: an fd's path is read from /proc when its openat is
+    /// seen, so lag costs names; yet each wake-up, a poll and a context
+    /// switch, cost the tracer more than reading the events it brought).
+    Coalesced(Duration),
 }
 
 use crate::event::{self, Event};
@@ -209,7 +211,10 @@ fn wait(pipe: &File, wake: Wake) {
 /// Waits as `wake` says for any of `pipes` (the raw reader has one per CPU).
 pub fn wait_for(pipes: &[File], wake: Wake) {
     match wake {
-        Wake::OnEvent => wait_readable(pipes),
+        Wake::Coalesced(pause) => {
+            std::thread::sleep(pause.min(Duration::from_millis(100)));
+            wait_readable(pipes)
+        }
         // Shorter than poll's 100 ms, so the stop flag is seen as soon.
         Wake::Batched(pause) => std::thread::sleep(pause.min(Duration::from_millis(100))),
     }

@@ -765,7 +765,7 @@ mod tests {
 
     #[test]
     fn a_truncated_page_keeps_the_events_before_the_cut() {
-        let mut page = vec![0u8; 64];
+        let mut page = [0u8; 64];
         // 24 bytes of data: a whole record, then a header whose data is cut.
         page[8..16].copy_from_slice(&24u64.to_le_bytes());
         page[16..20].copy_from_slice(&((5u32 << 5) | 4).to_le_bytes());
