@@ -26,8 +26,9 @@
 # with the verdict: the target is met only when the whole interval is
 # within 10 %, missed only when it is all beyond, otherwise undecided (run
 # more rounds). The tracer's own CPU time (trace_run's user + system time,
-# which includes the kernel's formatting of the events it reads) is printed
-# per traced run, and the load average at the start and the end.
+# which includes the kernel's work for its reads) is printed per traced
+# run, with a median per side of that time per traced request, and the
+# load average at the start and the end.
 #
 # TRACE_RUN=PATH uses that trace_run binary instead of building one.
 # BASELINE_TRACE_RUN=PATH adds a third side: the same tracing by another
