@@ -750,6 +750,49 @@ mod tests {
     }
 
     #[test]
+    fn unavailable_tracing_names_the_fix() {
+        let cases = [
+            (
+                Unavailable::NoTracefs,
+                "/sys/kernel/tracing does not exist: this kernel has no tracefs (CONFIG_TRACING); use a kernel with tracing",
+            ),
+            (
+                Unavailable::MountFailed(io::Error::from_raw_os_error(libc::EPERM)),
+                "tracefs is not mounted and mounting it failed (Operation not permitted (os error 1)); mount it with `mount -t tracefs nodev /sys/kernel/tracing`",
+            ),
+            (
+                Unavailable::NoInstances,
+                "tracefs mounted at /sys/kernel/tracing has no instances directory; use a kernel with tracing instances (4.x or later)",
+            ),
+            (
+                Unavailable::NoTracepoint {
+                    system: "syscalls",
+                    event: "sys_enter_pwrite64".into(),
+                    root: PathBuf::from("/sys/kernel/tracing"),
+                },
+                "the kernel has no tracepoint syscalls/sys_enter_pwrite64 in /sys/kernel/tracing; use a kernel with CONFIG_FTRACE_SYSCALLS and block tracepoints, or pass --no-trace",
+            ),
+            (
+                Unavailable::Raw(RawUnavailable::NoCpus {
+                    dir: PathBuf::from("/i/per_cpu"),
+                }),
+                "the binary trace pipes cannot be used (no per_cpu/cpuN/trace_pipe_raw in /i/per_cpu); use the text reader (Reader::Auto or Reader::Text)",
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(TraceError::Unavailable(e).to_string(), text);
+        }
+        assert_eq!(
+            TraceError::Reader(ReaderError::Panicked).to_string(),
+            "a trace reader thread panicked"
+        );
+        let e = TraceError::Unavailable(Unavailable::MountFailed(io::Error::from_raw_os_error(
+            libc::EPERM,
+        )));
+        assert!(std::error::Error::source(&e).is_some(), "keeps its cause");
+    }
+
+    #[test]
     fn spec_errors_name_what_to_pass() {
         let cases = [
             (

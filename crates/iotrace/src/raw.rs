@@ -665,6 +665,75 @@ mod tests {
         assert_eq!(page.field("data").map(|d| d.offset + d.size), Some(4096));
     }
 
+    /// A fake instance directory: header files and one event's format.
+    fn instance(header_event: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let events = dir.path().join("events");
+        std::fs::create_dir_all(events.join("block/block_rq_complete")).unwrap();
+        std::fs::write(events.join("header_page"), HEADER_PAGE).unwrap();
+        std::fs::write(events.join("header_event"), header_event).unwrap();
+        std::fs::write(
+            events.join("block/block_rq_complete/format"),
+            "name: block_rq_complete\nID: 9\nformat:\n\
+             \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+             \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+             \tfield:sector_t sector;\toffset:16;\tsize:8;\tsigned:0;\n\
+             \tfield:unsigned int nr_sector;\toffset:24;\tsize:4;\tsigned:0;\n\
+             \tfield:char rwbs[10];\toffset:34;\tsize:10;\tsigned:0;\n",
+        )
+        .unwrap();
+        dir
+    }
+
+    const HEADER_EVENT: &str = "# compressed entry header\n\ttype_len    :    5 bits\n\
+        \ttime_delta  :   27 bits\n\tarray       :   32 bits\n\n\
+        \tpadding     : type == 29\n\ttime_extend : type == 30\n\
+        \ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
+
+    #[test]
+    fn layouts_come_from_the_instances_descriptions() {
+        let dir = instance(HEADER_EVENT);
+        let events = [("block", "block_rq_complete")];
+        let layout = Layout::load(dir.path(), &events).unwrap();
+        assert_eq!(layout.page_size, 4096);
+        let mut record = vec![0u8; 48];
+        record[0] = 9;
+        record[4..8].copy_from_slice(&77i32.to_le_bytes());
+        record[16..24].copy_from_slice(&2048u64.to_le_bytes());
+        record[24..28].copy_from_slice(&8u32.to_le_bytes());
+        record[34..36].copy_from_slice(b"WS");
+        let (pid, kind) = layout.decode(&record);
+        assert_eq!(pid, 77);
+        assert!(
+            matches!(kind, Kind::BlockComplete(b) if b.sector == 2048 && b.sectors == 8 && b.rwbs.op == crate::physical::BlockOp::Write),
+            "{kind:?}"
+        );
+        // An id without a decoder is an unknown event, not a misreading.
+        record[0] = 10;
+        assert_eq!(layout.decode(&record).1, Kind::Unknown);
+    }
+
+    #[test]
+    fn descriptions_that_do_not_read_as_expected_refuse_the_raw_reader() {
+        let dir = instance("# compressed entry header\n\ttype_len    :    6 bits\n");
+        let e = Layout::load(dir.path(), &[("block", "block_rq_complete")]).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("header_event: does not say `type_len : 5 bits`"),
+            "{e}"
+        );
+        let dir = instance(HEADER_EVENT);
+        let e = Layout::load(dir.path(), &[("block", "block_rq_issue")]).unwrap_err();
+        assert!(matches!(e, RawUnavailable::Read { .. }), "{e}");
+        std::fs::write(
+            dir.path().join("events/block/block_rq_complete/format"),
+            "name: block_rq_complete\nID: 9\n",
+        )
+        .unwrap();
+        let e = Layout::load(dir.path(), &[("block", "block_rq_complete")]).unwrap_err();
+        assert!(e.to_string().ends_with("has no field common_pid"), "{e}");
+    }
+
     #[test]
     fn signed_fields_extend_their_sign() {
         let f = Field {
