@@ -219,6 +219,7 @@ pub struct Layout {
     timestamp: Field,
     commit: Field,
     data_offset: usize,
+    common_type: Field,
     common_pid: Field,
     decoders: HashMap<u16, Decoder>,
 }
@@ -292,6 +293,12 @@ impl Layout {
             timestamp,
             commit,
             data_offset: data.offset,
+            // Both are set from the first event's format below.
+            common_type: Field {
+                offset: 0,
+                size: 2,
+                signed: false,
+            },
             common_pid: Field {
                 offset: 4,
                 size: 4,
@@ -299,7 +306,7 @@ impl Layout {
             },
             decoders: HashMap::new(),
         };
-        let mut pid_seen = false;
+        let mut common_seen = false;
         for (system, event) in events {
             let path = instance
                 .join("events")
@@ -313,15 +320,15 @@ impl Layout {
                     .field(name)
                     .ok_or_else(|| problem(&path, format!("has no field {name}")))
             };
-            let pid = field("common_pid")?;
-            if pid_seen && pid != layout.common_pid {
+            let (ty, pid) = (field("common_type")?, field("common_pid")?);
+            if common_seen && (ty, pid) != (layout.common_type, layout.common_pid) {
                 return Err(problem(
                     &path,
-                    "common_pid is not where the other events have it",
+                    "common_type or common_pid is not where the other events have it",
                 ));
             }
-            layout.common_pid = pid;
-            pid_seen = true;
+            (layout.common_type, layout.common_pid) = (ty, pid);
+            common_seen = true;
             let decoder = if let Some(call) = event.strip_prefix("sys_enter_") {
                 let call = logical::syscall_index(call).ok_or_else(|| {
                     problem(&path, "is a syscall the logical side does not trace")
@@ -378,11 +385,8 @@ impl Layout {
     /// Decodes one record's data (the event's fields, from common_type on).
     fn decode(&self, data: &[u8]) -> (u32, Kind) {
         let pid = self.common_pid.read(data).unwrap_or(0) as u32;
-        let id = u16::from_le_bytes([
-            data.first().copied().unwrap_or(0),
-            data.get(1).copied().unwrap_or(0),
-        ]);
-        let kind = match self.decoders.get(&id) {
+        let id = self.common_type.read(data).unwrap_or(u64::MAX);
+        let kind = match u16::try_from(id).ok().and_then(|id| self.decoders.get(&id)) {
             Some(d) => decode_kind(d, data).unwrap_or(Kind::Unknown),
             None => Kind::Unknown,
         };
@@ -731,7 +735,7 @@ mod tests {
         )
         .unwrap();
         let e = Layout::load(dir.path(), &[("block", "block_rq_complete")]).unwrap_err();
-        assert!(e.to_string().ends_with("has no field common_pid"), "{e}");
+        assert!(e.to_string().ends_with("has no field common_type"), "{e}");
     }
 
     #[test]
@@ -768,6 +772,11 @@ mod tests {
             timestamp: page.field("timestamp").unwrap(),
             commit: page.field("commit").unwrap(),
             data_offset: 16,
+            common_type: Field {
+                offset: 0,
+                size: 2,
+                signed: false,
+            },
             common_pid: Field {
                 offset: 4,
                 size: 4,
