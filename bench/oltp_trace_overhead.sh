@@ -26,8 +26,9 @@
 # with the verdict: the target is met only when the whole interval is
 # within 10 %, missed only when it is all beyond, otherwise undecided (run
 # more rounds). The tracer's own CPU time (trace_run's user + system time,
-# which includes the kernel's formatting of the events it reads) is printed
-# per traced run, and the load average at the start and the end.
+# which includes the kernel's work for its reads) is printed per traced
+# run, with a median per side of that time per traced request, and the
+# load average at the start and the end.
 #
 # TRACE_RUN=PATH uses that trace_run binary instead of building one.
 # BASELINE_TRACE_RUN=PATH adds a third side: the same tracing by another
@@ -128,12 +129,19 @@ rate() {
 run_plain() {
     bash -c "$WORKLOAD_CMD" 2>/dev/null | rate
 }
-# run_traced BINARY NAME: one traced run; its tracer lines go to stderr.
+# run_traced BINARY NAME SIDE: one traced run; its tracer lines go to
+# stderr, and the tracer's CPU time per traced request (logical reads,
+# writes and fsyncs plus physical reads, writes and flushes, from its
+# `traced` line) to $WORK/cpu.txt.
 run_traced() {
     local out=$WORK/trace-$2
     "$1" --out "$out" --pid "$PMPID" --under "$MNT/pgdata" --dev "$DEVNO" -- \
         bash -c "$WORKLOAD_CMD" 2>"$out.err" | rate
-    grep -E '^traced|^tracer CPU|amplification|logical:|physical:' "$out.err" | sed 's/^/    /' >&2
+    grep -E '^trace reader|^traced|^tracer CPU|amplification|logical:|physical:' "$out.err" | sed 's/^/    /' >&2
+    awk -v side="$3" '
+        /^traced / { n = $5 + $8 + $11 + $14 + $17 + $20 }
+        /^tracer CPU:/ { cpu = $3 + $7 }
+        END { if (n > 0) printf "%s %.2f\n", side, 1e6 * cpu / n }' "$out.err" >>"$WORK/cpu.txt"
     if [ -n "${KEEP_TRACES:-}" ]; then mkdir -p "$KEEP_TRACES" && cp -r "$out" "$KEEP_TRACES/"; fi
 }
 
@@ -143,6 +151,7 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 checkpoint() { su postgres -c "psql $PG -q -c CHECKPOINT postgres" >/dev/null; }
 RESULTS=$WORK/results.txt
 : >"$RESULTS"
+: >"$WORK/cpu.txt"
 n=${#sides[@]}
 for i in $(seq 1 "$ROUNDS"); do
     for k in $(seq 0 $((n - 1))); do
@@ -150,8 +159,8 @@ for i in $(seq 1 "$ROUNDS"); do
         checkpoint
         case "$side" in
             plain) r=$(run_plain); label="without tracing" ;;
-            traced) r=$(run_traced "$TRACE_RUN" "$i"); label="with tracing" ;;
-            baseline) r=$(run_traced "$BASELINE_TRACE_RUN" "base-$i"); label="with baseline tracing" ;;
+            traced) r=$(run_traced "$TRACE_RUN" "$i" traced); label="with tracing" ;;
+            baseline) r=$(run_traced "$BASELINE_TRACE_RUN" "base-$i" baseline); label="with baseline tracing" ;;
         esac
         if [ -z "$r" ]; then
             echo "error: round $i $label printed no $UNIT figure; see the workload's output" >&2
@@ -162,9 +171,18 @@ for i in $(seq 1 "$ROUNDS"); do
     done
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$UNIT" "$RESULTS" <<'EOF'
+python3 - "$UNIT" "$RESULTS" "$WORK/cpu.txt" <<'EOF'
 import statistics, sys
-unit, path = sys.argv[1], sys.argv[2]
+unit, path, cpu_path = sys.argv[1], sys.argv[2], sys.argv[3]
+cpu = {}
+for line in open(cpu_path):
+    side, us = line.split()
+    cpu.setdefault(side, []).append(float(us))
+for side, name in [("traced", "tracer"), ("baseline", "baseline tracer")]:
+    if side in cpu:
+        v = cpu[side]
+        print(f"{name} CPU per traced request: median {statistics.median(v):.1f} us "
+              f"(range {min(v):.1f} to {max(v):.1f}, {len(v)} runs)")
 rounds = {}
 for line in open(path):
     i, side, value = line.split()

@@ -2,8 +2,11 @@
 //! logical-vs-physical comparison. Used by bench/oltp_trace_overhead.sh.
 //!
 //! ```text
-//! trace_run --out DIR [--pid PID --under DIR] [--dev MAJOR:MINOR] [--interval-ms N] -- COMMAND ARGS...
+//! trace_run --out DIR [--pid PID --under DIR] [--dev MAJOR:MINOR] [--interval-ms N] [--reader auto|text|raw] -- COMMAND ARGS...
 //! ```
+//!
+//! `--reader` picks how events are read (default `auto`: the binary
+//! per-CPU pipes, else the text pipe); a line on stderr says which was used.
 //!
 //! Without `--pid` nothing logical is traced; without `--dev` nothing
 //! physical. `--pid` may be `@FILE` to read the pid from the first line of
@@ -12,10 +15,10 @@
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
-use flashlab_iotrace::{analysis, start, LogicalSpec, PhysicalSpec, TraceSpec};
+use flashlab_iotrace::{analysis, start, LogicalSpec, PhysicalSpec, Reader, TraceSpec};
 
 fn usage(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}; usage: trace_run --out DIR [--pid PID|@FILE --under DIR] [--dev MAJOR:MINOR] [--interval-ms N] -- COMMAND ARGS...");
+    eprintln!("error: {msg}; usage: trace_run --out DIR [--pid PID|@FILE --under DIR] [--dev MAJOR:MINOR] [--interval-ms N] [--reader auto|text|raw] -- COMMAND ARGS...");
     ExitCode::from(2)
 }
 
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
     let mut under = None;
     let mut dev = None;
     let mut interval_ms = 1000u64;
+    let mut reader = Reader::Auto;
     let mut it = opts.iter();
     while let Some(flag) = it.next() {
         let Some(value) = it.next() else {
@@ -67,6 +71,14 @@ fn main() -> ExitCode {
                 Ok(v) if v > 0 => interval_ms = v,
                 _ => return usage(&format!("--interval-ms '{value}' is not a positive number")),
             },
+            "--reader" => {
+                reader = match value.as_str() {
+                    "auto" => Reader::Auto,
+                    "text" => Reader::Text,
+                    "raw" => Reader::Raw,
+                    _ => return usage(&format!("--reader '{value}' is not auto, text or raw")),
+                }
+            }
             other => return usage(&format!("unknown flag {other}")),
         }
     }
@@ -85,8 +97,15 @@ fn main() -> ExitCode {
         out_dir: out.clone(),
         logical,
         physical: dev,
+        reader,
     }) {
-        Ok(s) => s,
+        Ok(s) => {
+            eprintln!("trace reader: {}", s.reader());
+            for note in s.notes() {
+                eprintln!("note: {note}");
+            }
+            s
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);

@@ -40,7 +40,8 @@ use std::path::{Component, Path, PathBuf};
 use flashlab_trace::{FileIo, FileKind, FileOp, FileTraceWriter};
 use serde::Serialize;
 
-use crate::pipe::{Event, Sink};
+use crate::event::{Event, Kind};
+use crate::pipe::Sink;
 use crate::{proc, IoCounts, TraceError};
 
 /// The syscalls traced, each with its enter and exit event: the IO calls,
@@ -69,6 +70,11 @@ const SYSCALLS: [&str; 21] = [
     "fcntl",
     "close_range",
 ];
+
+/// The index of a syscall (`pwrite64`) in the traced list.
+pub fn syscall_index(name: &str) -> Option<u8> {
+    SYSCALLS.iter().position(|s| *s == name).map(|i| i as u8)
+}
 
 /// Every tracepoint the logical side enables.
 pub fn events() -> Vec<(&'static str, String)> {
@@ -597,11 +603,7 @@ impl LogicalSink {
         }
     }
 
-    fn fork(&mut self, body: &str) {
-        let (Some(parent), Some(child)) = (field(body, "pid="), field(body, "child_pid=")) else {
-            self.detail.unparsed_lines += 1;
-            return;
-        };
+    fn fork(&mut self, parent: u32, child: u32) {
         let ptgid = self.tgid(parent);
         // A thread (same thread group) shares the table; a process copies it.
         let ctgid = proc::tgid(child).unwrap_or(child);
@@ -628,11 +630,7 @@ impl LogicalSink {
 
     /// exec closes the close-on-exec fds without a close call: forget the
     /// whole table; inherited fds are resolved again at their first use.
-    fn exec(&mut self, time_ns: u64, body: &str) {
-        let Some(pid) = field(body, "pid=") else {
-            self.detail.unparsed_lines += 1;
-            return;
-        };
+    fn exec(&mut self, time_ns: u64, pid: u32) {
         let tgid = self.tgid(pid);
         if let Some(table) = self.fds.remove(&tgid) {
             for (_, e) in table {
@@ -641,14 +639,12 @@ impl LogicalSink {
         }
     }
 
-    fn process_exit(&mut self, time_ns: u64, body: &str) {
-        if let Some(pid) = field(body, "pid=") {
-            self.pending.remove(&pid);
-            if self.tgids.remove(&pid) == Some(pid) {
-                if let Some(table) = self.fds.remove(&pid) {
-                    for (_, e) in table {
-                        self.settle_removed(e, time_ns);
-                    }
+    fn process_exit(&mut self, time_ns: u64, pid: u32) {
+        self.pending.remove(&pid);
+        if self.tgids.remove(&pid) == Some(pid) {
+            if let Some(table) = self.fds.remove(&pid) {
+                for (_, e) in table {
+                    self.settle_removed(e, time_ns);
                 }
             }
         }
@@ -662,14 +658,8 @@ impl LogicalSink {
     }
 }
 
-fn field(body: &str, key: &str) -> Option<u32> {
-    body.split_whitespace()
-        .find_map(|kv| kv.strip_prefix(key))
-        .and_then(|v| v.parse().ok())
-}
-
 /// `0x1f` or `31` (the kernel prints small values in decimal).
-fn number(text: &str) -> Option<u64> {
+pub(crate) fn number(text: &str) -> Option<u64> {
     let t = text.trim();
     match t.strip_prefix("0x") {
         Some(hex) => u64::from_str_radix(hex, 16).ok(),
@@ -678,7 +668,7 @@ fn number(text: &str) -> Option<u64> {
 }
 
 /// `(fd: 3, buf: 0x55bc, count: 0x2000, pos: 0x1000)` to the values in order.
-fn args(body: &str) -> Option<[u64; 6]> {
+pub(crate) fn args(body: &str) -> Option<[u64; 6]> {
     let inner = body.trim().strip_prefix('(')?.strip_suffix(')')?;
     let mut out = [0u64; 6];
     for (i, kv) in inner.split(", ").enumerate().take(6) {
@@ -689,40 +679,24 @@ fn args(body: &str) -> Option<[u64; 6]> {
 }
 
 impl Sink for LogicalSink {
-    fn event(&mut self, ev: &Event<'_>) -> Result<(), TraceError> {
+    fn event(&mut self, ev: &Event) -> Result<(), TraceError> {
         self.confirm_until(ev.time_ns)?;
-        if let Some(call) = ev.name.strip_prefix("sys_") {
-            let Some(i) = SYSCALLS.iter().position(|s| *s == call) else {
-                self.detail.unparsed_lines += 1;
-                return Ok(());
-            };
-            if let Some(ret) = ev.body.strip_prefix("->") {
-                let Some(ret) = number(ret) else {
-                    self.detail.unparsed_lines += 1;
-                    return Ok(());
-                };
-                match self.pending.remove(&ev.pid) {
-                    Some(p) if p.call == i => self.exit(ev.pid, i, p, ret as i64)?,
-                    _ => self.detail.exits_without_entry += 1,
-                }
-            } else {
-                match args(ev.body) {
-                    Some(args) => self.enter(ev.pid, i, ev.time_ns, args),
-                    None => self.detail.unparsed_lines += 1,
-                }
-            }
-            return Ok(());
-        }
-        match ev.name {
-            "sched_process_fork" => self.fork(ev.body),
-            "sched_process_exec" => self.exec(ev.time_ns, ev.body),
-            "sched_process_exit" => self.process_exit(ev.time_ns, ev.body),
+        match ev.kind {
+            Kind::SysEnter { call, args } => self.enter(ev.pid, call as usize, ev.time_ns, args),
+            Kind::SysExit { call, ret } => match self.pending.remove(&ev.pid) {
+                Some(p) if p.call == call as usize => self.exit(ev.pid, p.call, p, ret)?,
+                _ => self.detail.exits_without_entry += 1,
+            },
+            Kind::Fork {
+                parent_pid,
+                child_pid,
+            } => self.fork(parent_pid, child_pid),
+            Kind::Exec { pid } => self.exec(ev.time_ns, pid),
+            Kind::ProcessExit { pid } => self.process_exit(ev.time_ns, pid),
             _ => self.detail.unparsed_lines += 1,
         }
         Ok(())
     }
-
-    fn other_line(&mut self, _line: &str) {}
 
     fn flush(&mut self) -> Result<(), TraceError> {
         self.out

@@ -22,7 +22,8 @@ use flashlab_device::Mode;
 use flashlab_trace::{TraceIo, TraceOp, TraceWriter};
 use serde::Serialize;
 
-use crate::pipe::{Event, Sink};
+use crate::event::{Event, Kind};
+use crate::pipe::Sink;
 use crate::{IoCounts, TraceError};
 
 /// The request's kind, from the event's rwbs text (blk_fill_rwbs: an
@@ -74,7 +75,7 @@ pub fn parse_rwbs(text: &str) -> Option<Rwbs> {
 /// `7,0 WS 4096 () 2048 + 8 be,0,4 [comm]` (issue) or
 /// `7,0 WS () 2048 + 8 be,0,4 [0]` (complete): rwbs, bytes (issue only),
 /// sector, sectors.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockEvent {
     pub rwbs: Rwbs,
     pub bytes: Option<u64>,
@@ -328,25 +329,13 @@ impl PhysicalSink {
 }
 
 impl Sink for PhysicalSink {
-    fn event(&mut self, ev: &Event<'_>) -> Result<(), TraceError> {
-        let issue = match ev.name {
-            "block_rq_issue" => true,
-            "block_rq_complete" => false,
-            _ => {
-                self.detail.unparsed_lines += 1;
-                return Ok(());
-            }
-        };
-        match parse_block(ev.body, issue) {
-            Some(b) if issue => self.issue(ev.time_ns, b)?,
-            Some(b) => self.complete(ev.time_ns, b),
-            None => self.detail.unparsed_lines += 1,
+    fn event(&mut self, ev: &Event) -> Result<(), TraceError> {
+        match ev.kind {
+            Kind::BlockIssue(b) => self.issue(ev.time_ns, b)?,
+            Kind::BlockComplete(b) => self.complete(ev.time_ns, b),
+            _ => self.detail.unparsed_lines += 1,
         }
         Ok(())
-    }
-
-    fn other_line(&mut self, _line: &str) {
-        // `CPU:n [LOST k EVENTS]` lines: the per-CPU stats count them.
     }
 
     fn flush(&mut self) -> Result<(), TraceError> {

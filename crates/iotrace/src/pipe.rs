@@ -1,4 +1,6 @@
-//! Reading an instance's `trace_pipe` as the run goes.
+//! Reading an instance's text `trace_pipe` as the run goes (the fallback
+//! when the binary per-CPU pipes of `raw.rs` cannot be used), and what both
+//! readers share: the [`Sink`] and the wake-up policy.
 //!
 //! One thread per instance reads the text pipe (non-blocking, woken by
 //! poll every 100 ms at most so that it notices the stop flag), splits it
@@ -30,20 +32,23 @@ pub const FLUSH_EVERY: Duration = Duration::from_millis(100);
 /// When a reader looks at its pipe again once it is empty.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wake {
-    /// As soon as an event arrives (the logical reader: an fd's path is
-    /// read from /proc when its openat is seen, so lag costs names).
-    OnEvent,
     /// After this pause: the events wait in the ring buffer (sized for
     /// far longer pauses) and are read in one batch.
     Batched(Duration),
+    /// As soon as an event arrives, but at most once per this pause (the
+    /// logical reader: an fd's path is read from /proc when its openat is
+    /// seen, so lag costs names; yet each wake-up, a poll and a context
+    /// switch, cost the tracer more than reading the events it brought).
+    Coalesced(Duration),
 }
 
+use crate::event::{self, Event};
 use crate::TraceError;
 
 /// One event line of trace_pipe, split into its common header and the
 /// event's own text.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Event<'a> {
+pub struct TextEvent<'a> {
     pub pid: u32,
     /// The trace clock's time (CLOCK_MONOTONIC: we set `trace_clock` to mono).
     pub time_ns: u64,
@@ -57,7 +62,7 @@ pub struct Event<'a> {
 /// `comm-pid [cpu] flags secs.micros: sys_x(args)` / `sys_x -> 0xret`
 /// (syscall events). The command name may contain spaces and dashes, so the
 /// line is anchored on the `[cpu]` field.
-pub fn parse_event(line: &str) -> Option<Event<'_>> {
+pub fn parse_event(line: &str) -> Option<TextEvent<'_>> {
     let bytes = line.as_bytes();
     // Find " [ddd] " (the CPU field) preceded by `comm-pid`; a command name
     // that itself holds " [2]" is skipped over.
@@ -99,7 +104,7 @@ pub fn parse_event(line: &str) -> Option<Event<'_>> {
     let name = &body[..name_end];
     let rest = &body[name_end..];
     let rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
-    Some(Event {
+    Some(TextEvent {
         pid,
         time_ns,
         name,
@@ -125,12 +130,10 @@ pub fn parse_time(text: &str) -> Option<u64> {
     secs.checked_mul(1_000_000_000)?.checked_add(ns)
 }
 
-/// Receives the events of one instance.
+/// Receives the events of one instance, in time order.
 pub trait Sink: Send {
-    /// One event line (already parsed).
-    fn event(&mut self, ev: &Event<'_>) -> Result<(), TraceError>;
-    /// A line that is not an event (e.g. `CPU:1 [LOST 12 EVENTS]`).
-    fn other_line(&mut self, line: &str);
+    /// One decoded event.
+    fn event(&mut self, ev: &Event) -> Result<(), TraceError>;
     /// Called when the pipe is idle and at the end: flush files.
     fn flush(&mut self) -> Result<(), TraceError>;
 }
@@ -171,14 +174,14 @@ pub fn run<S: Sink + ?Sized>(
                     let line = &pending[start..start + nl];
                     start += nl + 1;
                     let line = String::from_utf8_lossy(line);
-                    match parse_event(&line) {
-                        Some(ev) => sink.event(&ev)?,
-                        None => sink.other_line(&line),
+                    // Lines that are no event (`CPU:1 [LOST 12 EVENTS]`)
+                    // are skipped: the per-CPU stats count lost events.
+                    if let Some(ev) = parse_event(&line) {
+                        sink.event(&event::from_text(&ev))?;
                     }
                 }
                 pending.drain(..start);
                 if pending.len() > (1 << 16) {
-                    sink.other_line("[overlong line skipped]");
                     pending.clear();
                 }
             }
@@ -202,23 +205,34 @@ pub fn run<S: Sink + ?Sized>(
 }
 
 fn wait(pipe: &File, wake: Wake) {
+    wait_for(std::slice::from_ref(pipe), wake)
+}
+
+/// Waits as `wake` says for any of `pipes` (the raw reader has one per CPU).
+pub fn wait_for(pipes: &[File], wake: Wake) {
     match wake {
-        Wake::OnEvent => wait_readable(pipe),
+        Wake::Coalesced(pause) => {
+            std::thread::sleep(pause.min(Duration::from_millis(100)));
+            wait_readable(pipes)
+        }
         // Shorter than poll's 100 ms, so the stop flag is seen as soon.
         Wake::Batched(pause) => std::thread::sleep(pause.min(Duration::from_millis(100))),
     }
 }
 
-fn wait_readable(pipe: &File) {
-    let mut pfd = libc::pollfd {
-        fd: pipe.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd; a timeout bounds the wait so the stop flag
-    // is seen within 100 ms.
+fn wait_readable(pipes: &[File]) {
+    let mut pfds: Vec<libc::pollfd> = pipes
+        .iter()
+        .map(|p| libc::pollfd {
+            fd: p.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: valid pollfds for open files; a timeout bounds the wait so
+    // the stop flag is seen within 100 ms.
     unsafe {
-        libc::poll(&mut pfd, 1, 100);
+        libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 100);
     }
 }
 

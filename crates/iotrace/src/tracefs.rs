@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::TraceError;
+use crate::{TraceError, Unavailable};
 
 /// Where tracefs lives (and where we mount it when it is not mounted).
 pub const TRACEFS: &str = "/sys/kernel/tracing";
@@ -33,9 +33,7 @@ pub fn ensure_mounted() -> Result<(PathBuf, bool), TraceError> {
         return Ok((old.to_path_buf(), false));
     }
     if !root.is_dir() {
-        return Err(TraceError::Unavailable(format!(
-            "{TRACEFS} does not exist: this kernel has no tracefs (CONFIG_TRACING); use a kernel with tracing"
-        )));
+        return Err(TraceError::Unavailable(Unavailable::NoTracefs));
     }
     let source = CString::new("nodev").unwrap();
     let target = CString::new(TRACEFS).unwrap();
@@ -52,14 +50,10 @@ pub fn ensure_mounted() -> Result<(PathBuf, bool), TraceError> {
     };
     if rc != 0 {
         let e = io::Error::last_os_error();
-        return Err(TraceError::Unavailable(format!(
-            "tracefs is not mounted and mounting it failed ({e}); {MOUNT_FIX}"
-        )));
+        return Err(TraceError::Unavailable(Unavailable::MountFailed(e)));
     }
     if !root.join("instances").is_dir() {
-        return Err(TraceError::Unavailable(format!(
-            "tracefs mounted at {TRACEFS} has no instances directory; use a kernel with tracing instances (4.x or later)"
-        )));
+        return Err(TraceError::Unavailable(Unavailable::NoInstances));
     }
     Ok((root, true))
 }

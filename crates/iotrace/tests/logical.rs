@@ -190,6 +190,7 @@ fn a_process_tree_s_file_requests_are_traced_exactly_and_reach_the_device() {
             major: dev.major,
             minor: dev.minor,
         }),
+        reader: Default::default(),
     })
     .unwrap();
     std::fs::write(&go, b"").unwrap();

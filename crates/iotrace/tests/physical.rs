@@ -27,6 +27,7 @@ fn physical_only(out: &Path, major: u32, minor: u32) -> TraceSpec {
         out_dir: out.to_path_buf(),
         logical: None,
         physical: Some(PhysicalSpec { major, minor }),
+        reader: Default::default(),
     }
 }
 
@@ -181,6 +182,7 @@ fn a_failed_start_is_one_line_and_leaves_no_instance() {
             major: dev.major,
             minor: dev.minor,
         }),
+        reader: Default::default(),
     })
     .err()
     .expect("no such process");

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::Value;
 
-use crate::error::{OltpError, Result};
+use crate::error::{OltpError, Result, WorkloadError};
 use crate::{OltpConfig, Progress};
 
 /// What the measured run gives back.
@@ -19,11 +19,8 @@ pub struct RunResult {
 }
 
 #[cfg(not(feature = "tpcc"))]
-const NOT_BUILT: &str = "this flashlab was built without the TPC-C driver (the flashlab-tpcc crate; cargo feature `tpcc` of flashlab-oltp); use --setup-only, or build it with the driver";
-
-#[cfg(not(feature = "tpcc"))]
 pub fn check_available() -> Result<()> {
-    Err(OltpError::Input(NOT_BUILT.into()))
+    Err(OltpError::Input(crate::error::InputError::NoTpccDriver))
 }
 
 #[cfg(not(feature = "tpcc"))]
@@ -34,7 +31,7 @@ pub fn load(
     _postmaster: u32,
     _p: &mut dyn Progress,
 ) -> Result<Value> {
-    Err(OltpError::Workload(NOT_BUILT.into()))
+    Err(OltpError::Workload(WorkloadError::NotBuilt))
 }
 
 #[cfg(not(feature = "tpcc"))]
@@ -45,12 +42,12 @@ pub fn run(
     _seconds: &Path,
     _p: &mut dyn Progress,
 ) -> Result<RunResult> {
-    Err(OltpError::Workload(NOT_BUILT.into()))
+    Err(OltpError::Workload(WorkloadError::NotBuilt))
 }
 
 #[cfg(not(feature = "tpcc"))]
 pub fn check_consistency(_db: &postgres::Config) -> Result<Value> {
-    Err(OltpError::Workload(NOT_BUILT.into()))
+    Err(OltpError::Workload(WorkloadError::NotBuilt))
 }
 
 #[cfg(feature = "tpcc")]
@@ -60,7 +57,7 @@ pub fn check_available() -> Result<()> {
 
 #[cfg(feature = "tpcc")]
 fn err(e: flashlab_tpcc::TpccError) -> OltpError {
-    OltpError::Workload(e.to_string())
+    OltpError::Workload(WorkloadError::Tpcc(e))
 }
 
 /// Loads the warehouses. A Ctrl-C during the load stops the server (fast
@@ -112,7 +109,7 @@ pub fn load(
         return Err(OltpError::Interrupted);
     }
     let report = report
-        .map_err(|_| OltpError::Workload("the loader panicked".into()))?
+        .map_err(|_| OltpError::Workload(WorkloadError::LoaderPanicked))?
         .map_err(err)?;
     p.say(&format!(
         "loaded {} warehouses: {} rows, database {} MiB, {:.0} s",

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::error::{OltpError, Result};
+use crate::error::{InputError, OltpError, Result};
 use crate::proc;
 use crate::teardown::{Teardown, UndoError};
 
@@ -27,15 +27,11 @@ impl FsKind {
             "ext4" => FsKind::Ext4,
             "xfs" => FsKind::Xfs,
             "btrfs" => FsKind::Btrfs,
-            "nilfs2" => {
-                return Err(OltpError::Input(
-                    "--fs nilfs2: this kernel has no nilfs2; use --fs btrfs (copy-on-write placement, its stand-in here)".into(),
-                ))
-            }
+            "nilfs2" => return Err(OltpError::Input(InputError::NoNilfs2)),
             _ => {
-                return Err(OltpError::Input(format!(
-                    "--fs {s} is not supported; use ext2, ext4, xfs or btrfs"
-                )))
+                return Err(OltpError::Input(InputError::UnsupportedFs {
+                    fs: s.to_string(),
+                }))
             }
         })
     }
@@ -149,15 +145,16 @@ pub fn schedulers(name: &str) -> Option<(Vec<String>, String)> {
 pub fn set_scheduler(name: &str, wanted: &str, teardown: &mut Teardown) -> Result<String> {
     let disk = disk_of(name);
     let Some((all, current)) = schedulers(name) else {
-        return Err(OltpError::Input(format!(
-            "--scheduler: {disk} offers no scheduler choice (no /sys/block/{disk}/queue/scheduler); leave --scheduler out"
-        )));
+        return Err(OltpError::Input(InputError::NoSchedulerChoice {
+            disk: disk.to_string(),
+        }));
     };
     if !all.iter().any(|s| s == wanted) {
-        return Err(OltpError::Input(format!(
-            "--scheduler {wanted}: {disk} offers {}; pass one of them (the paper's noop is 'none' on blk-mq, anticipatory is gone: mq-deadline or bfq are the nearest)",
-            all.join(", ")
-        )));
+        return Err(OltpError::Input(InputError::UnknownScheduler {
+            wanted: wanted.to_string(),
+            disk: disk.to_string(),
+            offered: all,
+        }));
     }
     let path = PathBuf::from(format!("/sys/block/{disk}/queue/scheduler"));
     std::fs::write(&path, wanted).map_err(|e| {

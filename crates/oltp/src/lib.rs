@@ -34,7 +34,7 @@ pub mod results;
 pub mod teardown;
 pub mod tracing;
 
-pub use error::{OltpError, Result};
+pub use error::{Failure, InputError, OltpError, Result, WorkloadError};
 
 use device::DeviceArg;
 use fs::FsKind;
@@ -126,22 +126,19 @@ pub fn preflight(cfg: &OltpConfig) -> Result<(DeviceArg, PathBuf)> {
     }
     let dev = DeviceArg::parse(cfg.device.as_deref(), cfg.mount.as_deref())?;
     if cfg.warehouses == 0 {
-        return Err(OltpError::Input("--warehouses must be at least 1".into()));
+        return Err(OltpError::Input(InputError::NoWarehouses));
     }
     if cfg.terminals == 0 {
-        return Err(OltpError::Input("--terminals must be at least 1".into()));
+        return Err(OltpError::Input(InputError::NoTerminals));
     }
     if pg_size_bytes(&cfg.pg.max_wal_size).is_none() {
-        return Err(OltpError::Input(format!(
-            "--max-wal-size {}: not a PostgreSQL size; e.g. 1GB or 512MB",
-            cfg.pg.max_wal_size
-        )));
+        return Err(OltpError::Input(InputError::BadWalSize {
+            given: cfg.pg.max_wal_size.clone(),
+        }));
     }
     let pg_bin = postgres::find_bin(cfg.pg_bin.as_deref())?;
     if postgres::proc_user_missing() {
-        return Err(OltpError::Input(
-            "there is no 'postgres' user (PostgreSQL refuses to run as root); install the server package: apt-get install postgresql".into(),
-        ));
+        return Err(OltpError::Input(InputError::NoPostgresUser));
     }
     // Every tool, before anything changes on the machine.
     if !matches!(dev, DeviceArg::Mount { .. }) {
@@ -347,7 +344,7 @@ fn setup_and_run(
         let prev = fs::set_scheduler(name, s, teardown)?;
         doc.set("scheduler", serde_json::json!({"set": s, "previous": prev}));
     } else if cfg.scheduler.is_some() {
-        return Err(OltpError::Input("--scheduler: the file system of --mount has no block device to schedule; leave --scheduler out".into()));
+        return Err(OltpError::Input(InputError::SchedulerWithoutDevice));
     }
     if let Some(name) = &attached.sysfs_name {
         if let Some((all, current)) = fs::schedulers(name) {
@@ -521,16 +518,14 @@ fn setup_and_run(
 }
 
 fn too_small(what: &str, have: u64, needed: u64, cfg: &OltpConfig, flag: &str) -> OltpError {
-    use flashlab_pattern::units::format_size;
-    OltpError::Input(format!(
-        "{what} ({}) is too small for {} warehouse{} (about {} with the WAL up to --max-wal-size {}); give {flag} {} or fewer --warehouses",
-        format_size(have),
-        cfg.warehouses,
-        if cfg.warehouses == 1 { "" } else { "s" },
-        format_size(needed),
-        cfg.pg.max_wal_size,
-        format_size(needed.div_ceil(1 << 30) << 30)
-    ))
+    OltpError::Input(InputError::TooSmall {
+        what: what.to_string(),
+        have_bytes: have,
+        needed_bytes: needed,
+        warehouses: cfg.warehouses,
+        max_wal_size: cfg.pg.max_wal_size.clone(),
+        flag: flag.to_string(),
+    })
 }
 
 /// How long a Ctrl-C may wait for the current stage.

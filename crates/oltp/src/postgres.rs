@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{OltpError, Result};
+use crate::error::{Failure, InputError, OltpError, Result};
 use crate::proc;
 use crate::teardown::{Teardown, UndoError};
 
@@ -157,9 +157,8 @@ pub struct StartSpec<'a> {
 }
 
 pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> {
-    let (uid, gid) = proc::user_ids("postgres").ok_or_else(|| {
-        OltpError::Input("there is no 'postgres' user (PostgreSQL refuses to run as root); install the server package: apt-get install postgresql".into())
-    })?;
+    let (uid, gid) =
+        proc::user_ids("postgres").ok_or(OltpError::Input(InputError::NoPostgresUser))?;
     claim_data_dir(s.pgdata)?;
     std::fs::create_dir_all(s.pgdata)
         .map_err(|e| OltpError::failed(format!("cannot create {}", s.pgdata.display()), e))?;
@@ -269,10 +268,11 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
     let end = Instant::now() + Duration::from_secs(120);
     loop {
         if let Ok(Some(st)) = child.borrow_mut().try_wait() {
-            return Err(OltpError::Failed(format!(
-                "postgres exited ({st}): {}",
-                proc::last_log_line(s.log)
-            )));
+            return Err(OltpError::Failed(Failure::Exited {
+                what: "postgres",
+                status: st,
+                last_line: proc::last_log_line(s.log),
+            }));
         }
         if let Ok(mut c) = cfg.connect(postgres::NoTls) {
             if c.simple_query("SELECT 1").is_ok() {
@@ -280,10 +280,11 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
             }
         }
         if Instant::now() > end {
-            return Err(OltpError::Failed(format!(
-                "PostgreSQL did not accept connections within 120 s: {}",
-                proc::last_log_line(s.log)
-            )));
+            return Err(OltpError::Failed(Failure::NotReady {
+                what: "PostgreSQL did not accept connections".into(),
+                within_s: 120,
+                last_log_line: Some(proc::last_log_line(s.log)),
+            }));
         }
         std::thread::sleep(Duration::from_millis(200));
     }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::error::{OltpError, Result};
+use crate::error::{Failure, OltpError, Result};
 use crate::teardown::UndoError;
 
 /// Finds `tool` on PATH (as a shell would).
@@ -43,13 +43,13 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<String> {
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        Err(OltpError::Failed(format!(
-            "{what} failed ({}): {}",
-            out.status,
-            last_line(&String::from_utf8_lossy(&out.stderr))
+        Err(OltpError::Failed(Failure::Tool {
+            what: what.to_string(),
+            status: out.status,
+            message: last_line(&String::from_utf8_lossy(&out.stderr))
                 .or_else(|| last_line(&String::from_utf8_lossy(&out.stdout)))
-                .unwrap_or_else(|| "no message".into())
-        )))
+                .unwrap_or_else(|| "no message".into()),
+        }))
     }
 }
 

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use crate::blockstat::BlockStat;
 use crate::device::DeviceArg;
 use crate::endurance::{self, Endurance};
-use crate::error::{OltpError, Result};
+use crate::error::{InputError, OltpError, Result};
 use crate::leftovers::Watch;
 use crate::OltpConfig;
 
@@ -28,16 +28,15 @@ pub struct Doc {
 impl Doc {
     pub fn create(dir: &Path, cfg: &OltpConfig) -> Result<Doc> {
         if dir.join(FILE).exists() {
-            return Err(OltpError::Input(format!(
-                "{} already holds an OLTP run; pass another --results directory",
-                dir.display()
-            )));
+            return Err(OltpError::Input(InputError::ResultsHoldRun {
+                dir: dir.to_path_buf(),
+            }));
         }
         std::fs::create_dir_all(dir).map_err(|e| {
-            OltpError::Input(format!(
-                "cannot create {}: {e}; check --results",
-                dir.display()
-            ))
+            OltpError::Input(InputError::ResultsCreate {
+                dir: dir.to_path_buf(),
+                source: e,
+            })
         })?;
         let mut map = Map::new();
         map.insert("format".into(), json!("flashlab-oltp/1"));

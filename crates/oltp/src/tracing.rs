@@ -107,6 +107,7 @@ pub fn start(out: &Path, postmaster: u32, pgdata: &Path, dev: &Attached) -> Resu
             major: dev.major,
             minor: dev.minor,
         }),
+        reader: Default::default(),
     };
     Ok(Session {
         inner: inner::Session(flashlab_iotrace::start(spec).map_err(trace_err)?),

@@ -9,7 +9,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use super::{block_size_bytes, sysfs_name, Attached};
-use crate::error::{OltpError, Result};
+use crate::error::{InputError, OltpError, Result};
 use crate::teardown::Teardown;
 
 pub fn attach(
@@ -18,9 +18,10 @@ pub fn attach(
     teardown: &mut Teardown,
 ) -> Result<Attached> {
     let checked = flashlab_realdev::open_checked(path, allow_write_to).map_err(|e| match e {
-        flashlab_realdev::CheckError::Open(e) => {
-            OltpError::Input(format!("cannot open {}: {e}", path.display()))
-        }
+        flashlab_realdev::CheckError::Open(e) => OltpError::Input(InputError::DeviceOpen {
+            path: path.to_path_buf(),
+            source: e,
+        }),
         flashlab_realdev::CheckError::Refused(e) => OltpError::NotOurs(e.to_string()),
     })?;
     for w in &checked.warnings {

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::{attach_loop, describe_block, Attached};
-use crate::error::{OltpError, Result};
+use crate::error::{InputError, OltpError, Result};
 use crate::teardown::{Teardown, UndoError};
 
 pub fn attach(
@@ -29,10 +29,9 @@ pub fn attach(
     }
     if !exists {
         let Some(size) = size_bytes else {
-            return Err(OltpError::Input(format!(
-                "{} does not exist; pass --size (e.g. --size 4GiB) to create it",
-                path.display()
-            )));
+            return Err(OltpError::Input(InputError::DeviceFileMissing {
+                path: path.to_path_buf(),
+            }));
         };
         // Sparse: the file system and the DBMS write what they use.
         let f = std::fs::OpenOptions::new()
@@ -40,20 +39,21 @@ pub fn attach(
             .create_new(true)
             .open(path)
             .map_err(|e| {
-                OltpError::Input(format!(
-                    "cannot create {}: {e}; check the path given to --device",
-                    path.display()
-                ))
+                OltpError::Input(InputError::DeviceFileCreate {
+                    path: path.to_path_buf(),
+                    source: e,
+                })
             })?;
         let p = path.to_path_buf();
         teardown.push(format!("remove {}", path.display()), move || {
             std::fs::remove_file(&p).map_err(|source| UndoError::Remove { path: p, source })
         });
         f.set_len(size).map_err(|e| {
-            OltpError::Input(format!(
-                "cannot size {} to {size} bytes: {e}",
-                path.display()
-            ))
+            OltpError::Input(InputError::DeviceFileSize {
+                path: path.to_path_buf(),
+                size_bytes: size,
+                source: e,
+            })
         })?;
     }
     let dev = attach_loop(path, teardown)?;

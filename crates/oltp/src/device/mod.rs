@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{OltpError, Result};
+use crate::error::{Failure, InputError, OltpError, Result};
 use crate::teardown::UndoError;
 
 pub mod block;
@@ -31,30 +31,32 @@ pub enum DeviceArg {
 impl DeviceArg {
     pub fn parse(device: Option<&str>, mount: Option<&Path>) -> Result<DeviceArg> {
         match (device, mount) {
-            (Some(_), Some(_)) => Err(OltpError::Input(
-                "--device and --mount exclude each other: --mount DIR runs on an existing file system, --device sets one up".into(),
-            )),
-            (None, None) => Err(OltpError::Input(
-                "no device: pass --device FILE|/dev/X|sim:PROFILE (e.g. --device sim:intel-x25e) or --mount DIR".into(),
-            )),
-            (None, Some(dir)) => Ok(DeviceArg::Mount { dir: dir.to_path_buf() }),
+            (Some(_), Some(_)) => Err(OltpError::Input(InputError::DeviceAndMount)),
+            (None, None) => Err(OltpError::Input(InputError::NoDevice)),
+            (None, Some(dir)) => Ok(DeviceArg::Mount {
+                dir: dir.to_path_buf(),
+            }),
             (Some(d), None) => {
                 if let Some(spec) = d.strip_prefix("sim:") {
                     if spec.is_empty() {
-                        return Err(OltpError::Input("--device sim: needs a profile, e.g. sim:intel-x25e (flashlab sim profiles lists them)".into()));
+                        return Err(OltpError::Input(InputError::SimNoProfile));
                     }
-                    return Ok(DeviceArg::Sim { spec: spec.to_string() });
+                    return Ok(DeviceArg::Sim {
+                        spec: spec.to_string(),
+                    });
                 }
                 let path = PathBuf::from(d);
                 match std::fs::metadata(&path) {
                     Ok(m) if is_block(&m) => Ok(DeviceArg::Block { path }),
                     Ok(m) if m.is_file() => Ok(DeviceArg::File { path }),
-                    Ok(_) => Err(OltpError::Input(format!(
-                        "--device {d} is neither a file nor a block device; pass a file, /dev/X or sim:PROFILE"
-                    ))),
-                    Err(_) if d.starts_with("/dev/") => Err(OltpError::Input(format!(
-                        "--device {d} does not exist; lsblk lists the block devices"
-                    ))),
+                    Ok(_) => Err(OltpError::Input(InputError::DeviceNotFileOrBlock {
+                        arg: d.to_string(),
+                    })),
+                    Err(_) if d.starts_with("/dev/") => {
+                        Err(OltpError::Input(InputError::DeviceMissing {
+                            arg: d.to_string(),
+                        }))
+                    }
                     Err(_) => Ok(DeviceArg::File { path }),
                 }
             }
@@ -155,10 +157,9 @@ pub fn attach_loop(file: &Path, teardown: &mut crate::teardown::Teardown) -> Res
     )?;
     let dev = PathBuf::from(out.trim());
     if !dev.starts_with("/dev/") {
-        return Err(OltpError::Failed(format!(
-            "losetup printed '{}', not a loop device",
-            out.trim()
-        )));
+        return Err(OltpError::Failed(Failure::NotALoopDevice {
+            printed: out.trim().to_string(),
+        }));
     }
     let d = dev.clone();
     teardown.push(format!("detach {}", dev.display()), move || {

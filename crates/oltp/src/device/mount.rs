@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{sysfs_name, Attached};
-use crate::error::{OltpError, Result};
+use crate::error::{InputError, OltpError, Result};
 
 #[derive(Clone, Debug)]
 pub struct MountEntry {
@@ -72,13 +72,14 @@ pub fn mount_of(dir: &Path) -> Option<MountEntry> {
 
 pub fn attach(dir: &Path) -> Result<(Attached, MountEntry)> {
     if !dir.is_dir() {
-        return Err(OltpError::Input(format!(
-            "--mount {} is not a directory; pass the directory of a mounted file system",
-            dir.display()
-        )));
+        return Err(OltpError::Input(InputError::MountNotDir {
+            dir: dir.to_path_buf(),
+        }));
     }
     let m = mount_of(dir).ok_or_else(|| {
-        OltpError::Input(format!("cannot find the file system of {}", dir.display()))
+        OltpError::Input(InputError::MountUnknownFs {
+            dir: dir.to_path_buf(),
+        })
     })?;
     let name = if m.major == 0 {
         None

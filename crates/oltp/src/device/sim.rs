@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{attach_loop, describe_block, Attached};
-use crate::error::{OltpError, Result};
+use crate::error::{Failure, InputError, OltpError, Result};
 use crate::proc;
 use crate::teardown::{Teardown, UndoError};
 
@@ -92,8 +92,12 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
     )?;
     let fusermount = proc::find_tool("fusermount3", "fuse3", "to unmount the nbdfuse file")?;
     let spec = spec_with_capacity(s.spec, s.default_capacity_bytes);
-    flashlab_sim::resolve_spec(&spec)
-        .map_err(|e| OltpError::Input(format!("--device sim:{}: {e}", s.spec)))?;
+    flashlab_sim::resolve_spec(&spec).map_err(|source| {
+        OltpError::Input(InputError::SimSpec {
+            spec: s.spec.to_string(),
+            source,
+        })
+    })?;
     let data = s.run_dir.join("serve");
     let sock = data.join("nbd.sock");
     let log = std::fs::File::create(s.serve_log)
@@ -146,15 +150,18 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
     let end = Instant::now() + Duration::from_secs(120);
     while !sock.exists() {
         if let Ok(Some(st)) = child.borrow_mut().try_wait() {
-            return Err(OltpError::Failed(format!(
-                "flashlab serve exited ({st}): {}",
-                proc::last_log_line(s.serve_log)
-            )));
+            return Err(OltpError::Failed(Failure::Exited {
+                what: "flashlab serve",
+                status: st,
+                last_line: proc::last_log_line(s.serve_log),
+            }));
         }
         if Instant::now() > end {
-            return Err(OltpError::Failed(
-                "flashlab serve did not listen within 120 s".into(),
-            ));
+            return Err(OltpError::Failed(Failure::NotReady {
+                what: "flashlab serve did not listen".into(),
+                within_s: 120,
+                last_log_line: None,
+            }));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -224,16 +231,18 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
                 use std::io::Read;
                 let _ = e.read_to_string(&mut err);
             }
-            return Err(OltpError::Failed(format!(
-                "nbdfuse exited ({st}): {}",
-                proc::last_line(&err).unwrap_or_default()
-            )));
+            return Err(OltpError::Failed(Failure::Exited {
+                what: "nbdfuse",
+                status: st,
+                last_line: proc::last_line(&err).unwrap_or_default(),
+            }));
         }
         if Instant::now() > end {
-            return Err(OltpError::Failed(format!(
-                "nbdfuse did not present {} within 30 s",
-                disk.display()
-            )));
+            return Err(OltpError::Failed(Failure::NotReady {
+                what: format!("nbdfuse did not present {}", disk.display()),
+                within_s: 30,
+                last_log_line: None,
+            }));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
