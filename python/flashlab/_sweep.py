@@ -58,16 +58,24 @@ LOCAL_CLUSTER_CONFIG = {
 
 
 def default_client(n_workers: Optional[int] = None):  # pragma: no cover - exercised through sweep()
-    """A LocalCluster with ``n_workers`` (default: one per core) single-threaded
-    worker processes, set up with :data:`LOCAL_CLUSTER_CONFIG`, and a client to it."""
+    """A LocalCluster with ``n_workers`` (default: one per CPU this process may
+    use) single-threaded worker processes, set up with
+    :data:`LOCAL_CLUSTER_CONFIG`, and a client to it."""
     import dask
     from dask.distributed import Client, LocalCluster
 
     with dask.config.set(LOCAL_CLUSTER_CONFIG):
         cluster = LocalCluster(
-            n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, dashboard_address=None
+            n_workers=n_workers or _usable_cpus(), threads_per_worker=1, dashboard_address=None
         )
         return Client(cluster)
+
+
+def _usable_cpus() -> int:
+    """CPUs this process may run on: a cpuset or `taskset` can allow fewer than the machine has."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
 
 
 def sweep(
