@@ -144,3 +144,25 @@ def test_a_bad_suite_is_one_line_naming_the_fix():
     bad = dict(SUITE_GRID, suite={"name": "uflip", "options": {"max_io": 1}})
     with pytest.raises(flashlab.FlashlabError, match="uflip has no option `max_io`; its options are"):
         flashlab.sweep(bad)
+
+
+def test_the_default_cluster_leaves_out_periodic_work_a_point_does_not_need():
+    # A point is one native call with the GIL released: a worker's Python
+    # profiler and a 20 ms event-loop health check only take CPU from the
+    # points (docs/python.md, "Speed"). The settings must reach the worker
+    # processes, not only the client's config.
+    from flashlab._sweep import default_client
+
+    client = default_client(1)
+    try:
+        def periodic(dask_worker):
+            return {name: pc.callback_time for name, pc in dask_worker.periodic_callbacks.items()}
+
+        (callbacks,) = client.run(periodic).values()
+        assert callbacks["tick"] == 1000
+        assert "profile" not in callbacks
+        assert client.cluster.scheduler.periodic_callbacks["tick"].callback_time == 1000
+    finally:
+        cluster = client.cluster
+        client.close()
+        cluster.close()
