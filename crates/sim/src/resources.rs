@@ -68,6 +68,11 @@ enum OpKind {
     Erase,
     /// GC / wear-levelling relocations, `unit_ns` per page.
     Copy,
+    /// A read, then at once a program (a GC copy through the controller):
+    /// the two operations in one entry, the read's part `unit_ns` long. A
+    /// relocation then costs the queue one entry instead of two; a read
+    /// overtaking it sees the part it arrives in (`DieOp::part_at`).
+    ReadThenProgram,
 }
 
 /// An operation placed on a die that has not ended yet.
@@ -75,12 +80,34 @@ enum OpKind {
 struct DieOp {
     start: Nanos,
     end: Nanos,
-    /// Length of one indivisible step (a page of a bulk copy; 0: the whole op).
+    /// Length of one indivisible step (a page of a bulk copy; 0: the whole
+    /// op); for `ReadThenProgram`, the read's length.
     unit_ns: u32,
     kind: OpKind,
 }
 
 impl DieOp {
+    /// The operation in progress at `t` (start <= t): the read or the
+    /// program of a `ReadThenProgram`, else the operation itself.
+    #[inline]
+    fn part_at(self, t: Nanos) -> DieOp {
+        if self.kind != OpKind::ReadThenProgram {
+            return self;
+        }
+        let mid = self.start + self.unit_ns as Nanos;
+        let (start, end, kind) = if t < mid {
+            (self.start, mid, OpKind::Read)
+        } else {
+            (mid, self.end, OpKind::Program)
+        };
+        DieOp {
+            start,
+            end,
+            unit_ns: 0,
+            kind,
+        }
+    }
+
     /// The end of the step in progress at `t` (start <= t < end).
     fn step_end(&self, t: Nanos) -> Nanos {
         if self.unit_ns == 0 {
@@ -301,6 +328,25 @@ impl Flash {
         let q = &mut self.queued[u];
         // what `pop_ended`'s search relies on
         debug_assert!(q.back().is_none_or(|op| op.end <= start));
+        if kind == OpKind::Program {
+            if let Some(back) = q.back_mut() {
+                // a program right after a read (a GC copy): one entry
+                if back.kind == OpKind::Read && back.end == start && back.start < start {
+                    if let Ok(read_ns) = u32::try_from(start - back.start) {
+                        *back = DieOp {
+                            start: back.start,
+                            end,
+                            unit_ns: read_ns,
+                            kind: OpKind::ReadThenProgram,
+                        };
+                        if q.len() == 1 {
+                            self.queued_front_end[u] = end;
+                        }
+                        return;
+                    }
+                }
+            }
+        }
         q.push_back(DieOp {
             start,
             end,
@@ -349,7 +395,7 @@ impl Flash {
         if i == 0 {
             return (s, 0);
         }
-        let op = q[i - 1];
+        let op = q[i - 1].part_at(s);
         if op.end <= s {
             return (s, 0);
         }
@@ -542,7 +588,7 @@ impl Flash {
                 + self.t.program_ns;
             self.die_free[u] = end;
             if let Some(op) = self.queued[u].back_mut() {
-                if op.kind == OpKind::Program && op.end == g.end {
+                if matches!(op.kind, OpKind::Program | OpKind::ReadThenProgram) && op.end == g.end {
                     op.end = end;
                 }
             }
