@@ -740,3 +740,48 @@ impl Flash {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ssd-m's first die: read priority, no copy-back (a relocation is a read
+    /// out to the controller, then a program).
+    fn ssd_m(suspend: SuspendKind) -> Flash {
+        let mut cfg = crate::resolve_spec("ssd-m,capacity=1GiB").unwrap();
+        cfg.sched.suspend = suspend;
+        let geo = Geometry::derive(&cfg).unwrap();
+        let mut flash = Flash::new(NandTiming::resolve(&cfg.nand, geo.page_bytes), &geo);
+        flash.set_sched(&cfg.sched);
+        flash
+    }
+
+    /// Where a host read arriving at `at` starts on die 0, after one GC copy.
+    fn host_read_start_after_a_copy(suspend: SuspendKind, at: Nanos) -> Nanos {
+        let mut flash = ssd_m(suspend);
+        flash.copy_n(0, Cause::Gc, 0, 1);
+        assert_eq!(flash.queued[0].len(), 1, "the copy's read and program: one entry");
+        flash.advance(at);
+        let bytes = flash.t.page_bytes;
+        flash.read_placed(0, Cause::Host, at, bytes).0
+    }
+
+    #[test]
+    fn a_host_read_overtaking_a_gc_copy_waits_for_the_part_it_arrives_in() {
+        let t = ssd_m(SuspendKind::Off).t;
+        let read_end = t.command_ns + t.read_ns + t.page_transfer_ns;
+        let copy_end = read_end + t.page_transfer_ns + t.command_ns + t.program_ns;
+        // during the copy's read: waits for the read only
+        assert_eq!(host_read_start_after_a_copy(SuspendKind::Off, 10), read_end);
+        // during its program: waits for the program
+        assert_eq!(host_read_start_after_a_copy(SuspendKind::Off, read_end + 10), copy_end);
+        // which a read may suspend; a read in progress it may not
+        let suspend = SuspendKind::ProgramErase;
+        let at = read_end + 10;
+        let suspended = at + SchedConfig::default().suspend_program_ns;
+        assert_eq!(host_read_start_after_a_copy(suspend, at), suspended);
+        assert_eq!(host_read_start_after_a_copy(suspend, 10), read_end);
+        // after the copy: at once
+        assert_eq!(host_read_start_after_a_copy(SuspendKind::Off, copy_end), copy_end);
+    }
+}
