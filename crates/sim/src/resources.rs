@@ -760,7 +760,11 @@ mod tests {
     fn host_read_start_after_a_copy(suspend: SuspendKind, at: Nanos) -> Nanos {
         let mut flash = ssd_m(suspend);
         flash.copy_n(0, Cause::Gc, 0, 1);
-        assert_eq!(flash.queued[0].len(), 1, "the copy's read and program: one entry");
+        assert_eq!(
+            flash.queued[0].len(),
+            1,
+            "the copy's read and program: one entry"
+        );
         flash.advance(at);
         let bytes = flash.t.page_bytes;
         flash.read_placed(0, Cause::Host, at, bytes).0
@@ -774,7 +778,10 @@ mod tests {
         // during the copy's read: waits for the read only
         assert_eq!(host_read_start_after_a_copy(SuspendKind::Off, 10), read_end);
         // during its program: waits for the program
-        assert_eq!(host_read_start_after_a_copy(SuspendKind::Off, read_end + 10), copy_end);
+        assert_eq!(
+            host_read_start_after_a_copy(SuspendKind::Off, read_end + 10),
+            copy_end
+        );
         // which a read may suspend; a read in progress it may not
         let suspend = SuspendKind::ProgramErase;
         let at = read_end + 10;
@@ -782,6 +789,9 @@ mod tests {
         assert_eq!(host_read_start_after_a_copy(suspend, at), suspended);
         assert_eq!(host_read_start_after_a_copy(suspend, 10), read_end);
         // after the copy: at once
-        assert_eq!(host_read_start_after_a_copy(SuspendKind::Off, copy_end), copy_end);
+        assert_eq!(
+            host_read_start_after_a_copy(SuspendKind::Off, copy_end),
+            copy_end
+        );
     }
 }
