@@ -68,6 +68,11 @@ enum OpKind {
     Erase,
     /// GC / wear-levelling relocations, `unit_ns` per page.
     Copy,
+    /// A read, then at once a program (a GC copy through the controller):
+    /// the two operations in one entry, the read's part `unit_ns` long. A
+    /// relocation then costs the queue one entry instead of two; a read
+    /// overtaking it sees the part it arrives in (`DieOp::part_at`).
+    ReadThenProgram,
 }
 
 /// An operation placed on a die that has not ended yet.
@@ -75,12 +80,34 @@ enum OpKind {
 struct DieOp {
     start: Nanos,
     end: Nanos,
-    /// Length of one indivisible step (a page of a bulk copy; 0: the whole op).
+    /// Length of one indivisible step (a page of a bulk copy; 0: the whole
+    /// op); for `ReadThenProgram`, the read's length.
     unit_ns: u32,
     kind: OpKind,
 }
 
 impl DieOp {
+    /// The operation in progress at `t` (start <= t): the read or the
+    /// program of a `ReadThenProgram`, else the operation itself.
+    #[inline]
+    fn part_at(self, t: Nanos) -> DieOp {
+        if self.kind != OpKind::ReadThenProgram {
+            return self;
+        }
+        let mid = self.start + self.unit_ns as Nanos;
+        let (start, end, kind) = if t < mid {
+            (self.start, mid, OpKind::Read)
+        } else {
+            (mid, self.end, OpKind::Program)
+        };
+        DieOp {
+            start,
+            end,
+            unit_ns: 0,
+            kind,
+        }
+    }
+
     /// The end of the step in progress at `t` (start <= t < end).
     fn step_end(&self, t: Nanos) -> Nanos {
         if self.unit_ns == 0 {
@@ -116,7 +143,9 @@ struct PlaneGroup {
 #[derive(Clone, Debug)]
 pub struct Flash {
     pub t: NandTiming,
-    channels: u32,
+    /// Per die, its channel (`unit % channels`, looked up: a division on
+    /// every flash operation showed in profiles).
+    die_channel: Vec<u32>,
     /// When the last operation placed on each die ends.
     die_free: Vec<Nanos>,
     /// When the last priority (host) read placed on each die ends.
@@ -169,7 +198,7 @@ impl Flash {
         let groups = if planes > 1 { geo.units as usize } else { 0 };
         Flash {
             t,
-            channels: geo.channels,
+            die_channel: (0..geo.units).map(|u| u % geo.channels).collect(),
             die_free: vec![0; geo.units as usize],
             read_free: vec![0; geo.units as usize],
             queued: vec![VecDeque::new(); geo.units as usize],
@@ -246,7 +275,7 @@ impl Flash {
 
     #[inline]
     fn ch(&self, unit: u32) -> usize {
-        (unit % self.channels) as usize
+        self.die_channel[unit as usize] as usize
     }
 
     /// When die `unit` is next free.
@@ -266,6 +295,7 @@ impl Flash {
         self.queued.iter().map(|q| q.capacity() * 24).sum::<usize>()
             + self.ch.iter().map(|c| c.memory_bytes()).sum::<usize>()
             + self.die_free.len() * 32
+            + self.die_channel.capacity() * 4
             + (self.prog_group.capacity() + self.read_group.capacity())
                 * std::mem::size_of::<PlaneGroup>()
     }
@@ -290,10 +320,33 @@ impl Flash {
         }
         if self.queued[u].len() >= self.queued_prune_at[u] {
             self.pop_ended(u);
-            // at most twice the operations still queued, so memory stays bounded
-            self.queued_prune_at[u] = (2 * self.queued[u].len()).max(QUEUE_PRUNE_MIN);
+            // at most a quarter more than the operations still queued, so
+            // memory stays bounded (the search makes a drop cheap)
+            let live = self.queued[u].len();
+            self.queued_prune_at[u] = (live + live / 4).max(QUEUE_PRUNE_MIN);
         }
         let q = &mut self.queued[u];
+        // what `pop_ended`'s search relies on
+        debug_assert!(q.back().is_none_or(|op| op.end <= start));
+        if kind == OpKind::Program {
+            if let Some(back) = q.back_mut() {
+                // a program right after a read (a GC copy): one entry
+                if back.kind == OpKind::Read && back.end == start && back.start < start {
+                    if let Ok(read_ns) = u32::try_from(start - back.start) {
+                        *back = DieOp {
+                            start: back.start,
+                            end,
+                            unit_ns: read_ns,
+                            kind: OpKind::ReadThenProgram,
+                        };
+                        if q.len() == 1 {
+                            self.queued_front_end[u] = end;
+                        }
+                        return;
+                    }
+                }
+            }
+        }
         q.push_back(DieOp {
             start,
             end,
@@ -315,12 +368,12 @@ impl Flash {
         if self.queued_front_end[u] > now {
             return;
         }
-        while let Some(op) = q.front() {
-            if op.end > now {
-                break;
-            }
-            q.pop_front();
-        }
+        // A die's operations are placed one after another (each starts at or
+        // after `die_free`, the previous one's end), so their ends are in
+        // order and the ended ones are a prefix: found by a binary search
+        // that reads a few entries, not every ended one.
+        let ended = q.partition_point(|op| op.end <= now);
+        q.drain(..ended);
         self.refresh_queued_front(u);
     }
 
@@ -342,7 +395,7 @@ impl Flash {
         if i == 0 {
             return (s, 0);
         }
-        let op = q[i - 1];
+        let op = q[i - 1].part_at(s);
         if op.end <= s {
             return (s, 0);
         }
@@ -535,7 +588,7 @@ impl Flash {
                 + self.t.program_ns;
             self.die_free[u] = end;
             if let Some(op) = self.queued[u].back_mut() {
-                if op.kind == OpKind::Program && op.end == g.end {
+                if matches!(op.kind, OpKind::Program | OpKind::ReadThenProgram) && op.end == g.end {
                     op.end = end;
                 }
             }
@@ -685,5 +738,60 @@ impl Flash {
             }
             t
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ssd-m's first die: read priority, no copy-back (a relocation is a read
+    /// out to the controller, then a program).
+    fn ssd_m(suspend: SuspendKind) -> Flash {
+        let mut cfg = crate::resolve_spec("ssd-m,capacity=1GiB").unwrap();
+        cfg.sched.suspend = suspend;
+        let geo = Geometry::derive(&cfg).unwrap();
+        let mut flash = Flash::new(NandTiming::resolve(&cfg.nand, geo.page_bytes), &geo);
+        flash.set_sched(&cfg.sched);
+        flash
+    }
+
+    /// Where a host read arriving at `at` starts on die 0, after one GC copy.
+    fn host_read_start_after_a_copy(suspend: SuspendKind, at: Nanos) -> Nanos {
+        let mut flash = ssd_m(suspend);
+        flash.copy_n(0, Cause::Gc, 0, 1);
+        assert_eq!(
+            flash.queued[0].len(),
+            1,
+            "the copy's read and program: one entry"
+        );
+        flash.advance(at);
+        let bytes = flash.t.page_bytes;
+        flash.read_placed(0, Cause::Host, at, bytes).0
+    }
+
+    #[test]
+    fn a_host_read_overtaking_a_gc_copy_waits_for_the_part_it_arrives_in() {
+        let t = ssd_m(SuspendKind::Off).t;
+        let read_end = t.command_ns + t.read_ns + t.page_transfer_ns;
+        let copy_end = read_end + t.page_transfer_ns + t.command_ns + t.program_ns;
+        // during the copy's read: waits for the read only
+        assert_eq!(host_read_start_after_a_copy(SuspendKind::Off, 10), read_end);
+        // during its program: waits for the program
+        assert_eq!(
+            host_read_start_after_a_copy(SuspendKind::Off, read_end + 10),
+            copy_end
+        );
+        // which a read may suspend; a read in progress it may not
+        let suspend = SuspendKind::ProgramErase;
+        let at = read_end + 10;
+        let suspended = at + SchedConfig::default().suspend_program_ns;
+        assert_eq!(host_read_start_after_a_copy(suspend, at), suspended);
+        assert_eq!(host_read_start_after_a_copy(suspend, 10), read_end);
+        // after the copy: at once
+        assert_eq!(
+            host_read_start_after_a_copy(SuspendKind::Off, copy_end),
+            copy_end
+        );
     }
 }
