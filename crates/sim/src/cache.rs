@@ -270,10 +270,6 @@ struct SlotQueue {
     buckets: Vec<Vec<(Nanos, u64)>>,
     /// Bit i set: bucket i is not empty.
     nonempty: u128,
-    /// The smallest time in each bucket (`Nanos::MAX` when empty): a bucket
-    /// is only ever emptied whole (bucket 0's entries all have time `last`),
-    /// so a redistribution reads its new `last` here instead of scanning.
-    mins: [Nanos; 65],
     /// The smallest time in the buckets or below it (never decreases).
     last: Nanos,
     len: usize,
@@ -285,7 +281,6 @@ impl SlotQueue {
             low: BinaryHeap::new(),
             buckets: (0..65).map(|_| Vec::new()).collect(),
             nonempty: 0,
-            mins: [Nanos::MAX; 65],
             last: 0,
             len: 0,
         }
@@ -308,15 +303,8 @@ impl SlotQueue {
             self.low.push(Reverse((t, lpn)));
             return;
         }
-        self.put((t, lpn));
-    }
-
-    /// Append `e` (time at least `last`) to its bucket.
-    #[inline]
-    fn put(&mut self, e: (Nanos, u64)) {
-        let b = self.bucket(e.0);
-        self.buckets[b].push(e);
-        self.mins[b] = self.mins[b].min(e.0);
+        let b = self.bucket(t);
+        self.buckets[b].push((t, lpn));
         self.nonempty |= 1 << b;
     }
 
@@ -328,11 +316,11 @@ impl SlotQueue {
         debug_assert!(i > 0 && i < 65);
         let mut v = std::mem::take(&mut self.buckets[i]);
         self.nonempty &= !(1 << i);
-        debug_assert_eq!(v.iter().map(|&(t, _)| t).min(), Some(self.mins[i]));
-        self.last = self.mins[i];
-        self.mins[i] = Nanos::MAX;
+        self.last = v.iter().map(|&(t, _)| t).min().unwrap_or(self.last);
         for e in v.drain(..) {
-            self.put(e);
+            let b = self.bucket(e.0);
+            self.buckets[b].push(e);
+            self.nonempty |= 1 << b;
         }
         // keep the allocation for the next time this bucket fills
         self.buckets[i] = v;
@@ -372,7 +360,6 @@ impl SlotQueue {
         let e = b0.swap_remove(k);
         if b0.is_empty() {
             self.nonempty &= !1;
-            self.mins[0] = Nanos::MAX;
         }
         self.len -= 1;
         Some(e)

@@ -21,34 +21,17 @@ pub enum BlockState {
     Victim = 4,
 }
 
-/// A block's fields that a host write's invalidation touches (valid count,
-/// state, bucket links), kept together: on a random rewrite they are one
-/// cache line instead of four, and moving a block between buckets touches
-/// its neighbours' single entries.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(16))]
-struct Entry {
-    prev: u32,
-    next: u32,
-    valid: u16,
-    state: BlockState,
-}
-
-const FREE_ENTRY: Entry = Entry {
-    prev: NONE,
-    next: NONE,
-    valid: 0,
-    state: BlockState::Free,
-};
-
 /// The block table. Blocks are numbered globally; block `b` is on die `b / blocks_per_unit`.
 #[derive(Clone, Debug)]
 pub struct BlockTable {
     pub pages_per_block: u32,
     pub blocks_per_unit: u32,
-    e: Vec<Entry>,
+    valid: Vec<u16>,
+    state: Vec<BlockState>,
     erase: Vec<u32>,
     closed_seq: Vec<u64>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
     /// Per die, per valid count: head of the list of closed blocks.
     heads: Vec<u32>,
 }
@@ -59,29 +42,32 @@ impl BlockTable {
         BlockTable {
             pages_per_block,
             blocks_per_unit,
-            e: vec![FREE_ENTRY; n],
+            valid: vec![0; n],
+            state: vec![BlockState::Free; n],
             erase: vec![0; n],
             closed_seq: vec![0; n],
+            prev: vec![NONE; n],
+            next: vec![NONE; n],
             heads: vec![NONE; units as usize * (pages_per_block as usize + 1)],
         }
     }
 
     pub fn len(&self) -> usize {
-        self.e.len()
+        self.valid.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.e.is_empty()
+        self.valid.is_empty()
     }
 
     #[inline]
     pub fn valid(&self, b: u32) -> u32 {
-        self.e[b as usize].valid as u32
+        self.valid[b as usize] as u32
     }
 
     #[inline]
     pub fn state(&self, b: u32) -> BlockState {
-        self.e[b as usize].state
+        self.state[b as usize]
     }
 
     #[inline]
@@ -111,28 +97,28 @@ impl BlockTable {
     fn link(&mut self, b: u32) {
         let h = self.head_index(self.unit(b), self.valid(b));
         let old = self.heads[h];
-        self.e[b as usize].next = old;
-        self.e[b as usize].prev = NONE;
+        self.next[b as usize] = old;
+        self.prev[b as usize] = NONE;
         if old != NONE {
-            self.e[old as usize].prev = b;
+            self.prev[old as usize] = b;
         }
         self.heads[h] = b;
     }
 
     fn unlink(&mut self, b: u32) {
-        let (p, n) = (self.e[b as usize].prev, self.e[b as usize].next);
+        let (p, n) = (self.prev[b as usize], self.next[b as usize]);
         if p != NONE {
-            self.e[p as usize].next = n;
+            self.next[p as usize] = n;
         } else {
             let h = self.head_index(self.unit(b), self.valid(b));
             debug_assert_eq!(self.heads[h], b, "block {b} not at head of its bucket");
             self.heads[h] = n;
         }
         if n != NONE {
-            self.e[n as usize].prev = p;
+            self.prev[n as usize] = p;
         }
-        self.e[b as usize].prev = NONE;
-        self.e[b as usize].next = NONE;
+        self.prev[b as usize] = NONE;
+        self.next[b as usize] = NONE;
     }
 
     /// A page of block `b` became valid.
@@ -140,7 +126,7 @@ impl BlockTable {
     pub fn inc_valid(&mut self, b: u32) {
         debug_assert!(self.valid(b) < self.pages_per_block, "block {b} over-full");
         debug_assert!(self.state(b) != BlockState::Closed && self.state(b) != BlockState::Free);
-        self.e[b as usize].valid += 1;
+        self.valid[b as usize] += 1;
     }
 
     /// A page of block `b` became invalid.
@@ -152,10 +138,10 @@ impl BlockTable {
         );
         if self.state(b) == BlockState::Closed {
             self.unlink(b);
-            self.e[b as usize].valid -= 1;
+            self.valid[b as usize] -= 1;
             self.link(b);
         } else {
-            self.e[b as usize].valid -= 1;
+            self.valid[b as usize] -= 1;
         }
     }
 
@@ -168,14 +154,14 @@ impl BlockTable {
             moved,
             "victim {b}: valid count vs pages moved"
         );
-        self.e[b as usize].valid = 0;
+        self.valid[b as usize] = 0;
     }
 
     /// Take a free block for writing.
     pub fn open(&mut self, b: u32, gc: bool) {
         debug_assert_eq!(self.state(b), BlockState::Free);
         debug_assert_eq!(self.valid(b), 0);
-        self.e[b as usize].state = if gc {
+        self.state[b as usize] = if gc {
             BlockState::OpenGc
         } else {
             BlockState::OpenHost
@@ -188,7 +174,7 @@ impl BlockTable {
             self.state(b),
             BlockState::OpenHost | BlockState::OpenGc
         ));
-        self.e[b as usize].state = BlockState::Closed;
+        self.state[b as usize] = BlockState::Closed;
         self.closed_seq[b as usize] = seq;
         self.link(b);
     }
@@ -197,14 +183,14 @@ impl BlockTable {
     pub fn take_victim(&mut self, b: u32) {
         debug_assert_eq!(self.state(b), BlockState::Closed);
         self.unlink(b);
-        self.e[b as usize].state = BlockState::Victim;
+        self.state[b as usize] = BlockState::Victim;
     }
 
     /// A reclaimed (all invalid) block is erased.
     pub fn erased(&mut self, b: u32) {
         debug_assert_eq!(self.state(b), BlockState::Victim);
         debug_assert_eq!(self.valid(b), 0, "erasing block {b} with valid pages");
-        self.e[b as usize].state = BlockState::Free;
+        self.state[b as usize] = BlockState::Free;
         self.erase[b as usize] += 1;
     }
 
@@ -247,12 +233,12 @@ impl BlockTable {
                             self.valid(b)
                         )));
                     }
-                    if self.e[b as usize].prev != prev {
+                    if self.prev[b as usize] != prev {
                         return Err(SimError::Invariant(format!("block {b}: bad prev link")));
                     }
                     seen[b as usize] = true;
                     prev = b;
-                    b = self.e[b as usize].next;
+                    b = self.next[b as usize];
                 }
             }
         }
@@ -267,25 +253,22 @@ impl BlockTable {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.len() * (std::mem::size_of::<Entry>() + 4 + 8) + self.heads.len() * 4
+        self.len() * (2 + 1 + 4 + 8 + 4 + 4) + self.heads.len() * 4
     }
 }
 
 /// Checkpoints (device mode, `crate::device::persist`).
 impl BlockTable {
     pub(crate) fn save_state(&self, e: &mut crate::codec::Enc) {
-        let valid: Vec<u16> = self.e.iter().map(|x| x.valid).collect();
-        e.vec_u16(&valid);
-        e.u64(self.e.len() as u64);
-        for x in &self.e {
-            e.u8(x.state as u8);
+        e.vec_u16(&self.valid);
+        e.u64(self.state.len() as u64);
+        for s in &self.state {
+            e.u8(*s as u8);
         }
         e.vec_u32(&self.erase);
         e.vec_u64(&self.closed_seq);
-        let prev: Vec<u32> = self.e.iter().map(|x| x.prev).collect();
-        let next: Vec<u32> = self.e.iter().map(|x| x.next).collect();
-        e.vec_u32(&prev);
-        e.vec_u32(&next);
+        e.vec_u32(&self.prev);
+        e.vec_u32(&self.next);
         e.vec_u32(&self.heads);
     }
 
@@ -337,16 +320,12 @@ impl BlockTable {
                 CheckpointError::Malformed("checkpoint block table: values out of range").into(),
             );
         }
-        for (i, x) in self.e.iter_mut().enumerate() {
-            *x = Entry {
-                prev: prev[i],
-                next: next[i],
-                valid: valid[i],
-                state: state[i],
-            };
-        }
+        self.valid = valid;
+        self.state = state;
         self.erase = erase;
         self.closed_seq = closed_seq;
+        self.prev = prev;
+        self.next = next;
         self.heads = heads;
         Ok(())
     }
