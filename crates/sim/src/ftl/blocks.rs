@@ -145,6 +145,18 @@ impl BlockTable {
         }
     }
 
+    /// Victim `b`'s `moved` valid pages have all been relocated.
+    #[inline]
+    pub fn emptied(&mut self, b: u32, moved: u32) {
+        debug_assert_eq!(self.state(b), BlockState::Victim);
+        debug_assert_eq!(
+            self.valid(b),
+            moved,
+            "victim {b}: valid count vs pages moved"
+        );
+        self.valid[b as usize] = 0;
+    }
+
     /// Take a free block for writing.
     pub fn open(&mut self, b: u32, gc: bool) {
         debug_assert_eq!(self.state(b), BlockState::Free);

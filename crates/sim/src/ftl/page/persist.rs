@@ -12,7 +12,13 @@ use crate::error::{CheckpointError, SimError};
 impl PageFtl {
     pub(crate) fn save_state_impl(&self, e: &mut Enc) -> Result<(), SimError> {
         e.vec_u32(&self.l2p);
-        e.vec_u32(&self.p2l);
+        // The reverse map as it was before invalidation became lazy (stale
+        // entries written as NONE), so checkpoints keep their format and meaning.
+        e.u64(self.p2l.len() as u64);
+        e.buf.reserve(self.p2l.len() * 4);
+        for ppn in 0..self.p2l.len() as u32 {
+            e.u32(self.lpn_at(ppn).unwrap_or(NONE));
+        }
         self.blocks.save_state(e);
         e.u64(self.free.len() as u64);
         for heap in &self.free {
