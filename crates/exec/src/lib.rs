@@ -29,6 +29,7 @@ pub trait RecordSink {
 }
 
 impl RecordSink for RecordWriter {
+    #[inline]
     fn record(&mut self, r: &IoRecord) -> io::Result<()> {
         self.append(r)
     }
@@ -114,8 +115,8 @@ pub struct Hooks<'a> {
 
 /// Turns completions into records: flags, the sink, progress, and the first
 /// failed IO (which stops the run). Shared by patterns and replays.
-pub(crate) struct Recorder<'s, 'p> {
-    sink: &'s mut dyn RecordSink,
+pub(crate) struct Recorder<'s, 'p, S: RecordSink + ?Sized> {
+    sink: &'s mut S,
     progress: Option<&'p mut dyn FnMut(u64, u64)>,
     done: u64,
     total: u64,
@@ -123,9 +124,9 @@ pub(crate) struct Recorder<'s, 'p> {
     first_error: Option<ExecError>,
 }
 
-impl<'s, 'p> Recorder<'s, 'p> {
+impl<'s, 'p, S: RecordSink + ?Sized> Recorder<'s, 'p, S> {
     pub(crate) fn new(
-        sink: &'s mut dyn RecordSink,
+        sink: &'s mut S,
         progress: Option<&'p mut dyn FnMut(u64, u64)>,
         total: u64,
     ) -> Self {
@@ -140,6 +141,7 @@ impl<'s, 'p> Recorder<'s, 'p> {
     }
 
     /// Records one completed IO; returns whether it failed.
+    #[inline]
     pub(crate) fn record(
         &mut self,
         io: PlannedIo,
@@ -246,11 +248,13 @@ struct Stream {
 /// How many empty polls without a deadline we tolerate before calling it a stall.
 const STALL_POLLS: u32 = 10_000;
 
-/// Runs `spec` on `dev`, sending one record per completed IO to `sink`.
-pub fn execute(
+/// Runs `spec` on `dev`, sending one record per completed IO to `sink`
+/// (generic, so that a `RecordWriter`'s append is inlined: the record is
+/// built in place in its batch).
+pub fn execute<S: RecordSink + ?Sized>(
     dev: &mut dyn Device,
     spec: &PatternSpec,
-    sink: &mut dyn RecordSink,
+    sink: &mut S,
     hooks: Hooks<'_>,
 ) -> Result<Outcome, ExecError> {
     let qd = spec.queue_depth as usize;

@@ -127,7 +127,7 @@ pub struct RecordWriter {
 
 enum WriterState {
     /// No batch was full yet: the file and the tally are here.
-    Inline(Drain),
+    Inline(Box<Drain>),
     Threaded {
         full: SyncSender<Vec<IoRecord>>,
         /// Batches the thread has written, back for reuse (no allocation,
@@ -168,11 +168,11 @@ impl RecordWriter {
         Ok(RecordWriter {
             batch: Vec::with_capacity(BATCH_RECORDS),
             written: 0,
-            state: Some(WriterState::Inline(Drain {
+            state: Some(WriterState::Inline(Box::new(Drain {
                 file,
                 bytes: Vec::new(),
                 tally: Tally::default(),
-            })),
+            }))),
         })
     }
 
@@ -226,7 +226,9 @@ impl RecordWriter {
         if full.send(batch).is_err() {
             // The thread stopped on an error: joining it reports the error.
             let stopped = self.close().err();
-            return Err(stopped.unwrap_or_else(|| io::Error::other("the records thread stopped early")));
+            return Err(
+                stopped.unwrap_or_else(|| io::Error::other("the records thread stopped early"))
+            );
         }
         Ok(())
     }
@@ -542,7 +544,10 @@ mod tests {
             RunStats::from_tally(&mut &file, tally).unwrap().0,
             RunStats::from_file(&file).unwrap()
         );
-        assert_eq!(RunStats::from_file(&file).unwrap(), RunStats::from_records(&recs));
+        assert_eq!(
+            RunStats::from_file(&file).unwrap(),
+            RunStats::from_records(&recs)
+        );
     }
 
     #[test]
