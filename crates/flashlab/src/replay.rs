@@ -134,7 +134,7 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
     };
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let mut report = None;
-    let (status, error) = record_run(
+    let (status, error, tally) = record_run(
         &mut results,
         idx,
         &args.name,
@@ -158,7 +158,7 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
         });
     }
     let summary = results
-        .finish_run(idx, status, error.clone(), device_stats)
+        .finish_run_tallied(idx, status, error.clone(), device_stats, tally)
         .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
     results
         .write_summary()

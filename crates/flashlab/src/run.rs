@@ -7,7 +7,7 @@ use flashlab_device::{Device, DeviceInfo, DeviceKind};
 use flashlab_exec::{execute, ExecError, Hooks, Outcome};
 use flashlab_pattern::units::format_size;
 use flashlab_pattern::{PatternFile, PatternSpec, StreamGen, Touched};
-use flashlab_results::{RecordWriter, ResultsDir, RunStatus, RunSummary, Workload};
+use flashlab_results::{RecordWriter, ResultsDir, RunStatus, RunSummary, Tally, Workload};
 
 use crate::cli::RunArgs;
 use crate::error::{CliError, CliResult};
@@ -129,7 +129,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
                 spec.seed
             );
         }
-        let (status, error) = record_run(
+        let (status, error, tally) = record_run(
             &mut results,
             idx,
             &spec.name,
@@ -138,7 +138,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
             |w, hooks| execute(&mut *device, spec, w, hooks),
         )?;
         let summary = results
-            .finish_run(idx, status, error.clone(), device.stats_json())
+            .finish_run_tallied(idx, status, error.clone(), device.stats_json(), tally)
             .map_err(|e| {
                 CliError::failure(format!("cannot save results of run {}: {e}", spec.name))
             })?;
@@ -200,7 +200,8 @@ pub fn run(args: RunArgs) -> CliResult<()> {
 }
 
 /// Runs one recorded workload: opens its records file, shows a progress bar,
-/// stops on Ctrl-C, and closes the records. `body` does the IO.
+/// stops on Ctrl-C, and closes the records. `body` does the IO. Also returns
+/// the records writer's first statistics pass, for `finish_run_tallied`.
 pub(crate) fn record_run(
     results: &mut ResultsDir,
     idx: usize,
@@ -208,7 +209,7 @@ pub(crate) fn record_run(
     total_ios: u64,
     show_progress: bool,
     body: impl FnOnce(&mut RecordWriter, Hooks<'_>) -> Result<Outcome, ExecError>,
-) -> CliResult<(RunStatus, Option<String>)> {
+) -> CliResult<(RunStatus, Option<String>, Option<Tally>)> {
     let mut writer = results
         .start_run(idx)
         .map_err(|e| CliError::failure(format!("cannot write records of run {name}: {e}")))?;
@@ -245,12 +246,12 @@ pub(crate) fn record_run(
         Ok(Outcome::Interrupted) => (RunStatus::Interrupted, None),
         Err(e) => (RunStatus::Failed, Some(e.to_string())),
     };
-    if let Err(e) = closed {
-        return Err(CliError::failure(format!(
+    match closed {
+        Ok(tally) => Ok((status, error, Some(tally))),
+        Err(e) => Err(CliError::failure(format!(
             "cannot write records of run {name}: {e}"
-        )));
+        ))),
     }
-    Ok((status, error))
 }
 
 pub(crate) fn print_device_stats(summary: &RunSummary) {

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::journal::{self, JournalEvent, JournalWriter, ManifestError, TornLine};
 use crate::records::{read_records, IoRecord, RecordFile, RecordWriter};
-use crate::stats::RunStats;
+use crate::stats::{RunStats, Tally};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -364,6 +364,21 @@ impl ResultsDir {
         error: Option<String>,
         device_stats: Option<serde_json::Value>,
     ) -> io::Result<RunSummary> {
+        self.finish_run_tallied(idx, status, error, device_stats, None)
+    }
+
+    /// [`Self::finish_run`], given the statistics' first pass that the
+    /// records writer made ([`RecordWriter::finish`]): only the percentile
+    /// refinement reads the file. A tally that does not cover exactly the
+    /// file's records is not used (the file is summarized from scratch).
+    pub fn finish_run_tallied(
+        &mut self,
+        idx: usize,
+        status: RunStatus,
+        error: Option<String>,
+        device_stats: Option<serde_json::Value>,
+        tally: Option<Tally>,
+    ) -> io::Result<RunSummary> {
         let entry = &mut self.manifest.runs[idx];
         entry.status = status;
         entry.error = error.clone();
@@ -381,7 +396,12 @@ impl ResultsDir {
             description: entry.workload.describe(),
             status,
             workload: entry.workload.clone(),
-            stats: RunStats::from_file(&records)?,
+            stats: match tally {
+                Some(t) if t.records() == records.len() && records.torn_bytes() == 0 => {
+                    RunStats::from_tally(&mut &records, t)?.0
+                }
+                _ => RunStats::from_file(&records)?,
+            },
             device_stats,
             error,
         };

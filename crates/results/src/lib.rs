@@ -29,4 +29,4 @@ pub use dir::{
 };
 pub use journal::{ManifestError, TornLine, JOURNAL_FILE};
 pub use records::{IoRecord, RecordWriter, FLAG_ERROR, FLAG_WARMUP};
-pub use stats::{LatencyStats, RunStats, Throughput};
+pub use stats::{LatencyStats, RunStats, Tally, Throughput};

@@ -6,11 +6,11 @@
 //! log-linear histogram ([`LatencyHistogram`], buckets at most 1/1024 of
 //! their value wide) per mode; each percentile's rank falls into one bucket,
 //! and when that bucket is wider than 1 ns, further passes count the values
-//! inside it in at most 65536 sub-ranges until the rank's exact value is
-//! known (one extra pass for latencies below 134 ms). The mean is exact (an
+//! inside it in at most 131072 sub-ranges until the rank's exact value is
+//! known (one extra pass for latencies below 268 ms). The mean is exact (an
 //! integer sum), the standard deviation is Welford's streaming formula.
 //!
-//! Memory is a constant (about 2 MB of histograms, plus 512 KB per
+//! Memory is a constant (about 2 MB of histograms, plus 1 MB per
 //! percentile being refined), whatever the number of IOs.
 
 use std::collections::BTreeMap;
@@ -396,9 +396,11 @@ pub fn exact_ranks<S: RecordSource + ?Sized>(
     Ok(out)
 }
 
-/// Sub-ranges per refinement pass for the four percentiles (2^16 counters
-/// of 8 bytes each: one extra pass for latencies below 134 ms).
-const REFINE_BITS: u32 = 16;
+/// Sub-ranges per refinement pass for the four percentiles (2^17 counters
+/// of 8 bytes each: one extra pass for latencies below 268 ms; a run of
+/// garbage-collecting writes has its p99.9 above 134 ms, where 2^16 took
+/// two passes over the file).
+const REFINE_BITS: u32 = 17;
 
 /// Exact nearest-rank percentiles of each group.
 fn percentiles<S: RecordSource + ?Sized>(
@@ -488,19 +490,25 @@ impl RunStats {
     pub fn compute<S: RecordSource + ?Sized>(
         src: &mut S,
     ) -> io::Result<(RunStats, LatencyHistogram)> {
-        let mut modes: [Acc; 3] = Default::default();
-        let (mut ignored, mut failed) = (0u64, 0u64);
-        src.pass(&mut |r| {
-            if r.is_warmup() {
-                ignored += 1;
-            }
-            if r.is_error() {
-                failed += 1;
-            }
-            if !r.is_warmup() && !r.is_error() {
-                modes[r.mode.code() as usize].add(r);
-            }
-        })?;
+        let mut tally = Tally::default();
+        src.pass(&mut |r| tally.add(r))?;
+        Self::from_tally(src, tally)
+    }
+
+    /// Statistics from a first pass already made ([`Tally`], e.g. by the
+    /// records writer while the run went) over exactly the records `src`
+    /// holds: only the passes that refine percentiles read `src`. The result
+    /// is [`Self::compute`]'s, bit for bit (it is the same code).
+    pub fn from_tally<S: RecordSource + ?Sized>(
+        src: &mut S,
+        tally: Tally,
+    ) -> io::Result<(RunStats, LatencyHistogram)> {
+        let Tally {
+            modes,
+            ignored,
+            failed,
+            records: _,
+        } = tally;
         let mut all = Acc::default();
         for m in &modes {
             all.merge(m);
@@ -523,6 +531,40 @@ impl RunStats {
             by_mode,
         };
         Ok((stats, all.hist))
+    }
+}
+
+/// The first pass of [`RunStats::compute`], record by record: counts,
+/// sums, Welford's moments and the fine histogram of each mode. Whoever sees
+/// the records in file order can make it (the records writer does, on its
+/// own thread, so that a run's statistics need no pass of their own); only
+/// the percentile refinement then reads the file.
+#[derive(Clone, Default)]
+pub struct Tally {
+    modes: [Acc; 3],
+    ignored: u64,
+    failed: u64,
+    records: u64,
+}
+
+impl Tally {
+    #[inline]
+    pub fn add(&mut self, r: &IoRecord) {
+        self.records += 1;
+        if r.is_warmup() {
+            self.ignored += 1;
+        }
+        if r.is_error() {
+            self.failed += 1;
+        }
+        if !r.is_warmup() && !r.is_error() {
+            self.modes[r.mode.code() as usize].add(r);
+        }
+    }
+
+    /// Records seen (measured, warm-up and failed).
+    pub fn records(&self) -> u64 {
+        self.records
     }
 }
 

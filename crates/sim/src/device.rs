@@ -463,8 +463,8 @@ impl SimDevice {
         if self.queued.is_empty() {
             return Ok(());
         }
-        let queued = std::mem::take(&mut self.queued);
-        for (i, &(req, submit)) in queued.iter().enumerate() {
+        for i in 0..self.queued.len() {
+            let (req, submit) = self.queued[i];
             match self.issue(req, submit) {
                 Ok(done) => {
                     self.busy_until = self.busy_until.max(done);
@@ -473,13 +473,51 @@ impl SimDevice {
                     self.issue_seq += 1;
                 }
                 Err(e) => {
-                    self.queued = queued[i + 1..].to_vec();
+                    self.queued.drain(..=i);
                     return self.fail(e);
                 }
             }
         }
-        self.queued = queued;
         self.queued.clear();
+        Ok(())
+    }
+
+    /// `poll` with one request queued and none in flight (queue depth 1):
+    /// the same steps as issuing it into `inflight` and popping it again,
+    /// without the heap, whose entries were written and read back with
+    /// different widths (a store-forwarding stall per IO).
+    fn poll_one(
+        &mut self,
+        deadline_ns: Option<Nanos>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), DeviceError> {
+        let (req, submit) = self.queued[0];
+        self.queued.clear();
+        let done = match self.issue(req, submit) {
+            Ok(done) => done,
+            Err(e) => return self.fail(e),
+        };
+        self.busy_until = self.busy_until.max(done);
+        let seq = self.issue_seq;
+        self.issue_seq += 1;
+        if let Some(d) = deadline_ns {
+            if d < done {
+                self.inflight.push(Reverse((done, seq, req.tag, submit)));
+                self.now = self.now.max(d);
+                return Ok(());
+            }
+        }
+        self.now = self.now.max(done);
+        match self.completed_seq_max {
+            Some(m) if seq < m => self.flash.acct.out_of_order_completions += 1,
+            _ => self.completed_seq_max = Some(seq),
+        }
+        out.push(Completion {
+            tag: req.tag,
+            submit_ns: submit,
+            complete_ns: done,
+            errno: None,
+        });
         Ok(())
     }
 
@@ -534,6 +572,9 @@ impl Device for SimDevice {
     ) -> Result<(), DeviceError> {
         if let Some(f) = &self.failed {
             return Err(DeviceError::Invariant(f.clone()));
+        }
+        if self.queued.len() == 1 && self.inflight.is_empty() {
+            return self.poll_one(deadline_ns, out);
         }
         self.issue_queued()?;
         let Some(&Reverse((first, ..))) = self.inflight.peek() else {
