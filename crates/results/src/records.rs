@@ -551,6 +551,37 @@ mod tests {
     }
 
     #[test]
+    fn a_full_disk_under_the_records_thread_fails_the_run_instead_of_losing_records() {
+        // A 256 KiB tmpfs holds the header and one batch (160 KB), not two:
+        // the second batch's write fails on the records thread, and the
+        // writer must report it (from `append` or `finish`), never succeed.
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return;
+        }
+        struct Unmount<'a>(&'a Path);
+        impl Drop for Unmount<'_> {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount").arg(self.0).status();
+            }
+        }
+        let _unmount = Unmount(dir.path());
+        let recs = mixed(4 * BATCH_RECORDS as u64);
+        let mut w = RecordWriter::create(&dir.path().join("records.bin")).unwrap();
+        let appended = recs.iter().try_for_each(|r| w.append(r));
+        let outcome = appended.and_then(|()| w.finish().map(|_| ()));
+        let err = outcome.expect_err("records beyond the disk's space were reported written");
+        assert_eq!(err.kind(), io::ErrorKind::StorageFull, "{err}");
+    }
+
+    #[test]
     fn a_dropped_writer_still_writes_its_records() {
         let dir = tempfile::tempdir().unwrap();
         for n in [10, BATCH_RECORDS as u64 + 10] {
