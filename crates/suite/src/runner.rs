@@ -405,11 +405,16 @@ impl Runner<'_> {
             Err(e) => (RunStatus::Failed, Some(e.to_string()), Outcome::Interrupted),
         };
         if let Some(w) = writer {
-            w.finish()?;
+            let tally = w.finish()?;
             spec.io_count = outcome.io_count.max(1);
             self.results.set_workload(idx, Workload::Pattern(spec));
-            self.results
-                .finish_run(idx, status, error, self.dev.stats_json())?;
+            self.results.finish_run_tallied(
+                idx,
+                status,
+                error,
+                self.dev.stats_json(),
+                Some(tally),
+            )?;
             self.dev.reset_stats();
         }
         result?;

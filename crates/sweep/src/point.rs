@@ -14,7 +14,7 @@ use flashlab_device::Device;
 use flashlab_exec::{execute, replay, Hooks, Outcome, ReplayMode};
 use flashlab_pattern::{PatternArgs, PatternSpec};
 use flashlab_results::{
-    HostInfo, Manifest, ReplaySpec, ResultsDir, RunStatus, RunSummary, ToolInfo, Workload,
+    HostInfo, Manifest, ReplaySpec, ResultsDir, RunStatus, RunSummary, Tally, ToolInfo, Workload,
 };
 use flashlab_trace::{fit_to_device, Fit, Format, TraceOp};
 use serde::{Deserialize, Serialize};
@@ -422,8 +422,8 @@ fn run_specs(
     for (spec, &idx) in specs.iter().zip(&planned) {
         let mut writer = results.start_run(idx).map_err(SweepError::io(&root))?;
         let outcome = execute(device, spec, &mut writer, Hooks::default());
-        writer.finish().map_err(SweepError::io(&root))?;
-        let (summary, error) = finish(device, results, idx, outcome, None)?;
+        let tally = writer.finish().map_err(SweepError::io(&root))?;
+        let (summary, error) = finish(device, results, idx, outcome, tally, None)?;
         runs.push(summary);
         if let Some(e) = error {
             return Err(SweepError::Run(format!("run {} failed: {e}", spec.name)));
@@ -437,6 +437,7 @@ fn finish(
     results: &mut ResultsDir,
     idx: usize,
     outcome: Result<Outcome, flashlab_exec::ExecError>,
+    tally: Tally,
     extra: Option<serde_json::Value>,
 ) -> Result<(RunSummary, Option<String>), SweepError> {
     let root = results.root().to_path_buf();
@@ -450,7 +451,7 @@ fn finish(
         m.insert("replay".into(), extra);
     }
     let summary = results
-        .finish_run(idx, status, error.clone(), stats)
+        .finish_run_tallied(idx, status, error.clone(), stats, Some(tally))
         .map_err(SweepError::io(&root))?;
     device.reset_stats();
     results.write_summary().map_err(SweepError::io(&root))?;
@@ -535,7 +536,7 @@ fn run_trace(
     };
     let mut writer = results.start_run(idx).map_err(SweepError::io(&root))?;
     let outcome = replay(device, &trace, mode, &mut writer, Hooks::default());
-    writer.finish().map_err(SweepError::io(&root))?;
+    let tally = writer.finish().map_err(SweepError::io(&root))?;
     let (outcome, extra) = match outcome {
         Ok((o, r)) => (
             Ok(o),
@@ -543,7 +544,7 @@ fn run_trace(
         ),
         Err(e) => (Err(e), None),
     };
-    let (summary, error) = finish(device, results, idx, outcome, extra)?;
+    let (summary, error) = finish(device, results, idx, outcome, tally, extra)?;
     runs.push(summary);
     match error {
         Some(e) => Err(SweepError::Run(format!("replay failed: {e}"))),
