@@ -6,7 +6,7 @@ overhead from 40 near-empty points.
 
     python3 bench/sweep_scaling.py [--repeat 3] [--points 40] [--io-count N]
         [--flashlab target/release/flashlab] [--sim-bench target/release/examples/sim_bench]
-        [--plain-dask]
+        [--plain-dask] [--records on|off]
 
 Needs the flashlab Python package (pip install ./python) and dask[distributed].
 Prints figures; it asserts nothing (targets: >= 1.8x with 2 workers, overhead
@@ -36,6 +36,9 @@ Optional:
   same Rust point code on threads, no Dask), each round;
 - `--plain-dask`: also 2 workers on a LocalCluster with Dask's default
   settings instead of `flashlab.sweep`'s default client, each round.
+- `--records off`: the grid says `records = false` (docs/python.md,
+  "Metrics only"): points keep no per-IO records, so each is one thread
+  and writes no records file.
 """
 
 import argparse
@@ -57,32 +60,36 @@ TARGET = 1.8
 DEVICE = "ssd-m,capacity=512MiB,channels=2,cache=off"
 
 
-def grid(points: int, io_count: int, prefill: bool) -> dict:
-    return {
+def grid(points: int, io_count: int, prefill: bool, records: bool = True) -> dict:
+    g = {
         "name": "scaling",
         "device": DEVICE + (",prefill=on" if prefill else ""),
         "seeds": list(range(1, points + 1)),
         "run": [{"pattern": "RW", "io_size": "4KiB", "io_count": io_count}],
     }
+    if not records:
+        g["records"] = False
+    return g
 
 
 def grid_toml(g: dict) -> str:
     run = g["run"][0]
     return (
-        f'name = "{g["name"]}"\ndevice = "{g["device"]}"\nseeds = {g["seeds"]}\n'
+        ("records = false\n" if g.get("records") is False else "")
+        + f'name = "{g["name"]}"\ndevice = "{g["device"]}"\nseeds = {g["seeds"]}\n'
         f'[[run]]\npattern = "{run["pattern"]}"\nio_size = "{run["io_size"]}"\nio_count = {run["io_count"]}\n'
     )
 
 
-def calibrate(target_s: float = 1.0) -> int:
-    """The IO count that makes one point take about `target_s` here (one in-process run)."""
+def calibrate(records: bool, target_s: float = 1.0) -> int:
+    """The IO count that makes one point take about `target_s` here (one in-process point)."""
     from flashlab import _native
 
     n = 200_000
-    g = grid(1, n, prefill=True)
+    g = _native.parse_grid(json.dumps(grid(1, n, prefill=True, records=records)), ".", "calibrate")
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
-        _native.simulate(g["device"], json.dumps({"kind": "patterns", "runs": g["run"]}), 1, str(Path(d) / "r"))
+        _native.run_point(g, 0, d)
         took = time.perf_counter() - t0
     return max(int(n * target_s / took), 1000)
 
@@ -184,18 +191,18 @@ def cli_sweep(flashlab_bin: str, g: dict, jobs: int) -> dict:
 
 
 # A control process: runs `k` points of the grid back to back in-process
-# (flashlab._native.simulate, the code a point runs, records included) and
-# prints when its points started and ended (perf_counter, CLOCK_MONOTONIC:
-# comparable across processes), so that Python's start-up is not timed.
+# (flashlab._native.run_point: the code a Dask worker runs for a point,
+# records kept or not as the grid says) and prints when its points started
+# and ended (perf_counter, CLOCK_MONOTONIC: comparable across processes), so
+# that Python's start-up is not timed.
 CONTROL_CHILD = """
-import json, sys, tempfile, time
-from pathlib import Path
+import sys, tempfile, time
 from flashlab import _native
-device, workload, k, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+grid, k, first = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 with tempfile.TemporaryDirectory() as d:
     t0 = time.perf_counter()
     for i in range(k):
-        _native.simulate(device, workload, seed + i, str(Path(d) / str(i)))
+        _native.run_point(grid, first + i, d)
     t1 = time.perf_counter()
 print(t0, t1)
 """
@@ -204,12 +211,15 @@ print(t0, t1)
 def control_points(g: dict, k: int = 3) -> dict:
     """The same point as plain processes: `k` points in one process alone,
     then in two processes at once. Speed-up = 2 x alone / together."""
-    workload = json.dumps({"kind": "patterns", "runs": g["run"]})
+    from flashlab import _native
+
+    # Seeds no sweep of the round uses (points 100.. of a longer grid).
+    checked = _native.parse_grid(json.dumps(dict(g, seeds=list(range(1, 100 + 100 * 2 + 1)))), ".", "control")
 
     def spans(n: int) -> float:
         procs = [
             subprocess.Popen(
-                [sys.executable, "-c", CONTROL_CHILD, g["device"], workload, str(k), str(1 + 100 * i)],
+                [sys.executable, "-c", CONTROL_CHILD, checked, str(k), str(100 + 100 * i)],
                 stdout=subprocess.PIPE,
                 text=True,
             )
@@ -268,13 +278,23 @@ def main() -> None:
     ap.add_argument("--flashlab", help="also time `flashlab sweep --jobs 1/2` with this binary")
     ap.add_argument("--sim-bench", help="second control: `sim_bench --small` alone and two at once")
     ap.add_argument("--plain-dask", action="store_true", help="also 2 workers on a LocalCluster with Dask's defaults")
+    ap.add_argument(
+        "--records",
+        choices=("on", "off"),
+        default="on",
+        help="on: points keep their per-IO records (the default of a grid); off: the grid says records = false",
+    )
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
 
-    io_count = args.io_count or calibrate()
-    heavy = grid(args.points, io_count, prefill=True)
-    print(f"{args.points} points of {io_count} random 4 KiB writes on sim:{heavy['device']}; {args.repeat} rounds  [{load()}]")
+    records = args.records == "on"
+    io_count = args.io_count or calibrate(records)
+    heavy = grid(args.points, io_count, prefill=True, records=records)
+    print(
+        f"{args.points} points of {io_count} random 4 KiB writes on sim:{heavy['device']}, records {args.records}; "
+        f"{args.repeat} rounds  [{load()}]"
+    )
     speedups, controls, efficiency, cli_speedups = [], [], [], []
     for rnd in range(args.repeat):
         print(f"round {rnd + 1}/{args.repeat}  [{load()}]", flush=True)

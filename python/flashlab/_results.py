@@ -219,6 +219,10 @@ class Results:
         """One run's records as a memory-mapped numpy structured array (no copy)."""
         for name, d in self._run_dirs:
             if name == run:
+                if not (d / "records.bin").exists():
+                    raise FileNotFoundError(
+                        f"run {run!r} has no records.bin (a sweep grid with records = false keeps none); run it again with records kept"
+                    )
                 return read_records(d / "records.bin")
         raise KeyError(f"no run named {run!r}; runs are {[n for n, _ in self._run_dirs]}")
 

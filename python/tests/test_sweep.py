@@ -58,6 +58,22 @@ def test_a_failing_point_does_not_stop_the_others(client, tmp_path):
     assert good.point_status == "ok" and good.ios == 4000
 
 
+def test_a_sweep_without_records_keeps_its_metrics_and_writes_no_records(client, tmp_path):
+    kept = flashlab.sweep(GRID, client=client, results=tmp_path / "k")
+    lean = flashlab.sweep(dict(GRID, records=False), client=client, results=tmp_path / "n")
+    assert not list((tmp_path / "n").rglob("records.bin"))
+    assert len(list((tmp_path / "k").rglob("records.bin"))) == len(kept)
+    exact = ["ios", "iops", "latency_mean_ns", "latency_max_ns", "write_amplification", "flash_erases"]
+    pd.testing.assert_frame_equal(kept[["point"] + exact], lean[["point"] + exact])
+    # Percentiles come from the histogram: within half a bucket (2^-11).
+    for col in ("latency_p50_ns", "latency_p99_ns", "latency_p999_ns"):
+        assert ((lean[col] - kept[col]).abs() <= kept[col] / 2048).all(), col
+    # A point's directory still loads: its statistics, and no per-IO records.
+    point = flashlab.read_results(tmp_path / "n" / "points" / lean.iloc[0]["point"] / "results")
+    assert len(point.records) == 0
+    assert point.runs["ios"].iloc[0] == 4000
+
+
 def test_a_finished_sweep_resumes_without_running_points_again(client, tmp_path):
     first = flashlab.sweep(GRID, client=client, results=tmp_path / "r")
     marker = next((tmp_path / "r" / "points").glob("*/point.json"))

@@ -595,6 +595,21 @@ fn load_run(
         histogram: Histogram::default(),
     };
     let records = run_dir.join("records.bin");
+    if !entry.records {
+        // A sweep point's run that kept no records: its saved statistics
+        // (percentiles from the histogram) are all there is.
+        if let Some(stats) = run_json
+            .as_ref()
+            .and_then(|v| v.get("stats"))
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+        {
+            report.stats = stats;
+        }
+        report.notes.push(
+            "kept no per-IO records (records = false in its sweep grid): statistics from run.json, percentiles from the histogram (within 0.05 %); no timeline or CDF".to_string(),
+        );
+        return report;
+    }
     if !records.is_file() {
         report.notes.push(match entry.status {
             RunStatus::Planned => "planned, not run yet: no records".to_string(),

@@ -140,6 +140,19 @@ pub struct RunEntry {
     pub workload: Workload,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// False when the run kept no per-IO records (`records.bin`): a sweep
+    /// point of a grid with `records = false`. Its statistics' percentiles
+    /// come from the histogram ([`RunStats::from_histograms`]).
+    #[serde(default = "kept", skip_serializing_if = "is_kept")]
+    pub records: bool,
+}
+
+pub(crate) fn kept() -> bool {
+    true
+}
+
+pub(crate) fn is_kept(records: &bool) -> bool {
+    *records
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -295,6 +308,7 @@ impl ResultsDir {
             status: RunStatus::Planned,
             workload,
             error: None,
+            records: true,
         });
         self.workload_changed.push(false);
         Ok(idx)
@@ -317,6 +331,7 @@ impl ResultsDir {
                 status: RunStatus::Planned,
                 workload,
                 error: None,
+                records: true,
             });
             self.workload_changed.push(false);
             out.push(idx);
@@ -343,16 +358,31 @@ impl ResultsDir {
 
     /// Marks run `idx` as running and opens its records file.
     pub fn start_run(&mut self, idx: usize) -> io::Result<RecordWriter> {
+        self.start_run_keeping(idx, true)
+    }
+
+    /// [`Self::start_run`], or with `records` false a run that keeps no
+    /// records file: the writer only tallies ([`RecordWriter::tally_only`]),
+    /// the manifest says `"records": false`, and the run's percentiles come
+    /// from the histogram. Readers of the records ([`Self::record_file`])
+    /// then say why there are none.
+    pub fn start_run_keeping(&mut self, idx: usize, records: bool) -> io::Result<RecordWriter> {
         let dir = self.root.join(&self.manifest.runs[idx].dir);
         fs::create_dir_all(&dir)?;
-        let w = RecordWriter::create(&dir.join("records.bin"))?;
+        let w = if records {
+            RecordWriter::create(&dir.join("records.bin"))?
+        } else {
+            RecordWriter::tally_only()
+        };
         let entry = &mut self.manifest.runs[idx];
         self.journal.borrow_mut().append(&[JournalEvent::Started {
             run: idx,
             name: entry.name.clone(),
+            records,
         }])?;
         entry.status = RunStatus::Running;
         entry.error = None;
+        entry.records = records;
         Ok(w)
     }
 
@@ -383,25 +413,39 @@ impl ResultsDir {
         entry.status = status;
         entry.error = error.clone();
         let dir = self.root.join(&entry.dir);
-        // Streamed: a run of any length is summarized in constant memory.
-        let records_path = dir.join("records.bin");
-        let records = RecordFile::open(&records_path).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}: {e}", records_path.display()),
-            )
-        })?;
+        let stats = if entry.records {
+            // Streamed: a run of any length is summarized in constant memory.
+            let records_path = dir.join("records.bin");
+            let records = RecordFile::open(&records_path).map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: {e}", records_path.display()),
+                )
+            })?;
+            match tally {
+                Some(t) if t.records() == records.len() && records.torn_bytes() == 0 => {
+                    RunStats::from_tally(&mut &records, t)?.0
+                }
+                _ => RunStats::from_file(&records)?,
+            }
+        } else {
+            let tally = tally.ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "run {} kept no records: its statistics need the records writer's tally",
+                        entry.name
+                    ),
+                )
+            })?;
+            RunStats::from_histograms(tally).0
+        };
         let summary = RunSummary {
             name: entry.name.clone(),
             description: entry.workload.describe(),
             status,
             workload: entry.workload.clone(),
-            stats: match tally {
-                Some(t) if t.records() == records.len() && records.torn_bytes() == 0 => {
-                    RunStats::from_tally(&mut &records, t)?.0
-                }
-                _ => RunStats::from_file(&records)?,
-            },
+            stats,
             device_stats,
             error,
         };
@@ -493,10 +537,17 @@ impl ResultsDir {
 
     /// The records file of run `idx` (0-based), opened for streaming.
     pub fn record_file(&self, idx: usize) -> io::Result<RecordFile> {
-        let path = self
-            .root
-            .join(&self.manifest.runs[idx].dir)
-            .join("records.bin");
+        let entry = &self.manifest.runs[idx];
+        if !entry.records {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "run {} kept no per-IO records (its sweep grid said records = false); run it again with records kept for per-IO analyses",
+                    entry.name
+                ),
+            ));
+        }
+        let path = self.root.join(&entry.dir).join("records.bin");
         RecordFile::open(&path).map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -507,12 +558,7 @@ impl ResultsDir {
 
     /// Every record of run `idx` (0-based) in memory; prefer [`Self::record_file`].
     pub fn records_of(&self, idx: usize) -> io::Result<Vec<IoRecord>> {
-        read_records(
-            &self
-                .root
-                .join(&self.manifest.runs[idx].dir)
-                .join("records.bin"),
-        )
+        read_records(self.record_file(idx)?.path())
     }
 }
 

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::dir::{Manifest, RunEntry, RunStatus, Workload};
+use crate::dir::{is_kept, kept, Manifest, RunEntry, RunStatus, Workload};
 
 /// The journal's file name in a results directory.
 pub const JOURNAL_FILE: &str = "manifest.jsonl";
@@ -44,8 +44,14 @@ pub enum JournalEvent {
         dir: String,
         workload: Workload,
     },
-    /// A run's records file was created and its first IO is about to go.
-    Started { run: usize, name: String },
+    /// A run's records file was created and its first IO is about to go
+    /// (`records: false`: the run keeps no records file).
+    Started {
+        run: usize,
+        name: String,
+        #[serde(default = "kept", skip_serializing_if = "is_kept")]
+        records: bool,
+    },
     /// A run ended; its `run.json` (statistics) was written before this line.
     Finished {
         run: usize,
@@ -223,6 +229,7 @@ pub fn apply(manifest: &mut Manifest, event: JournalEvent) -> Result<(), String>
                 status: RunStatus::Planned,
                 workload,
                 error: None,
+                records: true,
             };
             match run.cmp(&manifest.runs.len()) {
                 std::cmp::Ordering::Equal => manifest.runs.push(entry),
@@ -245,10 +252,11 @@ pub fn apply(manifest: &mut Manifest, event: JournalEvent) -> Result<(), String>
                 }
             }
         }
-        JournalEvent::Started { run, name } => {
+        JournalEvent::Started { run, name, records } => {
             let entry = entry_mut(manifest, run, &name)?;
             entry.status = RunStatus::Running;
             entry.error = None;
+            entry.records = records;
         }
         JournalEvent::Finished {
             run,

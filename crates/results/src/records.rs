@@ -123,6 +123,9 @@ pub struct RecordWriter {
     batch: Vec<IoRecord>,
     written: u64,
     state: Option<WriterState>,
+    /// False for a writer that keeps no records ([`RecordWriter::tally_only`]):
+    /// it never starts the records thread.
+    threaded: bool,
 }
 
 enum WriterState {
@@ -137,21 +140,26 @@ enum WriterState {
     },
 }
 
-/// The writing end: the file, the encoding buffer and the first statistics pass.
+/// The writing end: the file (none when records are not kept), the
+/// encoding buffer and the first statistics pass.
 struct Drain {
-    file: File,
+    file: Option<File>,
     bytes: Vec<u8>,
     tally: Tally,
 }
 
 impl Drain {
     fn write(&mut self, batch: &[IoRecord]) -> io::Result<()> {
+        let Some(file) = &mut self.file else {
+            batch.iter().for_each(|r| self.tally.add(r));
+            return Ok(());
+        };
         self.bytes.clear();
         for r in batch {
             self.bytes.extend_from_slice(&r.encode());
             self.tally.add(r);
         }
-        self.file.write_all(&self.bytes)
+        file.write_all(&self.bytes)
     }
 }
 
@@ -169,11 +177,30 @@ impl RecordWriter {
             batch: Vec::with_capacity(BATCH_RECORDS),
             written: 0,
             state: Some(WriterState::Inline(Box::new(Drain {
-                file,
+                file: Some(file),
                 bytes: Vec::new(),
                 tally: Tally::default(),
             }))),
+            threaded: true,
         })
+    }
+
+    /// A writer that keeps no records: it only makes the statistics' first
+    /// pass ([`Tally`]), on the calling thread, so a run costs one thread
+    /// and no disk (a sweep of many points that wants only their metrics).
+    /// Percentiles then come from the tally's histogram
+    /// ([`RunStats::from_histograms`](crate::stats::RunStats::from_histograms)).
+    pub fn tally_only() -> RecordWriter {
+        RecordWriter {
+            batch: Vec::with_capacity(BATCH_RECORDS),
+            written: 0,
+            state: Some(WriterState::Inline(Box::new(Drain {
+                file: None,
+                bytes: Vec::new(),
+                tally: Tally::default(),
+            }))),
+            threaded: false,
+        }
     }
 
     #[inline]
@@ -191,6 +218,14 @@ impl RecordWriter {
     fn hand_off(&mut self) -> io::Result<()> {
         if self.state.is_none() {
             return Err(io::Error::other("the records writer stopped on an error"));
+        }
+        if !self.threaded {
+            let Some(WriterState::Inline(drain)) = &mut self.state else {
+                unreachable!("a writer without records never starts the thread")
+            };
+            drain.write(&self.batch)?;
+            self.batch.clear();
+            return Ok(());
         }
         if let Some(WriterState::Inline(_)) = &self.state {
             let Some(WriterState::Inline(drain)) = self.state.take() else {

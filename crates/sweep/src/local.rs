@@ -56,6 +56,7 @@ fn failed(point: &Point, root: &Path, e: SweepError) -> PointOutcome {
         runs: Vec::new(),
         suite_metrics: None,
         workload: None,
+        records: true,
         results_dir: crate::point::point_dir(root, point),
         wall_s: 0.0,
         cpu_s: 0.0,

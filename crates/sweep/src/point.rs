@@ -118,6 +118,10 @@ pub struct PointOutcome {
     /// was edited) does not count as done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<WorkloadSpec>,
+    /// False when the point's runs kept no per-IO records (the grid's
+    /// `records = false`); a point done the other way is run again.
+    #[serde(default = "records_kept", skip_serializing_if = "is_kept")]
+    pub records: bool,
     /// The point's results directory, as it was written.
     pub results_dir: PathBuf,
     /// Wall-clock time the point took (not a metric: it differs between identical runs).
@@ -131,6 +135,14 @@ pub struct PointOutcome {
     /// True when the point was found done and not run again.
     #[serde(default)]
     pub resumed: bool,
+}
+
+fn records_kept() -> bool {
+    true
+}
+
+fn is_kept(records: &bool) -> bool {
+    *records
 }
 
 /// Where point `id` of a sweep rooted at `root` keeps its results.
@@ -155,6 +167,7 @@ pub fn run_point(
         if done.status == PointStatus::Ok
             && done.point == *point
             && done.workload.as_ref() == Some(&grid.workload)
+            && done.records == grid.records
         {
             return Ok(PointOutcome {
                 resumed: true,
@@ -175,6 +188,7 @@ pub fn run_point(
         &point.device,
         point.seed,
         &grid.workload,
+        grid.records,
         &dir.join("results"),
         tool,
         &mut runs,
@@ -202,6 +216,7 @@ pub fn run_point(
             _ => None,
         },
         workload: Some(grid.workload.clone()),
+        records: grid.records,
         results_dir: dir.join("results"),
         wall_s: started.elapsed().as_secs_f64(),
         cpu_s: thread_cpu_s() - cpu_started,
@@ -221,14 +236,18 @@ pub fn simulate(
     tool: &ToolInfo,
 ) -> Result<Vec<RunSummary>, SweepError> {
     let mut runs = Vec::new();
-    simulate_into(device, seed, workload, out, tool, &mut runs, &mut None)?;
+    simulate_into(
+        device, seed, workload, true, out, tool, &mut runs, &mut None,
+    )?;
     Ok(runs)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn simulate_into(
     device_spec: &str,
     seed: u64,
     workload: &WorkloadSpec,
+    records: bool,
     out: &Path,
     tool: &ToolInfo,
     runs: &mut Vec<RunSummary>,
@@ -256,13 +275,13 @@ fn simulate_into(
     match workload {
         WorkloadSpec::Patterns { runs: list } => {
             let specs = resolve_patterns(list, seed, &info)?;
-            run_specs(&mut device, &mut results, &specs, runs)
+            run_specs(&mut device, &mut results, &specs, records, runs)
         }
         WorkloadSpec::Replicate { dir, runs: names } => {
             let specs = replicated_specs(dir, names.as_deref(), &info)?;
-            run_specs(&mut device, &mut results, &specs, runs)
+            run_specs(&mut device, &mut results, &specs, records, runs)
         }
-        WorkloadSpec::Trace(t) => run_trace(&mut device, &mut results, t, runs),
+        WorkloadSpec::Trace(t) => run_trace(&mut device, &mut results, t, records, runs),
         WorkloadSpec::Suite(s) => {
             *suite_summary = Some(run_suite(&mut device, &mut results, s, seed)?);
             runs.extend(results.summary().runs);
@@ -411,6 +430,7 @@ fn run_specs(
     device: &mut flashlab_sim::SimDevice,
     results: &mut ResultsDir,
     specs: &[PatternSpec],
+    records: bool,
     runs: &mut Vec<RunSummary>,
 ) -> Result<(), SweepError> {
     let root = results.root().to_path_buf();
@@ -420,7 +440,9 @@ fn run_specs(
         .collect::<Result<_, _>>()
         .map_err(SweepError::io(&root))?;
     for (spec, &idx) in specs.iter().zip(&planned) {
-        let mut writer = results.start_run(idx).map_err(SweepError::io(&root))?;
+        let mut writer = results
+            .start_run_keeping(idx, records)
+            .map_err(SweepError::io(&root))?;
         let outcome = execute(device, spec, &mut writer, Hooks::default());
         let tally = writer.finish().map_err(SweepError::io(&root))?;
         let (summary, error) = finish(device, results, idx, outcome, tally, None)?;
@@ -462,6 +484,7 @@ fn run_trace(
     device: &mut flashlab_sim::SimDevice,
     results: &mut ResultsDir,
     t: &TraceSpec,
+    records: bool,
     runs: &mut Vec<RunSummary>,
 ) -> Result<(), SweepError> {
     let origin = t.path.display().to_string();
@@ -534,7 +557,9 @@ fn run_trace(
             max_outstanding: in_flight,
         }
     };
-    let mut writer = results.start_run(idx).map_err(SweepError::io(&root))?;
+    let mut writer = results
+        .start_run_keeping(idx, records)
+        .map_err(SweepError::io(&root))?;
     let outcome = replay(device, &trace, mode, &mut writer, Hooks::default());
     let tally = writer.finish().map_err(SweepError::io(&root))?;
     let (outcome, extra) = match outcome {

@@ -273,3 +273,60 @@ fn replicate_runs_the_chosen_pattern_runs_of_a_results_directory() {
     assert_eq!(out.status, PointStatus::Failed);
     assert!(out.error.unwrap().contains("no pattern run named 'RX'"));
 }
+
+#[test]
+fn a_grid_without_records_gives_the_same_metrics_with_histogram_percentiles_and_no_records_file() {
+    let kept = grid(GRID).unwrap();
+    let unkept = grid(&format!("records = false\n{GRID}")).unwrap();
+    assert!(kept.records && !unkept.records);
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let p = kept.point(0);
+    let with = run_point(&kept, &p, a.path(), &tool()).unwrap();
+    let without = run_point(&unkept, &p, b.path(), &tool()).unwrap();
+    assert_eq!(without.status, PointStatus::Ok);
+    let run_dir = |root: &Path| root.join("points").join(&p.id).join("results/runs/001-RW");
+    assert!(run_dir(a.path()).join("records.bin").exists());
+    assert!(!run_dir(b.path()).join("records.bin").exists());
+    assert!(run_dir(b.path()).join("run.json").exists());
+    let (w, o) = (&with.runs[0], &without.runs[0]);
+    // The same simulation: counts, means, extremes and the device's
+    // accounting are identical; only the percentiles are read off the
+    // histogram instead of refined over the records.
+    assert_eq!(
+        (w.ios, w.iops, w.latency_mean_ns, w.latency_max_ns),
+        (o.ios, o.iops, o.latency_mean_ns, o.latency_max_ns)
+    );
+    assert_eq!(w.write_amplification, o.write_amplification);
+    assert_eq!(w.flash_programs, o.flash_programs);
+    for (exact, approx) in [
+        (w.latency_p50_ns, o.latency_p50_ns),
+        (w.latency_p90_ns, o.latency_p90_ns),
+        (w.latency_p99_ns, o.latency_p99_ns),
+        (w.latency_p999_ns, o.latency_p999_ns),
+    ] {
+        let rel = (approx as f64 - exact as f64).abs() / exact as f64;
+        assert!(rel <= 0.0005, "{approx} vs exact {exact}: {rel}");
+    }
+    // The manifest says so, and asking for the records says why there are none.
+    let results =
+        flashlab_results::ResultsDir::open(&b.path().join("points").join(&p.id).join("results"))
+            .unwrap();
+    assert!(!results.manifest().runs[0].records);
+    let e = results.record_file(0).unwrap_err().to_string();
+    assert!(e.contains("kept no per-IO records"), "{e}");
+    // A point done with records is not reused by a grid without them.
+    let again = run_point(&unkept, &p, a.path(), &tool()).unwrap();
+    assert!(!again.resumed);
+    assert!(!run_dir(a.path()).join("records.bin").exists());
+    assert!(run_point(&unkept, &p, a.path(), &tool()).unwrap().resumed);
+}
+
+#[test]
+fn records_false_is_refused_for_a_suite_grid() {
+    let e = grid(
+        "records = false\nname = \"s\"\ndevice = \"ssd-m,capacity=128MiB\"\n[suite]\nname = \"uflip\"\nquick = true\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("records = false is for"), "{e}");
+}
