@@ -276,3 +276,43 @@ fn a_directory_written_before_the_journal_still_opens() {
     assert_eq!(dir.record_file(0).unwrap().len(), 1);
     assert!(dir.torn_journal_line().is_none());
 }
+
+#[test]
+fn a_run_without_records_is_journaled_as_such_and_read_back_from_a_killed_command() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("r");
+    let mut dir = ResultsDir::create(&root, manifest()).unwrap();
+    dir.plan_run("kept", workload(1)).unwrap();
+    dir.plan_run("unkept", workload(2)).unwrap();
+    for (idx, keep) in [(0, true), (1, false)] {
+        let mut w = dir.start_run_keeping(idx, keep).unwrap();
+        for i in 0..5000 {
+            w.append(&record(i)).unwrap();
+        }
+        let tally = w.finish().unwrap();
+        dir.finish_run_tallied(idx, RunStatus::Complete, None, None, Some(tally))
+            .unwrap();
+    }
+    // Killed before compaction: only the journal knows which run kept records.
+    assert!(root.join(JOURNAL_FILE).exists());
+    assert!(!root.join("runs/002-unkept/records.bin").exists());
+    let opened = ResultsDir::open(&root).unwrap();
+    let runs = &opened.manifest().runs;
+    assert!(runs[0].records && !runs[1].records);
+    let journal = fs::read_to_string(root.join(JOURNAL_FILE)).unwrap();
+    assert_eq!(journal.matches("\"records\":false").count(), 1, "{journal}");
+    assert!(opened.record_file(0).is_ok());
+    assert!(opened
+        .record_file(1)
+        .unwrap_err()
+        .to_string()
+        .contains("kept no per-IO records"));
+    // Both runs have the same statistics but for percentiles (within 2^-11).
+    let (a, b) = (
+        &opened.summaries()[0].stats.all,
+        &opened.summaries()[1].stats.all,
+    );
+    assert_eq!((a.ios, a.latency.mean_ns), (b.ios, b.latency.mean_ns));
+    let rel = (b.latency.p99_ns as f64 - a.latency.p99_ns as f64).abs() / a.latency.p99_ns as f64;
+    assert!(rel <= 1.0 / 2048.0);
+}
