@@ -32,7 +32,7 @@ use flashlab_pattern::PatternSpec;
 use serde::{Deserialize, Serialize};
 
 use crate::journal::{self, JournalEvent, JournalWriter, ManifestError, TornLine};
-use crate::records::{read_records, IoRecord, RecordFile, RecordWriter};
+use crate::records::{IoRecord, RecordFile, RecordWriter};
 use crate::stats::{RunStats, Tally};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -558,7 +558,7 @@ impl ResultsDir {
 
     /// Every record of run `idx` (0-based) in memory; prefer [`Self::record_file`].
     pub fn records_of(&self, idx: usize) -> io::Result<Vec<IoRecord>> {
-        read_records(self.record_file(idx)?.path())
+        self.record_file(idx)?.read_all()
     }
 }
 

@@ -369,6 +369,17 @@ pub struct RecordFile {
 const CHUNK_RECORDS: usize = 65_536;
 
 impl RecordFile {
+    /// Every whole record in memory (tests and small files; everything else
+    /// streams through [`Self::for_each_chunk`]).
+    pub fn read_all(&self) -> io::Result<Vec<IoRecord>> {
+        let mut out = Vec::new();
+        self.for_each_chunk(|c| {
+            out.extend_from_slice(c);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
     pub fn open(path: &Path) -> Result<RecordFile, RecordsError> {
         let mut file = File::open(path)?;
         let len = file.metadata()?.len();
@@ -490,13 +501,9 @@ fn to_io(path: &Path, e: RecordsError) -> io::Error {
 /// Reads every whole record of a records file into memory (tests and small
 /// files; everything else streams through [`RecordFile`]).
 pub fn read_records(path: &Path) -> io::Result<Vec<IoRecord>> {
-    let file = RecordFile::open(path).map_err(|e| to_io(path, e))?;
-    let mut out = Vec::new();
-    file.for_each_chunk(|c| {
-        out.extend_from_slice(c);
-        Ok(())
-    })?;
-    Ok(out)
+    RecordFile::open(path)
+        .map_err(|e| to_io(path, e))?
+        .read_all()
 }
 
 pub fn decode_all(bytes: &[u8]) -> Result<Vec<IoRecord>, RecordsError> {

@@ -220,11 +220,11 @@ pub struct Grid {
     pub records: bool,
 }
 
-fn records_kept() -> bool {
+pub(crate) fn records_kept() -> bool {
     true
 }
 
-fn is_kept(records: &bool) -> bool {
+pub(crate) fn is_kept(records: &bool) -> bool {
     *records
 }
 

@@ -20,7 +20,7 @@ use flashlab_trace::{fit_to_device, Fit, Format, TraceOp};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SweepError;
-use crate::grid::{Grid, Point, SuiteSpec, TraceSpec, WorkloadSpec};
+use crate::grid::{is_kept, records_kept, Grid, Point, SuiteSpec, TraceSpec, WorkloadSpec};
 
 /// The most outstanding IOs a simulated device is opened for (as `flashlab run`).
 pub const SIM_MAX_OUTSTANDING: usize = 4096;
@@ -135,14 +135,6 @@ pub struct PointOutcome {
     /// True when the point was found done and not run again.
     #[serde(default)]
     pub resumed: bool,
-}
-
-fn records_kept() -> bool {
-    true
-}
-
-fn is_kept(records: &bool) -> bool {
-    *records
 }
 
 /// Where point `id` of a sweep rooted at `root` keeps its results.
