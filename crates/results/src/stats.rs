@@ -229,7 +229,7 @@ struct Acc {
     /// Sum of squared latencies, exact: the variance is computed once, at
     /// the end, from integers (`n * sum_sq - sum^2`), so a record costs no
     /// division (Welford's running mean made a chain of divisions, one per
-    /// record, a quarter of the records thread's time) and merging groups
+    /// record, about a quarter of the records thread's own user time) and merging groups
     /// is plain addition. Saturates only beyond 2^128 ns^2 (e.g. a million
     /// IOs of 200 days each); the deviation then comes from the histogram.
     sum_sq_ns: u128,
@@ -275,24 +275,19 @@ impl Acc {
         if n == 0 {
             return 0.0;
         }
-        let spread = (self.sum_sq_ns < u128::MAX)
-            .then(|| n.checked_mul(self.sum_sq_ns))
-            .flatten()
+        let saturated = self.sum_sq_ns == u128::MAX;
+        match n
+            .checked_mul(self.sum_sq_ns)
             .zip(self.sum_ns.checked_mul(self.sum_ns))
-            .map(|(a, b)| a.saturating_sub(b));
-        match spread {
-            Some(d) => (d as f64).sqrt() / self.ios as f64,
-            None => self.hist.stddev_ns(self.sum_ns as f64 / self.ios as f64),
+        {
+            Some((a, b)) if !saturated => (a.saturating_sub(b) as f64).sqrt() / self.ios as f64,
+            _ => self.hist.stddev_ns(self.sum_ns as f64 / self.ios as f64),
         }
     }
 
-    /// Merges another group's accumulators (Chan et al.'s parallel variance).
+    /// Merges another group's accumulators: every moment is a sum.
     fn merge(&mut self, o: &Acc) {
         if o.ios == 0 {
-            return;
-        }
-        if self.ios == 0 {
-            *self = o.clone();
             return;
         }
         self.ios += o.ios;
