@@ -7,8 +7,9 @@
 //! their value wide) per mode; each percentile's rank falls into one bucket,
 //! and when that bucket is wider than 1 ns, further passes count the values
 //! inside it in at most 131072 sub-ranges until the rank's exact value is
-//! known (one extra pass for latencies below 268 ms). The mean is exact (an
-//! integer sum), the standard deviation is Welford's streaming formula.
+//! known (one extra pass for latencies below 268 ms). The mean and the
+//! standard deviation are exact too: both come from integer sums (of the
+//! latencies and of their squares), rounded once, at the end.
 //!
 //! Memory is a constant (about 2 MB of histograms, plus 1 MB per
 //! percentile being refined), whatever the number of IOs.
@@ -229,9 +230,10 @@ struct Acc {
     /// Sum of squared latencies, exact: the variance is computed once, at
     /// the end, from integers (`n * sum_sq - sum^2`), so a record costs no
     /// division (Welford's running mean made a chain of divisions, one per
-    /// record, about a quarter of the records thread's own user time) and merging groups
-    /// is plain addition. Saturates only beyond 2^128 ns^2 (e.g. a million
-    /// IOs of 200 days each); the deviation then comes from the histogram.
+    /// record, about a quarter of the records thread's own user time) and
+    /// merging groups is plain addition. Saturates only beyond 2^128 ns^2
+    /// (e.g. a million IOs of 200 days each); the deviation then comes from
+    /// the histogram.
     sum_sq_ns: u128,
     min_ns: u64,
     max_ns: u64,
@@ -602,10 +604,10 @@ impl RunStats {
 }
 
 /// The first pass of [`RunStats::compute`], record by record: counts,
-/// sums, Welford's moments and the fine histogram of each mode. Whoever sees
-/// the records in file order can make it (the records writer does, on its
-/// own thread, so that a run's statistics need no pass of their own); only
-/// the percentile refinement then reads the file.
+/// sums (of latencies and of their squares) and the fine histogram of each
+/// mode. Whoever sees the records in file order can make it (the records
+/// writer does, on its own thread, so that a run's statistics need no pass
+/// of their own); only the percentile refinement then reads the file.
 #[derive(Clone, Default)]
 pub struct Tally {
     modes: [Acc; 3],
