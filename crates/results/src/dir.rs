@@ -208,6 +208,9 @@ pub struct ResultsDir {
     torn: Option<TornLine>,
     /// Runs whose workload `set_workload` changed since they were planned.
     workload_changed: Vec<bool>,
+    /// Records files are written back and released from the page cache as
+    /// they grow ([`Self::keep_records_out_of_cache`]).
+    records_out_of_cache: bool,
 }
 
 /// `summary.json` is rewritten after every run of the first this many;
@@ -245,6 +248,7 @@ impl ResultsDir {
             journal: std::cell::RefCell::new(JournalWriter::new(root, 0)),
             torn: None,
             workload_changed: vec![false; runs],
+            records_out_of_cache: false,
         };
         dir.compact()?;
         Ok(dir)
@@ -271,6 +275,7 @@ impl ResultsDir {
             summaries,
             journal: std::cell::RefCell::new(JournalWriter::new(root, replay.valid_bytes)),
             torn: replay.torn,
+            records_out_of_cache: false,
         })
     }
 
@@ -282,6 +287,13 @@ impl ResultsDir {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Runs started from now on write their records out of the page cache
+    /// ([`RecordWriter::create_out_of_cache`]): for directories whose
+    /// records nobody reads right away, such as a sweep's points.
+    pub fn keep_records_out_of_cache(&mut self, on: bool) {
+        self.records_out_of_cache = on;
     }
 
     pub fn manifest(&self) -> &Manifest {
@@ -369,7 +381,9 @@ impl ResultsDir {
     pub fn start_run_keeping(&mut self, idx: usize, records: bool) -> io::Result<RecordWriter> {
         let dir = self.root.join(&self.manifest.runs[idx].dir);
         fs::create_dir_all(&dir)?;
-        let w = if records {
+        let w = if records && self.records_out_of_cache {
+            RecordWriter::create_out_of_cache(&dir.join("records.bin"))?
+        } else if records {
             RecordWriter::create(&dir.join("records.bin"))?
         } else {
             RecordWriter::tally_only()

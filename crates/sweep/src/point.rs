@@ -180,7 +180,11 @@ pub fn run_point(
         &point.device,
         point.seed,
         &grid.workload,
-        grid.records,
+        if grid.records {
+            Keep::RecordsOutOfCache
+        } else {
+            Keep::Metrics
+        },
         &dir.join("results"),
         tool,
         &mut runs,
@@ -229,9 +233,30 @@ pub fn simulate(
 ) -> Result<Vec<RunSummary>, SweepError> {
     let mut runs = Vec::new();
     simulate_into(
-        device, seed, workload, true, out, tool, &mut runs, &mut None,
+        device,
+        seed,
+        workload,
+        Keep::Records,
+        out,
+        tool,
+        &mut runs,
+        &mut None,
     )?;
     Ok(runs)
+}
+
+/// What a simulation keeps of its per-IO records.
+#[derive(Clone, Copy)]
+enum Keep {
+    /// No records file (a grid's `records = false`): metrics only.
+    Metrics,
+    /// The records, left in the page cache to be read right away
+    /// ([`simulate`]: Python loads them into a DataFrame next).
+    Records,
+    /// The records, written back and released from the page cache as they
+    /// grow (a sweep's points: thousands of files that nobody reads at once;
+    /// `RecordWriter::create_out_of_cache`).
+    RecordsOutOfCache,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -239,7 +264,7 @@ fn simulate_into(
     device_spec: &str,
     seed: u64,
     workload: &WorkloadSpec,
-    records: bool,
+    keep: Keep,
     out: &Path,
     tool: &ToolInfo,
     runs: &mut Vec<RunSummary>,
@@ -263,6 +288,8 @@ fn simulate_into(
         },
     )
     .map_err(SweepError::io(out))?;
+    results.keep_records_out_of_cache(matches!(keep, Keep::RecordsOutOfCache));
+    let records = !matches!(keep, Keep::Metrics);
 
     match workload {
         WorkloadSpec::Patterns { runs: list } => {
