@@ -782,17 +782,20 @@ mod tests {
             .collect()
     }
 
+    /// The statistics of `recs` from their tally, the passes that took
+    /// over them, and their latencies' statistics by sorting.
+    fn stats_and_passes(recs: &[IoRecord]) -> (RunStats, usize, LatencyStats) {
+        let mut lat: Vec<u64> = recs.iter().map(|r| r.latency_ns()).collect();
+        let mut src = Counted { recs, passes: 0 };
+        let stats = RunStats::from_tally(&mut src, tally_of(recs)).unwrap().0;
+        (stats, src.passes, LatencyStats::from_latencies(&mut lat))
+    }
+
     #[test]
     fn percentiles_of_single_valued_buckets_need_no_pass_over_the_records() {
         let recs = few_values(10_000, &[1_077_000, 2_154_321, 9_999_999, 1_063_000_017]);
-        let mut lat: Vec<u64> = recs.iter().map(|r| r.latency_ns()).collect();
-        let sorted = LatencyStats::from_latencies(&mut lat);
-        let mut src = Counted {
-            recs: &recs,
-            passes: 0,
-        };
-        let stats = RunStats::from_tally(&mut src, tally_of(&recs)).unwrap().0;
-        assert_eq!(src.passes, 0, "every percentile's bucket held one value");
+        let (stats, passes, sorted) = stats_and_passes(&recs);
+        assert_eq!(passes, 0, "every percentile's bucket held one value");
         assert_eq!(ranks(&stats.all.latency), ranks(&sorted));
         // The histogram alone (a sweep's `records = false`) is exact too.
         let approx = RunStats::from_histograms(tally_of(&recs)).0.all.latency;
@@ -804,14 +807,8 @@ mod tests {
         // 1_077_000 and 1_077_001 share a 1024-ns bucket: that bucket's
         // ranks need the records, and the pass gives the exact values.
         let recs = few_values(10_000, &[1_077_000, 1_077_001, 9_999_999]);
-        let mut lat: Vec<u64> = recs.iter().map(|r| r.latency_ns()).collect();
-        let sorted = LatencyStats::from_latencies(&mut lat);
-        let mut src = Counted {
-            recs: &recs,
-            passes: 0,
-        };
-        let stats = RunStats::from_tally(&mut src, tally_of(&recs)).unwrap().0;
-        assert_eq!(src.passes, 1);
+        let (stats, passes, sorted) = stats_and_passes(&recs);
+        assert_eq!(passes, 1);
         assert_eq!(ranks(&stats.all.latency), ranks(&sorted));
         let approx = RunStats::from_histograms(tally_of(&recs)).0.all.latency;
         assert_ne!(
@@ -831,12 +828,8 @@ mod tests {
                 r
             })
             .collect();
-        let mut src = Counted {
-            recs: &recs,
-            passes: 0,
-        };
-        let stats = RunStats::from_tally(&mut src, tally_of(&recs)).unwrap().0;
-        assert_eq!(src.passes, 1, "only the merged group needed a pass");
+        let (stats, passes, _) = stats_and_passes(&recs);
+        assert_eq!(passes, 1, "only the merged group needed a pass");
         assert_eq!(stats.by_mode["read"].latency.p99_ns, 1_077_000);
         assert_eq!(stats.by_mode["write"].latency.p50_ns, 1_077_001);
         assert_eq!(
@@ -850,12 +843,8 @@ mod tests {
                 ..*r
             })
             .collect();
-        let mut src = Counted {
-            recs: &same,
-            passes: 0,
-        };
-        RunStats::from_tally(&mut src, tally_of(&same)).unwrap();
-        assert_eq!(src.passes, 0, "the same value in both modes stays single");
+        let (_, passes, _) = stats_and_passes(&same);
+        assert_eq!(passes, 0, "the same value in both modes stays single");
     }
 
     #[test]
