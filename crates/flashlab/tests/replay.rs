@@ -100,10 +100,15 @@ fn open_loop_follows_the_recorded_times() {
         .map(|(i, r)| r.submit_ns as i64 - i as i64 * 20_000_000)
         .collect();
     let start = *behind.iter().min().unwrap();
+    // Back to back, request i would be about 20 ms x i early; waiting for
+    // the previous one would make them late by its latency each. Half the
+    // 20 ms gap tells these apart from schedule-following; the scheduler's
+    // own wake-up delay is not what is tested (a stall of 7.3 ms on one
+    // request was seen in CI on a VM with other tenants, 2026-11-23).
     for (i, b) in behind.iter().enumerate() {
         let late = b - start;
         assert!(
-            late < 2_000_000,
+            late < 10_000_000,
             "request {i} submitted {late} ns behind the schedule; all: {behind:?}"
         );
     }
