@@ -184,9 +184,10 @@ impl Drain {
 /// reusing the same few page-cache pages instead of taking new ones for
 /// every record (100 MB a point of 2.5 M IOs). New pages are the expensive
 /// part of writing records on a VM whose host takes free memory back: on
-/// this project's VM writing 100 MB into new pages cost 0.02 s of CPU while
-/// the machine had recently used pages free, 0.27-0.47 s once it had not
-/// (docs/python.md, "Session 11"). The data reaches the disk sooner, nothing
+/// this project's VM a 100 MB records file cost 0.10-0.12 s of CPU while
+/// the machine had recently used pages free, 0.31-0.54 s once it had not,
+/// and 0.10-0.12 s throughout with drop-behind (`examples/records_page_cache`;
+/// docs/python.md, "Session 11"). The data reaches the disk sooner, nothing
 /// else changes: the records are the same and survive the process as
 /// before. Linux only (`sync_file_range`, `posix_fadvise`); elsewhere, or
 /// on a file system that refuses them, the file is written as usual.
