@@ -133,8 +133,20 @@ def sweep(
     try:
         from dask.distributed import as_completed
 
+        from dask.base import tokenize
+
+        # A Dask key names one result on the whole cluster: while any client
+        # still holds a future of that key, submitting it again returns the
+        # held result instead of running the task. The point id alone names
+        # the configuration, not where it is written nor whether records are
+        # kept, so two sweeps of one grid into two directories shared their
+        # tasks and the second directory missed points. The key names the
+        # work: the resolved grid, the point and the sweep directory.
+        sweep_token = tokenize(grid_json, str(root))[:12]
         futures = [
-            client.submit(_run_point, grid_json, p["index"], str(root), key=f"flashlab-point-{p['id']}", pure=False)
+            client.submit(
+                _run_point, grid_json, p["index"], str(root), key=f"flashlab-point-{p['id']}-{sweep_token}", pure=False
+            )
             for p in points
         ]
         outcomes: List[str] = []

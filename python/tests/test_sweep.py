@@ -40,11 +40,27 @@ def test_a_sweep_returns_one_row_per_point_with_its_parameters(client, tmp_path)
 def test_the_same_grid_twice_gives_identical_metrics(client, tmp_path):
     a = flashlab.sweep(GRID, client=client, results=tmp_path / "a")
     b = flashlab.sweep(GRID, client=client, results=tmp_path / "b")
+    # Both ran every point: the second is not the first's results again.
+    for d in ("a", "b"):
+        assert {p.name for p in (tmp_path / d / "points").iterdir()} == set(a["point"]), d
     pd.testing.assert_frame_equal(a[["point"] + METRICS], b[["point"] + METRICS])
     # Different seeds are different experiments.
     s1 = a[a.seed == 1][METRICS[2:4]].to_numpy()
     s2 = a[a.seed == 2][METRICS[2:4]].to_numpy()
     assert (s1 != s2).any()
+
+
+def test_two_sweeps_of_one_grid_at_once_each_write_every_point(client, tmp_path):
+    # Same grid, same client, two directories, submitted together: neither
+    # sweep may take the other's results for its own directory.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        tables = list(pool.map(lambda d: flashlab.sweep(GRID, client=client, results=tmp_path / d), ["x", "y"]))
+    for d, table in zip(["x", "y"], tables):
+        written = {p.name for p in (tmp_path / d / "points").iterdir() if (p / "point.json").exists()}
+        assert written == set(table["point"]), d
+    pd.testing.assert_frame_equal(tables[0][["point"] + METRICS], tables[1][["point"] + METRICS])
 
 
 def test_a_failing_point_does_not_stop_the_others(client, tmp_path):
