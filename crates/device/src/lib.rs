@@ -22,23 +22,36 @@ use serde::{Deserialize, Serialize};
 pub type Nanos = u64;
 
 /// What an IO does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+///
+/// One byte whose value is its code in per-IO records, so a record is
+/// written as its own bytes (`zerocopy::IntoBytes`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    zerocopy::IntoBytes,
+    zerocopy::Immutable,
+)]
 #[serde(rename_all = "lowercase")]
+#[repr(u8)]
 pub enum Mode {
-    Read,
-    Write,
+    Read = 0,
+    Write = 1,
     /// Discard (TRIM): an extension of uFLIP's read/write modes.
-    Trim,
+    Trim = 2,
 }
 
 impl Mode {
     /// The one-byte code used in per-IO records.
     pub fn code(self) -> u8 {
-        match self {
-            Mode::Read => 0,
-            Mode::Write => 1,
-            Mode::Trim => 2,
-        }
+        self as u8
     }
 
     pub fn from_code(code: u8) -> Option<Mode> {
