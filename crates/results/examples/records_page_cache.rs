@@ -1,8 +1,9 @@
 //! What writing records costs, in the page cache and out of it: lists of
 //! records files written one after another and kept, as a sweep's points
 //! leave them, alternately with `RecordWriter::create` (the page cache
-//! keeps every page) and `RecordWriter::create_out_of_cache` (drop-behind:
-//! written back as it grows, all but its last pages released).
+//! keeps every page) and `RecordWriter::create_out_of_cache` (direct IO,
+//! 2.5 MiB a write; where the file system refuses it, drop-behind: written
+//! back as it grows, all but its last pages released).
 //!
 //!     cargo run --release -p flashlab-results --example records_page_cache -- \
 //!         [--dir DIR] [--files 10] [--ios 2500000] [--rounds 2]

@@ -208,8 +208,8 @@ pub struct ResultsDir {
     torn: Option<TornLine>,
     /// Runs whose workload `set_workload` changed since they were planned.
     workload_changed: Vec<bool>,
-    /// Records files are written back and released from the page cache as
-    /// they grow ([`Self::keep_records_out_of_cache`]).
+    /// Records files are kept out of the page cache as they grow (direct
+    /// IO or drop-behind, [`Self::keep_records_out_of_cache`]).
     records_out_of_cache: bool,
 }
 

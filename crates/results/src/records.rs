@@ -50,8 +50,8 @@ pub const FLAG_ERROR: u8 = 2;
 /// Laid out as its record in the file (`repr(C)`, fields in file order, no
 /// padding: the `IntoBytes` derive refuses a layout with any), so on a
 /// little-endian machine a batch of records is written as its own bytes,
-/// without an encoding pass (it was a third of the records thread's
-/// copying). [`IoRecord::encode`] gives the same bytes on any machine.
+/// without an encoding pass (about 5 % of the records thread's samples).
+/// [`IoRecord::encode`] gives the same bytes on any machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, zerocopy::IntoBytes, zerocopy::Immutable)]
 #[repr(C)]
 pub struct IoRecord {
@@ -230,7 +230,7 @@ impl Drain {
 /// buffer, so no page-cache page is taken, filled, written back and
 /// released for them. Through the page cache, with drop-behind, those four
 /// steps were 60 % of the records thread's CPU time (perf, 10 points of
-/// 1.8 M IOs: write 35 %, sync_file_range 13 %, fadvise 7 % of the
+/// 1.8 M IOs: write 39 %, sync_file_range 14 %, fadvise 7 % of the
 /// thread's samples); docs/python.md, "Session 12", has the figures after.
 ///
 /// Direct IO writes whole blocks at block offsets from aligned memory, and
@@ -1166,8 +1166,8 @@ mod tests {
     #[test]
     fn a_full_disk_under_the_records_thread_fails_the_run_instead_of_losing_records() {
         // A 256 KiB tmpfs holds the header and one batch (160 KB), not two:
-        // the second batch's write fails on the records thread, and the
-        // writer must report it (from `append` or `finish`), never succeed.
+        // a write fails on the records thread, and the writer must report
+        // it (from `append` or `finish`), never succeed.
         let dir = tempfile::tempdir().unwrap();
         let mounted = std::process::Command::new("mount")
             .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
@@ -1186,7 +1186,9 @@ mod tests {
             }
         }
         let _unmount = Unmount(dir.path());
-        let recs = mixed(4 * BATCH_RECORDS as u64);
+        // More than a direct write's worth (16 batches), so the
+        // out-of-cache writer's direct write meets the full disk too.
+        let recs = mixed(20 * BATCH_RECORDS as u64);
         let path = dir.path().join("records.bin");
         // The usual writer, then the out-of-cache one (direct IO where
         // tmpfs takes it, drop-behind where not).

@@ -253,8 +253,8 @@ enum Keep {
     /// The records, left in the page cache to be read right away
     /// ([`simulate`]: Python loads them into a DataFrame next).
     Records,
-    /// The records, written back and released from the page cache as they
-    /// grow (a sweep's points: thousands of files that nobody reads at once;
+    /// The records, kept out of the page cache as they grow (a sweep's
+    /// points: thousands of files that nobody reads at once; direct IO,
     /// `RecordWriter::create_out_of_cache`).
     RecordsOutOfCache,
 }
