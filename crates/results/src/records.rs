@@ -979,6 +979,21 @@ mod tests {
             .collect()
     }
 
+    /// Writes `recs` to `usual` with the usual writer and to `out` with the
+    /// out-of-cache one; their tallies, in that order.
+    fn write_usual_and_out_of_cache(recs: &[IoRecord], usual: &Path, out: &Path) -> [Tally; 2] {
+        let write = |mut w: RecordWriter| {
+            for r in recs {
+                w.append(r).unwrap();
+            }
+            w.finish().unwrap()
+        };
+        [
+            write(RecordWriter::create(usual).unwrap()),
+            write(RecordWriter::create_out_of_cache(out).unwrap()),
+        ]
+    }
+
     /// Whether files in `dir` can be opened for direct IO.
     #[cfg(target_os = "linux")]
     fn takes_direct_io(dir: &Path) -> bool {
@@ -1023,16 +1038,7 @@ mod tests {
                 dir.path().join(format!("usual-{n}.bin")),
                 dir.path().join(format!("out-{n}.bin")),
             );
-            let mut tallies = Vec::new();
-            for mut w in [
-                RecordWriter::create(&usual).unwrap(),
-                RecordWriter::create_out_of_cache(&out).unwrap(),
-            ] {
-                for r in &recs {
-                    w.append(r).unwrap();
-                }
-                tallies.push(w.finish().unwrap());
-            }
+            let tallies = write_usual_and_out_of_cache(&recs, &usual, &out);
             assert_eq!(
                 std::fs::read(&out).unwrap(),
                 std::fs::read(&usual).unwrap(),
@@ -1090,16 +1096,7 @@ mod tests {
         }
         let recs = mixed(160 * BATCH_RECORDS as u64 + 5);
         let (cached, out) = (dir.path().join("cached.bin"), dir.path().join("out.bin"));
-        let mut tallies = Vec::new();
-        for mut w in [
-            RecordWriter::create(&cached).unwrap(),
-            RecordWriter::create_out_of_cache(&out).unwrap(),
-        ] {
-            for r in &recs {
-                w.append(r).unwrap();
-            }
-            tallies.push(w.finish().unwrap());
-        }
+        let tallies = write_usual_and_out_of_cache(&recs, &cached, &out);
         // Before anything reads the files back into the cache.
         let (usual_cached, pages) = cached_pages(&cached);
         let (out_cached, _) = cached_pages(&out);
