@@ -131,9 +131,8 @@ def sweep(
     if own:
         client = default_client()
     try:
-        from dask.distributed import as_completed
-
         from dask.base import tokenize
+        from dask.distributed import as_completed
 
         # A Dask key names one result on the whole cluster: while any client
         # still holds a future of that key, submitting it again returns the

@@ -197,16 +197,13 @@ impl Drain {
         };
         let bytes = batch_bytes(batch, &mut self.bytes);
         if let Some(direct) = &mut self.direct {
-            match direct.write(file, bytes)? {
-                None => return Ok(()),
-                Some(written) => {
-                    // Direct IO refused mid-file: everything is written, the
-                    // rest of the file goes through the page cache.
-                    self.direct = None;
-                    self.behind = Some(DropBehind::new(written));
-                    return Ok(());
-                }
+            if let Some(written) = direct.write(file, bytes)? {
+                // Direct IO refused mid-file: everything is written, the
+                // rest of the file goes through the page cache.
+                self.direct = None;
+                self.behind = Some(DropBehind::new(written));
             }
+            return Ok(());
         }
         file.write_all(bytes)?;
         match &mut self.behind {
