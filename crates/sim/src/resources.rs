@@ -535,7 +535,14 @@ impl Flash {
         };
         let array_end = start + array;
         self.ch[c].prune(self.now);
-        let xfer_start = self.place_xfer(c, array_end, xfer);
+        let xfer_start = if priority {
+            // ahead of the transfers queued on the channel too: a read waits
+            // for the page transfer in progress, never for a whole reclaim's
+            let page = self.t.page_transfer_ns;
+            self.ch[c].place_priority(array_end, xfer, page)
+        } else {
+            self.place_xfer(c, array_end, xfer)
+        };
         let end = xfer_start + xfer;
         if priority {
             self.read_free[u] = end;

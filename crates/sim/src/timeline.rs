@@ -36,6 +36,8 @@ pub struct Timeline {
     /// the deque's back, written a few placements ago, may be out of the
     /// CPU's caches by then.
     back_end: Nanos,
+    /// When the last transfer placed by [`Timeline::place_priority`] ends.
+    priority_free: Nanos,
 }
 
 impl Timeline {
@@ -48,6 +50,7 @@ impl Timeline {
             gaps: Vec::new(),
             front_end: 0,
             back_end: 0,
+            priority_free: 0,
         }
     }
 
@@ -111,6 +114,62 @@ impl Timeline {
         let at_end = self.iv.len();
         self.insert(at_end, s, s + dur);
         s
+    }
+
+    /// Reserve `dur` ns for work that goes ahead of the work already queued
+    /// (a host read's transfer with `sched.read_priority`): it waits only for
+    /// the step in progress at `at` (busy intervals are taken to be steps of
+    /// `step_ns` from their start; 0: the whole interval), never for the steps
+    /// queued behind it. Where it fits in an idle gap it is placed there;
+    /// otherwise it overlaps queued work, and the queued work is late by
+    /// `dur`: the last interval is extended by it (placed work keeps its
+    /// times, optimistic by at most the transfers that overtook it, as on a
+    /// die). Returns the start.
+    #[inline]
+    pub fn place_priority(&mut self, at: Nanos, dur: Nanos, step_ns: Nanos) -> Nanos {
+        // priority transfers do not overtake one another
+        let t = at.max(self.floor).max(self.priority_free);
+        if dur == 0 {
+            return t;
+        }
+        debug_assert_eq!(self.back_end, self.iv.back().map_or(0, |&(_, e)| e));
+        if t >= self.back_end {
+            self.push_end(t, t + dur);
+            self.priority_free = t + dur;
+            return t;
+        }
+        let i = self.first_ending_after(t);
+        let (is, ie) = self.iv[i];
+        let start = if t < is {
+            t
+        } else if step_ns == 0 {
+            ie
+        } else {
+            // the end of the step in progress
+            (t + step_ns - (t - is) % step_ns).min(ie)
+        };
+        let end = start + dur;
+        // an idle gap after the step in progress that holds it
+        let j = if start >= ie { i + 1 } else { i };
+        let fits = if start >= ie {
+            self.iv.get(j).is_none_or(|&(ns, _)| end <= ns)
+        } else {
+            end <= is
+        };
+        self.priority_free = end;
+        if fits {
+            self.insert(j, start, end);
+            return start;
+        }
+        // overtake: everything queued from here on is late by `dur`
+        if let Some(back) = self.iv.back_mut() {
+            back.1 += dur;
+            self.back_end = back.1;
+        }
+        if self.iv.len() == 1 {
+            self.front_end = self.back_end;
+        }
+        start
     }
 
     /// The index of the first interval ending after `t` (ends are sorted: the
