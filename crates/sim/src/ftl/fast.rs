@@ -45,7 +45,11 @@
 //!   log even mid-unit, the unit's pages below it copied first.
 //! - `ftl.merges_per_write`: incremental reclaim: the oldest random log is set
 //!   aside and each later random write merges up to k of its units first, so
-//!   merges are spread over writes instead of all held by one.
+//!   merges are spread over writes instead of all held by one. k is raised
+//!   where it would not finish the drain before the logs are full again
+//!   (`paced_merges`): the drain's merges are spread over the writes that
+//!   fill the logs, so a write's flash work stays bounded by about the
+//!   log's merges over its pages, whatever the associativity.
 
 use std::collections::VecDeque;
 
@@ -225,6 +229,25 @@ impl FastFtl {
         Ok(())
     }
 
+    /// How many units this random write merges from the log being drained:
+    /// `ftl.merges_per_write`, or more where that would not finish the drain
+    /// before the random logs are full again (the pages still to drain over
+    /// the free pages left in the logs, rounded up). The drain is paced over
+    /// the writes that fill the logs, so no write ever holds a whole log's
+    /// merges ("finish it now" in `append_random` is then a checker's path).
+    fn paced_merges(&self) -> u32 {
+        let left = (self.drain_pages.len() - self.drain_pos) as u64;
+        let open = self.rw.back().map_or(0, |&b| {
+            self.rand_cap.saturating_sub(self.core.sb_wp[b as usize])
+        });
+        let spare_logs = self.max_logs.saturating_sub(self.rw.len() as u32);
+        let free = open as u64 + spare_logs as u64 * self.rand_cap as u64;
+        let needed = left.div_ceil(free.max(1));
+        (self.merges_per_write as u64)
+            .max(needed)
+            .min(u32::MAX as u64) as u32
+    }
+
     /// Merge up to `k` units that still have pages in the log being drained;
     /// erase it once it holds no valid page.
     fn drain(&mut self, k: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
@@ -292,7 +315,8 @@ impl FastFtl {
             self.rw.push_back(sb);
         }
         if self.draining != NONE {
-            t = self.drain(self.merges_per_write, t, flash)?;
+            let k = self.paced_merges();
+            t = self.drain(k, t, flash)?;
         }
         let log = *self.rw.back().expect("a random log");
         Ok(self.core.program_rand(log, lpn, t, flash))
