@@ -84,6 +84,8 @@ pub struct Accounting {
     pub cache_full_waits: u64,
     /// Host pages written into a dirty cached copy before its write-back started (no program).
     pub cache_absorbed_pages: u64,
+    /// Reads that waited for the page registers' programs they triggered (`cache.program_on_read`).
+    pub register_programs_on_read: u64,
     pub readahead_pages: u64,
     pub readahead_hits: u64,
     pub unmapped_reads: u64,
@@ -286,6 +288,7 @@ impl Accounting {
                 "read_hits": self.cache_read_hits,
                 "full_waits": self.cache_full_waits,
                 "absorbed_pages": self.cache_absorbed_pages,
+                "register_programs_on_read": self.register_programs_on_read,
             },
             "readahead": {"prefetched_pages": self.readahead_pages, "hits": self.readahead_hits},
             "unmapped_reads": self.unmapped_reads,

@@ -687,6 +687,18 @@ pub struct CacheConfig {
     /// around 140-160 us", section 5.3), not when it reaches controller DRAM.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ack_after_channel: bool,
+    /// With `ack_after_channel` (no effect without it): the data waits in its register, and the
+    /// controller programs the registers when a read command arrives, which
+    /// waits for that program: Chen et al. 5.5 on SSD-L, "We believe that this
+    /// is because writes just transfer data to the flash memory plane
+    /// registers, and reads trigger the programming process and cause a
+    /// synchronous delay (800 $\mu$ s)." The read starts a command and a
+    /// program after it arrives, however long after the writes (5.5:
+    /// "inserting a delay would not improve performance"). The programs'
+    /// die time stays placed when the writes were (flash work is placed when
+    /// it is known), so only the read's wait moves.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub program_on_read: bool,
     /// Writes larger than this bypass the cache and complete when programmed
     /// (0: every write is cached). Wang et al. saw the Intel X25-E's write
     /// throughput fall above 32 KiB requests (Figure 1c) while small writes
@@ -712,6 +724,7 @@ impl Default for CacheConfig {
             absorb_rewrites: false,
             sequential_only: false,
             ack_after_channel: false,
+            program_on_read: false,
             bypass_above: ByteSize(0),
         }
     }

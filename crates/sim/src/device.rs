@@ -84,6 +84,11 @@ pub struct SimDevice {
     /// One page across a flash channel, and the array program that follows it (`cache.ack_after_channel`).
     page_transfer_ns: Nanos,
     program_ns: Nanos,
+    /// Pages acknowledged in their registers whose program no read has
+    /// triggered yet (`cache.program_on_read`).
+    registers_pending: bool,
+    /// A register's program as the read that triggers it waits for it: command + array program.
+    register_program_ns: Nanos,
     /// The logical page after the previous write's last (`cache.sequential_only`).
     next_write_lpn: u64,
     /// The latched failure, as reported: `simulator NAME: what went wrong`.
@@ -150,6 +155,8 @@ impl SimDevice {
             write_back_ns: timing.page_transfer_ns + timing.command_ns + timing.program_ns,
             page_transfer_ns: timing.page_transfer_ns,
             program_ns: timing.program_ns,
+            registers_pending: false,
+            register_program_ns: timing.command_ns + timing.program_ns,
             next_write_lpn: u64::MAX,
             failed: None,
             cfg,
@@ -298,6 +305,13 @@ impl SimDevice {
                 acct_i = 0;
                 self.flash.acct.host_reads += 1;
                 self.flash.acct.host_read_bytes += bytes;
+                let mut t_cmd = t_cmd;
+                if self.registers_pending {
+                    // the read makes the controller program the registers first
+                    self.registers_pending = false;
+                    self.flash.acct.register_programs_on_read += 1;
+                    t_cmd += self.register_program_ns;
+                }
                 let mut ready = t_cmd;
                 let mut first_ready = Nanos::MAX;
                 for lpn in first..=last {
@@ -367,6 +381,7 @@ impl SimDevice {
                             let release = self.ftl.write(lpn, partial, entry, &mut self.flash)?;
                             cache.insert(lpn, release);
                             if self.cfg.cache.ack_after_channel {
+                                self.registers_pending |= self.cfg.cache.program_on_read;
                                 // in the register once the transfer before its
                                 // program has ended (after any flush the FTL
                                 // makes it wait for)
