@@ -29,6 +29,17 @@ from its tolerance band (0 inside the band, ``|ln(value / nearest bound)|``
 outside, 1 for a number that is missing or where the paper has none; see
 ``crates/suite/src/validate.rs``). A loss of 0 means every row passes; the
 tolerances are the reviewed ones of ``crates/suite/validate/tolerances.toml``.
+
+Cross-validation (``cross_validate=True``): a fit that reproduces what it
+was fitted to says little about what it predicts. Each fold holds one part
+of the target out -- a run of a results directory, or a figure (the rows of
+one ``source``) of a ``validate:`` target -- runs a search of its own
+(``trials`` candidates, the same sampler and seed) on the rest, and scores
+the held-out part with that fold's best candidate. ``FitResult.cv`` has one
+row per held-out figure (target, predicted, residual; or for ``validate:``
+the held-out rows' verdicts), ``cv_loss`` their loss in the in-sample
+loss's units. Each candidate is run on the whole target, so the held-out
+prediction costs no extra run; the folds' searches cost ``folds x trials``.
 """
 
 from __future__ import annotations
@@ -77,6 +88,12 @@ class FitResult:
         profile_toml: the fitted profile as TOML, with a comment block saying
             what it was fitted to and the residuals.
         trials: every evaluated point: parameters and loss.
+        cv: with ``cross_validate=True``, one row per held-out run and metric
+            (``held_out``, ``target``, ``predicted``, ``residual``, the fold's
+            ``params``), or for a ``validate:`` target per held-out row
+            (``held_out`` figure, ``number``, ``verdict``, ``distance``).
+        cv_loss: the held-out loss: mean squared log ratio of the held-out
+            runs' figures, or mean squared distance of the held-out rows.
     """
 
     params: Dict[str, Any]
@@ -84,6 +101,10 @@ class FitResult:
     table: pd.DataFrame
     profile_toml: str
     trials: pd.DataFrame = field(repr=False)
+    #: With ``cross_validate=True``: each held-out part scored by the fit of the rest.
+    cv: Optional[pd.DataFrame] = None
+    #: With ``cross_validate=True``: the held-out loss (same units as ``loss``).
+    cv_loss: Optional[float] = None
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the fitted profile; serve it with ``flashlab serve --profile PATH``."""
@@ -241,6 +262,43 @@ def _search(
     return rows, best
 
 
+def _cross_validate(
+    folds: Sequence[str],
+    train_loss: Callable[[str, Any], float],
+    parse: Callable[[Any], Tuple[Optional[str], Any]],
+    distributions: Mapping[str, Any],
+    *,
+    sampler: str,
+    seed: int,
+    trials: int,
+    start: Optional[Mapping[str, Any]],
+    batch: Optional[int],
+    client: Any,
+    submit: Callable[[Any, Dict[str, Any]], Any],
+) -> List[Tuple[str, Dict[str, Any], Any]]:
+    """One search per fold, each scored without its held-out part
+    (``train_loss(fold, detail)``; ``parse(result)`` gives (error, detail)):
+    (fold, that search's best values, their detail) per fold. The detail
+    covers the whole target, held-out part included."""
+    import optuna
+
+    if len(folds) < 2:
+        raise ValueError(f"cross-validation needs at least two parts to hold out in turn; the target has {len(folds)}")
+    out = []
+    for fold in folds:
+        study = optuna.create_study(direction="minimize", sampler=_sampler(sampler, seed, trials, start))
+        if start:
+            study.enqueue_trial(dict(start))
+
+        def evaluate(result: Any, fold: str = fold) -> Tuple[float, Optional[str], Any]:
+            error, detail = parse(result)
+            return (train_loss(fold, detail) if error is None else math.inf), error, detail
+
+        _, (_, values, detail) = _search(study, distributions, trials, batch, client, submit, evaluate)
+        out.append((fold, values, detail))
+    return out
+
+
 def _fit_validate(
     profile: str,
     base: str,
@@ -253,6 +311,7 @@ def _fit_validate(
     client: Any,
     batch: Optional[int],
     flashlab_bin: Optional[str],
+    cross_validate: bool = False,
 ) -> FitResult:
     import optuna
 
@@ -274,7 +333,48 @@ def _fit_validate(
         loss = validate_loss(scored) if "error" not in out else math.inf
         return loss, out.get("error"), scored
 
-    rows, (loss, fitted, scored) = _search(study, distributions, trials, batch, client, submit, evaluate)
+    own = client is None and cross_validate
+    if own:
+        client = default_client()
+    try:
+        rows, (loss, fitted, scored) = _search(study, distributions, trials, batch, client, submit, evaluate)
+        cv, cv_loss = None, None
+        if cross_validate:
+            figures = sorted({r["source"] for r in scored})
+
+            def parse(result: str) -> Tuple[Optional[str], List[Dict[str, Any]]]:
+                out = json.loads(result)
+                return out.get("error"), out.get("rows", [])
+
+            def train_loss(fold: str, scored_rows: List[Dict[str, Any]]) -> float:
+                return validate_loss([r for r in scored_rows if r["source"] != fold])
+
+            folds = _cross_validate(
+                figures, train_loss, parse, distributions, sampler=sampler, seed=seed, trials=trials,
+                start=start, batch=batch, client=client, submit=submit,
+            )
+            cv = pd.DataFrame(
+                [
+                    {
+                        "held_out": fold,
+                        "number": r["what"],
+                        "published": _show(r["published"]),
+                        "predicted": _show(r["simulated"]),
+                        "verdict": r["verdict"],
+                        "distance": r["distance"],
+                        "params": values,
+                    }
+                    for fold, values, detail in folds
+                    for r in detail
+                    if r["source"] == fold
+                ]
+            )
+            cv_loss = validate_loss(cv.to_dict("records"))
+    finally:
+        if own:
+            cluster = client.cluster
+            client.close()
+            cluster.close()
     table = pd.DataFrame(
         [
             {
@@ -297,11 +397,19 @@ def _fit_validate(
         f"# base profile: {base}",
         f"# fitted: {', '.join(f'{k}={v}' for k, v in fitted.items())}",
         f"# loss (mean squared distance from the tolerance bands over {len(table)} rows): {loss:.6g}; {passed}/{len(table)} rows pass; {len(rows)} trials, sampler {sampler}",
-        "# rows (published, fitted, tolerance, verdict):",
     ]
+    if cv is not None:
+        held_pass = int((cv["verdict"] == "pass").sum())
+        header.append(
+            f"# cross-validated (each figure held out in turn, fitted on the others): loss {cv_loss:.6g}; "
+            f"{held_pass}/{len(cv)} held-out rows pass"
+        )
+    header.append("# rows (published, fitted, tolerance, verdict):")
     header += [f"#   {r.number[:60]:<60} {r.published!s:>10} {r.fitted!s:>12.6} {r.tolerance:>12} {r.verdict}" for r in table.itertuples()]
     profile_toml = "\n".join(header) + "\n" + _native.profile_toml(spec)
-    return FitResult(params=dict(fitted), loss=loss, table=table, profile_toml=profile_toml, trials=pd.DataFrame(rows))
+    return FitResult(
+        params=dict(fitted), loss=loss, table=table, profile_toml=profile_toml, trials=pd.DataFrame(rows), cv=cv, cv_loss=cv_loss
+    )
 
 
 def loss_of(simulated: Mapping[str, Mapping[str, float]], target: Mapping[str, Mapping[str, float]]) -> float:
@@ -335,6 +443,7 @@ def fit(
     batch: Optional[int] = None,
     results: Optional[Union[str, os.PathLike]] = None,
     flashlab_bin: Optional[str] = None,
+    cross_validate: bool = False,
 ) -> FitResult:
     """Fits simulator parameters so that the target's runs are reproduced.
 
@@ -363,6 +472,10 @@ def fit(
         batch: proposals evaluated at once (default: the workers' threads, one per worker on the default LocalCluster).
         results: where the evaluated points are kept (default ``results/fit-NAME``).
         flashlab_bin: the CLI, for a ``validate:`` target.
+        cross_validate: also hold each run (``validate:``: each figure) out
+            in turn, fit the rest with a search of its own, and score the
+            held-out part (``FitResult.cv``, ``cv_loss``; the module
+            documentation says how). Costs a search per part.
     """
     import optuna
 
@@ -378,6 +491,7 @@ def fit(
             client=client,
             batch=batch,
             flashlab_bin=flashlab_bin,
+            cross_validate=cross_validate,
         )
 
     metrics = tuple(metrics)
@@ -413,13 +527,51 @@ def fit(
     def submit(client: Any, v: Dict[str, Any]) -> Any:
         return client.submit(_run_point, grid_for(v), 0, str(root), pure=False)
 
-    def evaluate(result: str) -> Tuple[float, Optional[str], Dict[str, Dict[str, float]]]:
+    def parse(result: str) -> Tuple[Optional[str], Dict[str, Dict[str, float]]]:
         outcome = json.loads(result)
-        simulated = {r["run"]: {m: float(r[m]) for m in metrics} for r in outcome["runs"]}
-        loss = loss_of(simulated, target_values) if outcome["status"] == "ok" else math.inf
-        return loss, outcome.get("error"), simulated
+        if outcome["status"] != "ok":
+            return outcome.get("error") or outcome["status"], {}
+        return None, {r["run"]: {m: float(r[m]) for m in metrics} for r in outcome["runs"]}
 
-    rows, (loss, fitted, simulated) = _search(study, distributions, trials, batch, client, submit, evaluate)
+    def evaluate(result: str) -> Tuple[float, Optional[str], Dict[str, Dict[str, float]]]:
+        error, simulated = parse(result)
+        return (loss_of(simulated, target_values) if error is None else math.inf), error, simulated
+
+    own = client is None and cross_validate
+    if own:
+        client = default_client()
+    try:
+        rows, (loss, fitted, simulated) = _search(study, distributions, trials, batch, client, submit, evaluate)
+        cv, cv_loss = None, None
+        if cross_validate:
+
+            def train_loss(fold: str, sim: Dict[str, Dict[str, float]]) -> float:
+                return loss_of(sim, {r: ms for r, ms in target_values.items() if r != fold})
+
+            folds = _cross_validate(
+                list(target_values), train_loss, parse, distributions, sampler=sampler, seed=seed, trials=trials,
+                start=start, batch=batch, client=client, submit=submit,
+            )
+            cv = pd.DataFrame(
+                [
+                    {
+                        "held_out": fold,
+                        "metric": m,
+                        "target": t,
+                        "predicted": detail[fold][m],
+                        "residual": detail[fold][m] / t - 1,
+                        "params": values,
+                    }
+                    for fold, values, detail in folds
+                    for m, t in target_values[fold].items()
+                ]
+            )
+            cv_loss = loss_of({f: {m: p} for f, m, p in zip(cv["held_out"], cv["metric"], cv["predicted"])}, target_values)
+    finally:
+        if own:
+            cluster = client.cluster
+            client.close()
+            cluster.close()
     table = pd.DataFrame(
         [
             {
@@ -439,8 +591,16 @@ def fit(
         f"# base profile: {base}",
         f"# fitted: {', '.join(f'{k}={v}' for k, v in fitted.items())}",
         f"# loss (mean squared log ratio over {len(table)} run x metric values): {loss:.6g}; {len(rows)} trials, sampler {sampler}",
-        "# residuals (simulated / target - 1):",
     ]
+    if cv is not None:
+        header.append(f"# cross-validated loss (each run held out in turn, fitted on the others): {cv_loss:.6g}")
+        header += [
+            f"#   held out {r.held_out:<24} {r.metric:<16} target {r.target:>14.1f}  predicted {r.predicted:>14.1f}  {r.residual:+.2%}"
+            for r in cv.itertuples()
+        ]
+    header.append("# residuals (simulated / target - 1):")
     header += [f"#   {r.run:<24} {r.metric:<16} target {r.target:>14.1f}  fitted {r.fitted:>14.1f}  {r.residual:+.2%}" for r in table.itertuples()]
     profile = "\n".join(header) + "\n" + _native.profile_toml(spec)
-    return FitResult(params=dict(fitted), loss=loss, table=table, profile_toml=profile, trials=pd.DataFrame(rows))
+    return FitResult(
+        params=dict(fitted), loss=loss, table=table, profile_toml=profile, trials=pd.DataFrame(rows), cv=cv, cv_loss=cv_loss
+    )
