@@ -329,7 +329,9 @@ def _fit_validate(
 
     def evaluate(result: str) -> Tuple[float, Optional[str], List[Dict[str, Any]]]:
         out = json.loads(result)
-        scored = out.get("rows", [])
+        # Rows true by construction (``counted`` false: a profile parameter
+        # echoed back) are listed by validate but not scored, nor fitted.
+        scored = [r for r in out.get("rows", []) if r.get("counted", True)]
         loss = validate_loss(scored) if "error" not in out else math.inf
         return loss, out.get("error"), scored
 
@@ -393,7 +395,7 @@ def _fit_validate(
     spec = base + "".join(f",{k}={v}" for k, v in fitted.items())
     passed = int((table["verdict"] == "pass").sum())
     header = [
-        f"# Fitted by flashlab.fit to validate:{profile} (the papers' published numbers for it, crates/suite/src/validate.rs)",
+        f"# Fitted by flashlab.fit to validate:{profile} (the papers' published numbers for it, crates/suite/validate/published.toml)",
         f"# base profile: {base}",
         f"# fitted: {', '.join(f'{k}={v}' for k, v in fitted.items())}",
         f"# loss (mean squared distance from the tolerance bands over {len(table)} rows): {loss:.6g}; {passed}/{len(table)} rows pass; {len(rows)} trials, sampler {sampler}",

@@ -16,10 +16,7 @@ use std::process::Command;
 
 use clap::Args;
 use flashlab_suite::table3::Table3;
-use flashlab_suite::validate::{
-    self, describe, uflip_extra_value, verdict, PublishedFinding, Row, Score, Tolerances, Value,
-    Verdict, BUDILOVSKY11, FINDINGS, HUDLET11, UFLIP_EXTRAS, UFLIP_TABLE3,
-};
+use flashlab_suite::validate::{self, PublishedNumbers, Row, Score, Tolerances, Value, Verdict};
 
 use crate::error::{CliError, CliResult};
 
@@ -76,6 +73,8 @@ fn run_suite(args: &[&str], dir: &Path) -> Result<serde_json::Value, String> {
 
 pub fn validate(args: ValidateArgs) -> CliResult<()> {
     let tol = Tolerances::builtin();
+    let published = PublishedNumbers::parse(validate::PUBLISHED_TOML, &tol)
+        .map_err(|e| CliError::failure(e.to_string()))?;
     for (flag, given) in [
         ("--update-doc", args.update_doc.is_some()),
         ("--check-doc", args.check_doc.is_some()),
@@ -88,23 +87,11 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
     }
     let wanted = |profile: &str| args.profile.as_deref().is_none_or(|p| p == profile);
     if let Some(p) = &args.profile {
-        let known: Vec<&str> = UFLIP_TABLE3
-            .iter()
-            .map(|(p, _)| *p)
-            .chain(
-                FINDINGS
-                    .iter()
-                    .chain(&BUDILOVSKY11)
-                    .chain(&HUDLET11)
-                    .map(|f| f.profile),
-            )
-            .collect();
+        let known = published.profiles(None);
         if !known.contains(&p.as_str()) {
-            let mut k = known.clone();
-            k.dedup();
             return Err(CliError::user(format!(
                 "--profile {p}: no published numbers for it; use one of {}",
-                k.join(", ")
+                known.join(", ")
             )));
         }
     }
@@ -131,7 +118,8 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             (t.clone(), Some(RemoveOnDrop(t)))
         }
     };
-    let mut rows: Vec<Row> = Vec::new();
+    // Each (paper, profile)'s suite summary, run once.
+    let mut runs: BTreeMap<(String, String), Option<serde_json::Value>> = BTreeMap::new();
     // Each uFLIP profile's simulated Table 3 (for the doc's Table 3 section).
     let mut tables: Vec<(String, Option<Table3>)> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
@@ -140,7 +128,7 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             eprintln!("validate: {what}");
         }
     };
-    for (profile, _) in UFLIP_TABLE3 {
+    for profile in published.profiles(Some("uflip")) {
         if !wanted(profile) {
             continue;
         }
@@ -149,9 +137,10 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
         let dir = root.join(format!("uflip-{profile}"));
         let _ = std::fs::remove_dir_all(&dir);
         // The alignment micro-benchmark only where a published number needs it.
-        let only = if UFLIP_EXTRAS
+        let only = if published
+            .all()
             .iter()
-            .any(|e| e.0 == profile && e.4 == "uflip.alignment")
+            .any(|n| n.profile == profile && n.finding.starts_with("uflip.alignment."))
         {
             "locality,partitioning,order,pause,alignment"
         } else {
@@ -181,144 +170,88 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
         let t: Option<Table3> = summary
             .as_ref()
             .and_then(|v| serde_json::from_value(v["table3"].clone()).ok());
-        rows.extend(
-            validate::uflip_rows(&tol, profile, t.as_ref())
-                .map_err(|e| CliError::failure(e.to_string()))?,
-        );
         tables.push((profile.to_string(), t));
-        for (p, source, what, published, metric) in UFLIP_EXTRAS {
-            if p != profile {
-                continue;
-            }
-            let t = tol
-                .get(metric)
-                .map_err(|e| CliError::failure(e.to_string()))?;
-            let simulated = summary
-                .as_ref()
-                .map(|v| uflip_extra_value(what, v))
-                .unwrap_or(Value::NotMeasured);
-            let published = Value::Number(published);
-            rows.push(Row {
-                paper: "uflip".into(),
-                profile: profile.into(),
-                source: source.into(),
-                what: what.into(),
-                published,
-                simulated,
-                metric: metric.into(),
-                tolerance: describe(t),
-                verdict: verdict(t, published, simulated),
-                note: validate::known_gap("uflip", profile, what)
-                    .unwrap_or_default()
-                    .to_string(),
-            });
-        }
+        runs.insert(("uflip".into(), profile.into()), summary);
     }
     if !args.quick {
-        // One run per (suite, profile) the published findings need.
-        let mut runs: BTreeMap<(&str, &str), Option<serde_json::Value>> = BTreeMap::new();
-        for f in FINDINGS.iter().chain(&HUDLET11) {
-            if runs.contains_key(&(f.paper, f.profile)) || !wanted(f.profile) {
+        for (paper, profile) in published.suites() {
+            if paper == "uflip"
+                || runs.contains_key(&(paper.into(), profile.into()))
+                || !wanted(profile)
+            {
                 continue;
             }
-            progress(&format!("{} on sim:{}", f.paper, f.profile));
-            let (device, scale) = match (f.paper, f.profile) {
+            progress(&format!("{paper} on sim:{profile}"));
+            let dir = root.join(if paper == profile {
+                paper.to_string()
+            } else {
+                format!("{paper}-{profile}")
+            });
+            let _ = std::fs::remove_dir_all(&dir);
+            let (device, suite_args): (String, Vec<String>) = match (paper, profile) {
+                // Budilovsky et al.: the suite at the paper's size (4 GiB,
+                // 2^17 requests per experiment; about a minute) on its
+                // own simulated devices.
+                ("budilovsky11", _) => {
+                    let mut a = vec!["suite".to_string(), paper.to_string()];
+                    if !set.is_empty() {
+                        a.extend(["--set".to_string(), set[1..].to_string()]);
+                    }
+                    (String::from("sim:budilovsky11"), a)
+                }
                 // Chen et al. connected the drives to on-board SATA ports
                 // that do not run parallel IOs (their note 1): one command
                 // at a time (qd=1) even for Figure 1's 32 jobs. Figure 9's
                 // collapse needs the full striker (docs/profiles.md), so
                 // ssd-m and ssd-h run at scale 1 on their 4 GiB profiles;
                 // ssd-l runs at its full 32 GB for Figure 8's 30 GB range.
-                ("chen09", "ssd-l") => (format!("sim:ssd-l,qd=1{set}"), "0.5"),
-                ("chen09", p) => (format!("sim:{p},qd=1{set}"), "1"),
-                (_, p) => (format!("sim:{p},capacity=8GiB{set}"), "0.5"),
+                ("chen09", p) => {
+                    let scale = if p == "ssd-l" { "0.5" } else { "1" };
+                    let device = format!("sim:{p},qd=1{set}");
+                    (device.clone(), suite_cmd(paper, &device, scale))
+                }
+                (_, p) => {
+                    let device = format!("sim:{p},capacity=8GiB{set}");
+                    (device.clone(), suite_cmd(paper, &device, "0.5"))
+                }
             };
-            let dir = root.join(format!("{}-{}", f.paper, f.profile));
-            let _ = std::fs::remove_dir_all(&dir);
-            let v = match run_suite(
-                &["suite", f.paper, "--device", &device, "--scale", scale],
-                &dir,
-            ) {
+            let args: Vec<&str> = suite_args.iter().map(String::as_str).collect();
+            let v = match run_suite(&args, &dir) {
                 Ok(v) => Some(v),
                 Err(e) => {
-                    notes.push(format!("{} on {device}: {e}", f.paper));
+                    notes.push(format!("{paper} on {device}: {e}"));
                     None
                 }
             };
-            runs.insert((f.paper, f.profile), v);
+            runs.insert((paper.into(), profile.into()), v);
         }
-        // Budilovsky et al.: the suite at the paper's size (4 GiB, 2^17
-        // requests per experiment; about a minute).
-        if wanted("budilovsky11") {
-            progress("budilovsky11 on sim:budilovsky11");
-            let dir = root.join("budilovsky11");
-            let _ = std::fs::remove_dir_all(&dir);
-            let mut b11_args = vec!["suite", "budilovsky11"];
-            if !set.is_empty() {
-                b11_args.extend(["--set", &set[1..]]);
-            }
-            let b11 = match run_suite(&b11_args, &dir) {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    notes.push(format!("budilovsky11: {e}"));
-                    None
-                }
-            };
-            runs.insert(("budilovsky11", "budilovsky11"), b11);
+    }
+    // Every published number joined, by its finding id, to the suite's.
+    let mut rows: Vec<Row> = Vec::new();
+    for n in published.all() {
+        if !wanted(&n.profile) || (args.quick && n.paper != "uflip") {
+            continue;
         }
-        let all: Vec<&PublishedFinding> = FINDINGS
-            .iter()
-            .chain(&BUDILOVSKY11)
-            .chain(&HUDLET11)
-            .filter(|f| wanted(f.profile))
-            .collect();
-        for f in all {
-            let t = tol
-                .get(f.metric)
-                .map_err(|e| CliError::failure(e.to_string()))?;
-            let simulated =
-                runs.get(&(f.paper, f.profile))
-                    .and_then(|v| v.as_ref())
-                    .and_then(|v| {
-                        v["findings"].as_array()?.iter().find(|x| {
-                            x["what"].as_str().is_some_and(|w| w.starts_with(f.finding))
-                        })?["measured"]
-                            .as_f64()
-                    })
-                    .map(Value::Number)
-                    .unwrap_or(Value::NotMeasured);
-            let published = Value::Number(f.published);
-            rows.push(Row {
-                paper: f.paper.into(),
-                profile: f.profile.into(),
-                source: f.source.into(),
-                what: f.finding.into(),
-                published,
-                simulated,
-                metric: f.metric.into(),
-                tolerance: describe(t),
-                verdict: verdict(t, published, simulated),
-                note: validate::known_gap(f.paper, f.profile, f.finding)
-                    .unwrap_or_default()
-                    .to_string(),
-            });
-        }
+        let simulated = runs
+            .get(&(n.paper.clone(), n.profile.clone()))
+            .and_then(|v| v.as_ref())
+            .map(|v| validate::simulated(&n.finding, v))
+            .unwrap_or(Value::NotMeasured);
+        rows.push(validate::row(n, &tol, simulated).map_err(|e| CliError::failure(e.to_string()))?);
     }
     let by = |key: fn(&Row) -> &str| {
         let mut m: BTreeMap<String, Score> = BTreeMap::new();
         for r in &rows {
-            let s = m.entry(key(r).to_string()).or_default();
-            s.rows += 1;
-            if r.verdict == Verdict::Pass {
-                s.passed += 1;
-            }
+            m.entry(key(r).to_string()).or_default().add(r);
         }
         m
     };
     let papers = by(|r| &r.paper);
     let profiles = by(|r| &r.profile);
     let total = Score::of(rows.iter());
-    let sections = doc_sections(&rows, &tables, &papers, &profiles, &total, args.quick);
+    let sections = doc_sections(
+        &rows, &tables, &published, &papers, &profiles, &total, args.quick,
+    );
     if let Some(doc) = &args.update_doc {
         update_doc(doc, &sections)?;
     }
@@ -336,10 +269,19 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             .iter()
             .map(|r| {
                 let mut v = serde_json::to_value(r).expect("row serializes");
-                if let (Some(o), Ok(t)) = (v.as_object_mut(), tol.get(&r.metric)) {
+                let t = published
+                    .all()
+                    .iter()
+                    .find(|n| n.id == r.id)
+                    .and_then(|n| n.tolerance(&tol).ok());
+                if let (Some(o), Some(t)) = (v.as_object_mut(), t) {
+                    o.insert(
+                        "band".into(),
+                        serde_json::json!({"kind": t.kind, "min": t.min, "max": t.max}),
+                    );
                     o.insert(
                         "distance".into(),
-                        serde_json::json!(validate::distance(t, r.published, r.simulated)),
+                        serde_json::json!(validate::distance(&t, r.published, r.simulated)),
                     );
                 }
                 v
@@ -361,6 +303,13 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
     Ok(())
 }
 
+/// `suite PAPER --device DEVICE --scale SCALE`.
+fn suite_cmd(paper: &str, device: &str, scale: &str) -> Vec<String> {
+    ["suite", paper, "--device", device, "--scale", scale]
+        .map(String::from)
+        .to_vec()
+}
+
 /// The scoreboard as a report page: the scores, then one table per paper.
 fn html_page(
     rows: &[Row],
@@ -378,19 +327,26 @@ fn html_page(
                     s.passed.to_string(),
                     s.rows.to_string(),
                     s.show(),
+                    s.not_counted.to_string(),
                 ]
             })
             .collect::<Vec<_>>()
     };
     let header = |first: &str| {
-        [first, "passed", "rows", "score"]
-            .map(str::to_string)
-            .to_vec()
+        [
+            first,
+            "passed",
+            "rows counted",
+            "strict score",
+            "not counted",
+        ]
+        .map(str::to_string)
+        .to_vec()
     };
     let mut sections = vec![Section {
         id: "validate-scores".into(),
         title: format!("Score: {}", total.show()),
-        paragraphs: std::iter::once("Every number the papers publish about a device a simulator profile models, next to the simulated number, with the tolerance of crates/suite/validate/tolerances.toml (each with its reason) and a verdict.".to_string())
+        paragraphs: std::iter::once("Every number the papers publish about a device a simulator profile models, next to the simulated number, with its tolerance class from crates/suite/validate/tolerances.toml (each with its reason) and a verdict; rows true by construction are listed but not counted.".to_string())
             .chain(notes.iter().map(|n| format!("Note: {n}")))
             .collect(),
         tables: vec![
@@ -411,6 +367,7 @@ fn html_page(
                     "number",
                     "published",
                     "simulated",
+                    "class",
                     "tolerance",
                     "verdict",
                 ]
@@ -426,8 +383,13 @@ fn html_page(
                             r.what.clone(),
                             r.published.show(),
                             r.simulated.show(),
+                            r.class.clone(),
                             r.tolerance.clone(),
-                            format!("{:?}", r.verdict).to_lowercase(),
+                            if r.counted {
+                                format!("{:?}", r.verdict).to_lowercase()
+                            } else {
+                                format!("not counted: {}", r.not_reproducible)
+                            },
                         ]
                     })
                     .collect(),
@@ -461,28 +423,40 @@ fn markdown(
     total: &Score,
 ) -> String {
     let mut s = String::from(
-        "| paper | profile | source | number | published | simulated | tolerance | verdict |\n|---|---|---|---|---|---|---|---|\n",
+        "| paper | profile | source | number | published | simulated | class | tolerance | verdict |\n|---|---|---|---|---|---|---|---|---|\n",
     );
-    for r in rows {
+    for r in rows.iter().filter(|r| r.counted) {
         s += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.paper,
             r.profile,
             r.source,
             r.what,
             r.published.show(),
             r.simulated.show(),
+            r.class,
             r.tolerance,
-            match r.verdict {
-                Verdict::Pass => "pass",
-                Verdict::Fail => "**fail**",
-                Verdict::NotMeasured => "not measured",
-            }
+            doc::verdict_cell(r.verdict)
         );
+    }
+    let uncounted: Vec<&Row> = rows.iter().filter(|r| !r.counted).collect();
+    if !uncounted.is_empty() {
+        s += "\nNot reproducible by simulation (not counted): the simulated value is a profile parameter echoed back or arithmetic on the profile (crates/suite/validate/published.toml, `not_reproducible`):\n\n";
+        for r in uncounted {
+            s += &format!(
+                "- {} {}, {} (published {}, simulated {}): {}\n",
+                r.paper,
+                r.profile,
+                r.what,
+                r.published.show(),
+                r.simulated.show(),
+                r.not_reproducible
+            );
+        }
     }
     let gaps: Vec<&Row> = rows
         .iter()
-        .filter(|r| !r.note.is_empty() && r.verdict != Verdict::Pass)
+        .filter(|r| r.counted && !r.note.is_empty() && r.verdict != Verdict::Pass)
         .collect();
     if !gaps.is_empty() {
         s += "\nWhy these rows fail (crates/suite/src/validate.rs, `KNOWN_GAPS`):\n\n";
@@ -490,12 +464,23 @@ fn markdown(
             s += &format!("- {} {}, {}: {}\n", r.paper, r.profile, r.what, r.note);
         }
     }
-    s += "\nScore per paper: ";
-    s += &papers
-        .iter()
-        .map(|(p, sc)| format!("{p} {}", sc.show()))
-        .collect::<Vec<_>>()
-        .join(", ");
+    s += "\n| paper | rows counted | passed | strict score | not counted (not reproducible) |\n|---|---|---|---|---|\n";
+    for (p, sc) in papers {
+        s += &format!(
+            "| {p} | {} | {} | {:.0} % | {} |\n",
+            sc.rows,
+            sc.passed,
+            sc.percent(),
+            sc.not_counted
+        );
+    }
+    s += &format!(
+        "| all | {} | {} | {:.0} % | {} |\n",
+        total.rows,
+        total.passed,
+        total.percent(),
+        total.not_counted
+    );
     s += "\nScore per profile: ";
     s += &profiles
         .iter()
@@ -511,6 +496,7 @@ fn markdown(
 fn doc_sections(
     rows: &[Row],
     tables: &[(String, Option<Table3>)],
+    published: &PublishedNumbers,
     papers: &BTreeMap<String, Score>,
     profiles: &BTreeMap<String, Score>,
     total: &Score,
@@ -519,12 +505,12 @@ fn doc_sections(
     let mut out = vec![doc::Section {
         name: doc::SCOREBOARD.into(),
         body: format!(
-            "`flashlab validate{}` on the simulator: every published number next to the simulated one, the tolerance (crates/suite/validate/tolerances.toml, with the reason for each) and the verdict.\n\n{}",
+            "`flashlab validate{}` on the simulator: every published number (crates/suite/validate/published.toml) next to the simulated one, its tolerance class (crates/suite/validate/tolerances.toml, with the reason for each) and the verdict. The strict score counts every row but those true by construction, listed apart.\n\n{}",
             if quick { " --quick" } else { "" },
             markdown(rows, papers, profiles, total)
         ),
     }];
-    out.extend(doc::uflip_table3(rows, tables));
+    out.extend(doc::uflip_table3(rows, tables, published));
     out.extend(profiles.keys().map(|p| doc::profile(rows, p)));
     out
 }

@@ -177,20 +177,28 @@ fn budilovsky11_claims_hold_and_the_report_shows_it() {
     )
     .unwrap();
     let findings = v["findings"].as_array().unwrap();
-    for f in &flashlab_suite::validate::BUDILOVSKY11 {
+    let tol = flashlab_suite::validate::Tolerances::builtin();
+    let published = flashlab_suite::validate::PublishedNumbers::builtin(&tol);
+    let mine: Vec<_> = published
+        .all()
+        .iter()
+        .filter(|n| n.paper == "budilovsky11")
+        .collect();
+    assert_eq!(mine.len(), 24);
+    for n in mine {
         let m = findings
             .iter()
-            .find(|x| x["what"].as_str().unwrap().starts_with(f.finding))
-            .unwrap_or_else(|| panic!("no finding {}", f.finding));
+            .find(|x| x["id"] == n.finding.as_str())
+            .unwrap_or_else(|| panic!("no finding {} ({})", n.finding, n.id));
         assert!(
             m["measured"].as_f64().is_some(),
             "{} not measured",
-            f.finding
+            n.finding
         );
         assert!(
             m["paper"]["text"].as_str().is_some(),
             "{} unquoted",
-            f.finding
+            n.finding
         );
     }
     // A results directory like every suite's: the report shows its typed

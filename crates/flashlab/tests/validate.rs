@@ -31,21 +31,40 @@ fn validate_quick_scores_every_table3_cell_of_the_seven_devices() {
     let table3 = |r: &&serde_json::Value| r["source"].as_str().unwrap().contains("Table 3");
     assert_eq!(rows.iter().filter(table3).count(), 84);
     assert_eq!(rows.len(), 84 + 5);
+    let mut ids = std::collections::BTreeSet::new();
     for r in rows {
         assert_eq!(r["paper"], "uflip");
         assert!(!r["tolerance"].as_str().unwrap().is_empty());
+        // Each row: its published id, statistic, class and band.
+        assert!(ids.insert(r["id"].as_str().unwrap().to_string()), "{r}");
+        assert!(!r["statistic"].as_str().unwrap().is_empty());
+        assert!(!r["class"].as_str().unwrap().is_empty());
+        assert!(r["band"]["kind"].is_string(), "{r}");
+        // uFLIP's rows all come from a run: none is true by construction.
+        assert_eq!(r["counted"], true, "{r}");
         assert!(["pass", "fail", "not-measured"].contains(&r["verdict"].as_str().unwrap()));
         // Every number was produced by the suite (no silent gaps).
         assert_ne!(r["simulated"]["kind"], "not-measured", "{r}");
     }
     let s = &v["scores"]["papers"]["uflip"];
     assert_eq!(s["rows"], 89);
+    assert_eq!(s["not_counted"], 0);
     assert!(s["passed"].as_u64().unwrap() <= 89);
+    // Samsung's in-place saving (x0.6) is judged as a saving: its band is
+    // +-25 % of 0.6, so a cost above 0.75 fails.
+    let in_place = rows
+        .iter()
+        .find(|r| r["id"] == "uflip.t3.samsung.in-place")
+        .unwrap();
+    assert_eq!(in_place["tolerance"], "0.75x..1.25x");
+    let sim = in_place["simulated"]["value"].as_f64().unwrap();
+    assert_eq!(in_place["verdict"] == "pass", (0.45..=0.75).contains(&sim));
     assert_eq!(v["scores"]["profiles"].as_object().unwrap().len(), 7);
     // The validation page: the scores and the paper's rows.
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("Score: "), "no score on the page");
     assert!(html.contains("uflip: published vs simulated"));
+    assert!(html.contains("strict score"));
     assert!(html.matches("<tr>").count() >= 89);
     // Every tolerance carries its reason.
     for t in v["tolerances"].as_array().unwrap() {

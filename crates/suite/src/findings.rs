@@ -97,6 +97,66 @@ pub fn row_cells(r: &Row) -> Vec<String> {
 
 pub use crate::summary::Finding;
 
+/// Which response times a fraction of requests counts (bounds in ns):
+/// `Above(t)` latency > t, `Below(t)` latency < t, `Within(a, b)`
+/// a <= latency <= b.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Latency {
+    Above(u64),
+    Below(u64),
+    Within(u64, u64),
+}
+
+impl Latency {
+    pub fn holds(self, ns: u64) -> bool {
+        match self {
+            Latency::Above(t) => ns > t,
+            Latency::Below(t) => ns < t,
+            Latency::Within(a, b) => (a..=b).contains(&ns),
+        }
+    }
+}
+
+/// The fraction of one run's requests (of `mode` only, when given) whose
+/// response time is `which`, counted over the run's per-IO records
+/// (`records.bin`, through the one reader `RecordFile`), leaving out the
+/// start-up phase and failed IOs as the run's statistics do. `None` when
+/// the run, its records or any counted request is missing.
+pub fn latency_fraction(
+    input: &crate::suites::SummaryInput,
+    experiment: &str,
+    series: &str,
+    mode: Option<flashlab_device::Mode>,
+    which: Latency,
+) -> Option<f64> {
+    let results = input.results?;
+    let run = input
+        .plan
+        .steps
+        .iter()
+        .flat_map(|s| s.runs())
+        .find(|r| r.experiment == experiment && r.series == series)?;
+    let idx = results
+        .manifest()
+        .runs
+        .iter()
+        .position(|e| e.name == run.name)?;
+    let file = results.record_file(idx).ok()?;
+    let (mut counted, mut hits) = (0u64, 0u64);
+    file.for_each(|_, rec| {
+        let Some(r) = rec else { return };
+        if r.is_warmup() || r.is_error() || mode.is_some_and(|m| m != r.mode) {
+            return;
+        }
+        counted += 1;
+        if which.holds(r.latency_ns()) {
+            hits += 1;
+        }
+    })
+    .ok()?;
+    (counted > 0).then(|| hits as f64 / counted as f64)
+}
+
 pub(crate) fn find<'a>(rows: &'a [Row], experiment: &str, series: &str) -> Option<&'a Row> {
     rows.iter()
         .find(|r| r.experiment == experiment && r.series == series)
@@ -140,6 +200,7 @@ pub fn times(r: f64) -> String {
 }
 
 pub(crate) fn finding(
+    id: &str,
     source: &str,
     what: &str,
     measured: Option<f64>,
@@ -147,6 +208,7 @@ pub(crate) fn finding(
     paper: Option<Quote>,
 ) -> Finding {
     Finding {
+        id: id.into(),
         source: source.into(),
         what: what.into(),
         measured,

@@ -182,6 +182,7 @@ pub fn summarise(results: &ResultsDir, journal: &Journal) -> io::Result<SuiteSum
         journal,
         runs: &runs,
         device: &device,
+        results: Some(results),
     });
     if let Some(note) = reduced_run_note(&journal.config) {
         summary.notes.insert(0, note);

@@ -38,6 +38,10 @@ impl Quote {
 /// A finding of the paper, measured here.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
+    /// Stable id (`paper.figure.what`): what a published number in
+    /// `validate/published.toml` names to be compared with this finding.
+    #[serde(default)]
+    pub id: String,
     /// The figure or table it comes from.
     pub source: String,
     pub what: String,
@@ -50,6 +54,11 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// The finding with this id in `findings`.
+    pub fn by_id<'a>(findings: &'a [Finding], id: &str) -> Option<&'a Finding> {
+        findings.iter().find(|f| f.id == id)
+    }
+
     pub fn paper_text(&self) -> String {
         self.paper
             .as_ref()

@@ -49,6 +49,19 @@ fn all_quotes() -> Vec<Quote> {
         ));
     }
     out.extend(
+        chen09::FRACTIONS
+            .iter()
+            .map(|c| Quote::new("chen09", c.section, c.quote)),
+    );
+    // Every published number's quote (validate/published.toml).
+    let tol = flashlab_suite::validate::Tolerances::builtin();
+    out.extend(
+        flashlab_suite::validate::PublishedNumbers::builtin(&tol)
+            .all()
+            .iter()
+            .map(|p| p.quote()),
+    );
+    out.extend(
         flashlab_suite::suites::budilovsky11::QUOTES
             .iter()
             .chain(flashlab_suite::suites::budilovsky11::CLAIMS.iter())

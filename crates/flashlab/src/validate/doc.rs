@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use flashlab_suite::table3::Table3;
-use flashlab_suite::validate::{Row, Score, Verdict, UFLIP_TABLE3};
+use flashlab_suite::validate::{PublishedNumbers, Row, Score, Verdict};
 
 /// The scoreboard's markers (kept as they were before named sections).
 pub const SCOREBOARD_BEGIN: &str = "<!-- flashlab validate: begin (generated; edit crates/suite/validate/tolerances.toml or the profiles, then run flashlab validate --update-doc) -->";
@@ -119,19 +119,23 @@ fn pair(published: &str, simulated: &str, failed: bool) -> String {
 }
 
 /// uFLIP Table 3 as the paper prints it next to the simulated row.
-pub fn uflip_table3(rows: &[Row], tables: &[(String, Option<Table3>)]) -> Option<Section> {
+pub fn uflip_table3(
+    rows: &[Row],
+    tables: &[(String, Option<Table3>)],
+    published: &PublishedNumbers,
+) -> Option<Section> {
     if tables.is_empty() {
         return None;
     }
     let mut s = String::from(
-        "Each cell: paper / simulated (bold: outside its tolerance); relative costs as in the paper (\"=\" within 10 %).\n\n| device | SR ms | RR ms | SW ms | RW ms | Pause RW ms | Locality RW | Partitions | Reverse | In-place | Large Incr |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "Each cell: paper / simulated (bold: outside its tolerance class: magnitudes +-25 %, \"=\" 0.8x..1.25x, \"xN\" +-25 % of N, locality and partitions exactly, pause within the factor-2 grid step).\n\n| device | SR ms | RR ms | SW ms | RW ms | Pause RW ms | Locality RW | Partitions | Reverse | In-place | Large Incr |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut averaged: BTreeMap<Vec<i64>, Vec<&str>> = BTreeMap::new();
     for (profile, t) in tables {
-        let Some((_, paper)) = UFLIP_TABLE3.iter().find(|(p, _)| p == profile) else {
+        let Some(paper) = published.table3_printed(profile) else {
             continue;
         };
-        // The profile's 12 Table 3 rows, in UFLIP_COLUMNS order.
+        // The profile's 12 Table 3 rows, in TABLE3_COLUMNS order.
         let fails: Vec<bool> = rows
             .iter()
             .filter(|r| &r.profile == profile && r.source.starts_with("Table 3"))
@@ -148,20 +152,20 @@ pub fn uflip_table3(rows: &[Row], tables: &[(String, Option<Table3>)]) -> Option
             format!("{} MB ({})", paper[5], paper[6])
         };
         let cells = [
-            pair(paper[0], &sim[0], failed(&[0])),
-            pair(paper[1], &sim[1], failed(&[1])),
-            pair(paper[2], &sim[2], failed(&[2])),
-            pair(paper[3], &sim[3], failed(&[3])),
-            pair(paper[4], &sim[4], failed(&[4])),
+            pair(&paper[0], &sim[0], failed(&[0])),
+            pair(&paper[1], &sim[1], failed(&[1])),
+            pair(&paper[2], &sim[2], failed(&[2])),
+            pair(&paper[3], &sim[3], failed(&[3])),
+            pair(&paper[4], &sim[4], failed(&[4])),
             pair(&locality, &sim[5], failed(&[5, 6])),
             pair(
                 &format!("{} ({})", paper[7], paper[8]),
                 &sim[6],
                 failed(&[7, 8]),
             ),
-            pair(paper[9], &sim[7], failed(&[9])),
-            pair(paper[10], &sim[8], failed(&[10])),
-            pair(paper[11], &sim[9], failed(&[11])),
+            pair(&paper[9], &sim[7], failed(&[9])),
+            pair(&paper[10], &sim[8], failed(&[10])),
+            pair(&paper[11], &sim[9], failed(&[11])),
         ];
         s += &format!("| `{profile}` | {} |\n", cells.join(" | "));
         if let Some(t) = t {
@@ -191,21 +195,34 @@ pub fn uflip_table3(rows: &[Row], tables: &[(String, Option<Table3>)]) -> Option
 /// Every row of one profile.
 pub fn profile(rows: &[Row], profile: &str) -> Section {
     let mut s = String::from(
-        "| source | number | published | simulated | tolerance | verdict |\n|---|---|---|---|---|---|\n",
+        "| source | number | published | simulated | class | tolerance | verdict |\n|---|---|---|---|---|---|---|\n",
     );
     let mine: Vec<&Row> = rows.iter().filter(|r| r.profile == profile).collect();
     for r in &mine {
         s += &format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
             r.source,
             r.what,
             r.published.show(),
             r.simulated.show(),
+            r.class,
             r.tolerance,
-            verdict_cell(r.verdict)
+            if r.counted {
+                verdict_cell(r.verdict)
+            } else {
+                "not counted (not reproducible)"
+            }
         );
     }
-    s += &format!("\nScore: {}\n", Score::of(mine.into_iter()).show());
+    let score = Score::of(mine.into_iter());
+    s += &format!("\nStrict score: {}", score.show());
+    if score.not_counted > 0 {
+        s += &format!(
+            "; {} not counted (not reproducible by simulation)",
+            score.not_counted
+        );
+    }
+    s += "\n";
     Section {
         name: format!("profile {profile}"),
         body: s,

@@ -742,6 +742,7 @@ impl Report {
             tables,
             findings: {
                 let mut f = vec![Finding {
+                    id: "budilovsky11.sec7.max-epsilon".into(),
                     source: "section 7".into(),
                     what: "largest epsilon over the patterns, small chunks + hints (the paper's convention)".into(),
                     measured: Some(eps),
@@ -799,7 +800,7 @@ impl Report {
 
     /// One finding per published claim of section 7 (Figures 5-10), with the
     /// sentence it rests on; `flashlab validate` compares their `measured`
-    /// with the paper (`validate::FINDINGS`).
+    /// with the paper (`validate/published.toml`, joined by each finding's id).
     pub fn findings(&self) -> Vec<crate::summary::Finding> {
         use crate::summary::{Finding, Quote};
         let div = |a: Option<f64>, b: Option<f64>| match (a, b) {
@@ -808,16 +809,19 @@ impl Report {
         };
         let claim = |k: usize| Some(Quote::new("budilovsky11", CLAIMS[k].0, CLAIMS[k].1));
         let mk =
-            |source: &str, what: &str, measured: Option<f64>, text: String, k: usize| Finding {
-                source: source.into(),
-                what: what.into(),
-                measured,
-                text: if measured.is_some() {
-                    text
-                } else {
-                    "not measured".into()
-                },
-                paper: claim(k),
+            |id: &str, source: &str, what: &str, measured: Option<f64>, text: String, k: usize| {
+                Finding {
+                    id: format!("budilovsky11.{id}"),
+                    source: source.into(),
+                    what: what.into(),
+                    measured,
+                    text: if measured.is_some() {
+                        text
+                    } else {
+                        "not measured".into()
+                    },
+                    paper: claim(k),
+                }
             };
         let f57 = "fig5-7";
         let share = |cfg: usize, pat: &str, part: fn(&ChipTime) -> f64| {
@@ -828,6 +832,7 @@ impl Report {
         for pat in ["RR", "RW"] {
             let r = div(self.total(f57, 0, pat), self.total(f57, 2, pat));
             out.push(mk(
+                &format!("fig5.{}-dftl-over-hints", pat.to_lowercase()),
                 "Figure 5",
                 &format!("{pat}: DFTL-like / small chunks + hints chip time"),
                 r,
@@ -840,6 +845,7 @@ impl Report {
         }
         let r = share(0, "SW", |c| c.chunk_write_ns);
         out.push(mk(
+            "fig5.sw-dftl-chunk-write-share",
             "Figure 5",
             "SW: DFTL-like chunk-write share of the chip time",
             r,
@@ -852,6 +858,7 @@ impl Report {
         for pat in ["RR", "RW"] {
             let r = share(0, pat, |c| c.chunk_read_ns);
             out.push(mk(
+                &format!("fig5.{}-dftl-chunk-read-share", pat.to_lowercase()),
                 "Figure 5",
                 &format!("{pat}: DFTL-like chunk-read share of the chip time"),
                 r,
@@ -867,6 +874,7 @@ impl Report {
             self.chip(f57, 0, "SW").map(|c| c.chunk_write_ns),
         );
         out.push(mk(
+            "fig6.sw-chunk-write-small-over-dftl",
             "Figure 6",
             "SW: chunk-write time, small chunks / DFTL-like",
             r,
@@ -881,6 +889,7 @@ impl Report {
             self.chip(f57, 0, "RR").map(|c| c.chunk_read_ns),
         );
         out.push(mk(
+            "fig6.rr-chunk-read-small-over-dftl",
             "Figure 6",
             "RR: chunk-read time, small chunks / DFTL-like",
             r,
@@ -896,6 +905,7 @@ impl Report {
                 self.chip(f57, 1, pat).map(|c| c.chunk_read_ns),
             );
             out.push(mk(
+                &format!("fig7.{}-chunk-read-hints-over-none", pat.to_lowercase()),
                 "Figure 7",
                 &format!("{pat}: chunk-read time, with / without hints"),
                 r,
@@ -908,6 +918,7 @@ impl Report {
         }
         let r = div(self.total(f57, 2, "RR"), self.total(f57, 2, "SR"));
         out.push(mk(
+            "fig7.rr-over-sr",
             "Figure 7",
             "RR / SR chip time, small chunks + hints",
             r,
@@ -919,6 +930,7 @@ impl Report {
         ));
         let r = div(self.total(f57, 2, "RW"), self.total(f57, 2, "SW"));
         out.push(mk(
+            "fig7.rw-over-sw-with-gc",
             "Figure 7",
             "RW / SW chip time (GC included), small chunks + hints",
             r,
@@ -931,6 +943,7 @@ impl Report {
         let no_gc = |pat: &str| self.chip(f57, 2, pat).map(|c| c.total_ns - c.gc_ns);
         let r = div(no_gc("RW"), no_gc("SW"));
         out.push(mk(
+            "sec5.rw-over-sw-without-gc",
             "section 5",
             "RW / SW chip time without GC, small chunks + hints",
             r,
@@ -944,6 +957,7 @@ impl Report {
         let rr_line = self.chip(f57, 2, "RR").map(|c| c.data_read_ns);
         let r = div(self.total(f57, 2, "RR"), rr_line);
         out.push(mk(
+            "fig7.rr-over-blue-line",
             "Figure 7",
             "RR chip time / page read + transfer (blue line), small chunks + hints",
             r,
@@ -956,6 +970,7 @@ impl Report {
         let sw_line = self.chip(f57, 2, "SW").map(|c| c.data_write_ns);
         let r = div(self.total(f57, 2, "SW"), sw_line);
         out.push(mk(
+            "fig7.sw-over-red-line",
             "Figure 7",
             "SW chip time / transfer + program (red line), small chunks + hints",
             r,
@@ -967,11 +982,13 @@ impl Report {
         ));
         for (pat, k, what) in [("RR", 8, "larger"), ("RW", 8, "smaller")] {
             let r = div(self.hint_saving("fig8", pat), self.hint_saving(f57, pat));
-            out.push(mk("Figure 8", &format!("{pat}: hints' relative saving, slow MLC / default timing"), r,
+            out.push(mk(
+&format!("fig8.{}-saving-slow-mlc-over-default", pat.to_lowercase()),"Figure 8", &format!("{pat}: hints' relative saving, slow MLC / default timing"), r,
                 format!("on slow MLC hints save {:.2}x the share of {pat} chip time they save with the default timing (the paper: {what})", r.unwrap_or(0.0)), k));
         }
         let r = div(self.hint_saving("fig9", "RR"), self.hint_saving(f57, "RR"));
         out.push(mk(
+            "fig9.rr-saving-fast-bus-over-default",
             "Figure 9",
             "RR: hints' relative saving, 5 ns/B bus / default bus",
             r,
@@ -984,6 +1001,7 @@ impl Report {
         let pts = &self.hint_sweep.points;
         let full = pts.iter().find(|p| p.0 == 100).map(|p| p.1);
         out.push(mk(
+            "fig10.rw-chunk-reads-full-host-cache",
             "Figure 10",
             "random writes needing a chunk read, host cache 100 % of the map",
             full,
@@ -1010,6 +1028,7 @@ impl Report {
             }
         });
         out.push(mk(
+            "fig10.correlation-r2",
             "Figure 10",
             "chunk-read fraction vs host cache size: R^2 of a straight line (random writes)",
             r2,
@@ -1021,6 +1040,7 @@ impl Report {
         ));
         let mb = self.full_hint_storage_bytes.map(|b| b as f64 / 1e6);
         out.push(mk(
+            "sec7.host-hint-storage-mb",
             "section 7",
             "host hint storage for the whole map (MB)",
             mb,
@@ -1032,6 +1052,7 @@ impl Report {
         ));
         let ram = self.controller_ram_bytes.map(|b| b as f64 / 1e6);
         out.push(mk(
+            "sec7.controller-ram-mb",
             "section 7",
             "controller RAM for the map: root array + page bitmap + chunk cache (MB)",
             ram,
@@ -1043,6 +1064,7 @@ impl Report {
         ));
         let r = div(self.total(f57, 1, "SR"), self.total(f57, 0, "SR"));
         out.push(mk(
+            "sec8.sr-small-over-dftl",
             "section 8",
             "SR: small chunks / DFTL-like chip time",
             r,
@@ -1058,6 +1080,7 @@ impl Report {
             .map(|e| e.1)
             .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
         out.push(mk(
+            "abstract.max-epsilon-without-gc-map-writes",
             "abstract",
             "largest epsilon over the patterns, GC's map writes left out",
             e,

@@ -9,10 +9,11 @@ use crate::figures::{
     by_series_figure, cdf_figure, series_figure, CurveSpec, FigureSpec, Metric, Plot, PointSpec,
     SuiteFigures, XKind,
 };
-use crate::findings::{find, finding, ratio, slower, Finding, Row};
+use crate::findings::{find, finding, latency_fraction, ratio, slower, Finding, Latency, Row};
 use crate::papers::{self, PaperConfig};
 use crate::plan::Plan;
 use crate::summary::{Quote, SuiteSummary};
+use flashlab_device::Mode;
 
 pub struct Chen09;
 
@@ -30,19 +31,19 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
         find(rows, e, s).and_then(|r| r.by_mode.get("read").map(|m| m.0).or(Some(r.mean_ns)))
     };
     let mut out = vec![
-        finding("Figure 2", "random / sequential 4 KiB read latency (medians)", ratio(p50("fig2", "random"), p50("fig2", "sequential")),
+        finding("chen09.fig2.rand-over-seq-read-p50", "Figure 2", "random / sequential 4 KiB read latency (medians)", ratio(p50("fig2", "random"), p50("fig2", "sequential")),
             |r| format!("random reads are {} than sequential ones", slower(r)),
             q("section 5.2", "Specifically, sequential has latencies of only 75-90 us, which is nearly 65% less than stride and random (200-230 us).")),
-        finding("Figure 3", "random / sequential 4 KiB write latency (medians)", ratio(p50("fig3", "random"), p50("fig3", "sequential")),
+        finding("chen09.fig3.rand-over-seq-write-p50", "Figure 3", "random / sequential 4 KiB write latency (medians)", ratio(p50("fig3", "random"), p50("fig3", "sequential")),
             |r| format!("random writes are {} than sequential ones", slower(r)),
             q("section 5.3", "As shown in Figure 3(a), 88% of the writes in sequential have latencies of only 140-160 us. In contrast, stride and random are much worse. Over 90% of the requests in both workloads have latencies higher than 1.4ms.")),
-        finding("Figure 5", "sequential write latency, cache off / on (means)", ratio(mean("fig5-cache-off", "sequential"), mean("fig3", "sequential")),
+        finding("chen09.fig5.cache-off-over-on-seq-write-mean", "Figure 5", "sequential write latency, cache off / on (means)", ratio(mean("fig5-cache-off", "sequential"), mean("fig3", "sequential")),
             |r| format!("without the write cache sequential writes are {}", slower(r)),
             q("section 5.4", "Figure 5(a) shows that with disk cache disabled, both SSD-M and SSD-H experienced a significant increase of latencies.")),
-        finding("Figure 6", "reads interleaved with writes to the next page / reads alone (read means)", ratio(read_mean("fig6", "read-n-write-n+1"), read_mean("fig6", "only-read")),
+        finding("chen09.fig6.read-n-write-n+1-over-only-read.read-mean", "Figure 6", "reads interleaved with writes to the next page / reads alone (read means)", ratio(read_mean("fig6", "read-n-write-n+1"), read_mean("fig6", "only-read")),
             |r| format!("with interleaved writes reads are {}", slower(r)),
             q("section 5.5", "In the former workload, since each incoming read request is not continuous with the previous read request (interrupted by a write), all of the reads have a latency of over 220 us (i.e. random read latency).")),
-        finding("Figure 7", "reads among writes, without / with a 10 ms interval (read means)", ratio(read_mean("fig7", "seq-50pct-write"), read_mean("fig7", "seq-50pct-write-10ms")),
+        finding("chen09.fig7.no-interval-over-10ms.read-mean", "Figure 7", "reads among writes, without / with a 10 ms interval (read means)", ratio(read_mean("fig7", "seq-50pct-write"), read_mean("fig7", "seq-50pct-write-10ms")),
             |r| format!("without idle time between requests reads are {}", slower(r)),
             q("section 5.6", "after inserting a 10ms interval, the percentage of the reads that have latencies lower than 300 us increases from 57% to 74% on SSD-L, and from 78% to 95% on SSD-M.")),
     ];
@@ -50,7 +51,7 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
     if fig8.len() >= 2 {
         let (a, b) = (fig8[0], fig8[fig8.len() - 1]);
         out.push(finding(
-            "Figure 8",
+            "chen09.fig8a.largest-over-smallest-range", "Figure 8",
             "random-write latency, largest / smallest range (means)",
             Some(b.mean_ns / a.mean_ns),
             |r| {
@@ -66,20 +67,20 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
     }
     out.extend(absolute_findings(rows));
     out.push(finding(
-        "Figure 9",
+        "chen09.fig9.seq-write-before-over-after", "Figure 9",
         "sequential-write bandwidth, before / after striker",
         ratio(mbs("fig9", "SEQ-WR-before"), mbs("fig9", "SEQ-WR-fragmented")),
         |r| format!("fragmentation cuts sequential-write bandwidth {}", crate::findings::times(r)),
         q("section 5.8", "After fragmentation, the bandwidth of sequential write on SSD-M collapses from 42.7MB/sec to 3.02MB/sec (14 times lower)."),
     ));
     out.push(finding(
-        "Figure 9",
+        "chen09.fig9.seq-read-before-over-after", "Figure 9",
         "sequential-read bandwidth, before / after striker",
         ratio(mbs("fig9", "SEQ-RD-before"), mbs("fig9", "SEQ-RD-fragmented")),
         |r| format!("fragmentation cuts sequential-read bandwidth {}", crate::findings::times(r)),
         q("section 5.8", "This causes the bandwidth of sequential read to drop from 43MB/sec to only 15MB/sec, which is close to the bandwidth of random read."),
     ));
-    out.push(finding("Figure 9", "sequential-write bandwidth, recovered / before", ratio(mbs("fig9", "SEQ-WR-recovered"), mbs("fig9", "SEQ-WR-before")),
+    out.push(finding("chen09.fig9.seq-write-recovered-over-before", "Figure 9", "sequential-write bandwidth, recovered / before", ratio(mbs("fig9", "SEQ-WR-recovered"), mbs("fig9", "SEQ-WR-before")),
         |r| format!("after the recovery procedure sequential writes run at {:.0} % of the fresh bandwidth", r * 100.0),
         q("section 5.8", "We first fill the SSDs with big sequential writes (256KB), then we repeatedly write the first 1024MB data using sequential writes of 4KB many times.")));
     out
@@ -112,43 +113,137 @@ fn absolute_findings(rows: &[Row]) -> Vec<Finding> {
     let fig3_mh = "On both SSDs, over 90% of the requests of all the three workloads have latencies of 75-90 us.";
     let fig3_l = "As shown in Figure 3(a), 88% of the writes in sequential have latencies of only 140-160 us. In contrast, stride and random are much worse. Over 90% of the requests in both workloads have latencies higher than 1.4ms.";
     vec![
-        finding("Figure 1", "Fig 1 random-read bandwidth, 4 KiB, 32 jobs (MB/s)", mbs("fig1", "random-read"), mb, q("section 4", fig1_rr)),
-        finding("Figure 1", "Fig 1 random-write bandwidth, 4 KiB, 32 jobs (MB/s)", mbs("fig1", "random-write"), mb, q("section 4", fig1_rw)),
-        finding("Figure 1", "Fig 1 sequential-read bandwidth, 256 KiB, 32 jobs (MB/s)", mbs("fig1", "sequential-read"), mb, q("section 4", fig1_sr)),
-        finding("Figure 1", "Fig 1 sequential-write bandwidth, 256 KiB, 32 jobs (MB/s)", mbs("fig1", "sequential-write"), mb, q("section 4", fig1_sw)),
-        finding("Figure 2", "Fig 2 sequential 4 KiB read latency, median (us)", p50_us("fig2", "sequential"), us, q("section 5.2", fig2_mh)),
-        finding("Figure 2", "Fig 2 random 4 KiB read latency, median (us)", p50_us("fig2", "random"), us, q("section 5.2", fig2_l)),
-        finding("Figure 3", "Fig 3 sequential 4 KiB write latency, median (us)", p50_us("fig3", "sequential"), us, q("section 5.3", fig3_mh)),
-        finding("Figure 3", "Fig 3 random 4 KiB write latency, median (us)", p50_us("fig3", "random"), us, q("section 5.3", fig3_l)),
-        finding("Figure 4", "Fig 4 sequential 4 KiB write latency, mean (us)", mean_us("fig3", "sequential"), us,
+        finding("chen09.fig1.rand-read-bw", "Figure 1", "Fig 1 random-read bandwidth, 4 KiB, 32 jobs (MB/s)", mbs("fig1", "random-read"), mb, q("section 4", fig1_rr)),
+        finding("chen09.fig1.rand-write-bw", "Figure 1", "Fig 1 random-write bandwidth, 4 KiB, 32 jobs (MB/s)", mbs("fig1", "random-write"), mb, q("section 4", fig1_rw)),
+        finding("chen09.fig1.seq-read-bw", "Figure 1", "Fig 1 sequential-read bandwidth, 256 KiB, 32 jobs (MB/s)", mbs("fig1", "sequential-read"), mb, q("section 4", fig1_sr)),
+        finding("chen09.fig1.seq-write-bw", "Figure 1", "Fig 1 sequential-write bandwidth, 256 KiB, 32 jobs (MB/s)", mbs("fig1", "sequential-write"), mb, q("section 4", fig1_sw)),
+        finding("chen09.fig2.seq-read-p50", "Figure 2", "Fig 2 sequential 4 KiB read latency, median (us)", p50_us("fig2", "sequential"), us, q("section 5.2", fig2_mh)),
+        finding("chen09.fig2.rand-read-p50", "Figure 2", "Fig 2 random 4 KiB read latency, median (us)", p50_us("fig2", "random"), us, q("section 5.2", fig2_l)),
+        finding("chen09.fig3.seq-write-p50", "Figure 3", "Fig 3 sequential 4 KiB write latency, median (us)", p50_us("fig3", "sequential"), us, q("section 5.3", fig3_mh)),
+        finding("chen09.fig3.rand-write-p50", "Figure 3", "Fig 3 random 4 KiB write latency, median (us)", p50_us("fig3", "random"), us, q("section 5.3", fig3_l)),
+        finding("chen09.fig4.seq-write-mean", "Figure 4", "Fig 4 sequential 4 KiB write latency, mean (us)", mean_us("fig3", "sequential"), us,
             q("section 5.3", "A spike of around 1.4-1.5ms appears every 64 requests, and three spikes of around 1ms, 700 us, and 300 us periodically appear in between. The average latency is 209 us.")),
-        finding("Figure 5", "Fig 5 sequential 4 KiB write latency with the cache off, median (us)", p50_us("fig5-cache-off", "sequential"), us,
+        finding("chen09.fig5.cache-off-seq-write-p50", "Figure 5", "Fig 5 sequential 4 KiB write latency with the cache off, median (us)", p50_us("fig5-cache-off", "sequential"), us,
             q("section 5.4", "On SSD-M, more than 50% of the requests suffer latencies of over 1.3ms, and all requests have latencies of over 400 us.")),
-        finding("Figure 6", "Fig 6 read latency, read(n)+write(n), mean (us)", mode_mean_us("fig6", "read-n-write-n", "read"), us,
+        finding("chen09.fig6.read-n-write-n.read-mean", "Figure 6", "Fig 6 read latency, read(n)+write(n), mean (us)", mode_mean_us("fig6", "read-n-write-n", "read"), us,
             q("section 5.5", "read latencies (around 75 us) do not change, even when being interleaved with writes, just like in only-read.")),
-        finding("Figure 6", "Fig 6 read latency, read(n)+write(n+1), mean (us)", mode_mean_us("fig6", "read-n-write-n+1", "read"), us,
+        finding("chen09.fig6.read-n-write-n+1.read-mean", "Figure 6", "Fig 6 read latency, read(n)+write(n+1), mean (us)", mode_mean_us("fig6", "read-n-write-n+1", "read"), us,
             q("section 5.5", "In the former workload, since each incoming read request is not continuous with the previous read request (interrupted by a write), all of the reads have a latency of over 220 us (i.e. random read latency).")),
-        finding("Figure 6", "Fig 6 read latency, write(n)+read(n), mean (us)", mode_mean_us("fig6", "write-n-read-n", "read"), us,
+        finding("chen09.fig6.write-n-read-n.read-mean", "Figure 6", "Fig 6 read latency, write(n)+read(n), mean (us)", mode_mean_us("fig6", "write-n-read-n", "read"), us,
             q("section 5.5", "This also explains the fact that over 80% of the reads in these workloads have a latency of higher than 1ms.")),
-        finding("Figure 6", "Fig 6 write latency, read(n)+write(n+1), mean (us)", mode_mean_us("fig6", "read-n-write-n+1", "write"), us,
+        finding("chen09.fig6.read-n-write-n+1.write-mean", "Figure 6", "Fig 6 write latency, read(n)+write(n+1), mean (us)", mode_mean_us("fig6", "read-n-write-n+1", "write"), us,
             q("section 5.5", "As expected, it shows the worst write performance, and nearly all requests have a latency of over 1.3ms.")),
-        finding("Figure 8", "Fig 8a random-write latency over the smallest range, mean (ms)", fig8_mean_ms("fig8a", false), ms,
+        finding("chen09.fig8a.smallest-range-mean", "Figure 8", "Fig 8a random-write latency over the smallest range, mean (ms)", fig8_mean_ms("fig8a", false), ms,
             q("section 5.7", "as the random range increases from 1GB to 30GB, the average request latency increases by a factor of 55 (from 2.17ms to 120.7ms)")),
-        finding("Figure 8", "Fig 8b stride-write latency at the smallest stride, mean (ms)", fig8_mean_ms("fig8b", false), ms,
+        finding("chen09.fig8b.smallest-stride-mean", "Figure 8", "Fig 8b stride-write latency at the smallest stride, mean (ms)", fig8_mean_ms("fig8b", false), ms,
             q("section 5.7", "As we increase the stride step from 4KB to 128MB, the average latency increases from 1.69ms to 151.2ms (89 times increase) and the bandwidth drops to only 0.025MB/sec.")),
-        finding("Figure 8", "Fig 8b stride-write latency at the largest stride, mean (ms)", fig8_mean_ms("fig8b", true), ms,
+        finding("chen09.fig8b.largest-stride-mean", "Figure 8", "Fig 8b stride-write latency at the largest stride, mean (ms)", fig8_mean_ms("fig8b", true), ms,
             q("section 5.7", "As we increase the stride step from 4KB to 128MB, the average latency increases from 1.69ms to 151.2ms (89 times increase) and the bandwidth drops to only 0.025MB/sec.")),
-        finding("Figure 9", "Fig 9 sequential-read bandwidth before striker (MB/s)", mbs("fig9", "SEQ-RD-before"), mb,
+        finding("chen09.fig9.seq-read-bw-before", "Figure 9", "Fig 9 sequential-read bandwidth before striker (MB/s)", mbs("fig9", "SEQ-RD-before"), mb,
             q("section 5.8", "This causes the bandwidth of sequential read to drop from 43MB/sec to only 15MB/sec, which is close to the bandwidth of random read.")),
-        finding("Figure 9", "Fig 9 sequential-read bandwidth after striker (MB/s)", mbs("fig9", "SEQ-RD-fragmented"), mb,
+        finding("chen09.fig9.seq-read-bw-after", "Figure 9", "Fig 9 sequential-read bandwidth after striker (MB/s)", mbs("fig9", "SEQ-RD-fragmented"), mb,
             q("section 5.8", "This causes the bandwidth of sequential read to drop from 43MB/sec to only 15MB/sec, which is close to the bandwidth of random read.")),
-        finding("Figure 9", "Fig 9 sequential-write bandwidth before striker (MB/s)", mbs("fig9", "SEQ-WR-before"), mb,
+        finding("chen09.fig9.seq-write-bw-before", "Figure 9", "Fig 9 sequential-write bandwidth before striker (MB/s)", mbs("fig9", "SEQ-WR-before"), mb,
             q("section 5.8", "After fragmentation, the bandwidth of sequential write on SSD-M collapses from 42.7MB/sec to 3.02MB/sec (14 times lower).")),
-        finding("Figure 9", "Fig 9 sequential-write bandwidth after striker (MB/s)", mbs("fig9", "SEQ-WR-fragmented"), mb,
+        finding("chen09.fig9.seq-write-bw-after", "Figure 9", "Fig 9 sequential-write bandwidth after striker (MB/s)", mbs("fig9", "SEQ-WR-fragmented"), mb,
             q("section 5.8", "Its bandwidth still reaches 40.3MB/sec for sequential write and 11.4MB/sec for random write.")),
-        finding("Figure 9", "Fig 9 random-write bandwidth after striker (MB/s)", mbs("fig9", "RND-WR-fragmented"), mb,
+        finding("chen09.fig9.rand-write-bw-after", "Figure 9", "Fig 9 random-write bandwidth after striker (MB/s)", mbs("fig9", "RND-WR-fragmented"), mb,
             q("section 5.8", "Its bandwidth still reaches 40.3MB/sec for sequential write and 11.4MB/sec for random write.")),
     ]
+}
+
+/// A claim of Chen et al. about a fraction of requests ("over 90% of the
+/// requests ... higher than 1.4ms"): the finding is that fraction of the
+/// run's per-IO records, never a mean or a percentile.
+pub struct FractionClaim {
+    pub id: &'static str,
+    pub source: &'static str,
+    pub what: &'static str,
+    pub experiment: &'static str,
+    pub series: &'static str,
+    /// Only the reads or the writes of a mixed run.
+    pub mode: Option<Mode>,
+    pub which: Latency,
+    pub section: &'static str,
+    pub quote: &'static str,
+}
+
+const US: u64 = 1_000;
+const MS: u64 = 1_000_000;
+
+const fn claim(
+    id: &'static str,
+    source: &'static str,
+    what: &'static str,
+    (experiment, series, mode): (&'static str, &'static str, Option<Mode>),
+    which: Latency,
+    (section, quote): (&'static str, &'static str),
+) -> FractionClaim {
+    FractionClaim {
+        id,
+        source,
+        what,
+        experiment,
+        series,
+        mode,
+        which,
+        section,
+        quote,
+    }
+}
+
+const FIG2_L: (&str, &str) = (
+    "section 5.2",
+    "Nearly all reads of the three workloads have latencies of 200-250 us on SSD-L.",
+);
+const FIG3_MH: (&str, &str) = (
+    "section 5.3",
+    "On both SSDs, over 90% of the requests of all the three workloads have latencies of 75-90 us.",
+);
+const FIG7: (&str, &str) = ("section 5.6", "Specifically, after inserting a 10ms interval, the percentage of the reads that have latencies lower than 300 us increases from 57% to 74% on SSD-L, and from 78% to 95% on SSD-M.");
+
+/// Every fraction-of-requests claim the suite measures from the records.
+pub const FRACTIONS: [FractionClaim; 14] = [
+    claim("chen09.fig2.seq-read.within-200-250us", "Figure 2", "Fig 2 sequential 4 KiB reads within 200-250 us (fraction)", ("fig2", "sequential", None), Latency::Within(200 * US, 250 * US), FIG2_L),
+    claim("chen09.fig2.rand-read.within-200-250us", "Figure 2", "Fig 2 random 4 KiB reads within 200-250 us (fraction)", ("fig2", "random", None), Latency::Within(200 * US, 250 * US), FIG2_L),
+    claim("chen09.fig3.seq-write.within-140-160us", "Figure 3", "Fig 3 sequential 4 KiB writes within 140-160 us (fraction)", ("fig3", "sequential", None), Latency::Within(140 * US, 160 * US),
+        ("section 5.3", "As shown in Figure 3(a), 88% of the writes in sequential have latencies of only 140-160 us.")),
+    claim("chen09.fig3.rand-write.above-1.4ms", "Figure 3", "Fig 3 random 4 KiB writes above 1.4 ms (fraction)", ("fig3", "random", None), Latency::Above(1_400 * US),
+        ("section 5.3", "Over 90% of the requests in both workloads have latencies higher than 1.4ms.")),
+    claim("chen09.fig3.seq-write.within-75-90us", "Figure 3", "Fig 3 sequential 4 KiB writes within 75-90 us (fraction)", ("fig3", "sequential", None), Latency::Within(75 * US, 90 * US), FIG3_MH),
+    claim("chen09.fig3.rand-write.within-75-90us", "Figure 3", "Fig 3 random 4 KiB writes within 75-90 us (fraction)", ("fig3", "random", None), Latency::Within(75 * US, 90 * US), FIG3_MH),
+    claim("chen09.fig5.cache-off-seq-write.above-1.3ms", "Figure 5", "Fig 5 sequential 4 KiB writes with the cache off above 1.3 ms (fraction)", ("fig5-cache-off", "sequential", None), Latency::Above(1_300 * US),
+        ("section 5.4", "On SSD-M, more than 50% of the requests suffer latencies of over 1.3ms, and all requests have latencies of over 400 us.")),
+    claim("chen09.fig5.cache-off-seq-write.within-400-500us", "Figure 5", "Fig 5 sequential 4 KiB writes with the cache off within 400-500 us (fraction)", ("fig5-cache-off", "sequential", None), Latency::Within(400 * US, 500 * US),
+        ("section 5.4", "Nearly all requests have latencies of 400-500 us.")),
+    claim("chen09.fig6.write-n-read-n.reads-above-1ms", "Figure 6", "Fig 6 reads of write(n)+read(n) above 1 ms (fraction)", ("fig6", "write-n-read-n", Some(Mode::Read)), Latency::Above(MS),
+        ("section 5.5", "This also explains the fact that over 80% of the reads in these workloads have a latency of higher than 1ms.")),
+    claim("chen09.fig6.read-n-write-n+1.writes-above-1.3ms", "Figure 6", "Fig 6 writes of read(n)+write(n+1) above 1.3 ms (fraction)", ("fig6", "read-n-write-n+1", Some(Mode::Write)), Latency::Above(1_300 * US),
+        ("section 5.5", "As expected, it shows the worst write performance, and nearly all requests have a latency of over 1.3ms.")),
+    claim("chen09.fig6.read-n-write-n+1.reads-above-220us", "Figure 6", "Fig 6 reads of read(n)+write(n+1) above 220 us (fraction)", ("fig6", "read-n-write-n+1", Some(Mode::Read)), Latency::Above(220 * US),
+        ("section 5.5", "In the former workload, since each incoming read request is not continuous with the previous read request (interrupted by a write), all of the reads have a latency of over 220 us (i.e. random read latency).")),
+    claim("chen09.fig7.seq-50pct-write.reads-below-300us", "Figure 7", "Fig 7 reads among sequential writes below 300 us, back to back (fraction)", ("fig7", "seq-50pct-write", Some(Mode::Read)), Latency::Below(300 * US), FIG7),
+    claim("chen09.fig7.seq-50pct-write-10ms.reads-below-300us", "Figure 7", "Fig 7 reads among sequential writes below 300 us, 10 ms apart (fraction)", ("fig7", "seq-50pct-write-10ms", Some(Mode::Read)), Latency::Below(300 * US), FIG7),
+    claim("chen09.fig9.seq-write-after.above-1ms", "Figure 9", "Fig 9 sequential 4 KiB writes after the striker above 1 ms (fraction)", ("fig9", "SEQ-WR-fragmented", None), Latency::Above(MS),
+        ("section 5.8", "The result is that nearly 38% of the writes have a latency higher than 1ms in sequential write, and many of them have a latency of 8-9ms.")),
+];
+
+/// The fraction-of-requests findings, from the runs' per-IO records.
+pub fn fraction_findings(input: &SummaryInput) -> Vec<Finding> {
+    FRACTIONS
+        .iter()
+        .map(|c| {
+            let v = latency_fraction(input, c.experiment, c.series, c.mode, c.which);
+            finding(
+                c.id,
+                c.source,
+                c.what,
+                v,
+                |v| format!("{:.1} % of the requests", v * 100.0),
+                q(c.section, c.quote),
+            )
+        })
+        .collect()
 }
 
 /// Figure 9: the four patterns before fragmentation, after, recovered.
@@ -247,6 +342,8 @@ impl Suite for Chen09 {
     }
 
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary {
-        paper_summary(self, input, findings)
+        let mut s = paper_summary(self, input, findings);
+        s.findings.extend(fraction_findings(input));
+        s
     }
 }

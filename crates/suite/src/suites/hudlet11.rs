@@ -35,6 +35,7 @@ fn pct(v: f64) -> String {
 }
 
 fn break_even_finding(
+    id: &str,
     rows: &[Row],
     series: &str,
     what: &str,
@@ -49,6 +50,7 @@ fn break_even_finding(
         .collect();
     let be = scan.and_then(|s| break_even_of(s, &curve));
     let mut f = finding(
+        id,
         "section 6",
         what,
         be.and_then(Result::ok),
@@ -87,6 +89,7 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
         .unwrap_or_default();
     vec![
         break_even_finding(
+            "hudlet11.sec6.break-even-skip-sequential",
             rows,
             "skip-sequential",
             "index-vs-scan break-even selectivity (skip-sequential index access)",
@@ -94,6 +97,7 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
             q("section 6", "For example for SSD1 and SSD2, break-even would be at ~90%, while on SSD3 and SSD4, break-even is at only ~50%, due to their worse random access performance."),
         ),
         break_even_finding(
+            "hudlet11.sec6.break-even-random-once",
             rows,
             "random-once",
             "index-vs-scan break-even selectivity (unsorted random accesses; not in the paper)",
@@ -101,48 +105,49 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
             None,
         ),
         finding(
-            "Figure 6",
+            "hudlet11.fig6.qd2-over-qd1", "Figure 6",
             "random-read throughput, QD2 / QD1",
             ratio(qd(2.0), qd(1.0)),
             |r| format!("queue depth 2 gives {} QD1", crate::findings::times(r)),
             q("section 6", "As Figure 6 indicates, the only significant improvement is between QD 1 and QD 2."),
         ),
         finding(
-            "Figure 6",
+            "hudlet11.fig6.qd32-over-qd2", "Figure 6",
             "random-read throughput, QD32 / QD2",
             ratio(qd(32.0), qd(2.0)),
             |r| format!("queue depth 32 gives {} QD2", crate::findings::times(r)),
             q("section 6", "Beyond this point, extending the QD did not improve data throughput."),
         ),
         finding(
-            "section 6",
+            "hudlet11.sec6.rand-over-seq-read", "section 6",
             "random / sequential read throughput (32 KiB, empty drive)",
             ratio(k32("random-once-read"), k32("sequential-read")),
             |r| format!("random reads run at {:.0} % of sequential reads", r * 100.0),
             q("section 6", "Dependent on the device, this effect ranges from -5% performance on SSD1 and SSD2 up to -50% on SSD3 and SSD4."),
         ),
         finding(
-            "section 6",
+            "hudlet11.sec6.seq-write-over-seq-read", "section 6",
             "sequential write / read throughput (32 KiB, empty drive)",
             ratio(k32("sequential-write"), k32("sequential-read")),
             |r| format!("sequential writes run at {:.0} % of sequential reads", r * 100.0),
             q("section 6", "SSD1 and SSD2, for example, do not exhibit degraded performance for (sequential) write, they are equally fast as sequential read. On all other SSDs, an asymmetry is measurable, but still not as bad as advertised."),
         ),
         finding(
-            "section 6",
+            "hudlet11.sec6.rand-over-seq-write", "section 6",
             "random / sequential write throughput (32 KiB, empty drive)",
             ratio(k32("random-once-write"), k32("sequential-write")),
             |r| format!("random writes run at {:.0} % of sequential writes", r * 100.0),
             q("section 6", "Clearly, SSD1 and SSD2 suffer heavily from random writes, whereas the newer SSDs from Intel cope with them much better."),
         ),
         finding(
-            "section 5",
+            "hudlet11.sec5.rand-read-iops-qd32", "section 5",
             "random-read IOPS (4 KiB, QD 32)",
             qd32_iops,
             |v| format!("{v:.0} random reads per second at queue depth 32"),
             q("section 7", "we assume our measurements were correct and there is in fact a major gap between manufacturer’s data sheets and real-world performance."),
         ),
         finding(
+            "hudlet11.sec6.full-over-empty-rand-write",
             "section 6",
             &format!("random-write latency ({size_label} random-once), full / empty drive"),
             full_empty,

@@ -23,6 +23,9 @@ pub struct SummaryInput<'a> {
     pub journal: &'a Journal,
     pub runs: &'a [RunSummary],
     pub device: &'a str,
+    /// The results directory, for findings computed from per-IO records
+    /// (fractions of requests); `None` where only the statistics exist.
+    pub results: Option<&'a flashlab_results::ResultsDir>,
 }
 
 /// Why a suite's configuration cannot be planned.
