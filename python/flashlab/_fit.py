@@ -346,7 +346,7 @@ def _fit_validate(
 
             def parse(result: str) -> Tuple[Optional[str], List[Dict[str, Any]]]:
                 out = json.loads(result)
-                return out.get("error"), out.get("rows", [])
+                return out.get("error"), [r for r in out.get("rows", []) if r.get("counted", True)]
 
             def train_loss(fold: str, scored_rows: List[Dict[str, Any]]) -> float:
                 return validate_loss([r for r in scored_rows if r["source"] != fold])
