@@ -8,7 +8,7 @@
 #   SIZE=default|quick|ci  (default: default)
 #     default  the suites' default size on each profile's full capacity
 #     quick    --quick on the full capacity
-#     ci       --quick on a 2 GiB device (32 GiB for mqsim-ref, whose 64
+#     ci       --quick on a 2 GiB device (8 GiB for mqsim-ref, whose 64
 #              dies need 5 spare blocks each at its 7 % over-provisioning):
 #              what .ci/run runs
 #   PROFILES="ssd-l ssd-m" bash bench/suite_matrix.sh target/release/flashlab uflip
@@ -46,7 +46,7 @@ for s in $SUITES; do
       opts=""
       if [ "$SIZE" = ci ]; then
         opts=",capacity=2GiB"
-        [ "$p" = mqsim-ref ] && opts=",capacity=32GiB"
+        [ "$p" = mqsim-ref ] && opts=",capacity=8GiB"
       fi
       args=(--device "sim:$p$opts")
     fi
