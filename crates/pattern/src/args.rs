@@ -326,6 +326,8 @@ impl PatternArgs {
                     },
                     ratio_primary: a,
                     ratio_secondary: b,
+                    random_order: false,
+                    shared_location: false,
                 })
             }
         };

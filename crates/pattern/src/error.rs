@@ -140,6 +140,8 @@ pub enum PatternError {
     UnalignedTargetOffset { target_offset_bytes: u64 },
     /// The two sides of a ratio add up past 2^32.
     RatioTooLarge { primary: u64, secondary: u64 },
+    /// A mix sharing one location function has sides of different IOSizes.
+    SharedLocationSizes { primary: u64, secondary: u64 },
     /// IOSize 0 or not a multiple of 512 B.
     UnalignedIoSize { side: Side, io_size_bytes: u64 },
     /// IOSize above 4 GiB.
@@ -320,6 +322,10 @@ impl fmt::Display for PatternError {
                 f,
                 "TargetOffset {target_offset_bytes} is not a multiple of 512 B; use e.g. --target-offset {}",
                 format_size(target_offset_bytes / 512 * 512)
+            ),
+            PatternError::SharedLocationSizes { primary, secondary } => write!(
+                f,
+                "a mix with one shared location needs one IOSize on both sides (got {primary} and {secondary} bytes); give both sides the same io_size"
             ),
             PatternError::RatioTooLarge { primary, secondary } => write!(
                 f,

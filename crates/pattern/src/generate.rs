@@ -192,6 +192,10 @@ pub struct StreamGen {
     ratio: (u64, u64),
     /// IOs generated so far by each sub-pattern.
     taken: (u64, u64),
+    /// `Mix::random_order`: the draws of each IO's side.
+    order_rng: Option<Rng>,
+    /// `Mix::shared_location`.
+    shared_location: bool,
 }
 
 impl StreamGen {
@@ -223,6 +227,12 @@ impl StreamGen {
             secondary,
             ratio,
             taken: (0, 0),
+            order_rng: spec
+                .mix
+                .as_ref()
+                .filter(|m| m.random_order)
+                .map(|_| Rng::new(derive_seed(stream_seed, 3))),
+            shared_location: spec.mix.as_ref().is_some_and(|m| m.shared_location),
         }
     }
 
@@ -246,7 +256,11 @@ impl Iterator for StreamGen {
         let i = self.next_index;
         self.next_index += 1;
         let (a, b) = self.ratio;
-        let use_secondary = self.secondary.is_some() && i % (a + b) >= a;
+        let use_secondary = self.secondary.is_some()
+            && match self.order_rng.as_mut() {
+                Some(rng) => rng.below(a + b) >= a,
+                None => i % (a + b) >= a,
+            };
         let (gen, size, mode, j) = if use_secondary {
             let (g, s, m) = self.secondary.as_mut().expect("checked");
             self.taken.1 += 1;
@@ -256,7 +270,12 @@ impl Iterator for StreamGen {
             self.taken.0 += 1;
             (g, *s, *m, self.taken.0 - 1)
         };
-        let rel = gen.offset(j);
+        // one address stream: the primary's location function at the IO's index
+        let rel = if self.shared_location {
+            self.primary.0.offset(i)
+        } else {
+            gen.offset(j)
+        };
         debug_assert!(rel + size <= self.target_size, "IO leaves the target");
         Some(PlannedIo {
             index: i,

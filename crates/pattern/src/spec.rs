@@ -254,6 +254,18 @@ pub struct Mix {
     pub secondary: Basic,
     pub ratio_primary: u64,
     pub ratio_secondary: u64,
+    /// Each IO's side is drawn at random (the primary with probability
+    /// `ratio_primary / (ratio_primary + ratio_secondary)`) from the
+    /// stream's seed, instead of the fixed interleave: Chen et al. 5.6, "The
+    /// type (read/write) of each request is randomly determined".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub random_order: bool,
+    /// Both sides take their offsets, in turn, from the primary's location
+    /// function: one address stream whose IOs are of either side (Chen et
+    /// al. 5.6: "a *sequential* workload using request size of 4KB"). The
+    /// secondary's location is not used; both sides have the same IOSize.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_location: bool,
 }
 
 /// A fully resolved, validated pattern: everything needed to generate its IOs.
@@ -393,6 +405,12 @@ impl PatternSpec {
             }
             // The generator cycles through ratio_primary + ratio_secondary
             // IOs: the sum must be a count, not wrap around.
+            if m.shared_location && m.secondary.io_size_bytes != self.primary.io_size_bytes {
+                return Err(PatternError::SharedLocationSizes {
+                    primary: self.primary.io_size_bytes,
+                    secondary: m.secondary.io_size_bytes,
+                });
+            }
             if m.ratio_primary.saturating_add(m.ratio_secondary) > MAX_RATIO_SUM {
                 return Err(PatternError::RatioTooLarge {
                     primary: m.ratio_primary,

@@ -266,3 +266,52 @@ fn ordered_gaps_visit_new_slots_after_wrapping() {
         "every slot once before any repeats"
     );
 }
+
+/// Chen et al. 5.6's workload: "a *sequential* workload using request size
+/// of 4KB. The type (read/write) of each request is randomly determined and
+/// 50% of the requests are writes": one address stream, each IO's mode
+/// drawn from the seed.
+fn chen_fig7(seed: u64) -> PatternSpec {
+    let mut s = spec(&format!(
+        "pattern='SR'\nmix='SW'\nratio=1\nio_size='4KiB'\ntarget_size='64MiB'\nio_count=4000\nseed={seed}"
+    ));
+    let m = s.mix.as_mut().expect("a mix");
+    m.random_order = true;
+    m.shared_location = true;
+    s.validate().expect("valid");
+    s
+}
+
+#[test]
+fn a_shared_location_mix_is_one_sequential_address_stream() {
+    let s = chen_fig7(5);
+    let ios: Vec<_> = StreamGen::new(&s, 0).collect();
+    for (i, io) in ios.iter().enumerate() {
+        assert_eq!(io.offset_bytes, i as u64 * 4 * KIB, "IO {i}");
+    }
+}
+
+#[test]
+fn a_random_order_mix_draws_each_side_from_the_seed() {
+    let modes = |seed| -> Vec<Mode> {
+        StreamGen::new(&chen_fig7(seed), 0)
+            .map(|io| io.mode)
+            .collect()
+    };
+    let a = modes(5);
+    let writes = a.iter().filter(|m| **m == Mode::Write).count();
+    // 4000 fair draws: 2000 +/- 5 standard deviations (about 158)
+    assert!((1842..=2158).contains(&writes), "{writes} writes of 4000");
+    // not the fixed interleave: runs of two or more of one mode occur
+    assert!(a.windows(2).any(|w| w[0] == w[1]), "alternates strictly");
+    assert_eq!(a, modes(5), "same seed, same draws");
+    assert_ne!(a, modes(6), "another seed, other draws");
+}
+
+#[test]
+fn a_shared_location_needs_one_io_size() {
+    let mut s = spec("pattern='SR'\nmix='random/write@8KiB'\nratio=1\nio_size='4KiB'\ntarget_size='1MiB'\nio_count=4");
+    s.mix.as_mut().expect("a mix").shared_location = true;
+    let e = s.validate().expect_err("refused");
+    assert!(e.to_string().contains("same io_size"), "{e}");
+}

@@ -434,6 +434,8 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
                     secondary: basic(two, io),
                     ratio_primary: r,
                     ratio_secondary: 1,
+                    random_order: false,
+                    shared_location: false,
                 };
                 let seq = one.starts_with('S') || two.starts_with('S');
                 let t = if seq {

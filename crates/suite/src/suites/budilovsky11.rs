@@ -313,6 +313,8 @@ pub fn plan(cfg: &Budilovsky11Config, device_bytes: u64) -> Plan {
                 secondary: basic(Location::Sequential, Mode::Write),
                 ratio_primary: 1,
                 ratio_secondary: 1,
+                random_order: false,
+                shared_location: false,
             });
             let name = format!("fig10-{series}-{pct}pct");
             let primary = basic(Location::Random, Mode::Write);
