@@ -205,6 +205,9 @@ pub struct NandConfig {
 fn is_false(b: &bool) -> bool {
     !*b
 }
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
 fn is_true(b: &bool) -> bool {
     *b
 }
@@ -226,8 +229,30 @@ pub struct HostConfig {
     pub mb_per_s: f64,
     /// Controller/firmware time per command.
     pub command_overhead_ns: u64,
-    /// Commands the device works on at once (NCQ depth, NVMe queue).
+    /// Commands the device accepts at once: the interface's command tags
+    /// (SATA NCQ 32, AHCI legacy/IDE mode and USB mass storage 1, an NVMe
+    /// queue's entries). How many of them it works on at once is what its
+    /// controller and flash allow (`controller_cores`, the dies and channels).
     pub queue_depth: u32,
+    /// Command processing on the device's controller (issue 30 item 10, "NCQ
+    /// as a mechanism, not a cap"): `n` cores each process one command at a
+    /// time, for `command_overhead_ns`, in the order the commands arrive; a
+    /// queued command's flash work and transfers start once its processing
+    /// has ended, and overlap other commands' processing. So queueing hides
+    /// the per-command overhead behind other commands' flash time, and the
+    /// queue-depth curve saturates at `n / command_overhead_ns` commands per
+    /// second, or earlier where the dies, channels or link bind. Hudlet &
+    /// Schall section 6: "To minimize communication overhead, higher queue
+    /// depths in combination with NCQ can also be used to send bulk requests
+    /// to the drive [Gas08]. This reduces the overhead to 1/bulk_size of the
+    /// original overhead."; Wang et al. section 2.2.2: "The overall
+    /// performance is affected by complex of various design factors such as
+    /// flash chips' performance characteristics, internal channel
+    /// latency/bandwidth, controller processing power, ...". `0` (the
+    /// default): no controller limit, every command in a slot is processed
+    /// at once (each slot its own controller; the model before this field).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub controller_cores: u32,
     /// Whether the link moves data both ways at once (`full`: PCIe/NVMe, with
     /// independent host-to-device and device-to-host directions) or one way at
     /// a time (`half`: SATA, IDE, USB). Unset: `full` for an `interface`

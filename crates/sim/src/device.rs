@@ -5,7 +5,10 @@
 //! analytically:
 //!
 //! 1. it waits for one of the `host.queue_depth` command slots;
-//! 2. `host.command_overhead_ns` of controller time;
+//! 2. `host.command_overhead_ns` of controller time; with
+//!    `host.controller_cores = n` on one of `n` controller cores, each
+//!    processing one command at a time in arrival order (a command waits for a
+//!    free core), else at once;
 //! 3. read: each page comes from the write cache, the read-ahead buffer, or
 //!    flash (through the FTL, on the die/channel resources, moving only the
 //!    requested sectors over the channel); once the last page is in the
@@ -69,6 +72,8 @@ pub struct SimDevice {
     issue_seq: u64,
     /// Completion times of the commands occupying the device's queue slots.
     slots: BinaryHeap<Reverse<Nanos>>,
+    /// When each controller core is free (`host.controller_cores`; empty: no limit).
+    controller: Vec<Nanos>,
     /// Host link: `[host-to-device, device-to-host]`; with half duplex only
     /// the first is used, by both directions.
     link: [Timeline; 2],
@@ -147,6 +152,7 @@ impl SimDevice {
             inflight: BinaryHeap::with_capacity(max_outstanding.max(1)),
             issue_seq: 0,
             slots: BinaryHeap::with_capacity(cfg.host.queue_depth as usize),
+            controller: vec![0; cfg.host.controller_cores as usize],
             link: [Timeline::new(), Timeline::new()],
             duplex: cfg.host.effective_duplex(),
             completed_seq_max: None,
@@ -222,6 +228,7 @@ impl SimDevice {
             + self.inflight.capacity() * 32
             + self.queued.capacity() * 40
             + self.slots.capacity() * 8
+            + self.controller.capacity() * 8
             + self.flash.memory_bytes()
             + self.link[0].memory_bytes()
             + self.link[1].memory_bytes()
@@ -284,8 +291,14 @@ impl SimDevice {
                 .pop()
                 .map_or(arrival, |Reverse(t)| t.max(arrival))
         };
-        // 2. controller overhead
-        let t_cmd = start + self.cfg.host.command_overhead_ns;
+        // 2. controller overhead, on the core free first when the cores are limited
+        let t_cmd = match self.controller.iter_mut().min() {
+            Some(core) => {
+                *core = start.max(*core) + self.cfg.host.command_overhead_ns;
+                *core
+            }
+            None => start + self.cfg.host.command_overhead_ns,
+        };
         self.flash.advance(arrival);
         self.ftl.begin_request();
         self.link[0].prune(arrival);
@@ -798,6 +811,13 @@ fn identity(
         cfg.host.command_overhead_ns.to_string(),
     );
     put("host_queue_depth", cfg.host.queue_depth.to_string());
+    if cfg.host.controller_cores > 0 {
+        // only when set, so other devices' identities stay as they were
+        put(
+            "host_controller_cores",
+            cfg.host.controller_cores.to_string(),
+        );
+    }
     put(
         "cache",
         if cfg.cache.enabled {

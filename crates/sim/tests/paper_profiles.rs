@@ -489,7 +489,7 @@ fn wang_measure(name: &str) -> Wang {
 }
 
 #[test]
-fn mtron_pro7500_bathtub_and_no_ncq() {
+fn mtron_pro7500_bathtub_and_reads_bounded_by_the_controller() {
     let w = wang_measure("mtron-pro7500");
     assert!(
         w.mix < 0.1 * w.read,
@@ -497,9 +497,12 @@ fn mtron_pro7500_bathtub_and_no_ncq() {
         w.mix,
         w.read
     );
+    // 32 NCQ commands, one controller core (issue 30 item 10): 30 outstanding
+    // reads gain until the controller binds at one command per 60 us. Wang et
+    // al.'s Figure 3 shows no gain (the scoreboard row fails: docs/profiles.md).
     assert!(
-        w.read30 < 1.5 * w.read,
-        "reads must not scale without NCQ: {} vs {}",
+        w.read30 > 1.5 * w.read && w.read30 <= 1.001e9 / 60_000.0,
+        "reads bounded by the controller: {} vs {}",
         w.read30,
         w.read
     );

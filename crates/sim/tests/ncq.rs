@@ -1,0 +1,79 @@
+//! The command queue as a mechanism (issue 30 item 10, "NCQ as a mechanism,
+//! not a cap"; docs/sim.md, "host"): `host.queue_depth` is the interface's
+//! command tags, and how much queueing helps comes from what limits
+//! concurrency inside the device: `host.controller_cores` cores processing
+//! one command at a time for `host.command_overhead_ns`, then the dies,
+//! channels and the link. Hudlet & Schall section 6: "To minimize
+//! communication overhead, higher queue depths in combination with NCQ can
+//! also be used to send bulk requests to the drive [Gas08]. This reduces the
+//! overhead to 1/bulk_size of the original overhead."
+
+mod common;
+
+use common::*;
+use flashlab_device::Mode;
+use flashlab_sim::{open_device, SimDevice};
+
+/// Random 4 KiB reads of a prefilled 1 GiB device at queue depth `qd`:
+/// (IOPS, mean latency in us).
+fn random_reads(spec: &str, qd: usize) -> (f64, f64) {
+    let mut d: SimDevice = open_device(spec, 7, 64).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let c = run(&mut d, random(11, 1 << 30, 4 * KIB, 8000, Mode::Read), qd);
+    let iops = bandwidth_mb_s(&c, 4 * KIB) * 1e6 / 4096.0;
+    (iops, mean_latency_us(&c))
+}
+
+fn overhead_ns(spec: &str) -> u64 {
+    open_device(spec, 7, 1)
+        .unwrap()
+        .config()
+        .host
+        .command_overhead_ns
+}
+
+const X25M: &str = "hs-intel-x25m-g2,capacity=1GiB,prefill=on";
+
+#[test]
+fn the_hs_profiles_accept_sata_ncqs_32_commands() {
+    for p in ["hs-intel-x25m-g2", "hs-crucial-realssd", "hs-mtron-7525"] {
+        let d = open_device(p, 7, 1).unwrap();
+        assert_eq!(d.config().host.queue_depth, 32, "{p}");
+        assert_eq!(d.config().host.controller_cores, 1, "{p}");
+    }
+}
+
+/// With one controller core the queue-depth curve saturates at one command
+/// per `command_overhead_ns`; without the controller limit (the mechanism off)
+/// the same device's 20 dies and 10 channels take QD 32 far beyond it.
+#[test]
+fn a_single_core_controller_bounds_the_queue_depth_curve() {
+    let bound = 1e9 / overhead_ns(X25M) as f64;
+    let (qd1, lat1) = random_reads(X25M, 1);
+    let (qd2, _) = random_reads(X25M, 2);
+    let (qd32, _) = random_reads(X25M, 32);
+    let off = format!("{X25M},host.controller_cores=0");
+    let (off1, off_lat1) = random_reads(&off, 1);
+    let (off32, _) = random_reads(&off, 32);
+    println!(
+        "hs-intel-x25m-g2 random 4 KiB reads, IOPS: one core QD1 {qd1:.0} QD2 {qd2:.0} QD32 {qd32:.0} (bound {bound:.0}); no controller limit QD1 {off1:.0} QD32 {off32:.0}"
+    );
+    // a lone command never waits for the controller
+    assert_eq!(lat1, off_lat1);
+    // QD 2 overlaps one command's processing with the other's flash read
+    assert!(qd2 > 1.8 * qd1, "QD2 {qd2} vs QD1 {qd1}");
+    // the controller bounds every deeper queue
+    assert!(qd32 <= bound * 1.001, "QD32 {qd32} above {bound}");
+    assert!(qd32 > 0.95 * bound, "QD32 {qd32} well below {bound}");
+    // mechanism off: the flash's parallelism shows
+    assert!(off32 > 2.0 * bound, "off: QD32 {off32} vs bound {bound}");
+}
+
+#[test]
+fn more_controller_cores_raise_the_bound() {
+    let spec = format!("{X25M},host.controller_cores=2");
+    let bound = 2e9 / overhead_ns(&spec) as f64;
+    let (one, _) = random_reads(X25M, 32);
+    let (two, _) = random_reads(&spec, 32);
+    assert!(two <= bound * 1.001, "two cores: {two} above {bound}");
+    assert!(two > 1.5 * one, "two cores {two} vs one {one}");
+}
