@@ -48,7 +48,7 @@ def test_parameters_that_each_explain_one_run_predict_nothing_held_out(client, t
     flashlab.simulate(BASE + ",nand.program_ns=700000,nand.read_ns=100000", pattern=workload, seed=7,
                       results=tmp_path / "measured")
     result = flashlab.fit(
-        tmp_path / "measured", BASE, {**PARAMS, "nand.read_ns": (25_000, 400_000)}, trials=16, seed=7,
+        tmp_path / "measured", BASE, {**PARAMS, "nand.read_ns": (25_000, 400_000)}, trials=32, seed=7,
         client=client, results=tmp_path / "fit", cross_validate=True, metrics=("latency_mean_ns",),
     )
     assert result.loss < 0.01, result.table
