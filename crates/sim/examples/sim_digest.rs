@@ -210,6 +210,9 @@ fn main() {
         "ssd-m,capacity=256MiB,op=0.25,prefill=on,ftl=page,sync=on",
         "nvme-tlc,capacity=1GiB,op=0.25,prefill=on",
         "ssd-m,capacity=256MiB,op=0.25,prefill=on,ftl=bast,log_blocks=8,check.stall_ns=1000000000000000",
+        "ssd-m,capacity=256MiB,op=0.25,multi_plane=on",
+        "ssd-m,capacity=256MiB,op=0.25,multi_plane=on,cache.ack_after_channel=true",
+        "nvme-tlc,capacity=1GiB,op=0.25,multi_plane=on,suspend=program-erase",
     ];
     for spec in cases {
         println!("{}", run(spec, ios));

@@ -328,7 +328,12 @@ impl Flash {
                 };
                 p
             });
-            (page % t.page_kinds) as usize
+            // constant divisors: no division instruction on the hot path
+            (match t.page_kinds {
+                2 => page & 1,
+                3 => page % 3,
+                _ => page & 3,
+            }) as usize
         } else {
             0
         };
@@ -904,8 +909,19 @@ impl Flash {
         if n == 0 {
             return at.max(self.die_free[unit as usize]);
         }
+        // the destinations' page indices: a division for the first and
+        // after a jump, else the next page of the same block
         let ppb = self.pages_per_block;
-        let page = |k: usize| dst.map(|d| d[k] % ppb);
+        let mut prev: Option<(u32, u32)> = None;
+        let mut page = |k: usize| {
+            let d = dst?[k];
+            let p = match prev {
+                Some((pd, pp)) if d == pd + 1 && pp + 1 < ppb => pp + 1,
+                _ => d % ppb,
+            };
+            prev = Some((d, p));
+            Some(p)
+        };
         if self.t.copyback && !self.var.is_empty() {
             // each copy's program time is its own; the relocation stays one
             // die entry (one per page cost 16 % of the write benchmark's
