@@ -981,6 +981,11 @@ fn parse_switch(v: &str) -> Option<bool> {
 fn guess_value(v: &str, old: Option<&toml::Value>) -> toml::Value {
     // A list of integers, `A/B/C` (a spec's overrides are separated by
     // commas): `nand.program_ns_by_page_kind=300000/1500000`.
+    // An empty value empties a list (a profile's page kinds off; an empty
+    // list is not written, so there may be no old value).
+    if v.trim().is_empty() && matches!(old, None | Some(toml::Value::Array(_))) {
+        return toml::Value::Array(Vec::new());
+    }
     if v.contains('/') || matches!(old, Some(toml::Value::Array(_))) {
         let items: Option<Vec<toml::Value>> = v
             .split('/')

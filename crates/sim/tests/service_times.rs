@@ -13,9 +13,11 @@ fn dev(spec: &str, seed: u64) -> SimDevice {
     open_device(spec, seed, 64).unwrap_or_else(|e| panic!("{spec}: {e}"))
 }
 
-/// One MLC die (ssd-m's timing: 50 us reads, 900 us programs), no cache, no
-/// read-ahead: at queue depth 1 every request sees its own flash operation.
-const ONE_DIE: &str = "ssd-m,capacity=64MiB,op=0.25,channels=1,cache=off,readahead=off";
+/// One MLC die (ssd-m's timing: 50 us reads, 900 us programs, its page
+/// kinds switched off: every program 900 us), no cache, no read-ahead: at
+/// queue depth 1 every request sees its own flash operation.
+const ONE_DIE: &str =
+    "ssd-m,capacity=64MiB,op=0.25,channels=1,cache=off,readahead=off,nand.program_ns_by_page_kind=";
 
 /// MLC lower and upper pages: 450 and 1350 us, mean 900 us (ssd-m's
 /// program time), an era-typical 1:3 ratio (assumed; docs/sim.md).
@@ -144,7 +146,7 @@ fn program_and_erase_spread_stay_within_their_bounds() {
     assert!(m.abs() < 5.0 * 52_000.0 / (512f64).sqrt() / 2.0, "mean {m}");
 
     // Erases: random overwrites on the small device make GC erase blocks.
-    let small = "ssd-m,capacity=16MiB,op=0.25,channels=1,cache=off,readahead=off";
+    let small = "ssd-m,capacity=16MiB,op=0.25,channels=1,cache=off,readahead=off,nand.program_ns_by_page_kind=";
     let erase_means = |spec: &str| {
         let mut d = dev(spec, 5);
         seq_fill(&mut d, 4 * KIB);
