@@ -212,6 +212,9 @@ fn main() {
         "ssd-m,capacity=256MiB,op=0.25,prefill=on,ftl=bast,log_blocks=8,check.stall_ns=1000000000000000",
         // 32 NCQ commands on one controller core (host.controller_cores, issue 30 item 10)
         "hs-intel-x25m-g2,capacity=1GiB,op=0.25",
+        "ssd-m,capacity=256MiB,op=0.25,multi_plane=on",
+        "ssd-m,capacity=256MiB,op=0.25,multi_plane=on,cache.ack_after_channel=true",
+        "nvme-tlc,capacity=1GiB,op=0.25,multi_plane=on,suspend=program-erase",
     ];
     for spec in cases {
         println!("{}", run(spec, ios));

@@ -200,6 +200,55 @@ pub struct NandConfig {
     /// (ONFI tDBSY, the dummy busy between planes: 1 us max).
     #[serde(default = "multi_plane_ns", skip_serializing_if = "is_multi_plane_ns")]
     pub multi_plane_ns: u64,
+    /// Service-time variance (docs/sim.md, "Service times vary"). Every
+    /// field below is off by default, so a profile that names none of them
+    /// gives the same results as before they existed.
+    ///
+    /// Array program time of each page kind, by the page's index in its
+    /// block: page `i` is of kind `i % len` (MLC: `[lower, upper]`, TLC:
+    /// `[lower, middle, upper]`). Replaces `program_ns`, whose resolved value
+    /// becomes their mean. Real parts interleave the pairs (the upper page of
+    /// word line n is programmed after the lower page of word line n + 1);
+    /// the alternation here has the same mix of kinds and the same mean.
+    /// Source: Grupp et al., "Characterizing Flash Memory: Anomalies,
+    /// Observations, and Applications" (MICRO 2009) measured MLC program
+    /// latency differing strongly between the fast and the slow page of a
+    /// pair. Empty: every page programs in `program_ns`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub program_ns_by_page_kind: Vec<u64>,
+    /// Program time spread: each program takes its time x (1 + s x u), u
+    /// uniform in [-1, 1], drawn from the die's own seeded stream (0: off).
+    /// Program time is an iterative program-and-verify loop whose number of
+    /// steps varies from page to page (Grupp et al. 2009: performance "varies
+    /// significantly between vendors, devices, and from publicly available
+    /// datasheets").
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub program_spread: f64,
+    /// Erase time spread, as `program_spread` (0: off).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub erase_spread: f64,
+    /// Probability that a flash read (and then each retry) fails ECC and
+    /// needs one more sensing step with shifted read reference voltages
+    /// (read retry; Cai et al., DATE 2013 / ICCD 2013 used the read-retry
+    /// mechanism of 2Y-nm MLC chips). At most `read_retry_max` retries. 0: off.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub read_retry_probability: f64,
+    /// Die time of one retry (unset: `read_ns`, one more array sensing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_retry_ns: Option<u64>,
+    /// Most retries one read takes.
+    #[serde(default = "read_retry_max", skip_serializing_if = "is_read_retry_max")]
+    pub read_retry_max: u32,
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
+}
+fn read_retry_max() -> u32 {
+    4
+}
+fn is_read_retry_max(v: &u32) -> bool {
+    *v == read_retry_max()
 }
 
 fn is_false(b: &bool) -> bool {
@@ -968,6 +1017,23 @@ fn parse_switch(v: &str) -> Option<bool> {
 
 /// Turn an override's text into a TOML value shaped like the one it replaces.
 fn guess_value(v: &str, old: Option<&toml::Value>) -> toml::Value {
+    // A list of integers, `A/B/C` (a spec's overrides are separated by
+    // commas): `nand.program_ns_by_page_kind=300000/1500000`.
+    // An empty value empties a list (a profile's page kinds off; an empty
+    // list is not written, so there may be no old value).
+    if v.trim().is_empty() && matches!(old, None | Some(toml::Value::Array(_))) {
+        return toml::Value::Array(Vec::new());
+    }
+    if v.contains('/') || matches!(old, Some(toml::Value::Array(_))) {
+        let items: Option<Vec<toml::Value>> = v
+            .split('/')
+            .map(|x| x.trim().replace('_', "").parse::<i64>().ok())
+            .map(|x| x.map(toml::Value::Integer))
+            .collect();
+        if let Some(items) = items {
+            return toml::Value::Array(items);
+        }
+    }
     match old {
         Some(toml::Value::Boolean(_)) => {
             if let Some(b) = parse_switch(v) {

@@ -86,9 +86,8 @@ pub struct SimDevice {
     /// A host write-back's program (channel transfer + command + array
     /// program): it ends the write-back, GC or a read-modify-write read come before it.
     write_back_ns: Nanos,
-    /// One page across a flash channel, and the array program that follows it (`cache.ack_after_channel`).
+    /// One page across a flash channel (`cache.ack_after_channel`).
     page_transfer_ns: Nanos,
-    program_ns: Nanos,
     /// Pages acknowledged in their registers whose program no read has
     /// triggered yet (`cache.program_on_read`).
     registers_pending: bool,
@@ -113,6 +112,7 @@ impl SimDevice {
         let timing = NandTiming::resolve(&cfg.nand, geo.page_bytes);
         let mut flash = Flash::new(timing, &geo);
         flash.set_sched(&cfg.sched);
+        flash.seed_variance(seed);
         let mut ftl = ftl::make(&cfg, &geo);
         if cfg.ftl.prefill {
             ftl::prefill(ftl.as_mut(), &timing, &geo)?;
@@ -160,7 +160,6 @@ impl SimDevice {
             host_ps_per_byte,
             write_back_ns: timing.page_transfer_ns + timing.command_ns + timing.program_ns,
             page_transfer_ns: timing.page_transfer_ns,
-            program_ns: timing.program_ns,
             registers_pending: false,
             register_program_ns: timing.command_ns + timing.program_ns,
             next_write_lpn: u64::MAX,
@@ -399,7 +398,7 @@ impl SimDevice {
                                 // program has ended (after any flush the FTL
                                 // makes it wait for)
                                 (entry + self.page_transfer_ns)
-                                    .max(release.saturating_sub(self.program_ns))
+                                    .max(release.saturating_sub(self.flash.last_program_ns()))
                             } else {
                                 entry
                             }
@@ -795,6 +794,29 @@ fn identity(
     put("erase_ns", t.erase_ns.to_string());
     put("page_transfer_ns", t.page_transfer_ns.to_string());
     put("copyback", t.copyback.to_string());
+    // only when on, so other devices' identities stay as they were
+    let n = &cfg.nand;
+    if !n.program_ns_by_page_kind.is_empty() {
+        put(
+            "program_ns_by_page_kind",
+            format!("{:?}", n.program_ns_by_page_kind),
+        );
+    }
+    if n.program_spread != 0.0 {
+        put("program_spread", format!("{}", n.program_spread));
+    }
+    if n.erase_spread != 0.0 {
+        put("erase_spread", format!("{}", n.erase_spread));
+    }
+    if n.read_retry_probability != 0.0 {
+        put(
+            "read_retry",
+            format!(
+                "probability {}, {} ns each, at most {}",
+                n.read_retry_probability, t.read_retry_ns, t.read_retry_max
+            ),
+        );
+    }
     if t.multi_plane {
         // only when on, so other devices' identities stay as they were
         put(

@@ -57,8 +57,10 @@
 //! - Everything is derived from the configuration and the one seed: same
 //!   config + seed => identical completions (and so byte-identical per-IO
 //!   records). No hash map is iterated, no randomly seeded hasher is used, and
-//!   timing is integer nanoseconds. (The current models draw no random numbers;
-//!   any future randomness must come from the seed.)
+//!   timing is integer nanoseconds. The only random draws are the service-time
+//!   variance of `[nand]` (off by default; [`resources`]): one stream of
+//!   `flashlab_pattern::rng` per die, seeded from the device seed; any
+//!   future randomness must come from the seed too.
 //! - Dense debug assertions guard the maps and counters; `check=on` runs the
 //!   full checker (forward and reverse maps agree, valid-page counts equal live
 //!   logical pages, free pools and GC buckets consistent) after every GC.

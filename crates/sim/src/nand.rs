@@ -9,6 +9,13 @@
 //! | TLC  | 60 us | 700 us | 3.5 ms | 1 ns/B  | typical 3D TLC datasheet figures (ONFI 4 bus, ~1 GB/s) |
 //!
 //! A profile may override any of them.
+//!
+//! Service-time variance (all off unless a profile or override sets them;
+//! docs/sim.md, "Service times vary"): program time by page kind (MLC lower
+//! and upper pages, TLC lower, middle and upper: `nand.program_ns_by_page_kind`),
+//! a relative spread of program and erase times, and read retries. This
+//! module resolves them to integers; `resources.rs` draws them, from one
+//! seeded stream per die.
 
 pub use crate::config::CellKind;
 use crate::config::NandConfig;
@@ -44,6 +51,26 @@ pub struct NandTiming {
     pub multi_plane: bool,
     pub multi_plane_same_page: bool,
     pub multi_plane_ns: Nanos,
+    /// Page kinds (0: none; then every program takes `program_ns`): page
+    /// `i` of a block is of kind `i % page_kinds` and programs in
+    /// `program_kind_ns[kind]` (`program_ns` is then their mean).
+    pub page_kinds: u32,
+    pub program_kind_ns: [Nanos; 4],
+    /// Half-width of the uniform program-time spread, per kind (or, without
+    /// kinds, in `[0]`): a program takes base - span ..= base + span.
+    pub program_span_ns: [Nanos; 4],
+    /// Half-width of the uniform erase-time spread.
+    pub erase_span_ns: Nanos,
+    /// A read (and each retry) retries when a uniform 64-bit draw is below
+    /// this (`read_retry_probability` x 2^64; 0: never).
+    pub read_retry_threshold: u64,
+    pub read_retry_ns: Nanos,
+    pub read_retry_max: u32,
+}
+
+/// `base x spread`, rounded down: the half-width of a uniform spread.
+fn span(base: Nanos, spread: f64) -> Nanos {
+    (base as f64 * spread) as Nanos
 }
 
 impl NandTiming {
@@ -51,11 +78,31 @@ impl NandTiming {
         let (r, p, e, c, b) = preset(cfg.cell);
         let bus = cfg.bus_ns_per_byte.unwrap_or(b);
         let bus_ps_per_byte = (bus * 1000.0).round() as u64;
+        let kinds = &cfg.program_ns_by_page_kind;
+        let page_kinds = kinds.len().min(4) as u32;
+        let mut program_kind_ns = [0; 4];
+        let mut program_span_ns = [0; 4];
+        let program_ns = if page_kinds > 0 {
+            for (k, &ns) in kinds.iter().take(4).enumerate() {
+                program_kind_ns[k] = ns;
+                program_span_ns[k] = span(ns, cfg.program_spread);
+            }
+            kinds.iter().take(4).sum::<u64>() / page_kinds as u64
+        } else {
+            let p = cfg.program_ns.unwrap_or(p);
+            program_span_ns[0] = span(p, cfg.program_spread);
+            p
+        };
+        let read_ns = cfg.read_ns.unwrap_or(r);
+        let erase_ns = cfg.erase_ns.unwrap_or(e);
+        // p x 2^64, below 2^64 as p < 1 (validated)
+        let read_retry_threshold =
+            (cfg.read_retry_probability * 18_446_744_073_709_551_616.0).min(u64::MAX as f64) as u64;
         NandTiming {
             cell: cfg.cell,
-            read_ns: cfg.read_ns.unwrap_or(r),
-            program_ns: cfg.program_ns.unwrap_or(p),
-            erase_ns: cfg.erase_ns.unwrap_or(e),
+            read_ns,
+            program_ns,
+            erase_ns,
             command_ns: cfg.command_ns.unwrap_or(c),
             page_transfer_ns: page_bytes * bus_ps_per_byte / 1000,
             bus_ps_per_byte,
@@ -64,7 +111,26 @@ impl NandTiming {
             multi_plane: cfg.multi_plane,
             multi_plane_same_page: cfg.multi_plane_same_page,
             multi_plane_ns: cfg.multi_plane_ns,
+            page_kinds,
+            program_kind_ns,
+            program_span_ns,
+            erase_span_ns: span(erase_ns, cfg.erase_spread),
+            read_retry_threshold,
+            read_retry_ns: cfg.read_retry_ns.unwrap_or(read_ns),
+            read_retry_max: cfg.read_retry_max,
         }
+    }
+
+    /// Whether any service time varies (page kinds, spreads, read retries).
+    pub fn varies(&self) -> bool {
+        self.page_kinds > 0 || self.draws()
+    }
+
+    /// Whether service times are drawn from the dies' random streams.
+    pub fn draws(&self) -> bool {
+        self.program_span_ns.iter().any(|&s| s > 0)
+            || self.erase_span_ns > 0
+            || self.read_retry_threshold > 0
     }
 
     /// Channel time to move `bytes`.

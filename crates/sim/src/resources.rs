@@ -51,6 +51,31 @@
 //! - read group: one array read for all; each page then crosses the channel,
 //!   a page after the first `nand.multi_plane_ns` after the array read (its
 //!   change-read-column command); the first page's times do not move.
+//!
+//! Service-time variance (`nand.program_ns_by_page_kind`,
+//! `nand.program_spread`, `nand.erase_spread`, `nand.read_retry_*`; all off
+//! by default, and then no draw is made and nothing changes). Each die has
+//! its own seeded stream ([`DieVar`]), so the order in which dies are used
+//! does not change another die's draws:
+//!
+//! - a program's array time is its page kind's (page index in its block
+//!   modulo the kinds: exact where the caller names the physical page,
+//!   [`Flash::program_ppn`] and the page FTL's GC copies; elsewhere, the
+//!   block-mapped FTLs, mapping pages and bulk copies without destinations,
+//!   the die's own count of such programs stands for the index), then spread;
+//! - an erase's time is spread;
+//! - a read takes `read_retry_ns` more per retry (a retry happens with
+//!   `read_retry_probability`, a further one with the same probability, at
+//!   most `read_retry_max`); a copy-back read is not checked by the
+//!   controller's ECC and so never retries;
+//! - a copy-back relocation stays one bulk die entry: with variance it lasts
+//!   the exact sum of its pages' times, and a host read overtaking it sees
+//!   page boundaries at multiples of their mean step (not each page's own
+//!   end: one entry per page cost 16 % of `sim_bench`'s speed);
+//! - a multi-plane program group's array time is its slowest page's; a page
+//!   joining a read group adds its own retries before its transfer.
+//!
+//! The accounting adds the times actually drawn.
 
 use std::collections::VecDeque;
 
@@ -60,6 +85,7 @@ use crate::geometry::Geometry;
 use crate::nand::NandTiming;
 use crate::timeline::Timeline;
 use crate::Nanos;
+use flashlab_pattern::rng::{derive_seed, Rng};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum OpKind {
@@ -137,6 +163,29 @@ struct PlaneGroup {
     mark: Nanos,
     /// When the group ends on the die.
     end: Nanos,
+    /// Program group: its array program time (its slowest page's).
+    array_ns: Nanos,
+}
+
+/// A die's service-time draws (`nand` variance fields): its own stream, so
+/// one die's draws do not depend on how work was spread over the others.
+#[derive(Clone, Debug)]
+struct DieVar {
+    rng: Rng,
+    /// Programs placed on the die without a page index (their page kind).
+    programs: u32,
+}
+
+/// Label of the dies' service-time streams under the device seed.
+const VARIANCE_STREAM: u64 = 0x5E5_71CE;
+
+/// `base` spread uniformly over `base - span ..= base + span` (exact mean `base`).
+#[inline]
+fn spread(rng: &mut Rng, base: Nanos, span: Nanos) -> Nanos {
+    if span == 0 {
+        return base;
+    }
+    base - span + rng.below(2 * span + 1)
 }
 
 /// The flash array: timing, per-die schedules, per-channel timelines, and the accounting.
@@ -180,6 +229,10 @@ pub struct Flash {
     /// whose state does not depend on the times it is given
     /// ([`crate::ftl::Ftl::prefill_untimed`]).
     timed: bool,
+    /// Per die, service-time variance (empty when every time is constant).
+    var: Vec<DieVar>,
+    /// The array time of the last program placed (its page kind's, spread).
+    last_program_ns: Nanos,
 }
 
 impl Flash {
@@ -218,7 +271,107 @@ impl Flash {
             prog_group: vec![PlaneGroup::default(); groups],
             read_group: vec![PlaneGroup::default(); groups],
             timed: true,
+            var: Vec::new(),
+            last_program_ns: t.program_ns,
         }
+        .seeded(0)
+    }
+
+    /// Seed the dies' service-time streams (a no-op when nothing varies):
+    /// die `u` draws from `derive_seed(derive_seed(seed, label), u)`.
+    pub fn seed_variance(&mut self, seed: u64) {
+        if !self.t.varies() {
+            return;
+        }
+        let base = derive_seed(seed, VARIANCE_STREAM);
+        self.var = (0..self.die_free.len() as u64)
+            .map(|u| DieVar {
+                rng: Rng::new(derive_seed(base, u)),
+                programs: 0,
+            })
+            .collect();
+    }
+
+    fn seeded(mut self, seed: u64) -> Flash {
+        self.seed_variance(seed);
+        self
+    }
+
+    /// The array time of the last program placed (`program_ns` when program
+    /// times do not vary).
+    #[inline]
+    pub fn last_program_ns(&self) -> Nanos {
+        self.last_program_ns
+    }
+
+    /// Array program time of a page on die `u` (`page`: its index in its
+    /// block, if known).
+    #[inline]
+    fn program_time(&mut self, u: usize, page: Option<u32>) -> Nanos {
+        if self.var.is_empty() {
+            return self.t.program_ns;
+        }
+        self.draw_program(u, page)
+    }
+
+    #[inline(never)]
+    fn draw_program(&mut self, u: usize, page: Option<u32>) -> Nanos {
+        let t = &self.t;
+        let d = &mut self.var[u];
+        let k = if t.page_kinds > 0 {
+            let page = page.unwrap_or_else(|| {
+                let p = d.programs;
+                d.programs = if p + 1 == self.pages_per_block {
+                    0
+                } else {
+                    p + 1
+                };
+                p
+            });
+            // constant divisors: no division instruction on the hot path
+            (match t.page_kinds {
+                2 => page & 1,
+                3 => page % 3,
+                _ => page & 3,
+            }) as usize
+        } else {
+            0
+        };
+        let base = if t.page_kinds > 0 {
+            t.program_kind_ns[k]
+        } else {
+            t.program_ns
+        };
+        spread(&mut d.rng, base, t.program_span_ns[k])
+    }
+
+    /// Array time of a read on die `u`: `read_ns` plus its retries.
+    #[inline]
+    fn read_time(&mut self, u: usize) -> Nanos {
+        if self.t.read_retry_threshold == 0 || self.var.is_empty() {
+            return self.t.read_ns;
+        }
+        self.t.read_ns + self.draw_retries(u)
+    }
+
+    /// The die time of one read's retries.
+    #[inline(never)]
+    fn draw_retries(&mut self, u: usize) -> Nanos {
+        let rng = &mut self.var[u].rng;
+        let mut n = 0;
+        while n < self.t.read_retry_max && rng.next_u64() < self.t.read_retry_threshold {
+            n += 1;
+        }
+        n as Nanos * self.t.read_retry_ns
+    }
+
+    /// Erase time of a block on die `u`.
+    #[inline]
+    fn erase_time(&mut self, u: usize) -> Nanos {
+        if self.t.erase_span_ns == 0 || self.var.is_empty() {
+            return self.t.erase_ns;
+        }
+        spread(&mut self.var[u].rng, self.t.erase_ns, self.t.erase_span_ns)
     }
 
     /// A scratch array on which every operation takes no time and nothing is
@@ -298,6 +451,7 @@ impl Flash {
             + self.die_channel.capacity() * 4
             + (self.prog_group.capacity() + self.read_group.capacity())
                 * std::mem::size_of::<PlaneGroup>()
+            + self.var.capacity() * std::mem::size_of::<DieVar>()
     }
 
     /// Reserve channel `c` for `dur` ns from `at` (or after its last transfer,
@@ -470,8 +624,10 @@ impl Flash {
                 self.t.transfer_ns(bytes)
             };
             self.ch[c].prune(self.now);
-            // out of its plane's register after a change-read-column command
-            let ready = g.mark + g.count as Nanos * self.t.multi_plane_ns;
+            // out of its plane's register after a change-read-column
+            // command (and after its own retries, if it needs any)
+            let retries = self.read_time(u) - self.t.read_ns;
+            let ready = g.mark + g.count as Nanos * self.t.multi_plane_ns + retries;
             let end = self.place_xfer(c, ready, xfer) + xfer;
             let longer = end.saturating_sub(g.end);
             if priority {
@@ -500,27 +656,36 @@ impl Flash {
             let i = cause as usize;
             self.acct.flash_reads[i] += 1;
             self.acct.multi_plane_reads += 1;
-            self.acct.read_ns[i] += self.t.multi_plane_ns;
+            self.acct.read_ns[i] += self.t.multi_plane_ns + retries;
             self.acct.bus_ns[i] += xfer;
             return end;
         }
-        let (start, end) = self.read_placed(unit, cause, at, bytes);
+        let (start, end, array_end) = self.read_placed(unit, cause, at, bytes);
         self.read_group[u] = PlaneGroup {
             mask: 1 << plane,
             count: 1,
             page,
             start,
-            mark: start + self.t.command_ns + self.t.read_ns,
+            mark: array_end,
             end,
+            array_ns: 0,
         };
         end
     }
 
-    /// Read `bytes` of a page on die `unit`: (array read start, data in the controller).
-    fn read_placed(&mut self, unit: u32, cause: Cause, at: Nanos, bytes: u64) -> (Nanos, Nanos) {
+    /// Read `bytes` of a page on die `unit`: (array read start, data in
+    /// the controller, array read end).
+    fn read_placed(
+        &mut self,
+        unit: u32,
+        cause: Cause,
+        at: Nanos,
+        bytes: u64,
+    ) -> (Nanos, Nanos, Nanos) {
         let u = unit as usize;
         let c = self.ch(unit);
-        let array = self.t.command_ns + self.t.read_ns;
+        let read_ns = self.read_time(u);
+        let array = self.t.command_ns + read_ns;
         let xfer = if bytes == self.t.page_bytes {
             self.t.page_transfer_ns
         } else {
@@ -558,9 +723,9 @@ impl Flash {
         }
         let i = cause as usize;
         self.acct.flash_reads[i] += 1;
-        self.acct.read_ns[i] += self.t.read_ns;
+        self.acct.read_ns[i] += read_ns;
         self.acct.bus_ns[i] += xfer;
-        (start, end)
+        (start, end, array_end)
     }
 
     /// Program one page on die `unit`; returns when the program has finished.
@@ -569,7 +734,7 @@ impl Flash {
         if !self.timed {
             return at;
         }
-        self.program_placed(unit, cause, at).1
+        self.program_placed(unit, cause, at, None).1
     }
 
     /// Program physical page `ppn`: as [`Flash::program`] on its die, or,
@@ -589,10 +754,11 @@ impl Flash {
             // into its plane's register after the group's previous transfer
             let xfer_start = self.place_xfer(c, at.max(g.mark), xfer);
             let mark = xfer_start + xfer;
-            let end = mark
-                + g.count as Nanos * self.t.multi_plane_ns
-                + self.t.command_ns
-                + self.t.program_ns;
+            // the group's array program lasts as long as its slowest page's
+            let array_ns = g.array_ns.max(self.program_time(u, Some(page)));
+            self.last_program_ns = array_ns;
+            let end =
+                mark + g.count as Nanos * self.t.multi_plane_ns + self.t.command_ns + array_ns;
             self.die_free[u] = end;
             if let Some(op) = self.queued[u].back_mut() {
                 if matches!(op.kind, OpKind::Program | OpKind::ReadThenProgram) && op.end == g.end {
@@ -605,17 +771,19 @@ impl Flash {
                 count: g.count + 1,
                 mark,
                 end,
+                array_ns,
                 ..g
             };
             let i = cause as usize;
             self.acct.flash_programs[i] += 1;
             self.acct.multi_plane_programs += 1;
-            // die time: the shared array program is counted once, with its first page
-            self.acct.program_ns[i] += self.t.multi_plane_ns;
+            // die time: the shared array program is counted once, with its
+            // first page (a slower page joining adds the difference)
+            self.acct.program_ns[i] += self.t.multi_plane_ns + (array_ns - g.array_ns);
             self.acct.bus_ns[i] += xfer;
             return end;
         }
-        let (xfer_start, end) = self.program_placed(unit, cause, at);
+        let (xfer_start, end) = self.program_placed(unit, cause, at, Some(page));
         self.prog_group[u] = PlaneGroup {
             mask: 1 << plane,
             count: 1,
@@ -623,25 +791,35 @@ impl Flash {
             start: xfer_start,
             mark: xfer_start + self.t.page_transfer_ns,
             end,
+            array_ns: self.last_program_ns,
         };
         end
     }
 
-    /// Program one page on die `unit`: (transfer start, program end).
+    /// Program one page on die `unit` (`page`: its index in its block, if
+    /// known): (transfer start, program end).
     #[inline]
-    fn program_placed(&mut self, unit: u32, cause: Cause, at: Nanos) -> (Nanos, Nanos) {
+    fn program_placed(
+        &mut self,
+        unit: u32,
+        cause: Cause,
+        at: Nanos,
+        page: Option<u32>,
+    ) -> (Nanos, Nanos) {
         let u = unit as usize;
         let c = self.ch(unit);
         let xfer = self.t.page_transfer_ns;
         self.ch[c].prune(self.now);
         let xfer_start = self.place_xfer(c, at.max(self.die_free[u]), xfer);
         let xfer_end = xfer_start + xfer;
-        let end = xfer_end + self.t.command_ns + self.t.program_ns;
+        let program_ns = self.program_time(u, page);
+        self.last_program_ns = program_ns;
+        let end = xfer_end + self.t.command_ns + program_ns;
         self.die_free[u] = end;
         self.push_op(u, xfer_start, end, 0, OpKind::Program);
         let i = cause as usize;
         self.acct.flash_programs[i] += 1;
-        self.acct.program_ns[i] += self.t.program_ns;
+        self.acct.program_ns[i] += program_ns;
         self.acct.bus_ns[i] += xfer;
         (xfer_start, end)
     }
@@ -654,12 +832,13 @@ impl Flash {
         }
         let u = unit as usize;
         let start = at.max(self.die_free[u]);
-        let end = start + self.t.command_ns + self.t.erase_ns;
+        let erase_ns = self.erase_time(u);
+        let end = start + self.t.command_ns + erase_ns;
         self.die_free[u] = end;
         self.push_op(u, start, end, 0, OpKind::Erase);
         let i = cause as usize;
         self.acct.flash_erases[i] += 1;
-        self.acct.erase_ns[i] += self.t.erase_ns;
+        self.acct.erase_ns[i] += erase_ns;
         end
     }
 
@@ -685,7 +864,7 @@ impl Flash {
     ) -> Nanos {
         debug_assert_eq!(src.len(), dst.len());
         if self.planes <= 1 || self.t.copyback || !self.timed {
-            return self.copy_n(unit, cause, at, src.len() as u64);
+            return self.copy_to(unit, cause, at, src.len() as u64, Some(dst));
         }
         let mut t = at;
         let mut ready = [0 as Nanos; 32];
@@ -718,11 +897,61 @@ impl Flash {
     /// Relocate `n` pages inside die `unit`; same timing as `n` single copies,
     /// and host reads may overtake it between any two pages.
     pub fn copy_n(&mut self, unit: u32, cause: Cause, at: Nanos, n: u64) -> Nanos {
+        self.copy_to(unit, cause, at, n, None)
+    }
+
+    /// [`Flash::copy_n`], with the destination pages when known (`dst[k]`:
+    /// the physical page the `k`-th copy programs; their page kinds).
+    fn copy_to(
+        &mut self,
+        unit: u32,
+        cause: Cause,
+        at: Nanos,
+        n: u64,
+        dst: Option<&[u32]>,
+    ) -> Nanos {
         if !self.timed {
             return at;
         }
         if n == 0 {
             return at.max(self.die_free[unit as usize]);
+        }
+        // the destinations' page indices: a division for the first and
+        // after a jump, else the next page of the same block
+        let ppb = self.pages_per_block;
+        let mut prev: Option<(u32, u32)> = None;
+        let mut page = |k: usize| {
+            let d = dst?[k];
+            let p = match prev {
+                Some((pd, pp)) if d == pd + 1 && pp + 1 < ppb => pp + 1,
+                _ => d % ppb,
+            };
+            prev = Some((d, p));
+            Some(p)
+        };
+        if self.t.copyback && !self.var.is_empty() {
+            // each copy's program time is its own; the relocation stays one
+            // die entry (one per page cost 16 % of the write benchmark's
+            // speed and 2.4 bytes per logical page), lasting the exact sum,
+            // whose steps a host read sees as their mean (`step_end`)
+            let u = unit as usize;
+            let i = cause as usize;
+            let mut programs = 0;
+            for k in 0..n as usize {
+                let program_ns = self.program_time(u, page(k));
+                programs += program_ns;
+                self.last_program_ns = program_ns;
+            }
+            let total = n * (2 * self.t.command_ns + self.t.read_ns) + programs;
+            let start = at.max(self.die_free[u]);
+            let end = start + total;
+            self.die_free[u] = end;
+            self.push_op(u, start, end, (total / n).max(1), OpKind::Copy);
+            self.acct.flash_reads[i] += n;
+            self.acct.flash_programs[i] += n;
+            self.acct.read_ns[i] += n * self.t.read_ns;
+            self.acct.program_ns[i] += programs;
+            return end;
         }
         if self.t.copyback {
             let u = unit as usize;
@@ -739,9 +968,9 @@ impl Flash {
             end
         } else {
             let mut t = at;
-            for _ in 0..n {
+            for k in 0..n as usize {
                 let r = self.read_bytes(unit, cause, t, self.t.page_bytes);
-                t = self.program(unit, cause, r);
+                t = self.program_placed(unit, cause, r, page(k)).1;
             }
             t
         }
@@ -757,6 +986,8 @@ mod tests {
     fn ssd_m(suspend: SuspendKind) -> Flash {
         let mut cfg = crate::resolve_spec("ssd-m,capacity=1GiB").unwrap();
         cfg.sched.suspend = suspend;
+        // constant program times: the copy's steps are what the test computes
+        cfg.nand.program_ns_by_page_kind.clear();
         let geo = Geometry::derive(&cfg).unwrap();
         let mut flash = Flash::new(NandTiming::resolve(&cfg.nand, geo.page_bytes), &geo);
         flash.set_sched(&cfg.sched);

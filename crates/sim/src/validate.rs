@@ -90,6 +90,7 @@ impl SimConfig {
                 ));
             }
         }
+        self.validate_variance()?;
         if self.gc.reserve_blocks == 0 {
             return Err(ConfigError::invalid(
                 n,
@@ -141,5 +142,61 @@ impl SimConfig {
             )));
         }
         ftl::validate(self, &geo)
+    }
+
+    /// The service-time variance fields of `[nand]` (docs/sim.md, "Service times vary").
+    fn validate_variance(&self) -> Result<(), ConfigError> {
+        let n = &self.name;
+        let v = &self.nand;
+        let kinds = &v.program_ns_by_page_kind;
+        if !kinds.is_empty() && !(2..=4).contains(&kinds.len()) {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "nand.program_ns_by_page_kind needs 2 (MLC), 3 (TLC) or 4 (QLC) times (got {}); for one time use nand.program_ns",
+                    kinds.len()
+                ),
+            ));
+        }
+        if kinds.contains(&0) {
+            return Err(ConfigError::invalid(
+                n,
+                "nand.program_ns_by_page_kind: every time must be positive".to_string(),
+            ));
+        }
+        if !kinds.is_empty() && kinds.len() as u32 > self.geometry.pages_per_block {
+            return Err(ConfigError::invalid(
+                n,
+                "nand.program_ns_by_page_kind has more kinds than a block has pages".to_string(),
+            ));
+        }
+        for (name, s) in [
+            ("program_spread", v.program_spread),
+            ("erase_spread", v.erase_spread),
+        ] {
+            if !(s.is_finite() && (0.0..1.0).contains(&s)) {
+                return Err(ConfigError::invalid(
+                    n,
+                    format!("nand.{name} must be in [0, 1) (got {s}); e.g. 0.1 for +-10 %"),
+                ));
+            }
+        }
+        let p = v.read_retry_probability;
+        if !(p.is_finite() && (0.0..1.0).contains(&p)) {
+            return Err(ConfigError::invalid(
+                n,
+                format!("nand.read_retry_probability must be in [0, 1) (got {p}); e.g. 0.01"),
+            ));
+        }
+        if !(1..=64).contains(&v.read_retry_max) {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "nand.read_retry_max must be in 1..=64 (got {})",
+                    v.read_retry_max
+                ),
+            ));
+        }
+        Ok(())
     }
 }

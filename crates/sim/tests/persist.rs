@@ -118,6 +118,11 @@ fn restored_device_continues_like_the_original() {
         // map pages at the same write as the original
         "ssd-m,capacity=128MiB,channels=2,op=0.3,bg_gc=off,ra=off,ftl.sync.enabled=true,ftl.sync.dirty_limit=40",
     ] {
+        // constant service times: a device that goes on without a restore
+        // draws other times than a restored one (the checkpoint keeps no
+        // generator state; `two_restores_of_one_checkpoint_draw_the_same_times`)
+        let spec = format!("{spec},nand.program_ns_by_page_kind=");
+        let spec = spec.as_str();
         let cfg = resolve_spec(spec).unwrap();
         let mut orig = SimDevice::new(cfg.clone(), "t".into(), 3, 4).unwrap();
         let size = orig.geometry().logical_pages * orig.geometry().page_bytes;
@@ -161,4 +166,45 @@ fn restored_device_continues_like_the_original() {
             "{spec}: restored device diverged"
         );
     }
+}
+
+/// With service-time variance (`[nand]` page kinds, spreads, read retries) a
+/// restored device reseeds its dies' streams from the seed and the restored
+/// time: what `flashlab serve` relies on (it replaces its live device by
+/// `restore(checkpoint())`, so a recovery from that checkpoint draws the same).
+#[test]
+fn two_restores_of_one_checkpoint_draw_the_same_times() {
+    let spec = "ssd-m,capacity=128MiB,channels=2,op=0.3,bg_gc=off,ra=off,ftl.sync.enabled=true,nand.program_spread=0.1,nand.erase_spread=0.1,nand.read_retry_probability=0.1";
+    let cfg = resolve_spec(spec).unwrap();
+    let mut orig = SimDevice::new(cfg.clone(), "t".into(), 3, 4).unwrap();
+    let size = orig.geometry().logical_pages * orig.geometry().page_bytes;
+    let run = |dev: &mut SimDevice, seed: u64, from: u64| -> Vec<u64> {
+        let mut rng = Lcg(seed);
+        let mut t = from;
+        (0..20_000)
+            .map(|i| {
+                t += rng.next() % 2_000_000;
+                let mode = if rng.next() % 10 < 7 {
+                    Mode::Write
+                } else {
+                    Mode::Read
+                };
+                let off = (rng.next() % (size / 4096)) * 4096;
+                let req = IoRequest {
+                    tag: i,
+                    offset_bytes: off,
+                    size_bytes: 4096,
+                    mode,
+                };
+                dev.issue_at(req, t).unwrap()
+            })
+            .collect()
+    };
+    run(&mut orig, 5, 0);
+    let cp = orig.checkpoint().unwrap();
+    let from = orig.quiesce_at() + 1;
+    let mut a = SimDevice::restore(cfg.clone(), "t".into(), 3, 4, &cp).unwrap();
+    let mut b = SimDevice::restore(cfg.clone(), "t".into(), 3, 4, &cp).unwrap();
+    assert_eq!(run(&mut a, 6, from), run(&mut b, 6, from));
+    assert!(a.checkpoint().unwrap() == b.checkpoint().unwrap());
 }

@@ -228,6 +228,12 @@ impl SimDevice {
             .into());
         }
         dev.now = d.u64()?;
+        // service-time draws go on from a stream of their own after each
+        // power cycle (the checkpoint keeps no generator state): a function
+        // of the seed and the restored time, so restore(checkpoint()) and a
+        // recovery from the same checkpoint draw the same times
+        dev.flash
+            .seed_variance(flashlab_pattern::rng::derive_seed(seed, dev.now));
         dev.flash.acct = get_accounting(&mut d)?;
         dev.ftl.load_state(&mut d)?;
         if !d.done() {

@@ -342,7 +342,8 @@ impl PageFtl {
             }
         }
         let mut moved = 0u64;
-        let multi_plane = flash.multi_planes() > 1;
+        // the destinations, for multi-plane groups and for their page kinds
+        let multi_plane = flash.multi_planes() > 1 || flash.t.page_kinds > 0;
         let (mut srcs, mut dsts) = std::mem::take(&mut self.moves);
         srcs.clear();
         dsts.clear();
