@@ -491,12 +491,10 @@ fn markdown(
     }
     s += &line("all", total);
     s += &format!("\n{HELD_OUT_LEGEND}\n");
-    s += "\nScore per paper: ";
-    s += &papers
-        .iter()
-        .map(|(p, sc)| format!("{p} {}; held out {}", sc.show(), sc.held_out.show()))
-        .collect::<Vec<_>>()
-        .join(", ");
+    s += "\nScore per paper (in-sample strict; held out):\n\n";
+    for (p, sc) in papers {
+        s += &format!("- {p} {}; held out {}\n", sc.show(), sc.held_out.show());
+    }
     s += "\nScore per profile: ";
     s += &profiles
         .iter()
