@@ -327,6 +327,7 @@ fn html_page(
                     s.passed.to_string(),
                     s.rows.to_string(),
                     s.show(),
+                    s.held_out.show(),
                     s.not_counted.to_string(),
                 ]
             })
@@ -338,6 +339,7 @@ fn html_page(
             "passed",
             "rows counted",
             "strict score",
+            "held-out score",
             "not counted",
         ]
         .map(str::to_string)
@@ -347,6 +349,7 @@ fn html_page(
         id: "validate-scores".into(),
         title: format!("Score: {}", total.show()),
         paragraphs: std::iter::once("Every number the papers publish about a device a simulator profile models, next to the simulated number, with its tolerance class from crates/suite/validate/tolerances.toml (each with its reason) and a verdict; rows true by construction are listed but not counted.".to_string())
+            .chain(std::iter::once(HELD_OUT_LEGEND.to_string()))
             .chain(notes.iter().map(|n| format!("Note: {n}")))
             .collect(),
         tables: vec![
@@ -385,7 +388,9 @@ fn html_page(
                             r.simulated.show(),
                             r.class.clone(),
                             r.tolerance.clone(),
-                            if r.counted {
+                            if r.counted && r.fitted_to {
+                                format!("{:?} (fitted)", r.verdict).to_lowercase()
+                            } else if r.counted {
                                 format!("{:?}", r.verdict).to_lowercase()
                             } else {
                                 format!("not counted: {}", r.not_reproducible)
@@ -436,7 +441,11 @@ fn markdown(
             r.simulated.show(),
             r.class,
             r.tolerance,
-            doc::verdict_cell(r.verdict)
+            if r.fitted_to {
+                format!("{} (fitted)", doc::verdict_cell(r.verdict))
+            } else {
+                doc::verdict_cell(r.verdict).to_string()
+            }
         );
     }
     let uncounted: Vec<&Row> = rows.iter().filter(|r| !r.counted).collect();
@@ -464,32 +473,54 @@ fn markdown(
             s += &format!("- {} {}, {}: {}\n", r.paper, r.profile, r.what, r.note);
         }
     }
-    s += "\n| paper | rows counted | passed | strict score | not counted (not reproducible) |\n|---|---|---|---|---|\n";
-    for (p, sc) in papers {
-        s += &format!(
-            "| {p} | {} | {} | {:.0} % | {} |\n",
+    s += "\n| paper | rows counted | passed | strict score | held out: passed / counted | held-out score | not counted (not reproducible) |\n|---|---|---|---|---|---|---|\n";
+    let line = |name: &str, sc: &Score| {
+        format!(
+            "| {name} | {} | {} | {:.0} % | {}/{} | {:.0} % | {} |\n",
             sc.rows,
             sc.passed,
             sc.percent(),
+            sc.held_out.passed,
+            sc.held_out.counted,
+            sc.held_out.percent(),
             sc.not_counted
-        );
+        )
+    };
+    for (p, sc) in papers {
+        s += &line(p, sc);
     }
-    s += &format!(
-        "| all | {} | {} | {:.0} % | {} |\n",
-        total.rows,
-        total.passed,
-        total.percent(),
-        total.not_counted
-    );
+    s += &line("all", total);
+    s += &format!("\n{HELD_OUT_LEGEND}\n");
+    s += "\nScore per paper (in-sample strict; held out):\n\n";
+    for (p, sc) in papers {
+        s += &format!("- {p} {}; held out {}\n", sc.show(), sc.held_out.show());
+    }
     s += "\nScore per profile: ";
     s += &profiles
         .iter()
-        .map(|(p, sc)| format!("{p} {}", sc.show()))
+        .map(|(p, sc)| {
+            format!(
+                "{p} {}/{} ({:.0} %, held out {}/{})",
+                sc.passed,
+                sc.rows,
+                sc.percent(),
+                sc.held_out.passed,
+                sc.held_out.counted
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ");
-    s += &format!("\nTotal: {}\n", total.show());
+    s += &format!(
+        "\nTotal: {}; held out {}\n",
+        total.show(),
+        total.held_out.show()
+    );
     s
 }
+
+/// What the held-out score is, and what it is not (printed under the
+/// scores and in docs/profiles.md's scoreboard).
+const HELD_OUT_LEGEND: &str = "Held out: the strict score over the counted rows that no parameter of the row's profile was fitted to, i.e. rows no `fitted:` tag of `crates/sim/profiles/PROFILE.toml` names after `; rows` (the rows the profiles' searches and hand fits never saw; rows fitted to are marked `(fitted)` beside their verdict). The strict score counts both. Held out is not a cross-validation: the parameters were fitted once, to the other rows, and a held-out row may still depend on them. True k-fold cross-validation, refitting with each figure held out in turn, is `flashlab.fit(\"validate:PROFILE\", ..., cross_validate=True)` (`FitResult.cv`, `cv_loss`) and `bench/fit/validate_fit.py`, which prints the leave-one-figure-out error of its grid.";
 
 /// Every section of the doc this run can fill: the scoreboard, uFLIP's
 /// Table 3 and one table per profile.
@@ -505,7 +536,7 @@ fn doc_sections(
     let mut out = vec![doc::Section {
         name: doc::SCOREBOARD.into(),
         body: format!(
-            "`flashlab validate{}` on the simulator: every published number (crates/suite/validate/published.toml) next to the simulated one, its tolerance class (crates/suite/validate/tolerances.toml, with the reason for each) and the verdict. The strict score counts every row but those true by construction, listed apart.\n\n{}",
+            "`flashlab validate{}` on the simulator: every published number (crates/suite/validate/published.toml) next to the simulated one, its tolerance class (crates/suite/validate/tolerances.toml, with the reason for each) and the verdict. The strict score counts every row but those true by construction, listed apart; the held-out score only the counted rows no profile parameter was fitted to (below the scores).\n\n{}",
             if quick { " --quick" } else { "" },
             markdown(rows, papers, profiles, total)
         ),

@@ -71,3 +71,60 @@ fn validate_quick_scores_every_table3_cell_of_the_seven_devices() {
         assert!(t["reason"].as_str().unwrap().len() > 40);
     }
 }
+
+/// The held-out score leaves out the rows a profile's parameters were fitted
+/// to (its `fitted:` tags' `; rows` ids): kingston-dthx's SR was fitted
+/// (nand.read_ns, host.command_overhead_ns), its pause row never was.
+#[test]
+fn validate_held_out_score_leaves_out_the_rows_fitted_to() {
+    let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args([
+            "validate",
+            "--quick",
+            "--profile",
+            "kingston-dthx",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let fitted = flashlab_suite::validate::fitted_row_ids(
+        flashlab_sim::profiles::BUILTIN
+            .iter()
+            .find(|(n, _)| *n == "kingston-dthx")
+            .unwrap()
+            .1,
+    );
+    assert!(fitted.contains("uflip.t3.kingston-dthx.sr"));
+    assert!(!fitted.contains("uflip.t3.kingston-dthx.pause-rw"));
+    let row = |id: &str| rows.iter().find(|r| r["id"] == id).unwrap();
+    assert_eq!(row("uflip.t3.kingston-dthx.sr")["fitted_to"], true);
+    assert_eq!(row("uflip.t3.kingston-dthx.pause-rw")["fitted_to"], false);
+    // Per row: fitted_to exactly when a fitted: tag names the id.
+    for r in rows {
+        let id = r["id"].as_str().unwrap();
+        assert_eq!(r["fitted_to"], fitted.contains(id), "{r}");
+    }
+    // Held out: the counted rows not fitted to, and those of them passed.
+    let counted: Vec<&serde_json::Value> = rows.iter().filter(|r| r["counted"] == true).collect();
+    let held: Vec<&&serde_json::Value> =
+        counted.iter().filter(|r| r["fitted_to"] == false).collect();
+    let s = &v["scores"]["papers"]["uflip"];
+    assert_eq!(s["rows"], counted.len());
+    assert_eq!(s["held_out"]["counted"], held.len());
+    assert!(held.len() < counted.len(), "no row left out");
+    assert_eq!(
+        s["held_out"]["passed"],
+        held.iter().filter(|r| r["verdict"] == "pass").count()
+    );
+    assert_eq!(
+        v["scores"]["profiles"]["kingston-dthx"]["held_out"],
+        s["held_out"]
+    );
+}

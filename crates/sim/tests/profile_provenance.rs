@@ -7,7 +7,8 @@
 //! may serve several keys written one after another below it only if it names
 //! each of them. `paper:` quotes must be verbatim in the papers in
 //! `shared/papers/` (whitespace-normalised, as crates/suite/tests/quotes.rs
-//! checks the suites' quotes) and `fitted:` must name the rows it was fitted to.
+//! checks the suites' quotes) and `fitted:` must name its search and the rows it was fitted to, as
+//! `crates/suite/validate/published.toml` ids of the profile's rows.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,9 +24,6 @@ const TAGS: [&str; 6] = [
     "assumed",
     "identity",
 ];
-
-/// The suites whose scoreboard rows a `fitted:` comment names.
-const SUITES: [&str; 5] = ["uflip", "chen09", "wang11", "hudlet11", "budilovsky11"];
 
 /// The papers a `paper:` comment may quote, by the names comments use.
 const PAPERS: [(&[&str], &str); 5] = [
@@ -344,39 +342,93 @@ fn paper_quotes_are_verbatim() {
     );
 }
 
+/// `crates/suite/validate/published.toml`'s row ids and the profile of each,
+/// read raw (`[[number]]` tables' `id` and `profile` lines): flashlab-sim does
+/// not depend on flashlab-suite.
+fn published_ids() -> BTreeMap<String, String> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../suite/validate/published.toml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let value = |line: &str, key: &str| -> Option<String> {
+        let (k, v) = line.split_once('=')?;
+        (k.trim() == key).then(|| v.trim().trim_matches('"').to_string())
+    };
+    let mut out = BTreeMap::new();
+    let mut id: Option<String> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        if t == "[[number]]" {
+            id = None;
+        } else if let Some(v) = value(t, "id") {
+            id = Some(v);
+        } else if let Some(p) = value(t, "profile") {
+            if let Some(i) = id.take() {
+                out.insert(i, p);
+            }
+        }
+    }
+    assert!(
+        out.len() > 100,
+        "only {} ids in {}",
+        out.len(),
+        path.display()
+    );
+    out
+}
+
+/// The ids after `; rows ` in a `fitted:` comment, up to the next `;` (free
+/// text after it, `; also ...`, names rows that have no id).
+fn fitted_row_ids(text: &str) -> Option<Vec<String>> {
+    let (_, rows) = text.split_once("; rows ")?;
+    let list = rows.split(';').next().unwrap_or("");
+    Some(list.split(',').map(|id| id.trim().to_string()).collect())
+}
+
 #[test]
 fn fitted_parameters_name_their_search_and_rows() {
+    let published = published_ids();
     let mut bad = Vec::new();
+    let mut checked = 0;
     for k in all_key_lines() {
         let Ok(e) = &k.entry else { continue };
         if e.tag != "fitted" {
             continue;
         }
-        let rows = e
-            .text
-            .split_once("; rows ")
-            .or_else(|| e.text.split_once("; row "))
-            .map(|(_, r)| r.trim());
-        // "<suite> [Table 3] <profile> <row>, <row>": the scoreboard's rows
-        // (crates/suite/src/validate.rs) of this profile.
         let profile = Path::new(&k.file)
             .file_stem()
             .unwrap()
             .to_string_lossy()
             .into_owned();
-        let names_a_row = rows.is_some_and(|r| {
-            SUITES.iter().any(|s| r.starts_with(&format!("{s} ")))
-                && r.split_once(&format!(" {profile} "))
-                    .is_some_and(|(_, row)| !row.trim().is_empty())
-        });
-        let names_search = e.text.contains("bench/fit/") || e.text.contains("by hand");
-        if !names_a_row || !names_search {
+        let where_ = format!("{}:{} ({})", k.file, e.line, k.key);
+        if !(e.text.contains("bench/fit/") || e.text.contains("by hand")) {
             bad.push(format!(
-                "{}:{} ({}): a fitted: comment names its search (bench/fit/... or \"by hand\") and then \"; rows <suite> <profile> <row>, ...\": {}",
-                k.file, e.line, k.key, e.text
+                "{where_}: a fitted: comment names its search (bench/fit/... or \"by hand\"): {}",
+                e.text
             ));
         }
+        // "; rows <id>, <id>": crates/suite/validate/published.toml ids of
+        // this profile's rows (flashlab validate leaves them out of its
+        // held-out score).
+        let Some(ids) = fitted_row_ids(&e.text) else {
+            bad.push(format!(
+                "{where_}: a fitted: comment ends \"; rows <published.toml id>, ...\": {}",
+                e.text
+            ));
+            continue;
+        };
+        for id in ids {
+            checked += 1;
+            match published.get(&id) {
+                None => bad.push(format!(
+                    "{where_}: row `{id}` is not an id in crates/suite/validate/published.toml"
+                )),
+                Some(p) if *p != profile => bad.push(format!(
+                    "{where_}: row `{id}` is profile {p}'s, not {profile}'s"
+                )),
+                Some(_) => {}
+            }
+        }
     }
+    assert!(checked > 100, "only {checked} fitted row ids checked");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
