@@ -44,6 +44,7 @@ prediction costs no extra run; the folds' searches cost ``folds x trials``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -52,7 +53,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
@@ -262,6 +263,28 @@ def _search(
     return rows, best
 
 
+def _held_out_loss(cv: pd.DataFrame) -> float:
+    """The loss's mean squared log ratio over every held-out run and metric."""
+    terms = [math.log(p / t) ** 2 if p > 0 and t > 0 else math.inf for p, t in zip(cv["predicted"], cv["target"])]
+    return sum(terms) / len(terms) if terms else math.inf
+
+
+@contextlib.contextmanager
+def _client_for(client: Any, needed: bool) -> Iterator[Any]:
+    """`client`, or where it is None and `needed`, a default one closed on exit
+    (a search alone makes and closes its own)."""
+    if client is not None or not needed:
+        yield client
+        return
+    own = default_client()
+    try:
+        yield own
+    finally:
+        cluster = own.cluster
+        own.close()
+        cluster.close()
+
+
 def _cross_validate(
     folds: Sequence[str],
     train_loss: Callable[[str, Any], float],
@@ -335,10 +358,7 @@ def _fit_validate(
         loss = validate_loss(scored) if "error" not in out else math.inf
         return loss, out.get("error"), scored
 
-    own = client is None and cross_validate
-    if own:
-        client = default_client()
-    try:
+    with _client_for(client, cross_validate) as client:
         rows, (loss, fitted, scored) = _search(study, distributions, trials, batch, client, submit, evaluate)
         cv, cv_loss = None, None
         if cross_validate:
@@ -372,11 +392,6 @@ def _fit_validate(
                 ]
             )
             cv_loss = validate_loss(cv.to_dict("records"))
-    finally:
-        if own:
-            cluster = client.cluster
-            client.close()
-            cluster.close()
     table = pd.DataFrame(
         [
             {
@@ -539,10 +554,7 @@ def fit(
         error, simulated = parse(result)
         return (loss_of(simulated, target_values) if error is None else math.inf), error, simulated
 
-    own = client is None and cross_validate
-    if own:
-        client = default_client()
-    try:
+    with _client_for(client, cross_validate) as client:
         rows, (loss, fitted, simulated) = _search(study, distributions, trials, batch, client, submit, evaluate)
         cv, cv_loss = None, None
         if cross_validate:
@@ -568,12 +580,7 @@ def fit(
                     for m, t in target_values[fold].items()
                 ]
             )
-            cv_loss = loss_of({f: {m: p} for f, m, p in zip(cv["held_out"], cv["metric"], cv["predicted"])}, target_values)
-    finally:
-        if own:
-            cluster = client.cluster
-            client.close()
-            cluster.close()
+            cv_loss = _held_out_loss(cv)
     table = pd.DataFrame(
         [
             {

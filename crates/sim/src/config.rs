@@ -206,8 +206,10 @@ pub struct NandConfig {
     ///
     /// Array program time of each page kind, by the page's index in its
     /// block: page `i` is of kind `i % len` (MLC: `[lower, upper]`, TLC:
-    /// `[lower, middle, upper]`). Replaces `program_ns`, whose resolved value
-    /// becomes their mean. Real parts interleave the pairs (the upper page of
+    /// `[lower, middle, upper]`). Where `program_ns` is given too, the kinds
+    /// are scaled so that their mean is `program_ns` (they give the split, it
+    /// the mean: an override of `nand.program_ns`, as `flashlab.fit` makes,
+    /// moves every kind); otherwise `program_ns` becomes their mean. Real parts interleave the pairs (the upper page of
     /// word line n is programmed after the lower page of word line n + 1);
     /// the alternation here has the same mix of kinds and the same mean.
     /// Source: Grupp et al., "Characterizing Flash Memory: Anomalies,

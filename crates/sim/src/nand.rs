@@ -83,11 +83,27 @@ impl NandTiming {
         let mut program_kind_ns = [0; 4];
         let mut program_span_ns = [0; 4];
         let program_ns = if page_kinds > 0 {
+            // The page kinds give the split; `program_ns`, where given, the
+            // mean: the kinds are scaled to it (a profile writes both with
+            // that mean; an override of `nand.program_ns`, as a fit makes,
+            // moves every kind with it instead of being ignored).
+            let sum: u64 = kinds.iter().take(4).sum();
+            let mean = sum / page_kinds as u64;
+            let target = cfg.program_ns.unwrap_or(mean);
             for (k, &ns) in kinds.iter().take(4).enumerate() {
-                program_kind_ns[k] = ns;
-                program_span_ns[k] = span(ns, cfg.program_spread);
+                let scaled = if target == mean || sum == 0 {
+                    ns
+                } else {
+                    (ns as u128 * target as u128 * page_kinds as u128 / sum as u128) as u64
+                };
+                program_kind_ns[k] = scaled;
+                program_span_ns[k] = span(scaled, cfg.program_spread);
             }
-            kinds.iter().take(4).sum::<u64>() / page_kinds as u64
+            program_kind_ns
+                .iter()
+                .take(page_kinds as usize)
+                .sum::<u64>()
+                / page_kinds as u64
         } else {
             let p = cfg.program_ns.unwrap_or(p);
             program_span_ns[0] = span(p, cfg.program_spread);

@@ -256,3 +256,23 @@ fn variance_works_with_copy_back_multi_plane_groups_and_gc() {
         assert_ne!(a, gc_heavy(base, 1).0, "{spec}");
     }
 }
+
+#[test]
+fn an_override_of_the_program_time_moves_every_page_kind() {
+    // ssd-m writes both: [450000, 1350000] around its 900 us program time.
+    // A fit overrides nand.program_ns; the kinds keep their 1:3 split
+    // around the new mean instead of ignoring it.
+    let mean_write_us = |spec: &str| {
+        let mut d = open_device(spec, 1, 1).expect("opens");
+        let reqs = (0..400u64).map(|i| (i * 4096, 4096u32, Mode::Write));
+        mean_latency_us(&run(&mut d, reqs, 1))
+    };
+    let base = "ssd-m,capacity=128MiB,channels=2,cache=off,prefill=on";
+    let at_900 = mean_write_us(base);
+    let at_450 = mean_write_us(&format!("{base},nand.program_ns=450000"));
+    // 450 us less program time per write, whatever the split
+    assert!(
+        (at_900 - at_450 - 450.0).abs() < 20.0,
+        "900 us: {at_900:.0} us a write, 450 us: {at_450:.0} us"
+    );
+}
