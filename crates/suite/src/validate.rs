@@ -466,7 +466,7 @@ pub fn row(p: &Published, tol: &Tolerances, simulated: Value) -> Result<Row, Tol
 /// up to the next `;` (free text after it names rows with no id). A
 /// comment entry starts at a comment line beginning with a provenance tag
 /// and runs over the untagged comment lines after it
-/// (`crates/sim/tests/profile_provenance.rs` checks the ids).
+/// (`crates/suite/tests/profile_provenance.rs` checks the ids).
 pub fn fitted_row_ids(profile_toml: &str) -> BTreeSet<String> {
     const TAGS: [&str; 6] = [
         "paper:",

@@ -2,31 +2,12 @@
 //! found in the paper's text in `shared/papers/` (beside the repository, as
 //! CI lays it out). A paraphrase or a misquote fails here.
 
-use std::path::PathBuf;
+mod common;
 
+use common::paper_text;
 use flashlab_suite::suites::{chen09, hudlet11, wang11, wang11_oltp};
-use flashlab_suite::summary::{normalize_quote_text, Quote, PAPERS};
+use flashlab_suite::summary::{normalize_quote_text, Quote};
 use flashlab_suite::table3::HINT_QUOTES;
-
-fn papers_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/papers");
-    assert!(
-        dir.is_dir(),
-        "{} is missing: the quote test needs the papers beside the repository (shared/papers)",
-        dir.display()
-    );
-    dir
-}
-
-fn paper_text(key: &str) -> String {
-    let file = PAPERS
-        .iter()
-        .find(|(k, _)| *k == key)
-        .unwrap_or_else(|| panic!("no paper for key {key}"))
-        .1;
-    let text = std::fs::read_to_string(papers_dir().join(file)).unwrap();
-    normalize_quote_text(&text)
-}
 
 /// Every quote of every suite: findings (with no runs they are all still
 /// listed), uFLIP's hints and budilovsky11's epsilon.

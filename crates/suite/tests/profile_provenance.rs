@@ -13,6 +13,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod common;
+
+use common::paper_text;
+use flashlab_suite::summary::normalize_quote_text;
+
 use flashlab_sim::profiles::BUILTIN;
 
 /// The provenance tags, in the order the summary table prints them.
@@ -25,59 +30,18 @@ const TAGS: [&str; 6] = [
     "identity",
 ];
 
-/// The papers a `paper:` comment may quote, by the names comments use.
-const PAPERS: [(&[&str], &str); 5] = [
-    (
-        &["uFLIP", "Bouganim"],
-        "bouganim-jonsson-bonnet-cidr09-uflip.md",
-    ),
-    (
-        &["Chen"],
-        "chen-koufaty-zhang-sigmetrics09-ssd-intrinsic-characteristics.md",
-    ),
-    (
-        &["Wang"],
-        "wang-goda-nakano-kitsuregawa-ieice11-ssd-tpcc.md",
-    ),
-    (&["Hudlet"], "hudlet-schall-btw11-ssd-neq-ssd.md"),
-    (
-        &["Budilovsky"],
-        "budilovsky-toledo-zuck-systor11-low-cost-ssd-prototype.md",
-    ),
+/// The papers a `paper:` comment may quote: the names comments use, and
+/// the key `flashlab_suite::summary::PAPERS` files the paper under.
+const PAPER_NAMES: [(&[&str], &str); 5] = [
+    (&["uFLIP", "Bouganim"], "uflip"),
+    (&["Chen"], "chen09"),
+    (&["Wang"], "wang11"),
+    (&["Hudlet"], "hudlet11"),
+    (&["Budilovsky"], "budilovsky11"),
 ];
 
 fn profiles_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("profiles")
-}
-
-/// `shared/papers/` beside the repository (as CI lays it out), else
-/// `../shared/papers` from the directory the tests run in.
-fn papers_dir() -> PathBuf {
-    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/papers");
-    if beside.is_dir() {
-        return beside;
-    }
-    let fallback = PathBuf::from("../shared/papers");
-    assert!(
-        fallback.is_dir(),
-        "{} is missing: the provenance test needs the papers beside the repository (shared/papers)",
-        beside.display()
-    );
-    fallback
-}
-
-/// The same normalisation as `flashlab_suite::summary::normalize_quote_text`
-/// (markdown emphasis and TeX removed, whitespace collapsed).
-fn normalize(text: &str) -> String {
-    let t = text
-        .replace(['*', '$'], "")
-        .replace("\\mu ", "u")
-        .replace("\\mu", "u")
-        .replace("\\sim ", "~")
-        .replace("\\sim", "~")
-        .replace("\\%", "%")
-        .replace("\\epsilon", "epsilon");
-    t.split_whitespace().collect::<Vec<_>>().join(" ")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../sim/profiles")
 }
 
 /// One provenance comment: its tag, its whole text (continuation lines
@@ -293,14 +257,9 @@ fn every_profile_key_has_a_provenance_tag() {
 
 #[test]
 fn paper_quotes_are_verbatim() {
-    let dir = papers_dir();
-    let texts: Vec<(&[&str], String)> = PAPERS
+    let texts: Vec<(&[&str], String)> = PAPER_NAMES
         .iter()
-        .map(|(names, file)| {
-            let t = std::fs::read_to_string(dir.join(file))
-                .unwrap_or_else(|e| panic!("{}: {e}", dir.join(file).display()));
-            (*names, normalize(&t))
-        })
+        .map(|(names, key)| (*names, paper_text(key)))
         .collect();
     let mut bad = Vec::new();
     let mut checked = 0;
@@ -327,7 +286,7 @@ fn paper_quotes_are_verbatim() {
         }
         for q in qs {
             checked += 1;
-            let nq = normalize(&q);
+            let nq = normalize_quote_text(&q);
             if nq.is_empty() || !papers.iter().any(|t| t.contains(&nq)) {
                 bad.push(format!("{where_}: not verbatim in the paper: \"{q}\""));
             }
