@@ -87,7 +87,8 @@ pub struct ServeArgs {
     pub stall_timeout: String,
 
     /// Memory for request payloads and read replies of all connections
-    /// together; a connection waits for room (e.g. 256MiB).
+    /// together: three quarters for writes, a quarter for reads, so writers
+    /// never hold up reads; a connection waits for room (e.g. 256MiB).
     #[arg(long, value_name = "SIZE", default_value = "256MiB")]
     pub buffer_limit: String,
 }
@@ -250,6 +251,12 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
             r.log_records_replayed,
             if r.log_tail_bytes_dropped > 0 { format!(" ({} bytes of torn log tail dropped)", r.log_tail_bytes_dropped) } else { String::new() },
             r.millis
+        );
+    }
+    if let Some(g) = r.rebuilt_from_generation {
+        eprintln!(
+            "flashlab serve: checkpoint {} was damaged (kept as ckpt-{}.bin.damaged); its flash state was rebuilt from generation {g}",
+            r.checkpoint_generation, r.checkpoint_generation
         );
     }
     eprintln!(

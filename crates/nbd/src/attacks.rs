@@ -23,8 +23,12 @@ pub struct AttackReport {
     /// The server's VmHWM after the attack.
     pub peak_rss_bytes: u64,
     /// Connections the attacker got through the handshake / was refused.
+    /// A full server evicts an idle connection for a newcomer, so more may
+    /// get through than it serves at once.
     pub attacker_connections: u64,
     pub attacker_refused: u64,
+    /// Of those, how many the server still held at the end (when counted).
+    pub attacker_open: Option<u64>,
     /// For the lock-out attacks: how long an honest client took to get
     /// through (connect, write, flush).
     pub honest_client_ms: Option<u64>,
@@ -223,6 +227,58 @@ fn honest_client(addr: &str, within: Duration) -> Result<Duration, AttackError> 
     Err(AttackError::LockedOut { within, last })
 }
 
+/// A new client that reads 20 x 128 KiB; how long all of them took. A read
+/// that fails is an error: a reader must be served while writers wait.
+fn honest_reader(addr: &str, within: Duration) -> Result<Duration, AttackError> {
+    let t0 = Instant::now();
+    let mut c = Client::connect(addr, "").map_err(|e| AttackError::LockedOut {
+        within,
+        last: Some(HonestFailure::Io(e)),
+    })?;
+    c.stream.set_timeout(Some(within))?;
+    let mut buf = vec![0u8; 128 * 1024];
+    for i in 0..20u64 {
+        match c.read(i * buf.len() as u64, &mut buf) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                return Err(AttackError::LockedOut {
+                    within,
+                    last: Some(HonestFailure::Nbd(e)),
+                })
+            }
+            Err(e) => {
+                return Err(AttackError::LockedOut {
+                    within,
+                    last: Some(HonestFailure::Io(e)),
+                })
+            }
+        }
+    }
+    Ok(t0.elapsed())
+}
+
+/// How many of `cs` the server has not closed (a closed one reads EOF or a
+/// reset at once; an open one times out).
+fn still_open(cs: &mut [Client]) -> u64 {
+    let mut open = 0;
+    for c in cs.iter_mut() {
+        let _ = c.stream.set_timeout(Some(Duration::from_millis(20)));
+        let mut b = [0u8; 64];
+        match std::io::Read::read(&mut c.stream, &mut b) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                open += 1
+            }
+            _ => {}
+        }
+    }
+    open
+}
+
 /// Connections through the handshake, as many as the server lets in.
 fn open_clients(addr: &str, n: usize) -> (Vec<Client>, u64) {
     let mut v = Vec::new();
@@ -282,6 +338,7 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Attac
             peak_rss_bytes: t.peak_rss_bytes(),
             attacker_connections: 0,
             attacker_refused: 0,
+            attacker_open: None,
             honest_client_ms: None,
             detail: String::new(),
         });
@@ -298,12 +355,38 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Attac
                 .and_then(|_| c.stream.write_all(&[3u8; 4096]));
         }
         thread::sleep(Duration::from_millis(1500));
+        let peak_rss_bytes = t.peak_rss_bytes();
         out.push(AttackReport {
             name: "200 connections declare a 32 MiB write, send 4 KiB",
+            peak_rss_bytes,
+            attacker_connections: cs.len() as u64,
+            attacker_refused: refused,
+            attacker_open: Some(still_open(&mut cs)),
+            honest_client_ms: None,
+            detail: String::new(),
+        });
+    }
+
+    // Nine connections each declare a 32 MiB write and send none of it
+    // (together more than the write pool), then an honest reader: reads have
+    // their own pool, so it is served at once, not after the stall timeout.
+    {
+        let t = fresh("starve", &[])?;
+        let (mut cs, refused) = open_clients(&t.addr, 9);
+        for c in cs.iter_mut() {
+            let _ = c
+                .stream
+                .write_all(&request(0, CMD_WRITE, 1, 0, MAX_PAYLOAD));
+        }
+        thread::sleep(Duration::from_millis(300));
+        let took = honest_reader(&t.addr, Duration::from_secs(15))?;
+        out.push(AttackReport {
+            name: "9 connections declare a 32 MiB write and send nothing, then an honest reader (20 x 128 KiB)",
             peak_rss_bytes: t.peak_rss_bytes(),
             attacker_connections: cs.len() as u64,
             attacker_refused: refused,
-            honest_client_ms: None,
+            attacker_open: None,
+            honest_client_ms: Some(took.as_millis() as u64),
             detail: String::new(),
         });
     }
@@ -341,6 +424,7 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Attac
             peak_rss_bytes: t.peak_rss_bytes(),
             attacker_connections: n,
             attacker_refused: refused,
+            attacker_open: None,
             honest_client_ms: None,
             detail: String::new(),
         });
@@ -365,6 +449,7 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Attac
             peak_rss_bytes: peak,
             attacker_connections: 1,
             attacker_refused: 0,
+            attacker_open: None,
             honest_client_ms: None,
             detail: format!("{sent} requests taken by the socket"),
         });
@@ -402,6 +487,7 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Attac
             peak_rss_bytes: peak,
             attacker_connections: 1,
             attacker_refused: 0,
+            attacker_open: None,
             honest_client_ms: None,
             detail: format!("{sent} requests taken by the socket, {got} replies received"),
         });
@@ -428,23 +514,25 @@ pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, Attac
             peak_rss_bytes: t.peak_rss_bytes(),
             attacker_connections: silent.len() as u64,
             attacker_refused: 0,
+            attacker_open: None,
             honest_client_ms: Some(took.as_millis() as u64),
             detail: String::new(),
         });
     }
 
     // 200 connections finish the handshake and idle (no --idle-timeout),
-    // then an honest client: when the server is full, a connection idle for
-    // the handshake timeout (2 s here) makes room.
+    // then an honest client: when the server is full, the connection idle
+    // the longest makes room at once.
     {
-        let t = fresh("idle", &["--handshake-timeout", "2s"])?;
+        let t = fresh("idle", &[])?;
         let (cs, refused) = open_clients(&t.addr, 200);
         let took = honest_client(&t.addr, Duration::from_secs(15))?;
         out.push(AttackReport {
-            name: "200 connections finish the handshake and idle (--handshake-timeout 2s), then an honest client",
+            name: "200 connections finish the handshake and idle, then an honest client",
             peak_rss_bytes: t.peak_rss_bytes(),
             attacker_connections: cs.len() as u64,
             attacker_refused: refused,
+            attacker_open: None,
             honest_client_ms: Some(took.as_millis() as u64),
             detail: String::new(),
         });
@@ -459,10 +547,12 @@ pub fn table(reports: &[AttackReport]) -> String {
     );
     for r in reports {
         s += &format!(
-            "{} | {:.1} MiB | {} ({}) | {}{}\n",
+            "{} | {:.1} MiB | {}{} ({}) | {}{}\n",
             r.name,
             r.peak_rss_bytes as f64 / MIB as f64,
             r.attacker_connections,
+            r.attacker_open
+                .map_or(String::new(), |n| format!(", {n} still open")),
             r.attacker_refused,
             r.honest_client_ms
                 .map_or("-".to_string(), |ms| format!("got through in {ms} ms")),

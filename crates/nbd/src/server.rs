@@ -13,14 +13,16 @@
 //!
 //! Hostile clients (docs/serve.md): at most `max_connections` at once (when
 //! full, the oldest connection still in its handshake makes room, else the
-//! one idle the longest if idle for at least `handshake_timeout`, else the
+//! one idle the longest, else — every slot has a request in progress — the
 //! new one is closed); a handshake must finish within `handshake_timeout`; a
 //! request payload or a reply that does not move for `stall_timeout` ends
 //! the connection, and so (optionally) does `idle_timeout` without requests;
 //! the payload and read buffers of all connections together stay within
-//! `buffer_bytes` (a connection waits for room before it allocates, so a
-//! declared 32 MiB write costs nothing until granted, and memory only as its
-//! bytes arrive); with pacing, a connection stops reading requests while
+//! `buffer_bytes`, three quarters for write payloads and a quarter for read
+//! replies, each pool granted in arrival order (a connection waits for room
+//! before it allocates, so a declared 32 MiB write costs nothing until
+//! granted, and memory only as its bytes arrive; writers that hold the write
+//! pool delay other writers, never reads); with pacing, a connection stops reading requests while
 //! `queued_replies` replies wait for their due time or for the client to
 //! read them. A reaper in the accept loop enforces the timeouts by shutting
 //! the socket down.
@@ -143,31 +145,55 @@ pub struct ServerCounters {
     /// Connections closed at accept because `max_connections` were open.
     pub connections_refused: AtomicU64,
     /// Connections closed by a timeout (handshake, stall, idle) or evicted
-    /// while in their handshake to make room.
+    /// while in their handshake or idle to make room.
     pub connections_timed_out: AtomicU64,
     /// Connections ended because the client broke the protocol.
     pub violations: AtomicU64,
     /// Requests answered with an error.
     pub error_replies: AtomicU64,
-    /// Payload and read buffers, shared by all connections.
+    /// Write payload buffers, shared by all connections: three quarters of
+    /// `Limits::buffer_bytes`, granted first come, first served.
     pub buffers: BufferBudget,
+    /// Read reply buffers: the other quarter. Reads have their own pool so
+    /// that writers holding the write pool (or declaring payloads they never
+    /// send) delay only other writers, never a read.
+    pub read_buffers: BufferBudget,
 }
 
-/// A byte budget for request payloads and read replies: a connection waits
+impl ServerCounters {
+    /// Split `buffer_bytes` between the write and the read pool.
+    pub fn set_buffer_limit(&self, buffer_bytes: u64) {
+        let reads = buffer_bytes / 4;
+        self.read_buffers.set_limit(reads);
+        self.buffers.set_limit(buffer_bytes - reads);
+    }
+}
+
+/// A byte budget for request payloads or read replies: a connection waits
 /// for room before it allocates (back-pressure instead of memory growth).
+/// Requests are granted in arrival order, so a large request is not starved
+/// by a stream of small ones, and no connection can jump the queue.
 #[derive(Debug)]
 pub struct BufferBudget {
     limit: AtomicU64,
-    used: Mutex<u64>,
+    state: Mutex<BudgetState>,
     freed: Condvar,
     peak: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct BudgetState {
+    used: u64,
+    /// The next ticket to hand out, and the ticket being served.
+    next_ticket: u64,
+    serving: u64,
 }
 
 impl Default for BufferBudget {
     fn default() -> Self {
         BufferBudget {
             limit: AtomicU64::new(DEFAULT_BUFFER_BYTES),
-            used: Mutex::new(0),
+            state: Mutex::new(BudgetState::default()),
             freed: Condvar::new(),
             peak: AtomicU64::new(0),
         }
@@ -183,8 +209,8 @@ pub struct Permit<'a> {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        let mut u = self.budget.used.lock().unwrap_or_else(|p| p.into_inner());
-        *u -= self.bytes;
+        let mut st = self.budget.lock();
+        st.used -= self.bytes;
         self.budget.freed.notify_all();
     }
 }
@@ -194,16 +220,25 @@ impl BufferBudget {
         self.limit.store(bytes.max(1), Ordering::Relaxed);
     }
 
-    /// Wait until `bytes` fit (one request larger than the whole budget
-    /// waits until it is alone).
+    fn lock(&self) -> std::sync::MutexGuard<'_, BudgetState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Wait for this request's turn and until `bytes` fit (one request
+    /// larger than the whole budget waits until it is alone).
     pub fn acquire(&self, bytes: u64) -> Permit<'_> {
         let limit = self.limit.load(Ordering::Relaxed);
-        let mut u = self.used.lock().unwrap_or_else(|p| p.into_inner());
-        while *u > 0 && *u + bytes > limit {
-            u = self.freed.wait(u).unwrap_or_else(|p| p.into_inner());
+        let mut st = self.lock();
+        let ticket = st.next_ticket;
+        st.next_ticket += 1;
+        while st.serving != ticket || (st.used > 0 && st.used + bytes > limit) {
+            st = self.freed.wait(st).unwrap_or_else(|p| p.into_inner());
         }
-        *u += bytes;
-        self.peak.fetch_max(*u, Ordering::Relaxed);
+        st.serving += 1;
+        st.used += bytes;
+        self.peak.fetch_max(st.used, Ordering::Relaxed);
+        // The next ticket may fit too.
+        self.freed.notify_all();
         Permit {
             budget: self,
             bytes,
@@ -212,10 +247,7 @@ impl BufferBudget {
 
     /// Bytes in use now, and at most so far.
     pub fn used(&self) -> (u64, u64) {
-        (
-            *self.used.lock().unwrap_or_else(|p| p.into_inner()),
-            self.peak.load(Ordering::Relaxed),
-        )
+        (self.lock().used, self.peak.load(Ordering::Relaxed))
     }
 }
 
@@ -233,6 +265,9 @@ pub struct ConnWatch {
     last_request: AtomicU64,
     receiving_since: AtomicU64,
     sending_since: AtomicU64,
+    /// Requests received whose reply has not been written yet: a connection
+    /// with one is busy, never idle, even while the backend works on it.
+    in_flight: AtomicU64,
 }
 
 impl Default for ConnWatch {
@@ -243,6 +278,7 @@ impl Default for ConnWatch {
             last_request: AtomicU64::new(1),
             receiving_since: AtomicU64::new(0),
             sending_since: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
         }
     }
 }
@@ -260,6 +296,7 @@ impl ConnWatch {
     /// transmission, nothing being received or sent).
     fn idle_ns(&self) -> Option<u64> {
         (self.phase.load(Ordering::Relaxed) == PHASE_TRANSMISSION
+            && self.in_flight.load(Ordering::Relaxed) == 0
             && self.receiving_since.load(Ordering::Relaxed) == 0
             && self.sending_since.load(Ordering::Relaxed) == 0)
             .then(|| {
@@ -355,6 +392,7 @@ impl<'a, W: Write> Out<'a, W> {
                 .and_then(|_| w.flush());
                 watch.set(&watch.sending_since, false);
                 watch.set(&watch.last_request, true);
+                watch.in_flight.fetch_sub(1, Ordering::Relaxed);
                 drop(permit);
                 r
             }
@@ -405,6 +443,7 @@ fn pacer<W: Write>(mut w: W, rx: mpsc::Receiver<Paced<'_>>, watch: &ConnWatch, b
             let r = w.write_all(&v).and_then(|_| w.flush());
             watch.set(&watch.sending_since, false);
             watch.set(&watch.last_request, true);
+            watch.in_flight.fetch_sub(1, Ordering::Relaxed);
             drop(permit);
             if r.is_err() {
                 return;
@@ -669,6 +708,9 @@ fn transmission<'a, R: Read, W: Write>(
         }
         let arrived = Instant::now();
         watch.set(&watch.last_request, true);
+        // Counted down when its reply is written (a request that ends the
+        // session leaves it counted: the connection is finished anyway).
+        watch.in_flight.fetch_add(1, Ordering::Relaxed);
         let req = match parse_request(&hdr) {
             Ok(q) => q,
             Err(v) => break SessionEnd::Violation(v.0),
@@ -704,7 +746,7 @@ fn transmission<'a, R: Read, W: Write>(
             Checked::Error(e) => Err(e),
             Checked::Read { offset, length } => {
                 let n = length as usize;
-                let permit = counters.buffers.acquire(16 + n as u64);
+                let permit = counters.read_buffers.acquire(16 + n as u64);
                 let mut v = vec![0u8; 16 + n];
                 match backend.read(offset, &mut v[16..]) {
                     Ok(lat) => {
@@ -950,7 +992,7 @@ impl Server {
             AnyListener::Tcp(l) => l.as_raw_fd(),
         };
         let limits = cfg.limits.clone();
-        self.counters.buffers.set_limit(limits.buffer_bytes);
+        self.counters.set_buffer_limit(limits.buffer_bytes);
         let mut conns: Vec<Conn> = Vec::new();
         while !stop.load(Ordering::SeqCst) {
             let mut pfd = libc::pollfd {
@@ -981,19 +1023,18 @@ impl Server {
             if conns.len() >= limits.max_connections.max(1) {
                 // Full: the oldest connection still in its handshake (it
                 // has not even asked for the export) makes room, else the
-                // one idle the longest if idle for at least the handshake
-                // timeout (silent connections cannot lock others out);
-                // without either, the newcomer is closed.
+                // one idle the longest (no request in flight, nothing being
+                // received or sent), so silent or parked connections cannot
+                // lock a newcomer out; only when every slot has a request
+                // in progress is the newcomer closed.
                 let victim = conns
                     .iter()
                     .position(|c| c.watch.phase.load(Ordering::Relaxed) == PHASE_HANDSHAKE)
                     .or_else(|| {
-                        let min = limits.handshake_timeout?.as_nanos() as u64;
                         conns
                             .iter()
                             .enumerate()
                             .filter_map(|(i, c)| Some((i, c.watch.idle_ns()?)))
-                            .filter(|&(_, idle)| idle >= min)
                             .max_by_key(|&(_, idle)| idle)
                             .map(|(i, _)| i)
                     });

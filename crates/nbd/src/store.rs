@@ -44,7 +44,8 @@
 //! `ckpt-G+1.tmp`, `fsync`, rename to `ckpt-G+1.bin`, `fsync` the directory;
 //! only then switch the live device (to the restored one: a checkpoint is a
 //! power-cycle boundary for the model, see `flashlab_sim::device::persist`)
-//! and the log to G+1, and delete generation G. A failure before the rename
+//! and the log to G+1, and delete generation G-1 (G stays as the fallback
+//! for a damaged checkpoint G+1). A failure before the rename
 //! leaves generation G complete and in use (retried later); after it, the
 //! store turns read-only. A crash at any step leaves generation G complete
 //! (checkpoint + log) or G+1 complete.
@@ -143,7 +144,7 @@ pub enum OpenError {
         device_bytes: u64,
     },
     /// Logs of later generations without a loadable checkpoint.
-    NoUsableCheckpoint { dir: PathBuf },
+    NoUsableCheckpoint { dir: PathBuf, why: String },
     /// Re-issuing a logged request failed.
     Replay { log: PathBuf, source: DeviceError },
     /// A file-system call, or the checkpoint taken after recovery, failed.
@@ -224,10 +225,10 @@ impl std::fmt::Display for OpenError {
                 "{} is {have_bytes} bytes, the device is {device_bytes}; the directory is damaged",
                 path.display()
             ),
-            OpenError::NoUsableCheckpoint { dir } => write!(
+            OpenError::NoUsableCheckpoint { dir, why } => write!(
                 f,
-                "{}: no usable checkpoint for the logs present; the directory is damaged",
-                dir.display()
+                "{d}: no usable checkpoint for the logs present ({why}); the data in {d}/data.img is intact: to serve it with a fresh simulated flash state, move {d}/ckpt-* and {d}/wal-* aside and start again",
+                d = dir.display()
             ),
             OpenError::Replay { log, source } => {
                 write!(f, "replaying {}: {source}", log.display())
@@ -341,6 +342,9 @@ pub struct Recovery {
     pub log_records_replayed: u64,
     /// Bytes at the log's end that did not form valid records (a torn tail).
     pub log_tail_bytes_dropped: u64,
+    /// When the newest checkpoint was damaged: the older generation the
+    /// flash state was rebuilt from (its checkpoint and the logs since).
+    pub rebuilt_from_generation: Option<u64>,
     pub millis: u128,
 }
 
@@ -643,46 +647,79 @@ impl Store {
             });
         }
 
-        // Recovery: newest loadable checkpoint, then its log.
+        // Recovery: the newest loadable checkpoint, then every log from its
+        // generation to the newest checkpoint's (the previous generation is
+        // kept for this: checkpoint G+1 = checkpoint G + log G, so a damaged
+        // newest checkpoint is rebuilt from the one before it).
         let (cks, wals) = generations(&dir)?;
+        let newest = cks.last().copied();
         let mut dev = None;
         let mut gen = 0;
+        let mut from = 0;
+        let mut damaged: Vec<(u64, String)> = Vec::new();
         for &g in cks.iter().rev() {
+            // Every log from g up to the newest checkpoint must be there.
+            if (g..newest.unwrap_or(g)).any(|h| !wals.contains(&h)) {
+                break;
+            }
             let p = dir.join(format!("ckpt-{g}.bin"));
-            let bytes = fs::read(&p).map_err(|e| io_err("cannot read", &p, e))?;
-            match SimDevice::restore(cfg.clone(), name.clone(), seed, 1, &bytes) {
+            let loaded = fs::read(&p).map_err(|e| e.to_string()).and_then(|bytes| {
+                SimDevice::restore(cfg.clone(), name.clone(), seed, 1, &bytes)
+                    .map_err(|e| e.to_string())
+            });
+            match loaded {
                 Ok(d) => {
                     dev = Some(d);
-                    gen = g;
+                    from = g;
+                    gen = newest.unwrap_or(g);
                     break;
                 }
-                Err(e) => eprintln!("flashlab serve: skipping checkpoint {}: {e}", p.display()),
+                Err(why) => {
+                    eprintln!("flashlab serve: skipping checkpoint {}: {why}", p.display());
+                    damaged.push((g, why));
+                }
             }
         }
         let mut dev = match dev {
             Some(d) => d,
-            None => {
-                // A log of generation G > 0 without its checkpoint is the
-                // leftover of an interrupted first checkpoint only while the
-                // fresh device's log (generation 0) is still there.
-                if cks.iter().any(|&g| g > 0) || (wals.iter().any(|&g| g > 0) && !wals.contains(&0))
-                {
-                    return Err(OpenError::NoUsableCheckpoint { dir: dir.clone() });
-                }
+            // Generation 0 is the fresh device, which has no checkpoint
+            // file: it is the start when its log and every later one up to
+            // the newest checkpoint are there. (A log of generation G > 0
+            // without any checkpoint is the leftover of an interrupted first
+            // checkpoint only while generation 0's log is still there.)
+            None if (newest.is_none() && (wals.is_empty() || wals.contains(&0)))
+                || (newest.is_some() && (0..newest.unwrap_or(0)).all(|h| wals.contains(&h))) =>
+            {
+                from = 0;
+                gen = newest.unwrap_or(0);
                 fresh
+            }
+            None => {
+                return Err(OpenError::NoUsableCheckpoint {
+                    dir: dir.clone(),
+                    why: damaged
+                        .first()
+                        .map(|(g, why)| format!("ckpt-{g}.bin: {why}"))
+                        .unwrap_or_else(|| "a log without its checkpoint".to_string()),
+                });
             }
         };
         recovery.checkpoint_generation = gen;
-        let wal_path = dir.join(format!("wal-{gen}.log"));
+        recovery.rebuilt_from_generation = (from != gen).then_some(from);
         let mut valid_len = 0u64;
-        if wal_path.exists() {
+        for h in from..=gen {
+            let wal_path = dir.join(format!("wal-{h}.log"));
+            if !wal_path.exists() {
+                continue;
+            }
             let mut bytes = Vec::new();
             File::open(&wal_path)
                 .and_then(|mut f| f.read_to_end(&mut bytes))
                 .map_err(|e| io_err("cannot read", &wal_path, e))?;
+            let mut valid = 0u64;
             for rec in bytes.chunks(RECORD_BYTES) {
                 let Some((op, offset, len, at)) = (rec.len() == RECORD_BYTES)
-                    .then(|| decode_record(gen, rec))
+                    .then(|| decode_record(h, rec))
                     .flatten()
                 else {
                     break;
@@ -697,18 +734,41 @@ impl Store {
                     log: wal_path.clone(),
                     source,
                 })?;
-                valid_len += RECORD_BYTES as u64;
+                valid += RECORD_BYTES as u64;
                 recovery.log_records_replayed += 1;
             }
-            recovery.log_tail_bytes_dropped = bytes.len() as u64 - valid_len;
+            if h < gen {
+                // A completed generation's log, then the power-cycle boundary
+                // its checkpoint was: the live store restored the next
+                // generation from the serialised state, and so does this.
+                let bytes = dev
+                    .checkpoint()
+                    .map_err(|e| OpenError::Store(StoreError::Serialise(e)))?;
+                dev = SimDevice::restore(cfg.clone(), name.clone(), seed, 1, &bytes)
+                    .map_err(|e| OpenError::Store(StoreError::Serialise(e)))?;
+            } else {
+                valid_len = valid;
+                recovery.log_tail_bytes_dropped = bytes.len() as u64 - valid;
+            }
         }
-        // Clean up leftovers of other generations and interrupted checkpoints.
+        let wal_path = dir.join(format!("wal-{gen}.log"));
+        // A damaged checkpoint is kept as evidence under another name (it no
+        // longer counts as a generation).
+        for (g, _) in &damaged {
+            let p = dir.join(format!("ckpt-{g}.bin"));
+            let _ = fs::rename(&p, dir.join(format!("ckpt-{g}.bin.damaged")));
+        }
+        // Clean up leftovers of other generations and interrupted
+        // checkpoints; the previous generation stays as the fallback.
         for e in fs::read_dir(&dir)
             .map_err(|e| io_err("cannot list", &dir, e))?
             .flatten()
         {
             let n = e.file_name().to_string_lossy().to_string();
-            let keep = n == format!("ckpt-{gen}.bin") || n == format!("wal-{gen}.log");
+            let keep = [gen, gen.saturating_sub(1)]
+                .iter()
+                .any(|g| n == format!("ckpt-{g}.bin") || n == format!("wal-{g}.log"))
+                || n.ends_with(".damaged");
             if (n.starts_with("ckpt-") || n.starts_with("wal-")) && !keep {
                 let _ = fs::remove_file(e.path());
             }
@@ -1003,8 +1063,12 @@ impl Store {
         g.stats.checkpoints += 1;
         wal.file = file;
         drop(g);
-        let _ = fs::remove_file(self.dir.join(format!("wal-{old}.log")));
-        let _ = fs::remove_file(self.dir.join(format!("ckpt-{old}.bin")));
+        // Generation `old` stays as the fallback should `next`'s checkpoint
+        // be damaged later; the one before it goes.
+        if let Some(older) = old.checked_sub(1) {
+            let _ = fs::remove_file(self.dir.join(format!("wal-{older}.log")));
+            let _ = fs::remove_file(self.dir.join(format!("ckpt-{older}.bin")));
+        }
         Ok(())
     }
 

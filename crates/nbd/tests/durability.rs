@@ -304,3 +304,102 @@ fn recovery_replays_only_the_checksummed_prefix_of_the_log() {
     s.read(9 * 4096, &mut b).unwrap();
     assert_eq!(b, block(9));
 }
+
+/// The flash state a store is in: enough counters that a different history
+/// shows up in one of them.
+fn flash_state(s: &Store) -> (u64, u64, u64, u64) {
+    let st = s.stats();
+    (
+        st.mapped_pages,
+        st.erases,
+        st.gc_relocated_pages,
+        st.sim_now_ns,
+    )
+}
+
+fn flip_a_byte(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    std::fs::write(path, &bytes).unwrap();
+}
+
+#[test]
+fn a_damaged_newest_checkpoint_is_rebuilt_from_the_one_before_it() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("dev");
+    // Checkpoints at start-up (generation 1) and every 20 requests after.
+    let s = open(&dir, 20, None);
+    for i in 0..50 {
+        s.write(i * 4096, &block(i), false).unwrap();
+    }
+    s.flush().unwrap();
+    let gen = s.stats().checkpoints; // generations 1..=gen were written
+    drop(s); // a crash
+             // What an intact directory recovers to.
+    let intact = d.path().join("intact");
+    std::fs::create_dir(&intact).unwrap();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        if e.file_name() != "serve.lock" {
+            std::fs::copy(e.path(), intact.join(e.file_name())).unwrap();
+        }
+    }
+    let want = flash_state(&open(&intact, 20, None));
+    // Bit rot in the newest checkpoint.
+    flip_a_byte(&dir.join(format!("ckpt-{gen}.bin")));
+    let s = open(&dir, 20, None);
+    assert_eq!(s.recovery.checkpoint_generation, gen);
+    assert_eq!(s.recovery.rebuilt_from_generation, Some(gen - 1));
+    assert_eq!(
+        flash_state(&s),
+        want,
+        "the same flash state as from the intact checkpoint"
+    );
+    let mut b = vec![0u8; 4096];
+    s.read(45 * 4096, &mut b).unwrap();
+    assert_eq!(b, block(45));
+    assert!(
+        dir.join(format!("ckpt-{gen}.bin.damaged")).exists(),
+        "the damaged checkpoint is kept as evidence"
+    );
+}
+
+#[test]
+fn with_every_checkpoint_damaged_the_error_gives_the_way_back_to_the_data() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("dev");
+    let s = open(&dir, 20, None);
+    for i in 0..50 {
+        s.write(i * 4096, &block(i), false).unwrap();
+    }
+    s.flush().unwrap();
+    drop(s);
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().to_string();
+        if n.starts_with("ckpt-") {
+            flip_a_byte(&e.path());
+        }
+    }
+    let msg = match try_open(&dir, 20, None) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("opened with every checkpoint damaged"),
+    };
+    assert!(
+        msg.contains("no usable checkpoint") && msg.contains("data.img is intact"),
+        "{msg}"
+    );
+    assert!(!msg.contains('\n'), "one line: {msg}");
+    // The way the message gives: move the checkpoints and logs aside.
+    let aside = d.path().join("aside");
+    std::fs::create_dir(&aside).unwrap();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().to_string();
+        if n.starts_with("ckpt-") || n.starts_with("wal-") {
+            std::fs::rename(e.path(), aside.join(&n)).unwrap();
+        }
+    }
+    let s = open(&dir, 20, None);
+    let mut b = vec![0u8; 4096];
+    s.read(45 * 4096, &mut b).unwrap();
+    assert_eq!(b, block(45), "the data survives a fresh flash state");
+}

@@ -368,7 +368,7 @@ fn timeouts_close_slow_handshakes_stalled_payloads_and_idle_connections() {
 }
 
 #[test]
-fn the_connection_cap_evicts_handshakes_before_refusing() {
+fn the_connection_cap_evicts_handshakes_then_idle_connections_before_refusing() {
     let srv = start_with(
         mem(),
         SessionConfig {
@@ -389,20 +389,79 @@ fn the_connection_cap_evicts_handshakes_before_refusing() {
         closed_within(&mut silent[0]).is_some(),
         "the oldest was evicted"
     );
-    // Four clients in transmission: a fifth is refused (closed at once).
+    // Four clients in transmission, idle: a fifth gets in at once, and the
+    // one idle the longest makes room.
     let mut others: Vec<Client> = (0..3)
         .map(|_| Client::connect(&srv.addr, "").unwrap())
         .collect();
     thread::sleep(Duration::from_millis(300));
+    let mut fifth = Client::connect(&srv.addr, "").expect("a fifth connection, in at once");
+    assert_eq!(fifth.flush().unwrap(), 0);
+    assert!(
+        closed_within(&mut c.stream).is_some(),
+        "the connection idle the longest was evicted"
+    );
+    // Every slot busy (a write whose payload is still arriving): a newcomer
+    // is refused, and nobody is evicted.
+    for o in others.iter_mut().chain(std::iter::once(&mut fifth)) {
+        o.stream
+            .write_all(&request(0, CMD_WRITE, 9, 0, 8192))
+            .unwrap();
+    }
+    thread::sleep(Duration::from_millis(100));
     assert!(
         Client::connect(&srv.addr, "").is_err(),
-        "a fifth connection"
+        "a newcomer while every slot has a request in progress"
     );
-    others.pop();
-    c.disconnect().unwrap();
-    thread::sleep(Duration::from_millis(300));
+    // Finishing one payload frees that slot for eviction again.
+    fifth.stream.write_all(&[1u8; 8192]).unwrap();
+    let mut reply = [0u8; 16];
+    fifth.stream.read_exact(&mut reply).unwrap();
+    thread::sleep(Duration::from_millis(100));
     let mut again = Client::connect(&srv.addr, "").unwrap();
     assert_eq!(again.flush().unwrap(), 0);
+}
+
+#[test]
+fn reads_are_not_held_up_by_writers_holding_the_write_buffers() {
+    // 32 MiB of buffers: 24 MiB for write payloads, 8 MiB for read replies.
+    let srv = start_with(
+        Arc::new(MemBackend::new(64 << 20)),
+        SessionConfig {
+            limits: Limits {
+                buffer_bytes: 32 << 20,
+                ..Limits::default()
+            },
+            ..SessionConfig::default()
+        },
+    );
+    // Nine writers each declare a 32 MiB write and send nothing: the first
+    // holds the whole write pool, the others queue behind it until the
+    // stall timeout (30 s) ends them.
+    let mut writers: Vec<Client> = (0..9)
+        .map(|_| Client::connect(&srv.addr, "").unwrap())
+        .collect();
+    for w in writers.iter_mut() {
+        w.stream
+            .write_all(&request(0, CMD_WRITE, 1, 0, MAX_PAYLOAD))
+            .unwrap();
+    }
+    thread::sleep(Duration::from_millis(200));
+    let mut reader = Client::connect(&srv.addr, "").unwrap();
+    reader
+        .stream
+        .set_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    for i in 0..20u64 {
+        let t0 = Instant::now();
+        reader.read(i << 20, &mut buf).unwrap().unwrap();
+        assert!(
+            t0.elapsed() < Duration::from_secs(1),
+            "read {i} waited {:?} behind the writers",
+            t0.elapsed()
+        );
+    }
 }
 
 #[test]
