@@ -21,13 +21,16 @@ fn pattern_args(args: &RunArgs) -> CliResult<Vec<flashlab_pattern::PatternArgs>>
     if let Some(path) = &args.fio_job {
         return fio_job_args(args, path, &flags);
     }
-    // fio's size is both the file's size and the IO region: --size, which
-    // creates the file, is also the default TargetSize.
-    if flags.target_size.is_none() {
-        flags.target_size = args.target.size.clone().map(SizeValue::Text);
-    }
     match &args.pattern_file {
-        None => Ok(vec![flags]),
+        None => {
+            // fio's size is both the file's size and the IO region: --size,
+            // which creates the file, is also the default TargetSize of a
+            // pattern given by flags that starts at the beginning.
+            if flags.target_size.is_none() && flags.target_offset.is_none() {
+                flags.target_size = args.target.size.clone().map(SizeValue::Text);
+            }
+            Ok(vec![flags])
+        }
         Some(path) => {
             if !flags.is_empty() {
                 return Err(CliError::user(
