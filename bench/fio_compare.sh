@@ -45,17 +45,17 @@ fio --name=fill --filename="$target" --size="$SIZE" --rw=write --bs=1m \
     --direct=1 --ioengine=psync --output=/dev/null
 
 for round in $(seq 1 "$ROUNDS"); do
-    fl() {
+    run_fl() {
         "$FLASHLAB" run --device "$target" --fio-job "$work/job.fio" \
             --results "$work/fl-$round" --json --quiet > "$work/fl-$round.json"
     }
-    fi() {
+    run_fio() {
         for j in $jobs; do
             fio --section="$j" --output-format=json "$work/job.fio" > "$work/fio-$round-$j.json"
         done
     }
     # alternate which tool goes first
-    if [ $((round % 2)) -eq 1 ]; then fi; fl; else fl; fi; fi
+    if [ $((round % 2)) -eq 1 ]; then run_fio; run_fl; else run_fl; run_fio; fi
 done
 
 python3 - "$work" "$ROUNDS" $jobs <<'PY'
