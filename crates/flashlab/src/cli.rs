@@ -79,7 +79,8 @@ pub struct TargetArgs {
     #[arg(long, short = 'd', value_name = "DEVICE", default_value = "sim:ssd-m")]
     pub device: String,
 
-    /// Create the file DEVICE with this size (filled with data) if it does not exist.
+    /// Create the file DEVICE with this size (filled with data) if it does not exist;
+    /// also the default --target-size, as fio's size is both.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
 
@@ -107,6 +108,11 @@ pub struct RunArgs {
     /// Run every [[run]] of a TOML pattern file instead of a pattern given by flags.
     #[arg(long, short = 'f', value_name = "FILE")]
     pub pattern_file: Option<PathBuf>,
+
+    /// Run a fio job file's jobs ([global] applied to each), one flashlab run per job;
+    /// sizes read as fio reads them (kb_base=1024). Options flashlab cannot express are refused.
+    #[arg(long, value_name = "FILE", conflicts_with = "pattern_file")]
+    pub fio_job: Option<PathBuf>,
 
     /// Results directory to create [default: results/DATE-TIME-NAME].
     #[arg(long, short = 'o', value_name = "DIR")]
@@ -154,20 +160,21 @@ pub struct PatternFlags {
     #[arg(long, short = 'p', value_name = "SR|RR|SW|RW")]
     pub pattern: Option<String>,
     /// Location function: sequential, random, ordered:INCR, partitioned:P, stride:GAP,
-    /// skip-sequential:FRACTION, random-once [default: sequential].
+    /// skip-sequential:FRACTION, random-once, zipf:THETA, pareto:H, normal:SIGMA%,
+    /// zoned:ACCESS%/SIZE%:... [default: sequential].
     #[arg(long, value_name = "FUNCTION", allow_hyphen_values = true)]
     pub location: Option<String>,
     /// read, write or trim [default: read].
     #[arg(long, value_name = "MODE")]
     pub mode: Option<String>,
     /// IOSize, a multiple of 512 B [default: 32KiB].
-    #[arg(long, short = 's', value_name = "SIZE")]
+    #[arg(long, short = 's', visible_alias = "bs", value_name = "SIZE")]
     pub io_size: Option<String>,
     /// IOShift: offset added to every IO to misalign it [default: 0].
     #[arg(long, value_name = "SIZE")]
     pub io_shift: Option<String>,
     /// TargetOffset: start of the target space [default: 0].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, visible_alias = "offset", value_name = "SIZE")]
     pub target_offset: Option<String>,
     /// TargetSize: size of the target space [default: the rest of the device].
     #[arg(long, value_name = "SIZE")]
@@ -181,11 +188,12 @@ pub struct PatternFlags {
     /// IOIgnore: leading IOs of each stream left out of the statistics [default: 0].
     #[arg(long, value_name = "N")]
     pub io_ignore: Option<u64>,
-    /// ParallelDegree: streams, each on its own slice of the target [default: 1].
-    #[arg(long, value_name = "D")]
+    /// ParallelDegree: streams, each on its own slice of the target [default: 1]
+    /// (fio's numjobs, except that fio's jobs each cover the whole target).
+    #[arg(long, visible_alias = "numjobs", value_name = "D")]
     pub parallel: Option<u64>,
     /// Outstanding IOs per stream [default: 1].
-    #[arg(long, visible_alias = "qd", value_name = "Q")]
+    #[arg(long, visible_aliases = ["qd", "iodepth"], value_name = "Q")]
     pub queue_depth: Option<u64>,
     /// Seed of every random choice [default: 42].
     #[arg(long, value_name = "N")]
@@ -199,16 +207,65 @@ pub struct PatternFlags {
     /// Name of the run in results [default: derived from the pattern].
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+    /// fio's rw: read, write, randread, randwrite, trim or randtrim (sets --location and --mode).
+    #[arg(long, value_name = "RW")]
+    pub rw: Option<String>,
+    /// fio's random_distribution for a random --rw: random, zipf:THETA, pareto:H,
+    /// normal:SIGMA% or zoned:ACCESS%/SIZE%:... (the --location functions of the same names).
+    #[arg(
+        long = "random_distribution",
+        alias = "random-distribution",
+        value_name = "DIST"
+    )]
+    pub random_distribution: Option<String>,
 }
 
 impl PatternFlags {
-    pub fn to_args(&self) -> PatternArgs {
+    /// The parameters, with fio's `--rw` and `--random_distribution` turned
+    /// into a location and a mode; an error names the conflicting flags.
+    pub fn to_args(&self) -> Result<PatternArgs, String> {
         let size = |s: &Option<String>| s.clone().map(SizeValue::Text);
-        PatternArgs {
+        let (mut location, mut mode) = (self.location.clone(), self.mode.clone());
+        if let Some(rw) = &self.rw {
+            if self.pattern.is_some() || location.is_some() || mode.is_some() {
+                return Err("--rw sets the location and the mode; drop --pattern, --location and --mode, or --rw".into());
+            }
+            let (l, m) = flashlab_pattern::fio::rw(rw).map_err(|e| e.to_string())?;
+            location = Some(l.to_string());
+            mode = Some(m.to_string());
+        }
+        if let Some(d) = &self.random_distribution {
+            let random = location.as_deref() == Some("random")
+                || self
+                    .pattern
+                    .as_deref()
+                    .is_some_and(|p| p.eq_ignore_ascii_case("RR") || p.eq_ignore_ascii_case("RW"));
+            if !random {
+                return Err("--random_distribution applies to random IO; add --rw randread or randwrite (or give the function as --location)".into());
+            }
+            location =
+                Some(flashlab_pattern::fio::random_distribution(d).map_err(|e| e.to_string())?);
+            if let Some(p) = &self.pattern {
+                mode = Some(
+                    if p.eq_ignore_ascii_case("RR") {
+                        "read"
+                    } else {
+                        "write"
+                    }
+                    .to_string(),
+                );
+            }
+        }
+        let pattern = if self.random_distribution.is_some() {
+            None
+        } else {
+            self.pattern.clone()
+        };
+        Ok(PatternArgs {
             name: self.name.clone(),
-            pattern: self.pattern.clone(),
-            location: self.location.clone(),
-            mode: self.mode.clone(),
+            pattern,
+            location,
+            mode,
             io_size: size(&self.io_size),
             io_shift: size(&self.io_shift),
             target_offset: size(&self.target_offset),
@@ -221,7 +278,7 @@ impl PatternFlags {
             seed: self.seed,
             mix: self.mix.clone().map(MixValue::Text),
             ratio: self.ratio.clone().map(RatioValue::Text),
-        }
+        })
     }
 }
 

@@ -104,6 +104,21 @@ fn clap_error(e: clap::Error) -> ExitCode {
         }
         _ => {}
     }
+    // fio's option names that flashlab does not take: say what to use.
+    if e.kind() == ErrorKind::UnknownArgument {
+        if let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) {
+            let name = arg.split('=').next().unwrap_or(arg);
+            if let Some(hint) = flashlab_pattern::fio::hint(name) {
+                eprintln!(
+                    "error: {}",
+                    CliError::user(format!(
+                        "fio option '{name}' is not supported by flashlab; {hint}"
+                    ))
+                );
+                return ExitCode::from(EXIT_USER);
+            }
+        }
+    }
     let rendered = e.render().to_string();
     let first = rendered
         .lines()

@@ -9,7 +9,7 @@ use flashlab_trace::{fit_to_device, Fit, Format, TraceIo, TraceOp};
 
 use crate::cli::ReplayArgs;
 use crate::error::{CliError, CliResult};
-use crate::run::{print_device_stats, record_run};
+use crate::run::{print_device_stats, print_warnings, record_run};
 use crate::{output, signals, target};
 
 /// Open loop: the most requests in flight before a request counts as late.
@@ -185,6 +185,7 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
         }
         print_device_stats(&summary);
     }
+    print_warnings(&summary);
     match status {
         flashlab_results::RunStatus::Complete => Ok(()),
         flashlab_results::RunStatus::Interrupted => Err(CliError {

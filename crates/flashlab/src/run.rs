@@ -13,12 +13,24 @@ use crate::cli::RunArgs;
 use crate::error::{CliError, CliResult};
 use crate::target::{self, Probed, Target, SIM_MAX_OUTSTANDING};
 use crate::{output, signals};
+use flashlab_pattern::args::SizeValue;
 
 /// The runs a command line asks for, before they are resolved against a device.
 fn pattern_args(args: &RunArgs) -> CliResult<Vec<flashlab_pattern::PatternArgs>> {
-    let flags = args.pattern.to_args();
+    let mut flags = args.pattern.to_args().map_err(CliError::user)?;
+    if let Some(path) = &args.fio_job {
+        return fio_job_args(args, path, &flags);
+    }
     match &args.pattern_file {
-        None => Ok(vec![flags]),
+        None => {
+            // fio's size is both the file's size and the IO region: --size,
+            // which creates the file, is also the default TargetSize of a
+            // pattern given by flags that starts at the beginning.
+            if flags.target_size.is_none() && flags.target_offset.is_none() {
+                flags.target_size = args.target.size.clone().map(SizeValue::Text);
+            }
+            Ok(vec![flags])
+        }
         Some(path) => {
             if !flags.is_empty() {
                 return Err(CliError::user(
@@ -31,6 +43,54 @@ fn pattern_args(args: &RunArgs) -> CliResult<Vec<flashlab_pattern::PatternArgs>>
             Ok(file.runs())
         }
     }
+}
+
+/// The runs of a fio job file (`--fio-job`): one per job section. Target
+/// settings of the file (filename, ioengine, direct) must agree with the
+/// command line's, which names the target.
+fn fio_job_args(
+    args: &RunArgs,
+    path: &std::path::Path,
+    flags: &flashlab_pattern::PatternArgs,
+) -> CliResult<Vec<flashlab_pattern::PatternArgs>> {
+    if !flags.is_empty() {
+        return Err(CliError::user(
+            "--fio-job and pattern flags (--rw, --bs, ...) were both given; put the options in the job file or drop --fio-job",
+        ));
+    }
+    let text = crate::target::read_small_text(path, "fio job file", "--fio-job")?;
+    let jobs = flashlab_pattern::fio::parse_job_file(&text)
+        .map_err(|e| CliError::user(format!("{}: {e}", path.display())))?;
+    for job in &jobs {
+        if let Some(f) = &job.filename {
+            if *f != args.target.device {
+                return Err(CliError::user(format!(
+                    "{}: job {} writes to filename={f}, but --device is {}; pass --device {f} (flashlab never picks a target from a file)",
+                    path.display(),
+                    job.args.name.as_deref().unwrap_or("?"),
+                    args.target.device
+                )));
+            }
+        }
+        if job.engine == Some("sync") && args.target.engine != crate::cli::EngineArg::Sync {
+            return Err(CliError::user(format!(
+                "{}: the job's ioengine is synchronous; add --engine sync",
+                path.display()
+            )));
+        }
+        if job.buffered && !args.target.buffered {
+            return Err(CliError::user(format!(
+                "{}: direct=0 asks for the page cache; add --buffered",
+                path.display()
+            )));
+        }
+        if !args.quiet {
+            for n in &job.notes {
+                eprintln!("note: {n}");
+            }
+        }
+    }
+    Ok(jobs.into_iter().map(|j| j.args).collect())
 }
 
 fn resolve_all(
@@ -151,6 +211,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
             println!("{}", output::table(&output::rows(&summary)));
             print_device_stats(&summary);
         }
+        print_warnings(&summary);
         match status {
             RunStatus::Complete => {}
             RunStatus::Interrupted => {
@@ -260,9 +321,20 @@ pub(crate) fn print_device_stats(summary: &RunSummary) {
     };
     let waf = stats.get("write_amplification").and_then(|v| v.as_f64());
     if let Some(waf) = waf {
+        let unmapped = summary
+            .unmapped_read_fraction
+            .map(|f| format!(", reads of never-written pages {:.1} %", f * 100.0))
+            .unwrap_or_default();
         println!(
-            "  simulator: write amplification {waf:.3} (full accounting in run.json and --json)"
+            "  simulator: write amplification {waf:.3}{unmapped} (full accounting in run.json and --json)"
         );
+    }
+}
+
+/// A run's warnings, on stderr so that `--json` output stays parseable.
+pub(crate) fn print_warnings(summary: &RunSummary) {
+    for w in &summary.warnings {
+        eprintln!("warning: run {}: {w}", summary.name);
     }
 }
 

@@ -37,6 +37,7 @@ use std::process::Command;
 const DOCS: &[&str] = &[
     "README.md",
     "docs/budilovsky11.md",
+    "docs/fio.md",
     "docs/oltp-tracing.md",
     "docs/oltp.md",
     "docs/profiles.md",

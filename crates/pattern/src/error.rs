@@ -167,6 +167,10 @@ pub enum PatternError {
     UnalignedStride { gap_bytes: u64 },
     /// A skip-sequential fraction outside (0, 1].
     FractionOutOfRange { fraction: f64 },
+    /// A skewed location function's parameters that do not describe a
+    /// distribution (zipf, pareto, normal, zoned); `problem` says which and
+    /// gives an example.
+    BadDistribution { problem: String },
     /// The target runs past the end of the device.
     PastDeviceEnd {
         device: String,
@@ -395,6 +399,7 @@ impl fmt::Display for PatternError {
                 f,
                 "stride gap {gap_bytes} B is not a multiple of 512 B; write e.g. stride:4KiB"
             ),
+            PatternError::BadDistribution { problem } => f.write_str(problem),
             PatternError::FractionOutOfRange { fraction } => write!(
                 f,
                 "skip-sequential fraction {fraction} is outside (0, 1]; write e.g. skip-sequential:0.1"

@@ -8,6 +8,7 @@
 use flashlab_device::Mode;
 
 use crate::rng::{derive_seed, Permutation, Rng};
+use crate::skew::{normal_slot, pareto_rank, ZipfRanks, ZonedSlots};
 use crate::spec::{Basic, Location, PatternSpec};
 
 /// One IO the pattern asks for.
@@ -68,21 +69,41 @@ enum LocKind {
         pass: u64,
         perm: Permutation,
     },
+    /// A popularity rank, then its slot through a fixed seeded permutation
+    /// (the hot slots scattered over the target).
+    Zipf {
+        rng: Rng,
+        ranks: ZipfRanks,
+        scatter: Permutation,
+    },
+    Pareto {
+        rng: Rng,
+        h: f64,
+        scatter: Permutation,
+    },
+    Normal {
+        rng: Rng,
+        sigma_percent: f64,
+    },
+    Zoned {
+        rng: Rng,
+        zones: ZonedSlots,
+    },
 }
 
 impl LocationGen {
     fn new(basic: &Basic, target_size: u64, seed: u64) -> LocationGen {
         let slots = slot_count(basic, target_size);
         assert!(slots > 0, "validated spec has at least one slot");
-        let kind = match basic.location {
+        let kind = match &basic.location {
             Location::Sequential => LocKind::Sequential,
             Location::Random => LocKind::Random(Rng::new(seed)),
-            Location::Ordered { incr } => LocKind::Ordered { incr },
-            Location::Partitioned { partitions } => LocKind::Partitioned {
+            &Location::Ordered { incr } => LocKind::Ordered { incr },
+            &Location::Partitioned { partitions } => LocKind::Partitioned {
                 partitions,
                 slots_per_partition: slots / partitions,
             },
-            Location::Stride { gap_bytes } => {
+            &Location::Stride { gap_bytes } => {
                 let step = basic.io_size_bytes + gap_bytes;
                 let usable = target_size - basic.io_shift_bytes;
                 LocKind::Stride {
@@ -90,7 +111,7 @@ impl LocationGen {
                     positions: (usable - basic.io_size_bytes) / step + 1,
                 }
             }
-            Location::SkipSequential { fraction } => LocKind::SkipSequential {
+            &Location::SkipSequential { fraction } => LocKind::SkipSequential {
                 rng: Rng::new(seed),
                 take: ((slots as f64 * fraction).round() as u64).clamp(1, slots),
                 cursor: 0,
@@ -100,6 +121,25 @@ impl LocationGen {
                 seed,
                 pass: 0,
                 perm: Permutation::new(slots, seed),
+            },
+            // The draws and the scattering permutation from separate seeds.
+            &Location::Zipf { theta } => LocKind::Zipf {
+                rng: Rng::new(seed),
+                ranks: ZipfRanks::new(slots, theta),
+                scatter: Permutation::new(slots, derive_seed(seed, 1)),
+            },
+            &Location::Pareto { h } => LocKind::Pareto {
+                rng: Rng::new(seed),
+                h,
+                scatter: Permutation::new(slots, derive_seed(seed, 1)),
+            },
+            &Location::Normal { sigma_percent } => LocKind::Normal {
+                rng: Rng::new(seed),
+                sigma_percent,
+            },
+            Location::Zoned { zones } => LocKind::Zoned {
+                rng: Rng::new(seed),
+                zones: ZonedSlots::new(slots, zones),
             },
         };
         LocationGen {
@@ -173,6 +213,14 @@ impl LocationGen {
                 }
                 perm.apply(j % n)
             }
+            LocKind::Zipf {
+                rng,
+                ranks,
+                scatter,
+            } => scatter.apply(ranks.draw(rng)),
+            LocKind::Pareto { rng, h, scatter } => scatter.apply(pareto_rank(n, *h, rng)),
+            LocKind::Normal { rng, sigma_percent } => normal_slot(n, *sigma_percent, rng),
+            LocKind::Zoned { rng, zones } => zones.draw(rng),
         };
         debug_assert!(slot < n);
         self.io_shift + slot * self.io_size

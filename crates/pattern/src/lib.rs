@@ -18,13 +18,17 @@
 //! - [`spec`]: the validated specification and its checks;
 //! - [`generate`]: the IO sequences;
 //! - [`file`]: TOML pattern files;
+//! - [`fio`]: fio's names, sizes and job files as flashlab parameters;
+//! - [`skew`]: the skewed location functions' draws (zipf, pareto, normal, zoned);
 //! - [`units`]: sizes and durations.
 
 pub mod args;
 pub mod error;
 pub mod file;
+pub mod fio;
 pub mod generate;
 pub mod rng;
+pub mod skew;
 pub mod spec;
 pub mod units;
 
@@ -32,4 +36,4 @@ pub use args::{PatternArgs, DEFAULT_SEED};
 pub use error::{DeviceAlignment, PatternError, Side, UnitError};
 pub use file::PatternFile;
 pub use generate::{all_ios, slot_count, PlannedIo, StreamGen, Touched};
-pub use spec::{Basic, Location, Mix, PatternSpec, Timing, SECTOR_BYTES};
+pub use spec::{Basic, Location, Mix, PatternSpec, Timing, Zone, SECTOR_BYTES};

@@ -32,6 +32,29 @@ pub enum Location {
     SkipSequential { fraction: f64 },
     /// A seeded permutation: every slot exactly once (Hudlet & Schall).
     RandomOnce,
+    /// Skewed: the slot of popularity rank k (from 1) drawn with probability
+    /// proportional to k^-theta; ranks are scattered over the target by a
+    /// seeded permutation, so the hot slots are not one contiguous region.
+    Zipf { theta: f64 },
+    /// Skewed, Gray et al.'s self-similar rule: a fraction 1-h of the IOs
+    /// go to a fraction h of the slots, recursively (h = 0.2: 80/20);
+    /// ranks scattered like `Zipf`.
+    Pareto { h: f64 },
+    /// Around the middle of the target, with a standard deviation of
+    /// `sigma_percent` of the target (fio's normal:N); draws beyond either
+    /// end wrap around.
+    Normal { sigma_percent: f64 },
+    /// fio's zoned distribution: `access_percent` of the IOs go, uniformly,
+    /// to the next `size_percent` of the target, zone after zone from the
+    /// start.
+    Zoned { zones: Vec<Zone> },
+}
+
+/// One zone of [`Location::Zoned`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Zone {
+    pub access_percent: f64,
+    pub size_percent: f64,
 }
 
 impl Location {
@@ -95,9 +118,95 @@ impl Location {
                     .map_err(|_| not_a_number("fraction", a, "a number", "skip-sequential:0.1"))?;
                 Ok(Location::SkipSequential { fraction })
             }
+            "zipf" => {
+                let a = arg.ok_or_else(|| need("a theta", "zipf:1.2"))?;
+                let theta = a
+                    .parse::<f64>()
+                    .map_err(|_| not_a_number("zipf theta", a, "a number", "zipf:1.2"))?;
+                let loc = Location::Zipf { theta };
+                loc.check_params()?;
+                Ok(loc)
+            }
+            "pareto" => {
+                let a = arg.ok_or_else(|| need("an h", "pareto:0.2"))?;
+                let h = a
+                    .parse::<f64>()
+                    .map_err(|_| not_a_number("pareto h", a, "a number", "pareto:0.2"))?;
+                let loc = Location::Pareto { h };
+                loc.check_params()?;
+                Ok(loc)
+            }
+            "normal" | "gauss" => {
+                let a =
+                    arg.ok_or_else(|| need("a deviation in percent of the target", "normal:10"))?;
+                let sigma_percent = a
+                    .parse::<f64>()
+                    .map_err(|_| not_a_number("normal deviation", a, "a number", "normal:10"))?;
+                let loc = Location::Normal { sigma_percent };
+                loc.check_params()?;
+                Ok(loc)
+            }
+            "zoned" => {
+                let a =
+                    arg.ok_or_else(|| need("ACCESS%/SIZE% zones", "zoned:60/10:30/20:10/70"))?;
+                let mut zones = Vec::new();
+                for z in a.split(':') {
+                    let parsed = z.split_once('/').and_then(|(acc, size)| {
+                        Some(Zone {
+                            access_percent: acc.trim().parse().ok()?,
+                            size_percent: size.trim().parse().ok()?,
+                        })
+                    });
+                    zones.push(parsed.ok_or_else(|| {
+                        not_a_number(
+                            "zone",
+                            z,
+                            "ACCESS%/SIZE% (two numbers)",
+                            "zoned:60/10:30/20:10/70",
+                        )
+                    })?);
+                }
+                let loc = Location::Zoned { zones };
+                loc.check_params()?;
+                Ok(loc)
+            }
             other => Err(PatternError::UnknownLocation {
                 name: other.to_string(),
             }),
+        }
+    }
+
+    /// Checks a skewed distribution's parameters (the other functions are
+    /// checked against the target by [`PatternSpec::validate`]).
+    pub fn check_params(&self) -> Result<(), PatternError> {
+        let bad = |problem: String| Err(PatternError::BadDistribution { problem });
+        match self {
+            Location::Zipf { theta } if !(theta.is_finite() && *theta > 0.0 && *theta <= 100.0) => {
+                bad(format!("zipf theta {theta} is outside (0, 100]; write e.g. zipf:1.2"))
+            }
+            Location::Pareto { h } if !(*h > 0.0 && *h < 1.0) => {
+                bad(format!("pareto h {h} is outside (0, 1); write e.g. pareto:0.2 (80 % of IOs on 20 % of the slots)"))
+            }
+            Location::Normal { sigma_percent }
+                if !(sigma_percent.is_finite() && *sigma_percent > 0.0 && *sigma_percent <= 1000.0) =>
+            {
+                bad(format!("normal deviation {sigma_percent} % is outside (0, 1000]; write e.g. normal:10"))
+            }
+            Location::Zoned { zones } => {
+                if zones.is_empty() || zones.len() > 256 {
+                    return bad("zoned needs 1 to 256 zones; write e.g. zoned:60/10:30/20:10/70".into());
+                }
+                if zones.iter().any(|z| !(z.access_percent >= 0.0 && z.size_percent > 0.0)) {
+                    return bad("a zone has a negative access share or an empty size; write e.g. zoned:60/10:30/20:10/70".into());
+                }
+                let access: f64 = zones.iter().map(|z| z.access_percent).sum();
+                let size: f64 = zones.iter().map(|z| z.size_percent).sum();
+                if (access - 100.0).abs() > 1e-6 || (size - 100.0).abs() > 1e-6 {
+                    return bad(format!("zoned shares add up to {access} % of the IOs and {size} % of the target; both must be 100"));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
         }
     }
 
@@ -112,6 +221,10 @@ impl Location {
             Location::Stride { gap_bytes } => format!("stride({})", format_size(*gap_bytes)),
             Location::SkipSequential { fraction } => format!("skip-seq({fraction})"),
             Location::RandomOnce => "random-once".into(),
+            Location::Zipf { theta } => format!("zipf({theta})"),
+            Location::Pareto { h } => format!("pareto({h})"),
+            Location::Normal { sigma_percent } => format!("normal({sigma_percent})"),
+            Location::Zoned { zones } => format!("zoned({})", zones.len()),
         }
     }
 }
@@ -126,6 +239,19 @@ impl fmt::Display for Location {
             Location::Stride { gap_bytes } => write!(f, "stride:{}", format_size(*gap_bytes)),
             Location::SkipSequential { fraction } => write!(f, "skip-sequential:{fraction}"),
             Location::RandomOnce => f.write_str("random-once"),
+            Location::Zipf { theta } => write!(f, "zipf:{theta}"),
+            Location::Pareto { h } => write!(f, "pareto:{h}"),
+            Location::Normal { sigma_percent } => write!(f, "normal:{sigma_percent}"),
+            Location::Zoned { zones } => {
+                f.write_str("zoned:")?;
+                for (i, z) in zones.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(":")?;
+                    }
+                    write!(f, "{}/{}", z.access_percent, z.size_percent)?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -454,8 +580,8 @@ impl PatternSpec {
                     io_shift_bytes: b.io_shift_bytes,
                 });
             }
-            match b.location {
-                Location::Partitioned { partitions } => {
+            match &b.location {
+                &Location::Partitioned { partitions } => {
                     if partitions == 0 {
                         return Err(PatternError::Zero {
                             what: "the number of partitions",
@@ -470,13 +596,15 @@ impl PatternSpec {
                         });
                     }
                 }
-                Location::Stride { gap_bytes } if gap_bytes % SECTOR_BYTES != 0 => {
+                &Location::Stride { gap_bytes } if gap_bytes % SECTOR_BYTES != 0 => {
                     return Err(PatternError::UnalignedStride { gap_bytes });
                 }
-                Location::SkipSequential { fraction } if !(fraction > 0.0 && fraction <= 1.0) => {
-                    return Err(PatternError::FractionOutOfRange { fraction });
+                Location::SkipSequential { fraction } if !(*fraction > 0.0 && *fraction <= 1.0) => {
+                    return Err(PatternError::FractionOutOfRange {
+                        fraction: *fraction,
+                    });
                 }
-                _ => {}
+                other => other.check_params()?,
             }
         }
         Ok(())

@@ -594,6 +594,17 @@ fn load_run(
         cdf: Vec::new(),
         histogram: Histogram::default(),
     };
+    // The run's own warnings (results::warnings), first: they say whether
+    // the figures below describe what the user meant to measure.
+    if let Some(ws) = run_json
+        .as_ref()
+        .and_then(|v| v.get("warnings"))
+        .and_then(|v| v.as_array())
+    {
+        for w in ws.iter().filter_map(|w| w.as_str()) {
+            report.notes.push(format!("warning: {w}"));
+        }
+    }
     let records = run_dir.join("records.bin");
     if !entry.records {
         // A sweep point's run that kept no records: its saved statistics

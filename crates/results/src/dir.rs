@@ -185,6 +185,15 @@ pub struct RunSummary {
     pub device_stats: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The simulator's fraction of page reads that hit never-written pages
+    /// ([`crate::warnings::unmapped_read_fraction`]); absent for real devices
+    /// and runs without reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmapped_read_fraction: Option<f64>,
+    /// One line each: what makes this run's figures describe something else
+    /// than the user meant, and the fix ([`crate::warnings`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// `summary.json`, and what `flashlab run --json` prints.
@@ -460,6 +469,10 @@ impl ResultsDir {
             status,
             workload: entry.workload.clone(),
             stats,
+            unmapped_read_fraction: device_stats
+                .as_ref()
+                .and_then(crate::warnings::unmapped_read_fraction),
+            warnings: crate::warnings::device_warnings(device_stats.as_ref()),
             device_stats,
             error,
         };

@@ -12,7 +12,8 @@
 //! - [`stats`]: per-run statistics (IOIgnore excluded);
 //! - [`export`] writes CSV;
 //! - `parquet` (cargo feature `parquet`): the same columns as Parquet;
-//! - [`time`]: UTC dates without a time-zone database.
+//! - [`time`]: UTC dates without a time-zone database;
+//! - [`warnings`]: what makes a run's figures describe something else (reads of never-written pages).
 
 pub mod dir;
 pub mod export;
@@ -22,6 +23,7 @@ pub mod parquet;
 pub mod records;
 pub mod stats;
 pub mod time;
+pub mod warnings;
 
 pub use dir::{
     read_manifest, HostInfo, Manifest, ReplaySpec, ResultsDir, RunEntry, RunStatus, RunSummary,

@@ -1,0 +1,224 @@
+//! fio's language and honest simulator reads, as a user meets them: a read
+//! benchmark on a fresh simulated SSD says its reads never touched flash,
+//! fio's flag names and job files run as flashlab runs, and what flashlab
+//! cannot express is refused naming the option.
+
+mod common;
+
+use std::path::Path;
+
+use common::{flashlab, ok, scratch, stderr};
+use serde_json::Value;
+
+fn run_json(results: &Path) -> Value {
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("summary.json")).unwrap())
+            .unwrap();
+    summary["runs"][0].clone()
+}
+
+#[test]
+fn reads_of_a_fresh_simulated_ssd_are_flagged_with_the_fix() {
+    let dir = scratch();
+    let out = flashlab(
+        &[
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=1GiB",
+            "--pattern",
+            "RR",
+            "--qd",
+            "8",
+            "-n",
+            "256",
+            "-o",
+            "fresh",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    ok(&out);
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: run RR: 100.0 % of reads hit never-written pages"),
+        "{err}"
+    );
+    assert!(err.contains("prefill=on"), "{err}");
+    let run = run_json(&dir.path().join("fresh"));
+    assert_eq!(run["unmapped_read_fraction"], 1.0);
+    assert!(run["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("never-written"));
+    // and in the report
+    ok(&flashlab(
+        &["report", "fresh", "--output", "r.md"],
+        dir.path(),
+    ));
+    let md = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
+    assert!(
+        md.contains("never-written pages"),
+        "the report shows the warning"
+    );
+}
+
+#[test]
+fn a_prefilled_device_reads_flash_and_does_not_warn() {
+    let dir = scratch();
+    let out = flashlab(
+        &[
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=1GiB,prefill=on",
+            "--pattern",
+            "RR",
+            "-n",
+            "256",
+            "-o",
+            "filled",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    ok(&out);
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    let run = run_json(&dir.path().join("filled"));
+    assert_eq!(run["unmapped_read_fraction"], 0.0);
+    assert!(run.get("warnings").is_none());
+}
+
+#[test]
+fn fio_flag_names_mean_what_they_mean_in_fio() {
+    let dir = scratch();
+    ok(&flashlab(
+        &[
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=1GiB,prefill=on",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "4",
+            "--numjobs",
+            "2",
+            "--offset",
+            "1MiB",
+            "--random_distribution",
+            "zipf:1.2",
+            "-n",
+            "100",
+            "-o",
+            "fio",
+            "--quiet",
+        ],
+        dir.path(),
+    ));
+    let spec = &run_json(&dir.path().join("fio"))["workload"];
+    let text = spec.to_string();
+    assert!(text.contains(r#""kind":"zipf""#), "{text}");
+    assert!(text.contains(r#""mode":"write""#), "{text}");
+    assert!(text.contains(r#""io_size_bytes":4096"#), "{text}");
+    assert!(text.contains(r#""queue_depth":4"#), "{text}");
+    assert!(text.contains(r#""parallel_degree":2"#), "{text}");
+    assert!(text.contains(r#""target_offset_bytes":1048576"#), "{text}");
+}
+
+fn refused(args: &[&str], expected: &str) {
+    let dir = scratch();
+    let out = flashlab(args, dir.path());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.contains(expected), "expected '{expected}' in: {err}");
+}
+
+#[test]
+fn an_unsupported_fio_flag_names_flashlabs_equivalent() {
+    refused(
+        &["run", "--ioengine=libaio"],
+        "fio option '--ioengine' is not supported by flashlab; use --engine",
+    );
+    refused(&["run", "--ramp_time", "5"], "--io-ignore");
+    refused(&["run", "--rw", "randrw"], "--mix RW");
+    refused(
+        &["run", "--rw", "read", "--random_distribution", "zipf:1.1"],
+        "applies to random IO",
+    );
+    refused(
+        &["run", "--location", "zipf:0"],
+        "zipf theta 0 is outside (0, 100]",
+    );
+    refused(
+        &["run", "--location", "zoned:60/10:30/20"],
+        "add up to 90 % of the IOs and 30 % of the target",
+    );
+}
+
+const JOB: &str = "\
+[global]
+ioengine=io_uring
+direct=1
+size=8m
+group_reporting
+
+[rr-zipf]
+rw=randread
+bs=4KB
+iodepth=4
+random_distribution=zipf:1.1
+
+[sw]
+rw=write
+bs=64k
+";
+
+#[test]
+fn a_fio_job_file_runs_its_jobs_as_flashlab_runs() {
+    let dir = scratch();
+    std::fs::write(dir.path().join("t.fio"), JOB).unwrap();
+    ok(&flashlab(
+        &[
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=1GiB,prefill=on",
+            "--fio-job",
+            "t.fio",
+            "-o",
+            "job",
+            "--quiet",
+        ],
+        dir.path(),
+    ));
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("job/summary.json")).unwrap(),
+    )
+    .unwrap();
+    let runs = summary["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["name"], "rr-zipf");
+    // 4KB is 4096 in a job file; size=8m over bs=4k is 2048 IOs, as fio does
+    assert_eq!(runs[0]["workload"]["primary"]["io_size_bytes"], 4096);
+    assert_eq!(runs[0]["workload"]["io_count"], 2048);
+    assert_eq!(runs[0]["workload"]["target_size_bytes"], 8 << 20);
+    assert_eq!(runs[1]["workload"]["io_count"], 128);
+}
+
+#[test]
+fn a_fio_job_file_with_an_option_flashlab_cannot_express_is_refused() {
+    let dir = scratch();
+    std::fs::write(
+        dir.path().join("t.fio"),
+        "[j]\nrw=randread\nbssplit=4k/50:64k/50\n",
+    )
+    .unwrap();
+    let out = flashlab(&["run", "--fio-job", "t.fio"], dir.path());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("fio option 'bssplit' is not supported by flashlab"),
+        "{err}"
+    );
+}

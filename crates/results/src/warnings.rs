@@ -1,0 +1,105 @@
+//! Warnings a run's own figures carry: things that make its numbers describe
+//! something other than what the user meant to measure.
+//!
+//! The one so far: reads of never-written pages on the simulator. A fresh
+//! simulated SSD answers them from the controller, without touching flash
+//! (real controllers do the same), so a read benchmark on it measures the
+//! controller and the host link, not flash. The fraction is computed from the
+//! simulator's own counters in `device_stats` (`unmapped_reads`, `host.reads`,
+//! `host.read_bytes`, `page_bytes`), here rather than in the simulator, so
+//! that its statistics (and `bench/sim_identical.sh`'s digests) keep their
+//! shape, and every writer of `run.json` (run, replay, suites, sweeps) gets it.
+
+use serde_json::Value;
+
+/// Above this fraction of page reads answered without flash, a run warns.
+pub const UNMAPPED_READ_WARN_FRACTION: f64 = 0.01;
+
+/// The fraction of the run's page reads that hit a never-written (or trimmed)
+/// page, from the simulator's accounting; `None` for a device that does not
+/// count them or a run without reads.
+///
+/// The simulator counts unmapped reads per page, and host reads per request
+/// and byte; the pages read are at least one per request and at least the
+/// bytes over the page size, and exactly that for page-aligned requests (the
+/// usual case). For requests that straddle pages the denominator is low by
+/// the straddles, so the fraction is clamped to 1.
+pub fn unmapped_read_fraction(device_stats: &Value) -> Option<f64> {
+    let unmapped = device_stats.get("unmapped_reads")?.as_u64()?;
+    let host = device_stats.get("host")?;
+    let reads = host.get("reads")?.as_u64()?;
+    let read_bytes = host.get("read_bytes")?.as_u64()?;
+    let page_bytes = device_stats.get("page_bytes")?.as_u64()?.max(1);
+    let pages = reads.max(read_bytes.div_ceil(page_bytes));
+    if pages == 0 {
+        return None;
+    }
+    Some((unmapped as f64 / pages as f64).min(1.0))
+}
+
+/// The warnings a run's device statistics call for, each one line that says
+/// what is wrong and how to fix it.
+pub fn device_warnings(device_stats: Option<&Value>) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(f) = device_stats.and_then(unmapped_read_fraction) {
+        if f > UNMAPPED_READ_WARN_FRACTION {
+            out.push(unmapped_read_warning(f));
+        }
+    }
+    out
+}
+
+/// The warning for a run whose reads hit never-written pages.
+pub fn unmapped_read_warning(fraction: f64) -> String {
+    format!(
+        "{:.1} % of reads hit never-written pages, answered by the controller without flash: \
+         the read figures do not describe flash; write the device first \
+         (--device sim:PROFILE,prefill=on, or a suite's state enforcement, --state)",
+        fraction * 100.0
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn stats(unmapped: u64, reads: u64, read_bytes: u64) -> Value {
+        json!({"unmapped_reads": unmapped, "page_bytes": 4096,
+               "host": {"reads": reads, "read_bytes": read_bytes}})
+    }
+
+    #[test]
+    fn every_read_of_a_fresh_device_is_unmapped_and_warned_about() {
+        // 1000 reads of 8 KiB: 2000 pages, all never written.
+        let s = stats(2000, 1000, 1000 * 8192);
+        assert_eq!(unmapped_read_fraction(&s), Some(1.0));
+        let w = device_warnings(Some(&s));
+        assert_eq!(w.len(), 1);
+        assert!(w[0].starts_with("100.0 % of reads hit never-written pages"));
+        assert!(w[0].contains("prefill=on"), "{}", w[0]);
+    }
+
+    #[test]
+    fn one_percent_is_tolerated_and_just_above_is_not() {
+        assert!(device_warnings(Some(&stats(10, 1000, 1000 * 4096))).is_empty());
+        assert_eq!(
+            device_warnings(Some(&stats(11, 1000, 1000 * 4096))).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn small_reads_count_one_page_each() {
+        // 512 B reads: one page per request, not an eighth of one.
+        let s = stats(100, 400, 400 * 512);
+        assert_eq!(unmapped_read_fraction(&s), Some(0.25));
+    }
+
+    #[test]
+    fn real_devices_and_write_only_runs_report_nothing() {
+        assert_eq!(unmapped_read_fraction(&json!({"x": 1})), None);
+        assert_eq!(unmapped_read_fraction(&stats(0, 0, 0)), None);
+        assert!(device_warnings(None).is_empty());
+    }
+}
