@@ -698,7 +698,7 @@ fn run_specs(
             .start_run_keeping(idx, records)
             .map_err(SweepError::io(&root))?;
         let outcome = execute(device, spec, &mut writer, Hooks::default());
-        let tally = writer.finish().map_err(SweepError::io(&root))?;
+        let tally = close_records(results, idx, &spec.name, writer)?;
         let (summary, error) = finish(device, results, idx, outcome, tally, None)?;
         runs.push(summary);
         if let Some(e) = error {
@@ -706,6 +706,32 @@ fn run_specs(
         }
     }
     Ok(())
+}
+
+/// Closes run `idx`'s records writer. When it cannot (the results disk is
+/// full), the run is marked failed in the manifest, so that `flashlab show`
+/// says failed rather than running, and the error names its cause.
+fn close_records(
+    results: &mut ResultsDir,
+    idx: usize,
+    name: &str,
+    writer: flashlab_results::RecordWriter,
+) -> Result<Tally, SweepError> {
+    writer.finish().map_err(|e| {
+        let text = match e.raw_os_error() {
+            Some(libc::ENOSPC) => format!(
+                "cannot write the records of run {name}: the results disk is full (ENOSPC: {e}); free space and run again"
+            ),
+            _ => format!("cannot write the records of run {name}: {e}"),
+        };
+        // Best effort: on a full disk the journal line may not fit either.
+        let _ = results.fail_run(idx, text.clone());
+        let _ = results.compact();
+        SweepError::Io {
+            path: results.root().to_path_buf(),
+            source: std::io::Error::new(e.kind(), text),
+        }
+    })
 }
 
 fn finish(
@@ -814,7 +840,7 @@ fn run_trace(
         .start_run_keeping(idx, records)
         .map_err(SweepError::io(&root))?;
     let outcome = replay(device, &trace, mode, &mut writer, Hooks::default());
-    let tally = writer.finish().map_err(SweepError::io(&root))?;
+    let tally = close_records(results, idx, name, writer)?;
     let (outcome, extra) = match outcome {
         Ok((o, r)) => (
             Ok(o),

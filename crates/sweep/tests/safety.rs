@@ -216,3 +216,59 @@ fn dev_zero_as_a_grid_file_or_a_trace_is_refused_at_once() {
     );
     assert!(started.elapsed().as_secs() < 5);
 }
+
+/// A tmpfs of `kib` KiB mounted on a temporary directory, unmounted on drop.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(kib: u64) -> Option<SmallDisk> {
+        // SAFETY: getuid has no preconditions.
+        if unsafe { libc::getuid() } != 0 {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "flashlab-test"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(SmallDisk { dir })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[test]
+fn a_full_results_disk_is_named_and_the_run_is_marked_failed() {
+    let Some(disk) = SmallDisk::mount(256) else {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    };
+    let out = disk.dir.path().join("results");
+    let workload: flashlab_sweep::WorkloadSpec = serde_json::from_str(
+        r#"{"kind": "patterns", "runs": [{"pattern": "RW", "io_size": "4KiB", "io_count": 100000}]}"#,
+    )
+    .unwrap();
+    let e = flashlab_sweep::simulate(
+        "ssd-m,capacity=128MiB,channels=2,cache=off",
+        1,
+        &workload,
+        &out,
+        &tool("c1"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("ENOSPC"), "{e}");
+    let (manifest, _) = flashlab_results::read_manifest(&out).unwrap();
+    assert_eq!(manifest.runs[0].status, flashlab_results::RunStatus::Failed);
+    assert!(manifest.runs[0].error.as_deref().unwrap().contains("ENOSPC"));
+}
