@@ -272,3 +272,24 @@ fn a_full_results_disk_is_named_and_the_run_is_marked_failed() {
     assert_eq!(manifest.runs[0].status, flashlab_results::RunStatus::Failed);
     assert!(manifest.runs[0].error.as_deref().unwrap().contains("ENOSPC"));
 }
+
+#[test]
+fn a_trace_point_is_checked_against_its_requests_not_its_flushes() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.trace");
+    let mut text = String::from("# flashlab-trace v1\n");
+    for i in 0..200u64 {
+        text.push_str(&format!("{} W {} 4096\n", i * 100_000, i * 8192));
+    }
+    text.push_str("20000000 F 0 0\n");
+    std::fs::write(&trace, text).unwrap();
+    let g = grid(&format!(
+        "device = \"ssd-m,capacity=128MiB,channels=2\"\n[trace]\npath = \"{}\"\n",
+        trace.display()
+    ))
+    .unwrap();
+    let o = run_point(&g, &g.point(0), dir.path(), &tool("c1")).unwrap();
+    assert_eq!(o.status, PointStatus::Ok, "{:?}", o.error);
+    assert_eq!(o.runs[0].ios, 200);
+    assert!(run_point(&g, &g.point(0), dir.path(), &tool("c1")).unwrap().resumed);
+}
