@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
@@ -159,8 +160,10 @@ def sweep(
         # the configuration, not where it is written nor whether records are
         # kept, so two sweeps of one grid into two directories shared their
         # tasks and the second directory missed points. The key names the
-        # work: the resolved grid, the point and the sweep directory.
-        sweep_token = tokenize(grid_json, str(root))[:12]
+        # work: the resolved grid, the point and the sweep directory. And
+        # this call: a sweep run again right away (a resume) got the first
+        # call's held results back without its tasks looking at the disk.
+        sweep_token = tokenize(grid_json, str(root), uuid.uuid4().hex)[:12]
         futures = {
             client.submit(
                 _run_point, point_json, workload_json, records, str(root),

@@ -52,8 +52,16 @@ fn export_refuses_a_fifo_records_file_at_once() {
     let dir = scratch();
     ok(&flashlab(
         &[
-            "run", "--device", "sim:ssd-m,capacity=128MiB,channels=2", "--pattern", "RW",
-            "--io-count", "100", "-o", "r", "-q",
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=128MiB,channels=2",
+            "--pattern",
+            "RW",
+            "--io-count",
+            "100",
+            "-o",
+            "r",
+            "-q",
         ],
         dir.path(),
     ));

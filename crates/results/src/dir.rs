@@ -630,8 +630,8 @@ pub fn read_manifest(root: &Path) -> Result<(Manifest, journal::JournalReplay), 
         });
     }
     let reader = io::BufReader::with_capacity(1 << 16, io::Read::take(file, MAX_MANIFEST_BYTES));
-    let mut manifest: Manifest = serde_json::from_reader(reader)
-        .map_err(|source| ManifestError::Manifest {
+    let mut manifest: Manifest =
+        serde_json::from_reader(reader).map_err(|source| ManifestError::Manifest {
             path: path.clone(),
             source,
         })?;

@@ -90,7 +90,11 @@ fn an_overlong_device_name_is_refused_when_the_manifest_is_read() {
     let started = Instant::now();
     let e = read_manifest(&root).unwrap_err();
     assert!(matches!(e, ManifestError::TooLarge { .. }), "{e}");
-    assert!(e.to_string().contains("the device's name is longer than 64 KiB"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("the device's name is longer than 64 KiB"),
+        "{e}"
+    );
     assert!(started.elapsed() < Duration::from_secs(2));
     // A name of ordinary length reads.
     let ok = dir.path().join("ok");

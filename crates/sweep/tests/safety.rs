@@ -230,7 +230,13 @@ impl SmallDisk {
         }
         let dir = tempfile::tempdir().unwrap();
         let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "flashlab-test"])
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={kib}k"),
+                "flashlab-test",
+            ])
             .arg(dir.path())
             .status()
             .is_ok_and(|s| s.success());
@@ -270,7 +276,11 @@ fn a_full_results_disk_is_named_and_the_run_is_marked_failed() {
     assert!(e.contains("ENOSPC"), "{e}");
     let (manifest, _) = flashlab_results::read_manifest(&out).unwrap();
     assert_eq!(manifest.runs[0].status, flashlab_results::RunStatus::Failed);
-    assert!(manifest.runs[0].error.as_deref().unwrap().contains("ENOSPC"));
+    assert!(manifest.runs[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("ENOSPC"));
 }
 
 #[test]
@@ -291,5 +301,9 @@ fn a_trace_point_is_checked_against_its_requests_not_its_flushes() {
     let o = run_point(&g, &g.point(0), dir.path(), &tool("c1")).unwrap();
     assert_eq!(o.status, PointStatus::Ok, "{:?}", o.error);
     assert_eq!(o.runs[0].ios, 200);
-    assert!(run_point(&g, &g.point(0), dir.path(), &tool("c1")).unwrap().resumed);
+    assert!(
+        run_point(&g, &g.point(0), dir.path(), &tool("c1"))
+            .unwrap()
+            .resumed
+    );
 }
