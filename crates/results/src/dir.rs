@@ -690,7 +690,7 @@ fn overlong_field(m: &Manifest) -> Option<String> {
 }
 
 /// Reads a JSON file of a results directory: only a regular file (a FIFO
-/// would block forever), of at most [`MAX_JSON_BYTES`], parsed as it is read.
+/// would block forever), of at most [`MAX_JSON_BYTES`].
 pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> io::Result<T> {
     let file = crate::records::open_regular(path)?;
     if file.metadata()?.len() > MAX_JSON_BYTES {
@@ -703,8 +703,11 @@ pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> io::Result<T> {
             ),
         ));
     }
-    let reader = io::BufReader::new(io::Read::take(file, MAX_JSON_BYTES));
-    serde_json::from_reader(reader).map_err(|e| {
+    // Small files: read whole, then parsed (several times faster than
+    // serde_json's byte-at-a-time reader; a 200,000-run `show` reads as many).
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut io::Read::take(file, MAX_JSON_BYTES), &mut bytes)?;
+    serde_json::from_slice(&bytes).map_err(|e| {
         io::Error::new(
             io::ErrorKind::InvalidData,
             format!("{}: {e}", path.display()),
