@@ -198,7 +198,10 @@ struct RunStatsOnly {
     stats: flashlab_results::RunStats,
 }
 
-fn run_stats(root: &Path, entry: &flashlab_results::RunEntry) -> Option<flashlab_results::RunStats> {
+fn run_stats(
+    root: &Path,
+    entry: &flashlab_results::RunEntry,
+) -> Option<flashlab_results::RunStats> {
     let path = root.join(&entry.dir).join("run.json");
     let run: RunStatsOnly = flashlab_results::dir::read_json(&path).ok()?;
     (run.name == entry.name).then_some(run.stats)
