@@ -101,12 +101,14 @@ def grid_toml(g: dict) -> str:
 def calibrate(records: bool, target_s: float = 1.0) -> int:
     """The IO count that makes one point take about `target_s` here (one in-process point)."""
     from flashlab import _native
+    from flashlab._sweep import _point_tasks
 
     n = 200_000
     g = _native.parse_grid(json.dumps(grid(1, n, prefill=True, records=records)), ".", "calibrate")
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
-        _native.run_point(g, 0, d)
+        _, point, workload, kept = _point_tasks(g)[0]
+        _native.run_point(point, workload, kept, d)
         took = time.perf_counter() - t0
     return max(int(n * target_s / took), 1000)
 
@@ -216,11 +218,14 @@ def cli_sweep(flashlab_bin: str, g: dict, jobs: int) -> dict:
 CONTROL_CHILD = """
 import sys, tempfile, time
 from flashlab import _native
+from flashlab._sweep import _point_tasks
 grid, k, first = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+tasks = _point_tasks(grid)
 with tempfile.TemporaryDirectory() as d:
     t0 = time.perf_counter()
     for i in range(k):
-        _native.run_point(grid, first + i, d)
+        _, point, workload, kept = tasks[first + i]
+        _native.run_point(point, workload, kept, d)
     t1 = time.perf_counter()
 print(t0, t1)
 """

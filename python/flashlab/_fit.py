@@ -59,7 +59,7 @@ import pandas as pd
 
 from . import _native
 from ._results import read_results
-from ._sweep import _run_point, default_client, load_grid
+from ._sweep import _point_tasks, _run_point, default_client, load_grid
 
 DEFAULT_METRICS: Tuple[str, ...] = ("latency_mean_ns", "latency_p50_ns", "latency_p99_ns")
 
@@ -182,18 +182,38 @@ def minimise(
 
 
 def _flashlab_bin(explicit: Optional[str]) -> str:
-    for c in [explicit, os.environ.get("FLASHLAB_BIN"), shutil.which("flashlab")]:
-        if c and Path(c).is_file():
-            return str(c)
-    raise FileNotFoundError(
-        "a validate: target runs the flashlab CLI: put it on PATH or set FLASHLAB_BIN (e.g. target/release/flashlab)"
-    )
+    """The flashlab CLI to run: ``explicit`` if given (it must exist: a
+    mistyped path is not silently replaced by another flashlab), else
+    ``$FLASHLAB_BIN``, else ``flashlab`` on PATH. It must answer
+    ``--version`` as flashlab."""
+    if explicit is not None:
+        if not Path(explicit).is_file():
+            raise FileNotFoundError(f"flashlab_bin={os.fspath(explicit)!r} does not exist; give the flashlab CLI, e.g. target/release/flashlab")
+        binary = os.fspath(explicit)
+    else:
+        found = [c for c in [os.environ.get("FLASHLAB_BIN"), shutil.which("flashlab")] if c and Path(c).is_file()]
+        if not found:
+            raise FileNotFoundError(
+                "a validate: target runs the flashlab CLI: put it on PATH or set FLASHLAB_BIN (e.g. target/release/flashlab)"
+            )
+        binary = found[0]
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60)
+        version = out.stdout.strip() if out.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError) as e:
+        version, out = "", e
+    if not version.startswith("flashlab"):
+        raise RuntimeError(
+            f"{binary} is not the flashlab CLI (`{binary} --version` printed {version[:80]!r}); "
+            "give flashlab_bin or FLASHLAB_BIN as target/release/flashlab"
+        )
+    return binary
 
 
 def _validate_point(binary: str, profile: str, overrides: str) -> str:
     """One candidate against the scoreboard: ``flashlab validate --profile
     PROFILE --set OVERRIDES --json`` (a Dask task). Returns its JSON, or
-    ``{"error": ...}``."""
+    ``{"error": ...}`` (also when the output is not validate's JSON)."""
     with tempfile.TemporaryDirectory(prefix="flashlab-fit-") as tmp:
         cmd = [binary, "validate", "--profile", profile, "--json", "--results", tmp]
         if overrides:
@@ -201,6 +221,12 @@ def _validate_point(binary: str, profile: str, overrides: str) -> str:
         out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         return json.dumps({"error": out.stderr.strip() or f"exit {out.returncode}"})
+    try:
+        json.loads(out.stdout)
+    except ValueError:
+        return json.dumps(
+            {"error": f"{binary} validate --json printed no JSON ({out.stdout[:80]!r}); is it the flashlab CLI of this package's version?"}
+        )
     return out.stdout
 
 
@@ -542,7 +568,8 @@ def fit(
         return json.dumps(load_grid(g))
 
     def submit(client: Any, v: Dict[str, Any]) -> Any:
-        return client.submit(_run_point, grid_for(v), 0, str(root), pure=False)
+        _, point_json, workload_json, records = _point_tasks(grid_for(v))[0]
+        return client.submit(_run_point, point_json, workload_json, records, str(root), pure=False)
 
     def parse(result: str) -> Tuple[Optional[str], Dict[str, Dict[str, float]]]:
         outcome = json.loads(result)

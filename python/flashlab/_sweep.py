@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import pandas as pd
 
@@ -30,11 +31,25 @@ def load_grid(grid: GridLike) -> Dict[str, Any]:
     return json.loads(_native.load_grid(os.fspath(grid)))
 
 
-def _run_point(grid_json: str, index: int, root: str) -> str:
-    """One Dask task: run point ``index`` (the GIL is released inside)."""
+def _run_point(point_json: str, workload_json: str, records: bool, root: str) -> str:
+    """One Dask task: run one point (the GIL is released inside).
+
+    A task carries its point and the sweep's workload, not the whole grid:
+    with the grid in every task, a sweep's payload grew with the square of
+    its points (593 MB at 10,000 points). A point whose own files fail is a
+    failed outcome, not an exception, so the sweep goes on.
+    """
     from flashlab import _native as native  # imported on the worker
 
-    return native.run_point(grid_json, index, root)
+    return native.run_point(point_json, workload_json, records, root)
+
+
+def _point_tasks(grid_json: str) -> List[Tuple[Dict[str, Any], str, str, bool]]:
+    """Each point of a resolved grid with what its task needs: (point, point JSON, workload JSON, records)."""
+    grid = json.loads(grid_json)
+    workload_json = json.dumps(grid["workload"])
+    records = bool(grid.get("records", True))
+    return [(p, json.dumps(p), workload_json, records) for p in json.loads(_native.grid_points(grid_json))]
 
 
 #: Dask settings of the LocalCluster that :func:`default_client` starts.
@@ -112,7 +127,12 @@ def sweep(
     ``findings.0.measured``...), flattened by the same Rust code as the CLI's.
 
     A failing point is a row with ``point_status == "failed"`` and its
-    error; the other points complete.
+    error (also when its own files cannot be written, or its task dies);
+    the other points complete and the table is written. Points run under
+    a lock each, so a second sweep into the same directory (or a resumed
+    one while a killed client's tasks still run) waits for a point and then
+    finds it done; a point written by another version of flashlab is run
+    again.
 
     ``records = false`` in the grid (``"records": False`` in a dict) keeps
     no per-IO records in the points' directories: each point is one thread
@@ -121,7 +141,7 @@ def sweep(
     """
     resolved = load_grid(grid)
     grid_json = json.dumps(resolved)
-    points = json.loads(_native.grid_points(grid_json))
+    tasks = _point_tasks(grid_json)
     root = Path(results) if results is not None else Path("results") / f"sweep-{resolved['name']}"
     root.mkdir(parents=True, exist_ok=True)
     root = root.resolve()
@@ -140,22 +160,29 @@ def sweep(
         # the configuration, not where it is written nor whether records are
         # kept, so two sweeps of one grid into two directories shared their
         # tasks and the second directory missed points. The key names the
-        # work: the resolved grid, the point and the sweep directory.
-        sweep_token = tokenize(grid_json, str(root))[:12]
-        futures = [
+        # work: the resolved grid, the point and the sweep directory. And
+        # this call: a sweep run again right away (a resume) got the first
+        # call's held results back without its tasks looking at the disk.
+        sweep_token = tokenize(grid_json, str(root), uuid.uuid4().hex)[:12]
+        futures = {
             client.submit(
-                _run_point, grid_json, p["index"], str(root), key=f"flashlab-point-{p['id']}-{sweep_token}", pure=False
-            )
-            for p in points
-        ]
+                _run_point, point_json, workload_json, records, str(root),
+                key=f"flashlab-point-{p['id']}-{sweep_token}", pure=False,
+            ): (p, point_json)
+            for p, point_json, workload_json, records in tasks
+        }
         outcomes: List[str] = []
-        for fut in as_completed(futures):
-            text = fut.result()
+        for fut in as_completed(list(futures)):
+            p, point_json = futures[fut]
+            try:
+                text = fut.result()
+            except Exception as e:  # the task died (worker lost, cluster error): that row fails, the sweep goes on
+                text = _native.failed_outcome(point_json, str(root), f"the point's task failed: {type(e).__name__}: {e}")
             outcomes.append(text)
             if progress:
                 o = json.loads(text)
                 state = "done earlier" if o.get("resumed") else o["status"]
-                print(f"point {o['point']['index'] + 1}/{len(points)} {o['point']['id']}: {state} {o.get('error') or ''}")
+                print(f"point {o['point']['index'] + 1}/{len(tasks)} {o['point']['id']}: {state} {o.get('error') or ''}")
     finally:
         if own:
             cluster = client.cluster

@@ -30,7 +30,9 @@ fn tool() -> ToolInfo {
     ToolInfo {
         name: "flashlab-python".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        git_commit: "unknown".into(),
+        // The commit this module was built from (build.rs): sweep points
+        // record it, and resume runs a point of another version again.
+        git_commit: env!("FLASHLAB_GIT_COMMIT").into(),
     }
 }
 
@@ -61,23 +63,41 @@ fn grid_points(grid_json: &str) -> PyResult<String> {
     to_json(&grid_from_json(grid_json)?.points())
 }
 
-/// Runs point `index` of the grid under `root/points/ID` (or returns it if
-/// done there already); returns its outcome as JSON. The GIL is released
-/// while the point runs.
+/// Runs one point (JSON, an element of `grid_points`) of a sweep whose
+/// workload (JSON) and records setting are given, under `root/points/ID`
+/// (or returns it if done there already); returns its outcome as JSON. A
+/// Dask task carries only this: its point and the workload, never the
+/// whole grid. A point whose own files cannot be written is a failed
+/// outcome, as in the CLI, so the sweep goes on. The GIL is released while
+/// the point runs.
 #[pyfunction]
-fn run_point(py: Python<'_>, grid_json: &str, index: usize, root: PathBuf) -> PyResult<String> {
-    let grid = grid_from_json(grid_json)?;
-    if index >= grid.len() {
-        return Err(err(format!(
-            "point {index} does not exist; the grid has {} points",
-            grid.len()
-        )));
-    }
-    let point = grid.point(index);
-    let outcome = py
-        .detach(|| flashlab_sweep::run_point(&grid, &point, &root, &tool()))
-        .map_err(sweep_err)?;
+fn run_point(
+    py: Python<'_>,
+    point_json: &str,
+    workload_json: &str,
+    records: bool,
+    root: PathBuf,
+) -> PyResult<String> {
+    let point: flashlab_sweep::Point = serde_json::from_str(point_json)
+        .map_err(|e| err(format!("internal: bad point JSON: {e}")))?;
+    let workload: WorkloadSpec = serde_json::from_str(workload_json)
+        .map_err(|e| err(format!("internal: bad workload JSON: {e}")))?;
+    let outcome = py.detach(|| {
+        flashlab_sweep::point::run_point_of(&workload, records, &point, &root, &tool())
+            .unwrap_or_else(|e| {
+                flashlab_sweep::PointOutcome::failed(&point, &root, &e.to_string())
+            })
+    });
     to_json(&outcome)
+}
+
+/// A failed outcome for a point whose task did not return one (its worker
+/// died, the cluster lost it): the row is marked failed with `message`.
+#[pyfunction]
+fn failed_outcome(point_json: &str, root: PathBuf, message: &str) -> PyResult<String> {
+    let point: flashlab_sweep::Point = serde_json::from_str(point_json)
+        .map_err(|e| err(format!("internal: bad point JSON: {e}")))?;
+    to_json(&flashlab_sweep::PointOutcome::failed(&point, &root, message))
 }
 
 /// Writes the tidy table of the given outcomes (JSON texts) as CSV at `path`.
@@ -89,6 +109,10 @@ fn write_table(grid_json: &str, outcomes: Vec<String>, path: PathBuf) -> PyResul
         .map(|o| serde_json::from_str(o).map_err(|e| err(format!("internal: bad outcome: {e}"))))
         .collect::<PyResult<_>>()?;
     list.sort_by_key(|o| o.point.index);
+    // Another sweep into the same directory writes its table under the same lock.
+    let root = path.parent().unwrap_or(Path::new("."));
+    let _table = flashlab_sweep::table::lock_table(root)
+        .map_err(|e| err(format!("cannot lock the table of {}: {e}", root.display())))?;
     flashlab_sweep::table::save_csv(&path, &grid, &list)
         .map_err(|e| err(format!("cannot write {}: {e}", path.display())))
 }
@@ -131,6 +155,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_grid, m)?)?;
     m.add_function(wrap_pyfunction!(grid_points, m)?)?;
     m.add_function(wrap_pyfunction!(run_point, m)?)?;
+    m.add_function(wrap_pyfunction!(failed_outcome, m)?)?;
     m.add_function(wrap_pyfunction!(write_table, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(profile_toml, m)?)?;

@@ -47,8 +47,13 @@ pub fn row(name: &str, t: &Throughput) -> [String; 10] {
 
 /// The table rows of one run: the run itself, then one per mode for mixes.
 pub fn rows(s: &RunSummary) -> Vec<[String; 10]> {
-    let mut out = vec![row(&s.name, &s.stats.all)];
-    for (mode, t) in &s.stats.by_mode {
+    rows_of(&s.name, &s.stats)
+}
+
+/// [`rows`] of a run's name and statistics.
+pub fn rows_of(name: &str, stats: &flashlab_results::RunStats) -> Vec<[String; 10]> {
+    let mut out = vec![row(name, &stats.all)];
+    for (mode, t) in &stats.by_mode {
         out.push(row(&format!("  {mode}"), t));
     }
     out

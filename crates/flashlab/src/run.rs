@@ -309,9 +309,19 @@ pub(crate) fn record_run(
     };
     match closed {
         Ok(tally) => Ok((status, error, Some(tally))),
-        Err(e) => Err(CliError::failure(format!(
-            "cannot write records of run {name}: {e}"
-        ))),
+        Err(e) => {
+            let text = match e.raw_os_error() {
+                Some(libc::ENOSPC) => format!(
+                    "cannot write records of run {name}: the results disk is full (ENOSPC: {e}); free space and run again"
+                ),
+                _ => format!("cannot write records of run {name}: {e}"),
+            };
+            // `show` lists the run as failed, not running (best effort: on a
+            // full disk the journal line may not fit either).
+            let _ = results.fail_run(idx, text.clone());
+            let _ = results.compact();
+            Err(CliError::failure(text))
+        }
     }
 }
 

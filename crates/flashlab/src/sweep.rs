@@ -51,9 +51,18 @@ pub fn sweep(args: SweepArgs) -> CliResult<()> {
             root.display()
         ))
     })?;
+    let lock_table = || {
+        table::lock_table(&root).map_err(|e| {
+            CliError::failure(format!("cannot lock the table of {}: {e}", root.display()))
+        })
+    };
     let grid_copy = root.join("grid.json");
-    flashlab_results::dir::write_json_atomic(&grid_copy, &grid)
-        .map_err(|e| CliError::failure(format!("cannot write {}: {e}", grid_copy.display())))?;
+    {
+        // Another sweep into this directory writes its grid.json and table under the same lock.
+        let _table = lock_table()?;
+        flashlab_results::dir::write_json_atomic(&grid_copy, &grid)
+            .map_err(|e| CliError::failure(format!("cannot write {}: {e}", grid_copy.display())))?;
+    }
     let total = grid.len();
     if !args.quiet {
         println!(
@@ -108,6 +117,7 @@ pub fn sweep(args: SweepArgs) -> CliResult<()> {
         b.finish_and_clear();
     }
     let csv = root.join("sweep.csv");
+    let _table = lock_table()?;
     table::save_csv(&csv, &grid, &outcomes)
         .map_err(|e| CliError::failure(format!("cannot write {}: {e}", csv.display())))?;
     #[cfg(feature = "parquet")]

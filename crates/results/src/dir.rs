@@ -492,6 +492,28 @@ impl ResultsDir {
         Ok(summary)
     }
 
+    /// Records that run `idx` failed before its statistics could be
+    /// computed (its records could not be written, say on a full disk):
+    /// status `failed` with `error`, and no `run.json`. `show` then lists
+    /// it as failed, not running. Best effort on a full disk: the journal
+    /// line may not fit either.
+    pub fn fail_run(&mut self, idx: usize, error: String) -> io::Result<()> {
+        let entry = &mut self.manifest.runs[idx];
+        entry.status = RunStatus::Failed;
+        entry.error = Some(error.clone());
+        let workload = self.workload_changed[idx].then(|| entry.workload.clone());
+        let name = entry.name.clone();
+        self.journal.borrow_mut().append(&[JournalEvent::Finished {
+            run: idx,
+            name,
+            status: RunStatus::Failed,
+            error: Some(error),
+            workload,
+        }])?;
+        self.workload_changed[idx] = false;
+        Ok(())
+    }
+
     /// Writes the whole `manifest.json` (atomically) and then removes the
     /// journal, whose events it now holds. [`Self::write_summary`] does it,
     /// so every command compacts when it ends (also when interrupted or
@@ -589,23 +611,116 @@ impl ResultsDir {
     }
 }
 
+/// The largest `manifest.json` (or journal) read: 1 GiB, ten times a
+/// 200,000-run manifest. A larger one is not flashlab's.
+pub const MAX_MANIFEST_BYTES: u64 = 1 << 30;
+
+/// The longest text a manifest holds in one field (a device's name, a run's
+/// name or error, a command-line word): 64 KiB. Reports copy these into
+/// every table and chart, so a hostile directory's 300 MB device name would
+/// cost gigabytes; it is refused when the manifest is read.
+pub const MAX_FIELD_BYTES: usize = 64 << 10;
+
+/// The largest `run.json` (or other JSON file of a results directory) read: 64 MiB.
+pub const MAX_JSON_BYTES: u64 = 64 << 20;
+
 /// `root`'s manifest as it stands: `manifest.json` with the journal, if
 /// any, applied. Every reader goes through here (or [`ResultsDir::open`]).
+/// The file is parsed as it is read (no copy of its text), only if it is a
+/// regular file (a FIFO would block forever) of at most
+/// [`MAX_MANIFEST_BYTES`], and every text field is at most [`MAX_FIELD_BYTES`].
 pub fn read_manifest(root: &Path) -> Result<(Manifest, journal::JournalReplay), ManifestError> {
     let path = root.join("manifest.json");
-    let text = fs::read_to_string(&path).map_err(|source| ManifestError::Io {
+    let io_err = |source| ManifestError::Io {
         path: path.clone(),
         source,
-    })?;
+    };
+    let file = crate::records::open_regular(&path).map_err(io_err)?;
+    if file.metadata().map_err(io_err)?.len() > MAX_MANIFEST_BYTES {
+        return Err(ManifestError::TooLarge {
+            path,
+            what: format!("the file is larger than {} MiB", MAX_MANIFEST_BYTES >> 20),
+        });
+    }
+    let reader = io::BufReader::with_capacity(1 << 16, io::Read::take(file, MAX_MANIFEST_BYTES));
     let mut manifest: Manifest =
-        serde_json::from_str(&text).map_err(|source| ManifestError::Manifest { path, source })?;
+        serde_json::from_reader(reader).map_err(|source| ManifestError::Manifest {
+            path: path.clone(),
+            source,
+        })?;
     let replay = journal::replay(root, &mut manifest)?;
+    if let Some(field) = overlong_field(&manifest) {
+        return Err(ManifestError::TooLarge {
+            path,
+            what: format!("{field} is longer than {} KiB", MAX_FIELD_BYTES >> 10),
+        });
+    }
     Ok((manifest, replay))
 }
 
+/// The first text field of `m` longer than [`MAX_FIELD_BYTES`], named.
+fn overlong_field(m: &Manifest) -> Option<String> {
+    let long = |s: &str| s.len() > MAX_FIELD_BYTES;
+    let d = &m.device;
+    if long(&d.name) {
+        return Some("the device's name".into());
+    }
+    if let Some((k, _)) = d.identity.iter().find(|(k, v)| long(k) || long(v)) {
+        return Some(format!("the device's identity field {:.40}", k));
+    }
+    let header = [
+        ("tool.name", &m.tool.name),
+        ("tool.version", &m.tool.version),
+        ("tool.git_commit", &m.tool.git_commit),
+        ("host.hostname", &m.host.hostname),
+        ("host.kernel", &m.host.kernel),
+        ("engine", &m.engine),
+    ];
+    if let Some((name, _)) = header.iter().find(|(_, v)| long(v)) {
+        return Some((*name).into());
+    }
+    if m.command_line.iter().any(|w| long(w)) {
+        return Some("a word of the command line".into());
+    }
+    for (i, r) in m.runs.iter().enumerate() {
+        let spec_name = r.workload.pattern().map(|p| p.name.as_str()).unwrap_or("");
+        let trace = match &r.workload {
+            Workload::Replay(t) => [t.trace_path.as_str(), &t.format, &t.loop_mode, &t.fit]
+                .into_iter()
+                .any(long),
+            Workload::Pattern(_) => false,
+        };
+        if long(&r.name)
+            || long(&r.dir)
+            || long(spec_name)
+            || trace
+            || r.error.as_deref().is_some_and(long)
+        {
+            return Some(format!("a text field of run {}", i + 1));
+        }
+    }
+    None
+}
+
+/// Reads a JSON file of a results directory: only a regular file (a FIFO
+/// would block forever), of at most [`MAX_JSON_BYTES`].
 pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> io::Result<T> {
-    let text = fs::read_to_string(path)?;
-    serde_json::from_str(&text).map_err(|e| {
+    let file = crate::records::open_regular(path)?;
+    if file.metadata()?.len() > MAX_JSON_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{} is larger than {} MiB; it is not a file flashlab wrote",
+                path.display(),
+                MAX_JSON_BYTES >> 20
+            ),
+        ));
+    }
+    // Small files: read whole, then parsed (several times faster than
+    // serde_json's byte-at-a-time reader; a 200,000-run `show` reads as many).
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut io::Read::take(file, MAX_JSON_BYTES), &mut bytes)?;
+    serde_json::from_slice(&bytes).map_err(|e| {
         io::Error::new(
             io::ErrorKind::InvalidData,
             format!("{}: {e}", path.display()),

@@ -83,6 +83,9 @@ pub enum ManifestError {
         line: usize,
         reason: String,
     },
+    /// The manifest or journal is beyond the limits of what flashlab writes
+    /// (`what` says which: the file's size, a text field's length).
+    TooLarge { path: PathBuf, what: String },
 }
 
 impl fmt::Display for ManifestError {
@@ -92,6 +95,11 @@ impl fmt::Display for ManifestError {
             ManifestError::Manifest { path, source } => write!(
                 f,
                 "{}: not a flashlab manifest ({source}); the results directory is damaged, restore it or re-run",
+                path.display()
+            ),
+            ManifestError::TooLarge { path, what } => write!(
+                f,
+                "{}: {what}, beyond what flashlab writes; the results directory is damaged or not flashlab's, restore it or re-run",
                 path.display()
             ),
             ManifestError::JournalLine { path, line, reason } => write!(
@@ -108,7 +116,7 @@ impl std::error::Error for ManifestError {
         match self {
             ManifestError::Io { source, .. } => Some(source),
             ManifestError::Manifest { source, .. } => Some(source),
-            ManifestError::JournalLine { .. } => None,
+            ManifestError::JournalLine { .. } | ManifestError::TooLarge { .. } => None,
         }
     }
 }
@@ -160,7 +168,7 @@ pub struct JournalReplay {
 /// `root/manifest.json`).
 pub fn replay(root: &Path, manifest: &mut Manifest) -> Result<JournalReplay, ManifestError> {
     let path = root.join(JOURNAL_FILE);
-    let bytes = match fs::read(&path) {
+    let bytes = match read_journal(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(JournalReplay::default()),
         Err(source) => return Err(ManifestError::Io { path, source }),
@@ -192,6 +200,26 @@ pub fn replay(root: &Path, manifest: &mut Manifest) -> Result<JournalReplay, Man
         out.valid_bytes = start as u64;
     }
     Ok(out)
+}
+
+/// The journal's bytes: only a regular file (never a FIFO, which would
+/// block), of at most [`crate::dir::MAX_MANIFEST_BYTES`].
+fn read_journal(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = crate::records::open_regular(path)?;
+    if file.metadata()?.len() > crate::dir::MAX_MANIFEST_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "the journal is larger than {} MiB, beyond what flashlab writes",
+                crate::dir::MAX_MANIFEST_BYTES >> 20
+            ),
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(crate::dir::MAX_MANIFEST_BYTES)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 fn entry_mut<'a>(

@@ -150,6 +150,10 @@ pub struct RecordWriter {
     /// False for a writer that keeps no records ([`RecordWriter::tally_only`]):
     /// it never starts the records thread.
     threaded: bool,
+    /// The error that stopped the writer (say ENOSPC), as (OS error code,
+    /// kind, text): every later call reports it again, so that `finish`
+    /// after a failed append names the cause, not "already closed".
+    stopped: Option<(Option<i32>, io::ErrorKind, String)>,
 }
 
 enum WriterState {
@@ -551,6 +555,7 @@ impl RecordWriter {
                 behind,
             )))),
             threaded: true,
+            stopped: None,
         })
     }
 
@@ -565,6 +570,7 @@ impl RecordWriter {
             written: 0,
             state: Some(WriterState::Inline(Box::new(Drain::new(None, None, None)))),
             threaded: false,
+            stopped: None,
         }
     }
 
@@ -573,9 +579,30 @@ impl RecordWriter {
         self.batch.push(*r);
         self.written += 1;
         if self.batch.len() >= BATCH_RECORDS {
-            self.hand_off()?;
+            let handed = self.hand_off();
+            return self.remember(handed);
         }
         Ok(())
+    }
+
+    /// Keeps the first error that stopped the writer, and turns later
+    /// calls' errors into it.
+    fn remember<T>(&mut self, result: io::Result<T>) -> io::Result<T> {
+        match (result, &self.stopped) {
+            (Ok(v), _) => Ok(v),
+            (Err(_), Some(first)) => Err(Self::again(first)),
+            (Err(e), None) => {
+                self.stopped = Some((e.raw_os_error(), e.kind(), e.to_string()));
+                Err(e)
+            }
+        }
+    }
+
+    fn again((code, kind, text): &(Option<i32>, io::ErrorKind, String)) -> io::Error {
+        match code {
+            Some(c) => io::Error::from_raw_os_error(*c),
+            None => io::Error::new(*kind, text.clone()),
+        }
     }
 
     /// Gives the full batch to the records thread (starting it the first time).
@@ -642,7 +669,8 @@ impl RecordWriter {
     /// `dir`). Returns the statistics' first pass over every record written
     /// ([`RunStats::from_tally`](crate::stats::RunStats::from_tally)).
     pub fn finish(mut self) -> io::Result<Tally> {
-        self.close()
+        let closed = self.close();
+        self.remember(closed)
     }
 
     fn close(&mut self) -> io::Result<Tally> {
@@ -677,6 +705,29 @@ impl Drop for RecordWriter {
             let _ = self.close();
         }
     }
+}
+
+/// Opens `path` for reading if it is a regular file. A results directory
+/// may be hostile or damaged: opening a FIFO would wait forever for a
+/// writer and a device would be read without end, so the open does not
+/// block (O_NONBLOCK, which regular files ignore) and anything but a
+/// regular file is refused.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is not a regular file; a results directory holds only files written by flashlab",
+                path.display()
+            ),
+        ));
+    }
+    Ok(file)
 }
 
 /// Why a records file cannot be read.
@@ -747,7 +798,7 @@ impl RecordFile {
     }
 
     pub fn open(path: &Path) -> Result<RecordFile, RecordsError> {
-        let mut file = File::open(path)?;
+        let mut file = open_regular(path)?;
         let len = file.metadata()?.len();
         let mut header = [0u8; HEADER_BYTES];
         if len < HEADER_BYTES as u64 {
@@ -785,7 +836,7 @@ impl RecordFile {
     /// record)`, with `None` for a record whose mode byte is invalid
     /// (a damaged file).
     pub fn for_each(&self, mut visit: impl FnMut(u64, Option<IoRecord>)) -> io::Result<()> {
-        let mut file = File::open(&self.path)?;
+        let mut file = open_regular(&self.path)?;
         file.seek(SeekFrom::Start(HEADER_BYTES as u64))?;
         // A small run's pass allocates only what it reads.
         let chunk = (self.records as usize).min(CHUNK_RECORDS);

@@ -22,11 +22,16 @@
 //! #        configuration, metrics = ["table3"] keeps some summary values)
 //! # records = false   (pattern, trace and replicate points keep no per-IO
 //! #                    records: metrics only, percentiles from the histogram)
+//! # max_points = 500000   (raises the limit on the number of points, 100,000)
 //! ```
 //!
 //! Points are the Cartesian product of the parameters (keys in alphabetical
 //! order, the first key varying slowest, values in the order written) and
-//! the seeds (varying fastest).
+//! the seeds (varying fastest). A value written twice in one list (`seeds =
+//! [1, 1]`, or `1` and `1.0`, which the simulator reads alike) is one value:
+//! two copies of a point would run at once into one directory. The number
+//! of points is counted (checked, before anything is expanded) and refused
+//! above [`DEFAULT_MAX_POINTS`] unless the grid raises `max_points`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -166,6 +171,7 @@ struct GridFile {
     replicate_runs: Option<Vec<String>>,
     suite: Option<SuiteSpec>,
     records: Option<bool>,
+    max_points: Option<u64>,
 }
 
 const GRID_KEYS: &[&str] = &[
@@ -180,7 +186,14 @@ const GRID_KEYS: &[&str] = &[
     "replicate_runs",
     "suite",
     "records",
+    "max_points",
 ];
+
+/// The most points a grid may have unless it sets `max_points`: each point
+/// costs some hundreds of bytes before it runs (its expansion, its task,
+/// its outcome), so a typo such as a million-value list is refused at once
+/// instead of filling memory.
+pub const DEFAULT_MAX_POINTS: u64 = 100_000;
 
 fn describe(msg: &str) -> String {
     let msg = msg.replace('\n', " ");
@@ -244,12 +257,7 @@ pub struct Point {
 impl Grid {
     /// Reads a grid file; relative paths in it are taken from the file's directory.
     pub fn load(path: &Path) -> Result<Grid, SweepError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            SweepError::Grid(format!(
-                "cannot read grid file {}: {e}; check the path",
-                path.display()
-            ))
-        })?;
+        let text = read_grid_text(path)?;
         let base = path.parent().unwrap_or(Path::new(""));
         let default_name = path
             .file_stem()
@@ -318,15 +326,33 @@ impl Grid {
                     "{origin}: parameter {key} has no values; give a list such as {key} = [1, 2] or remove it"
                 )));
             }
+            // Values the simulator reads alike (the same override text) are one value.
+            let mut seen = std::collections::HashSet::new();
+            let values: Vec<ParamValue> = values
+                .into_iter()
+                .filter(|v| seen.insert(v.to_string()))
+                .collect();
             parameters.push((key.clone(), values));
         }
-        let seeds = file
+        let mut seeds = file
             .seeds
             .unwrap_or_else(|| vec![flashlab_pattern::DEFAULT_SEED]);
         if seeds.is_empty() {
             return Err(SweepError::Grid(format!(
                 "{origin}: seeds is empty; give at least one, e.g. seeds = [1]"
             )));
+        }
+        let mut seen = std::collections::HashSet::new();
+        seeds.retain(|s| seen.insert(*s));
+        let max_points = file.max_points.unwrap_or(DEFAULT_MAX_POINTS);
+        match count_points(&parameters, seeds.len()) {
+            Some(n) if n <= max_points => {}
+            count => {
+                let count = count.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string());
+                return Err(SweepError::Grid(format!(
+                    "{origin}: the grid has {count} points, above the limit of {max_points}; shorten the parameter lists, or raise the limit with max_points = N if you mean it"
+                )));
+            }
         }
         let given = [
             !file.run.is_empty(),
@@ -455,6 +481,47 @@ impl Grid {
             device,
         }
     }
+}
+
+/// The largest grid file read: 16 MiB, as the CLI's pattern files.
+pub const MAX_GRID_FILE_BYTES: u64 = 16 << 20;
+
+/// Reads a grid file with a size limit, so that `/dev/zero`, a FIFO left
+/// open or a disk image given by mistake is refused at once instead of
+/// filling memory.
+fn read_grid_text(path: &Path) -> Result<String, SweepError> {
+    use std::io::Read;
+    let shown = path.display();
+    let cannot = |e: std::io::Error| {
+        SweepError::Grid(format!(
+            "cannot read grid file {shown}: {e}; check the path"
+        ))
+    };
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_GRID_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_GRID_FILE_BYTES {
+        return Err(SweepError::Grid(format!(
+            "grid file {shown} is larger than {} MiB; is it the right file?",
+            MAX_GRID_FILE_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        SweepError::Grid(format!(
+            "grid file {shown} is not UTF-8 text; give a TOML grid file"
+        ))
+    })
+}
+
+/// The number of points of `parameters` x `seeds`, or `None` when it does
+/// not fit in 64 bits (nor, then, in memory).
+fn count_points(parameters: &[(String, Vec<ParamValue>)], seeds: usize) -> Option<u64> {
+    parameters
+        .iter()
+        .try_fold(seeds as u64, |n, (_, v)| n.checked_mul(v.len() as u64))
+        .filter(|n| usize::try_from(*n).is_ok())
 }
 
 /// A suite workload's name, options and metric paths, before any point

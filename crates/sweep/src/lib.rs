@@ -22,6 +22,7 @@
 pub mod error;
 pub mod grid;
 pub mod local;
+pub mod lock;
 pub mod point;
 pub mod table;
 

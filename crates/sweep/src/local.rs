@@ -10,9 +10,8 @@ use std::sync::Mutex;
 
 use flashlab_results::ToolInfo;
 
-use crate::error::SweepError;
-use crate::grid::{Grid, Point};
-use crate::point::{run_point, PointOutcome, PointStatus};
+use crate::grid::Grid;
+use crate::point::{run_point, PointOutcome};
 
 /// Runs every point of `grid` under `root` on `jobs` threads and returns the
 /// outcomes in expansion order. `on_done` is called (from the worker
@@ -33,8 +32,8 @@ pub fn run_local(
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(point) = points.get(i) else { break };
-                let outcome =
-                    run_point(grid, point, root, tool).unwrap_or_else(|e| failed(point, root, e));
+                let outcome = run_point(grid, point, root, tool)
+                    .unwrap_or_else(|e| PointOutcome::failed(point, root, &e.to_string()));
                 on_done(&outcome);
                 done.lock()
                     .expect("no worker panics while holding the lock")[i] = Some(outcome);
@@ -46,20 +45,4 @@ pub fn run_local(
         .into_iter()
         .map(|o| o.expect("every point ran"))
         .collect()
-}
-
-fn failed(point: &Point, root: &Path, e: SweepError) -> PointOutcome {
-    PointOutcome {
-        point: point.clone(),
-        status: PointStatus::Failed,
-        error: Some(e.to_string()),
-        runs: Vec::new(),
-        suite_metrics: None,
-        workload: None,
-        records: true,
-        results_dir: crate::point::point_dir(root, point),
-        wall_s: 0.0,
-        cpu_s: 0.0,
-        resumed: false,
-    }
 }

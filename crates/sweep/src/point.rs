@@ -1,11 +1,15 @@
 //! Running one point: build the simulated device, run the workload into a
 //! results directory, and keep each run's metrics.
 //!
-//! A point is single-threaded and touches nothing outside its own directory,
-//! so points run side by side on threads, processes or machines. Its last
-//! act is writing `point.json` (atomically): a directory with a `point.json`
-//! whose status is `ok` is done, and [`run_point`] returns it without
-//! running it again (resume). Anything else is removed and run afresh.
+//! A point is single-threaded and touches nothing outside its own directory
+//! (and its lock and working copy in `.points-work/`), so points run side by
+//! side on threads, processes or machines. It is written into a fresh
+//! working directory, checked against its plan, marked with `point.json`
+//! and renamed into `points/ID` whole, under a lock that dies with its
+//! holder ([`run_point_of`]). A point whose marker says `ok` for the same
+//! workload and version and whose files hold every planned IO is done:
+//! [`run_point`] returns it, its metrics read back from those files,
+//! without running it again (resume). Anything else is run afresh.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -21,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SweepError;
 use crate::grid::{is_kept, records_kept, Grid, Point, SuiteSpec, TraceSpec, WorkloadSpec};
+use crate::lock::Lock;
 
 /// The most outstanding IOs a simulated device is opened for (as `flashlab run`).
 pub const SIM_MAX_OUTSTANDING: usize = 4096;
@@ -122,6 +127,10 @@ pub struct PointOutcome {
     /// `records = false`); a point done the other way is run again.
     #[serde(default = "records_kept", skip_serializing_if = "is_kept")]
     pub records: bool,
+    /// The git commit of the flashlab that wrote the point (`ToolInfo::git_commit`):
+    /// resume runs a point written by another version again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_commit: Option<String>,
     /// The point's results directory, as it was written.
     pub results_dir: PathBuf,
     /// Wall-clock time the point took (not a metric: it differs between identical runs).
@@ -137,10 +146,37 @@ pub struct PointOutcome {
     pub resumed: bool,
 }
 
+impl PointOutcome {
+    /// A point that could not run or be written at all (its own files
+    /// failed, or its task died): a `failed` row with `error`, so that the
+    /// sweep goes on and its table is written.
+    pub fn failed(point: &Point, root: &Path, error: &str) -> PointOutcome {
+        PointOutcome {
+            point: point.clone(),
+            status: PointStatus::Failed,
+            error: Some(error.to_string()),
+            runs: Vec::new(),
+            suite_metrics: None,
+            workload: None,
+            records: true,
+            git_commit: None,
+            results_dir: point_dir(root, point),
+            wall_s: 0.0,
+            cpu_s: 0.0,
+            resumed: false,
+        }
+    }
+}
+
 /// Where point `id` of a sweep rooted at `root` keeps its results.
 pub fn point_dir(root: &Path, point: &Point) -> PathBuf {
     root.join("points").join(&point.id)
 }
+
+/// The sweep's working files, beside `points/` so that `points/` holds only
+/// finished points: each point's lock (`ID.lock`) and the directory a
+/// point is written into before it is renamed into place (`ID.partial`).
+pub const WORK_DIR: &str = ".points-work";
 
 /// Runs one point of `grid` into `root/points/ID` (or returns it if already done there).
 ///
@@ -153,47 +189,82 @@ pub fn run_point(
     root: &Path,
     tool: &ToolInfo,
 ) -> Result<PointOutcome, SweepError> {
+    run_point_of(&grid.workload, grid.records, point, root, tool)
+}
+
+/// [`run_point`] given only what the point needs: its workload and whether
+/// it keeps records (what a Dask task carries, instead of the whole grid).
+///
+/// One holder at a time runs a point: it takes the point's lock (which dies
+/// with it), then either finds the point complete ([`completed`]) or runs it
+/// into a fresh `ID.partial` directory, checks what it wrote against its
+/// plan, and renames it into place. A second sweep of the same point waits
+/// for the first and then finds it done; a killed attempt leaves only a
+/// partial directory, which the next holder removes.
+pub fn run_point_of(
+    workload: &WorkloadSpec,
+    records: bool,
+    point: &Point,
+    root: &Path,
+    tool: &ToolInfo,
+) -> Result<PointOutcome, SweepError> {
+    let work = root.join(WORK_DIR);
+    std::fs::create_dir_all(&work).map_err(SweepError::io(&work))?;
+    let points = root.join("points");
+    std::fs::create_dir_all(&points).map_err(SweepError::io(&points))?;
+    let lock_path = work.join(format!("{}.lock", point.id));
+    let _lock = Lock::exclusive(&lock_path).map_err(SweepError::io(&lock_path))?;
     let dir = point_dir(root, point);
-    let marker = dir.join(POINT_FILE);
-    if let Ok(done) = flashlab_results::dir::read_json::<PointOutcome>(&marker) {
-        if done.status == PointStatus::Ok
-            && done.point == *point
-            && done.workload.as_ref() == Some(&grid.workload)
-            && done.records == grid.records
-        {
-            return Ok(PointOutcome {
-                resumed: true,
-                ..done
-            });
-        }
+    if let Some(done) = completed(workload, records, point, &dir, tool) {
+        return Ok(PointOutcome {
+            resumed: true,
+            ..done
+        });
     }
-    if dir.exists() {
-        // An unfinished or failed attempt of this very point: ours to replace.
-        std::fs::remove_dir_all(&dir).map_err(SweepError::io(&dir))?;
+    // We hold the lock: a partial directory of this point is a dead attempt's.
+    let partial = work.join(format!("{}.partial", point.id));
+    if partial.symlink_metadata().is_ok() {
+        std::fs::remove_dir_all(&partial).map_err(SweepError::io(&partial))?;
     }
-    std::fs::create_dir_all(&dir).map_err(SweepError::io(&dir))?;
+    std::fs::create_dir(&partial).map_err(SweepError::io(&partial))?;
     let started = Instant::now();
     let cpu_started = thread_cpu_s();
     let mut runs = Vec::new();
     let mut summary = None;
+    let partial_results = partial.join("results");
     let result = simulate_into(
         &point.device,
         point.seed,
-        &grid.workload,
-        if grid.records {
+        workload,
+        if records {
             Keep::RecordsOutOfCache
         } else {
             Keep::Metrics
         },
-        &dir.join("results"),
+        &partial_results,
         tool,
         &mut runs,
         &mut summary,
     );
     let (status, error) = match result {
-        Ok(()) => (PointStatus::Ok, None),
-        Err(SweepError::Io { path, source }) if path.starts_with(&dir) => {
-            return Err(SweepError::Io { path, source })
+        // The figures reported are those read back from the point's own files.
+        Ok(()) => match verify(&partial_results, workload, records) {
+            Ok(read_back) => {
+                runs = read_back;
+                (PointStatus::Ok, None)
+            }
+            Err(e) => (
+                PointStatus::Failed,
+                Some(format!(
+                    "the point's files do not match its plan: {e}; run the sweep again to redo it"
+                )),
+            ),
+        },
+        Err(SweepError::Io { path, source }) if path.starts_with(&partial) => {
+            return Err(SweepError::Io {
+                path: relocate(&path, &partial, &dir),
+                source,
+            })
         }
         Err(e) => (PointStatus::Failed, Some(e.to_string())),
     };
@@ -201,25 +272,189 @@ pub fn run_point(
         point: point.clone(),
         status,
         error,
-        runs: match &grid.workload {
+        runs: match workload {
             WorkloadSpec::Suite(_) => Vec::new(),
             _ => runs.iter().map(RunMetrics::from_summary).collect(),
         },
-        suite_metrics: match &grid.workload {
+        suite_metrics: match workload {
             WorkloadSpec::Suite(s) => summary
                 .as_ref()
                 .map(|v| crate::table::flatten_summary(v, s.metrics.as_deref())),
             _ => None,
         },
-        workload: Some(grid.workload.clone()),
-        records: grid.records,
+        workload: Some(workload.clone()),
+        records,
+        git_commit: Some(tool.git_commit.clone()),
         results_dir: dir.join("results"),
         wall_s: started.elapsed().as_secs_f64(),
         cpu_s: thread_cpu_s() - cpu_started,
         resumed: false,
     };
+    let marker = partial.join(POINT_FILE);
     flashlab_results::dir::write_json_atomic(&marker, &outcome).map_err(SweepError::io(&marker))?;
+    point_summary_names(&partial_results, &dir.join("results"))?;
+    // Into place: move a previous attempt (failed, or of another workload)
+    // aside, then rename the complete directory over its name.
+    if dir.symlink_metadata().is_ok() {
+        let old = work.join(format!("{}.old", point.id));
+        if old.symlink_metadata().is_ok() {
+            std::fs::remove_dir_all(&old).map_err(SweepError::io(&old))?;
+        }
+        std::fs::rename(&dir, &old).map_err(SweepError::io(&dir))?;
+        std::fs::remove_dir_all(&old).map_err(SweepError::io(&old))?;
+    }
+    std::fs::rename(&partial, &dir).map_err(SweepError::io(&dir))?;
     Ok(outcome)
+}
+
+/// `path` under `from`, named as it will be under `to` (messages name the
+/// point's directory, not its working copy).
+fn relocate(path: &Path, from: &Path, to: &Path) -> PathBuf {
+    path.strip_prefix(from)
+        .map(|rest| to.join(rest))
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// `summary.json` names the directory it was written in: the partial one.
+/// Name the point's own directory instead, where it is read from.
+fn point_summary_names(written: &Path, final_dir: &Path) -> Result<(), SweepError> {
+    let path = written.join("summary.json");
+    let Ok(mut summary) = flashlab_results::dir::read_json::<serde_json::Value>(&path) else {
+        return Ok(()); // a point that failed before its first run has none
+    };
+    if let Some(m) = summary.as_object_mut() {
+        m.insert("results_dir".into(), final_dir.display().to_string().into());
+    }
+    flashlab_results::dir::write_json_atomic(&path, &summary).map_err(SweepError::io(&path))
+}
+
+/// The point in `dir`, if it is complete: its marker says `ok` for this
+/// very point, workload, records setting and version of flashlab, and its
+/// files hold every run it planned ([`verify`]). The runs' metrics are
+/// read again from those files, not taken from the marker.
+pub fn completed(
+    workload: &WorkloadSpec,
+    records: bool,
+    point: &Point,
+    dir: &Path,
+    tool: &ToolInfo,
+) -> Option<PointOutcome> {
+    let done: PointOutcome = read_bounded_json(&dir.join(POINT_FILE)).ok()?;
+    if done.status != PointStatus::Ok
+        || done.point != *point
+        || done.workload.as_ref() != Some(workload)
+        || done.records != records
+        || done.git_commit.as_deref() != Some(tool.git_commit.as_str())
+    {
+        return None;
+    }
+    let runs = verify(&dir.join("results"), workload, records).ok()?;
+    Some(PointOutcome {
+        runs: match workload {
+            WorkloadSpec::Suite(_) => Vec::new(),
+            _ => runs.iter().map(RunMetrics::from_summary).collect(),
+        },
+        results_dir: dir.join("results"),
+        ..done
+    })
+}
+
+/// The largest `point.json` read back (a suite point's metrics included).
+const MAX_MARKER_BYTES: u64 = 16 << 20;
+
+fn read_bounded_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    if !file.metadata().map_err(|e| e.to_string())?.is_file() {
+        return Err(format!("{} is not a regular file", path.display()));
+    }
+    let mut text = Vec::new();
+    file.take(MAX_MARKER_BYTES + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_MARKER_BYTES {
+        return Err(format!("{} is larger than 16 MiB", path.display()));
+    }
+    serde_json::from_slice(&text).map_err(|e| e.to_string())
+}
+
+/// Checks a point's results directory against its plan and returns its
+/// runs' summaries as written: every planned run is complete, each run's
+/// statistics count exactly the IOs its workload planned, and its records
+/// file (when kept) holds exactly those IOs, no torn tail.
+fn verify(
+    results: &Path,
+    workload: &WorkloadSpec,
+    records: bool,
+) -> Result<Vec<RunSummary>, String> {
+    let (manifest, _) = flashlab_results::read_manifest(results).map_err(|e| e.to_string())?;
+    let expected_runs = match workload {
+        WorkloadSpec::Patterns { runs } => Some(runs.len()),
+        WorkloadSpec::Trace(_) => Some(1),
+        WorkloadSpec::Replicate {
+            runs: Some(names), ..
+        } => Some(names.len()),
+        WorkloadSpec::Replicate { runs: None, .. } | WorkloadSpec::Suite(_) => None,
+    };
+    if let Some(n) = expected_runs {
+        if manifest.runs.len() != n {
+            return Err(format!(
+                "{} runs in its manifest, {n} planned",
+                manifest.runs.len()
+            ));
+        }
+    }
+    if manifest.runs.is_empty() {
+        return Err("no runs in its manifest".into());
+    }
+    let mut summaries = Vec::with_capacity(manifest.runs.len());
+    for run in &manifest.runs {
+        if run.status != RunStatus::Complete {
+            return Err(format!("run {} is {}", run.name, run.status.name()));
+        }
+        let run_dir = results.join(&run.dir);
+        let summary: RunSummary = read_bounded_json(&run_dir.join("run.json"))?;
+        if summary.status != RunStatus::Complete || summary.name != run.name {
+            return Err(format!(
+                "run {}'s run.json is not its complete run",
+                run.name
+            ));
+        }
+        let s = &summary.stats;
+        let counted = s.all.ios + s.ios_ignored + s.ios_failed;
+        let planned = match &run.workload {
+            Workload::Pattern(p) => p.total_ios(),
+            Workload::Replay(r) => r.requests,
+        };
+        if counted != planned {
+            return Err(format!(
+                "run {} counted {counted} IOs, {planned} planned",
+                run.name
+            ));
+        }
+        if records != run.records {
+            return Err(format!("run {}'s records setting differs", run.name));
+        }
+        if run.records {
+            let path = run_dir.join("records.bin");
+            let meta =
+                std::fs::symlink_metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            if !meta.is_file() {
+                return Err(format!("{} is not a regular file", path.display()));
+            }
+            let file = flashlab_results::records::RecordFile::open(&path)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            if file.len() != planned || file.torn_bytes() != 0 {
+                return Err(format!(
+                    "run {}'s records.bin holds {} records, {planned} planned",
+                    run.name,
+                    file.len()
+                ));
+            }
+        }
+        summaries.push(summary);
+    }
+    Ok(summaries)
 }
 
 /// Runs `workload` on `sim:DEVICE` with `seed` into a new results directory
@@ -463,7 +698,7 @@ fn run_specs(
             .start_run_keeping(idx, records)
             .map_err(SweepError::io(&root))?;
         let outcome = execute(device, spec, &mut writer, Hooks::default());
-        let tally = writer.finish().map_err(SweepError::io(&root))?;
+        let tally = close_records(results, idx, &spec.name, writer)?;
         let (summary, error) = finish(device, results, idx, outcome, tally, None)?;
         runs.push(summary);
         if let Some(e) = error {
@@ -471,6 +706,32 @@ fn run_specs(
         }
     }
     Ok(())
+}
+
+/// Closes run `idx`'s records writer. When it cannot (the results disk is
+/// full), the run is marked failed in the manifest, so that `flashlab show`
+/// says failed rather than running, and the error names its cause.
+fn close_records(
+    results: &mut ResultsDir,
+    idx: usize,
+    name: &str,
+    writer: flashlab_results::RecordWriter,
+) -> Result<Tally, SweepError> {
+    writer.finish().map_err(|e| {
+        let text = match e.raw_os_error() {
+            Some(libc::ENOSPC) => format!(
+                "cannot write the records of run {name}: the results disk is full (ENOSPC: {e}); free space and run again"
+            ),
+            _ => format!("cannot write the records of run {name}: {e}"),
+        };
+        // Best effort: on a full disk the journal line may not fit either.
+        let _ = results.fail_run(idx, text.clone());
+        let _ = results.compact();
+        SweepError::Io {
+            path: results.root().to_path_buf(),
+            source: std::io::Error::new(e.kind(), text),
+        }
+    })
 }
 
 fn finish(
@@ -507,9 +768,8 @@ fn run_trace(
     runs: &mut Vec<RunSummary>,
 ) -> Result<(), SweepError> {
     let origin = t.path.display().to_string();
-    let text = std::fs::read_to_string(&t.path).map_err(|e| {
-        SweepError::Input(format!("cannot read trace {origin}: {e}; check the path"))
-    })?;
+    // The CLI's bounded reader: /dev/zero or a disk image is refused at once.
+    let text = flashlab_trace::read_text(&t.path).map_err(|e| SweepError::Input(e.to_string()))?;
     let format = match &t.format {
         Some(f) => Format::parse(f).map_err(|e| SweepError::Input(e.to_string()))?,
         None => Format::detect(&text).ok_or_else(|| {
@@ -580,7 +840,7 @@ fn run_trace(
         .start_run_keeping(idx, records)
         .map_err(SweepError::io(&root))?;
     let outcome = replay(device, &trace, mode, &mut writer, Hooks::default());
-    let tally = writer.finish().map_err(SweepError::io(&root))?;
+    let tally = close_records(results, idx, name, writer)?;
     let (outcome, extra) = match outcome {
         Ok((o, r)) => (
             Ok(o),

@@ -284,6 +284,16 @@ pub fn write_csv(out: &mut impl Write, grid: &Grid, outcomes: &[PointOutcome]) -
 }
 
 /// Writes the table to `path` atomically (write, rename).
+/// Takes the lock on the table of the sweep directory `root` (waiting for
+/// another sweep that is writing it): two sweeps into one directory write
+/// their tables one after the other, never into the same temporary file at
+/// once. Held until dropped; it dies with its holder.
+pub fn lock_table(root: &Path) -> io::Result<crate::lock::Lock> {
+    let work = root.join(crate::point::WORK_DIR);
+    std::fs::create_dir_all(&work)?;
+    crate::lock::Lock::exclusive(&work.join("table.lock"))
+}
+
 pub fn save_csv(path: &Path, grid: &Grid, outcomes: &[PointOutcome]) -> io::Result<()> {
     let tmp = path.with_extension("csv.tmp");
     {
