@@ -382,7 +382,7 @@ impl Grid {
             }
         };
         let grid = Grid {
-            name: file.name.unwrap_or_else(|| default_name.to_string()),
+            name: check_name(file.name.unwrap_or_else(|| default_name.to_string()), origin)?,
             device,
             parameters,
             seeds,
@@ -454,6 +454,25 @@ impl Grid {
             seed,
             device,
         }
+    }
+}
+
+/// A grid's name becomes a directory name (`results/sweep-NAME`, from the
+/// CLI and from Python): it must be one plain path component, so that no
+/// name (`x/../../D`, `..`, an absolute path) places the sweep elsewhere.
+pub fn check_name(name: String, origin: &str) -> Result<String, SweepError> {
+    let plain = !name.is_empty()
+        && name.len() <= 200
+        && name != "."
+        && name != ".."
+        && !name.contains(['/', '\\', '\0'])
+        && !name.chars().any(char::is_control);
+    if plain {
+        Ok(name)
+    } else {
+        Err(SweepError::Grid(format!(
+            "{origin}: name {name:?} is not one plain path component (it names the sweep's directory); use letters, digits, '-', '_' or '.', without '/'"
+        )))
     }
 }
 
