@@ -105,7 +105,11 @@ fn a_symlink_swapped_in_during_setup_never_redirects_the_loop_device() {
             Err(e) => panic!("unexpected failure: {e}"),
         }
         t.unwind();
-        assert!(t.errors.iter().all(|e| !e.contains("detach")), "{:?}", t.errors);
+        assert!(
+            t.errors.iter().all(|e| !e.contains("detach")),
+            "{:?}",
+            t.errors
+        );
     }
     stop.store(true, Ordering::Relaxed);
     attacker.join().unwrap();
@@ -113,7 +117,10 @@ fn a_symlink_swapped_in_during_setup_never_redirects_the_loop_device() {
         "100 tries: {attached} attached, {raced} with the path swapped after the create, {} swaps, {redirected} redirected",
         swaps.load(Ordering::Relaxed)
     );
-    assert_eq!(redirected, 0, "the loop device went over the protected file");
+    assert_eq!(
+        redirected, 0,
+        "the loop device went over the protected file"
+    );
     assert!(attached > 0, "the attack left no try to attach at all");
     assert_eq!(
         std::fs::read(&protected).unwrap(),

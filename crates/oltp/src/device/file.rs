@@ -61,12 +61,18 @@ pub fn open_image(
             .map_err(create_err)?;
         let m = f.metadata().map_err(create_err)?;
         let (dev, ino) = (m.dev(), m.ino());
+        teardown.note(crate::stale::Record::File {
+            path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+            dev,
+            ino,
+        });
         let p = path.to_path_buf();
         teardown.push(format!("remove {}", path.display()), move || {
             // Only the file we created: a path replaced since is left alone.
             match std::fs::symlink_metadata(&p) {
-                Ok(m) if m.dev() == dev && m.ino() == ino => std::fs::remove_file(&p)
-                    .map_err(|source| UndoError::Remove { path: p, source }),
+                Ok(m) if m.dev() == dev && m.ino() == ino => {
+                    std::fs::remove_file(&p).map_err(|source| UndoError::Remove { path: p, source })
+                }
                 Ok(_) => Err(UndoError::Remove {
                     path: p,
                     source: std::io::Error::other(

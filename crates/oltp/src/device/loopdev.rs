@@ -107,7 +107,7 @@ fn ioctl_err(what: &str) -> OltpError {
     OltpError::failed(what.to_string(), std::io::Error::last_os_error())
 }
 
-fn fstat(fd: BorrowedFd<'_>) -> std::io::Result<libc::stat> {
+pub(crate) fn fstat(fd: BorrowedFd<'_>) -> std::io::Result<libc::stat> {
     // SAFETY: stat is plain data; fstat fills it through a live pointer.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: fd is open for the duration of the call.
@@ -221,26 +221,20 @@ pub fn attach_fd(file: BorrowedFd<'_>, display: &Path) -> Result<LoopDev> {
     let mut tries = 0;
     let (fd, path, major, minor) = loop {
         let (fd, path, major, minor) = open_free_loop()?;
-        let r = configure(fd.as_fd(), file, LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO).or_else(
-            |e| {
-                // A file system without O_DIRECT refuses direct IO: buffered then.
-                if e.raw_os_error() == Some(libc::EINVAL) {
-                    configure(fd.as_fd(), file, LO_FLAGS_AUTOCLEAR)
-                } else {
-                    Err(e)
-                }
-            },
-        );
+        let r = configure(fd.as_fd(), file, LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO).or_else(|e| {
+            // A file system without O_DIRECT refuses direct IO: buffered then.
+            if e.raw_os_error() == Some(libc::EINVAL) {
+                configure(fd.as_fd(), file, LO_FLAGS_AUTOCLEAR)
+            } else {
+                Err(e)
+            }
+        });
         match r {
             Ok(()) => break (fd, path, major, minor),
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < 20 => tries += 1,
             Err(e) => {
                 return Err(OltpError::failed(
-                    format!(
-                        "cannot attach {} to {}",
-                        path.display(),
-                        display.display()
-                    ),
+                    format!("cannot attach {} to {}", path.display(), display.display()),
                     e,
                 ))
             }

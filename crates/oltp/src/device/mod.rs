@@ -132,6 +132,13 @@ pub fn attach_loop_fd(
     teardown: &mut crate::teardown::Teardown,
 ) -> Result<Attached> {
     let dev = loopdev::attach_fd(file, display)?;
+    if let Ok(st) = loopdev::fstat(file) {
+        teardown.note(crate::stale::Record::Loop {
+            dev: dev.path.clone(),
+            file_dev: st.st_dev,
+            file_ino: st.st_ino,
+        });
+    }
     let (major, minor) = (dev.major, dev.minor);
     let name = sysfs_name(major, minor);
     let a = Attached {
@@ -144,11 +151,9 @@ pub fn attach_loop_fd(
         serve: None,
     };
     teardown.push(format!("detach {}", dev.path.display()), move || {
-        let r = dev
-            .detach()
-            .map_err(|_| UndoError::Detach {
-                dev: dev.path.clone(),
-            });
+        let r = dev.detach().map_err(|_| UndoError::Detach {
+            dev: dev.path.clone(),
+        });
         drop(dev);
         r
     });

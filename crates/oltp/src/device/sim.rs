@@ -128,6 +128,12 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
         .spawn()
         .map_err(|e| OltpError::failed(format!("cannot start {} serve", s.exe.display()), e))?;
     let pid = child.id();
+    teardown.note(crate::stale::Record::Process {
+        what: "flashlab serve".into(),
+        pid,
+        start_ticks: crate::stale::start_ticks(pid).unwrap_or(0),
+        signal: libc::SIGTERM,
+    });
     let child = std::rc::Rc::new(std::cell::RefCell::new(child));
     {
         let child = child.clone();
@@ -182,6 +188,15 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
         .spawn()
         .map_err(|e| OltpError::failed("cannot start nbdfuse", e))?;
     let fuse_pid = fuse.id();
+    teardown.note(crate::stale::Record::Process {
+        what: "nbdfuse".into(),
+        pid: fuse_pid,
+        start_ticks: crate::stale::start_ticks(fuse_pid).unwrap_or(0),
+        signal: libc::SIGTERM,
+    });
+    teardown.note(crate::stale::Record::FuseMount {
+        dir: std::fs::canonicalize(&mnt).unwrap_or_else(|_| mnt.clone()),
+    });
     let fuse = std::rc::Rc::new(std::cell::RefCell::new(fuse));
     {
         let fuse = fuse.clone();
