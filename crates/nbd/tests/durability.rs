@@ -267,7 +267,13 @@ fn a_trace_inside_the_data_directory_is_refused() {
     std::os::unix::fs::symlink(dir.join("new.trace"), &dangling).unwrap();
     let hard = d.path().join("hard.trace");
     std::fs::hard_link(&data, &hard).unwrap();
-    for inside in [dir.join("wal-1.log"), dir.join("trace.txt"), link, dangling, hard] {
+    for inside in [
+        dir.join("wal-1.log"),
+        dir.join("trace.txt"),
+        link,
+        dangling,
+        hard,
+    ] {
         let e = match Store::open(&StoreOptions {
             dir: dir.clone(),
             spec: None,

@@ -382,7 +382,10 @@ impl Grid {
             }
         };
         let grid = Grid {
-            name: check_name(file.name.unwrap_or_else(|| default_name.to_string()), origin)?,
+            name: check_name(
+                file.name.unwrap_or_else(|| default_name.to_string()),
+                origin,
+            )?,
             device,
             parameters,
             seeds,
