@@ -48,7 +48,7 @@ fn serve_refuses_output_files_that_resolve_to_the_data_directory() {
         vec![
             "serve".to_string(),
             "--profile".into(),
-            "ssd-m,capacity=64MiB".into(),
+            "ssd-m,capacity=64MiB,channels=2,cache=off".into(),
             "--data".into(),
             data.display().to_string(),
             flag.into(),
@@ -114,7 +114,7 @@ fn oltp_refuses_a_results_directory_that_holds_another_commands_results() {
         &[
             "run",
             "--device",
-            "sim:ssd-m,capacity=64MiB",
+            "sim:ssd-m,capacity=64MiB,channels=2,cache=off",
             "--pattern",
             "SR",
             "--io-count",

@@ -149,7 +149,11 @@ fn device(o: &mut String, d: &DeviceReport) {
         .provenance_rows()
         .into_iter()
         .map(|(k, v)| {
-            let v = if k == "command line" || k == "results directory" {
+            // A code span would show entities literally, and some renderers
+            // are lax about what a span holds: text with angle brackets is
+            // escaped prose instead.
+            let v = if (k == "command line" || k == "results directory") && !v.contains(['<', '>'])
+            {
                 format!("`{}`", v.replace('`', "'"))
             } else {
                 v

@@ -85,14 +85,12 @@ pub fn md_cell(s: &str) -> String {
         .replace(['\n', '\r'], " ")
 }
 
-/// Text for Markdown prose: HTML's three special characters as entities,
-/// so a device name, note or title holding markup (`<script>`, `<img
-/// onerror=...>`) is shown as text by every Markdown renderer, never passed
-/// through as raw HTML.
+/// Text for Markdown prose: the angle brackets as entities, so a device
+/// name, note or title holding markup (`<script>`, `<img onerror=...>`) is
+/// shown as text by every Markdown renderer, never passed through as raw
+/// HTML (no tag starts without a `<`; an `&` only ever makes text).
 pub fn md_text(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    s.replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// A command line as a shell would read it back (arguments with special
