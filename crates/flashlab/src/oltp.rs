@@ -105,6 +105,12 @@ pub struct OltpArgs {
     #[arg(long)]
     pub setup_only: bool,
 
+    /// Only undo what killed `flashlab oltp` runs left behind (PostgreSQL,
+    /// serve, nbdfuse, mounts, loop devices, /var/tmp/flashlab-oltp/PID),
+    /// saying what was removed. Every run does this first, too.
+    #[arg(long)]
+    pub cleanup: bool,
+
     /// Results directory to create [default: results/DATE-TIME-oltp].
     #[arg(long, short = 'o', value_name = "DIR")]
     pub results: Option<PathBuf>,
@@ -268,6 +274,17 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
 }
 
 pub fn oltp(args: OltpArgs) -> CliResult<()> {
+    if args.cleanup {
+        let done =
+            flashlab_oltp::cleanup_killed_runs().map_err(|e| CliError::user(e.to_string()))?;
+        if done.is_empty() {
+            println!("nothing left by killed runs");
+        }
+        for line in done {
+            println!("{line}");
+        }
+        return Ok(());
+    }
     let cfg = config(&args)?;
     signals::PATIENT.store(true, std::sync::atomic::Ordering::SeqCst);
     signals::install();
@@ -278,7 +295,15 @@ pub fn oltp(args: OltpArgs) -> CliResult<()> {
         }
     };
     let outcome = flashlab_oltp::run(&cfg, &signals::STOP, &mut progress);
-    write_manifest(&cfg);
+    // Not into a directory the run refused: it holds someone else's results.
+    if !matches!(
+        outcome,
+        Err(OltpError::Input(
+            flashlab_oltp::InputError::ResultsNotEmpty { .. }
+        ))
+    ) {
+        write_manifest(&cfg);
+    }
     let outcome = outcome.map_err(|e| match e {
         OltpError::Interrupted => CliError {
             message: format!(

@@ -231,6 +231,13 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
             CliError::failure(e.to_string())
         }
     })?;
+    // Refused before anything is written: a --stats-json resolving to a
+    // file of the data directory (data.img through a symlink) would
+    // replace the device with a JSON document.
+    if let Some(p) = &args.stats_json {
+        flashlab_nbd::store::check_output_outside(&args.data, p, "--stats-json")
+            .map_err(|e| CliError::user(e.to_string()))?;
+    }
     let store = Arc::new(store);
     let server = Server::bind(&listen).map_err(|e| CliError::failure(e.to_string()))?;
     let r = &store.recovery;

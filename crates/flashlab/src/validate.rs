@@ -85,6 +85,10 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             )));
         }
     }
+    // Before the suites run: a file without markers is not a page of ours.
+    if let Some(path) = &args.update_doc {
+        check_has_markers(path)?;
+    }
     let wanted = |profile: &str| args.profile.as_deref().is_none_or(|p| p == profile);
     if let Some(p) = &args.profile {
         let known = published.profiles(None);
@@ -546,9 +550,23 @@ fn doc_sections(
     out
 }
 
-fn update_doc(path: &Path, sections: &[doc::Section]) -> CliResult<()> {
+/// `--update-doc` rewrites only what sits between its markers: a file
+/// holding none of them (a README, any other file) is refused, not appended to.
+fn check_has_markers(path: &Path) -> CliResult<String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::user(format!("--update-doc {}: {e}", path.display())))?;
+    if !text.contains(doc::MARKER_HEAD) {
+        return Err(CliError::user(format!(
+            "--update-doc {}: it holds no `{}...-->` markers, so it is not a page of generated sections; add the markers where the sections go (as docs/profiles.md has them), or name docs/profiles.md",
+            path.display(),
+            doc::MARKER_HEAD
+        )));
+    }
+    Ok(text)
+}
+
+fn update_doc(path: &Path, sections: &[doc::Section]) -> CliResult<()> {
+    let text = check_has_markers(path)?;
     let (mut new, done) = doc::apply(&text, sections);
     if !done.iter().any(|d| d == doc::SCOREBOARD) {
         new = format!(

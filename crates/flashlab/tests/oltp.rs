@@ -687,3 +687,85 @@ fn a_block_device_passes_the_safety_check_and_gets_its_file_system_through_the_c
         "--allow-write-to",
     );
 }
+
+/// Issue 31, item 6: kill -9 of `oltp` left PostgreSQL, serve, nbdfuse, the
+/// mounts and the loop device; `flashlab oltp --cleanup` (which every run
+/// also does first) undoes them from the killed run's record.
+#[test]
+fn a_killed_run_is_cleaned_up_by_the_next_one() {
+    if skip("oltp killed") {
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let res = tmp.path().join("res");
+    let (mut child, pid) = start_oltp(
+        &[
+            "--device",
+            "sim:intel-x25e",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "2",
+            "--duration",
+            "120s",
+            "--quiet",
+        ],
+        &res,
+    );
+    // Killed once PostgreSQL runs: everything is set up by then.
+    let end = Instant::now() + Duration::from_secs(180);
+    let pg_pid = loop {
+        let doc = std::fs::read(res.join("oltp.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+        if let Some(p) = doc
+            .as_ref()
+            .and_then(|d| d.pointer("/postgres/pid")?.as_u64())
+        {
+            break p as u32;
+        }
+        assert!(Instant::now() < end, "PostgreSQL never started");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // SAFETY: kill(2) on the child we started.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    child.wait().unwrap();
+    assert!(
+        Path::new(&format!("/proc/{pg_pid}")).exists(),
+        "PostgreSQL died with flashlab: nothing to clean up"
+    );
+    assert!(run_dir_of(pid).exists());
+    let o = flashlab().args(["oltp", "--cleanup"]).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    eprintln!("flashlab oltp --cleanup:\n{out}");
+    for said in [
+        format!("killed run {pid}: stopped PostgreSQL (pid {pg_pid})"),
+        format!(
+            "killed run {pid}: unmounted {}/mnt",
+            run_dir_of(pid).display()
+        ),
+        format!(
+            "killed run {pid}: unmounted {}/nbd",
+            run_dir_of(pid).display()
+        ),
+        format!("killed run {pid}: stopped flashlab serve"),
+        format!("killed run {pid}: removed {}", run_dir_of(pid).display()),
+    ] {
+        assert!(out.contains(&said), "'{said}' not in:\n{out}");
+    }
+    // Gone, or a zombie until init reaps it (its parent was killed).
+    let running = std::fs::read_to_string(format!("/proc/{pg_pid}/stat")).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    });
+    assert!(!running, "PostgreSQL still runs");
+    assert_nothing_left(pid, &[]);
+    // Nothing is left for the next cleanup.
+    let again = flashlab().args(["oltp", "--cleanup"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&again.stdout).contains(&format!("killed run {pid}")));
+}

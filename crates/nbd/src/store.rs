@@ -121,7 +121,13 @@ pub enum OpenError {
     /// Another live server holds the directory's lock.
     InUse { dir: PathBuf, pid: Option<u32> },
     /// `--trace` points inside the data directory.
-    TraceInsideData { trace: PathBuf, dir: PathBuf },
+    /// An output file (`--trace`, `--stats-json`) inside the data directory,
+    /// or resolving (symlink, hard link) to one of its files.
+    OutputInsideData {
+        flag: &'static str,
+        path: PathBuf,
+        dir: PathBuf,
+    },
     /// `device.json` is not JSON.
     DamagedDeviceFile {
         path: PathBuf,
@@ -157,7 +163,7 @@ impl OpenError {
     pub fn is_user(&self) -> bool {
         match self {
             OpenError::InUse { .. }
-            | OpenError::TraceInsideData { .. }
+            | OpenError::OutputInsideData { .. }
             | OpenError::DamagedDeviceFile { .. }
             | OpenError::ProfileMismatch { .. }
             | OpenError::NotAStore { .. }
@@ -188,10 +194,10 @@ impl std::fmt::Display for OpenError {
                 }
                 f.write_str("; stop that server first, or use another --data directory")
             }
-            OpenError::TraceInsideData { trace, dir } => write!(
+            OpenError::OutputInsideData { flag, path, dir } => write!(
                 f,
-                "--trace {} is inside the data directory {}; write the trace somewhere else",
-                trace.display(),
+                "{flag} {} is inside the data directory {} or resolves to one of its files (writing it would destroy the device); write it somewhere else",
+                path.display(),
                 dir.display()
             ),
             OpenError::DamagedDeviceFile { path, source } => write!(
@@ -469,19 +475,48 @@ fn lock_dir(dir: &Path) -> Result<File, OpenError> {
     Ok(f)
 }
 
-/// A trace file inside the data directory would be taken for (or delete)
-/// the store's own files: refuse it.
-fn check_trace_outside(dir: &Path, trace: &Path) -> Result<(), OpenError> {
-    let parent = match trace.parent() {
+/// An output file inside the data directory, or one that resolves to a
+/// file of it, would overwrite the store's own files (`data.img` is the
+/// device): refuse it. Checked by what the path resolves to (symlinks
+/// followed, also a dangling one's target) and by inode (a hard link), so
+/// neither a symlink nor a hard link outside the directory reaches in.
+pub fn check_output_outside(dir: &Path, path: &Path, flag: &'static str) -> Result<(), OpenError> {
+    let refuse = || OpenError::OutputInsideData {
+        flag,
+        path: path.to_path_buf(),
+        dir: dir.to_path_buf(),
+    };
+    let Ok(dc) = dir.canonicalize() else {
+        return Ok(());
+    };
+    // Where a new file would be created: follow a dangling symlink's chain.
+    let mut target = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::read_link(&target) {
+            Ok(next) => {
+                target = match target.parent() {
+                    Some(p) if next.is_relative() => p.join(next),
+                    _ => next,
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    let parent = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    if let (Ok(pc), Ok(dc)) = (parent.canonicalize(), dir.canonicalize()) {
-        if pc.starts_with(&dc) {
-            return Err(OpenError::TraceInsideData {
-                trace: trace.to_path_buf(),
-                dir: dir.to_path_buf(),
-            });
+    if parent.canonicalize().is_ok_and(|pc| pc.starts_with(&dc)) {
+        return Err(refuse());
+    }
+    if let Ok(m) = fs::metadata(path) {
+        use std::os::unix::fs::MetadataExt;
+        let same = |e: &fs::DirEntry| {
+            e.metadata()
+                .is_ok_and(|em| em.dev() == m.dev() && em.ino() == m.ino())
+        };
+        if fs::read_dir(&dc).is_ok_and(|mut rd| rd.any(|e| e.is_ok_and(|e| same(&e)))) {
+            return Err(refuse());
         }
     }
     Ok(())
@@ -555,7 +590,7 @@ impl Store {
         let dir = opts.dir.clone();
         fs::create_dir_all(&dir).map_err(|e| io_err("cannot create", &dir, e))?;
         if let Some(t) = &opts.trace {
-            check_trace_outside(&dir, t)?;
+            check_output_outside(&dir, t, "--trace")?;
         }
         // Before anything is read or deleted: one server per directory.
         let lock = lock_dir(&dir)?;

@@ -254,7 +254,26 @@ fn a_trace_inside_the_data_directory_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("dev");
     drop(open(&dir, 0, None));
-    for inside in [dir.join("wal-1.log"), dir.join("trace.txt")] {
+    // Outside the directory but resolving into it: a symlink to the device
+    // file, a dangling symlink to a new file in it, a hard link.
+    let data = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "img"))
+        .expect("the store's data file");
+    let link = d.path().join("link.trace");
+    std::os::unix::fs::symlink(&data, &link).unwrap();
+    let dangling = d.path().join("dangling.trace");
+    std::os::unix::fs::symlink(dir.join("new.trace"), &dangling).unwrap();
+    let hard = d.path().join("hard.trace");
+    std::fs::hard_link(&data, &hard).unwrap();
+    for inside in [
+        dir.join("wal-1.log"),
+        dir.join("trace.txt"),
+        link,
+        dangling,
+        hard,
+    ] {
         let e = match Store::open(&StoreOptions {
             dir: dir.clone(),
             spec: None,
@@ -267,7 +286,7 @@ fn a_trace_inside_the_data_directory_is_refused() {
             Err(e) => e,
         };
         assert!(
-            e.is_user() && matches!(e, OpenError::TraceInsideData { .. }),
+            e.is_user() && matches!(e, OpenError::OutputInsideData { .. }),
             "{e:?}"
         );
         assert!(e.to_string().contains("inside the data directory"), "{e}");

@@ -68,7 +68,9 @@ pub enum InputError {
         max_wal_size: String,
         flag: String,
     },
-    ResultsHoldRun {
+    /// The results directory exists and holds something (an OLTP run,
+    /// another command's results): never written into, as `run -o`.
+    ResultsNotEmpty {
         dir: PathBuf,
     },
     ResultsCreate {
@@ -250,9 +252,9 @@ impl fmt::Display for InputError {
                 format_size(*needed_bytes),
                 format_size(needed_bytes.div_ceil(1 << 30) << 30)
             ),
-            InputError::ResultsHoldRun { dir } => write!(
+            InputError::ResultsNotEmpty { dir } => write!(
                 f,
-                "{} already holds an OLTP run; pass another --results directory",
+                "results directory {} already exists and is not empty; pass another --results directory",
                 dir.display()
             ),
             InputError::ResultsCreate { dir, source } => write!(
@@ -466,8 +468,8 @@ mod tests {
                 "--size (1GiB) is too small for 2 warehouses (about 1536MiB with the WAL up to --max-wal-size 1GB); give --size 2GiB or fewer --warehouses",
             ),
             (
-                InputError::ResultsHoldRun { dir: "/r".into() },
-                "/r already holds an OLTP run; pass another --results directory",
+                InputError::ResultsNotEmpty { dir: "/r".into() },
+                "results directory /r already exists and is not empty; pass another --results directory",
             ),
             (
                 InputError::ResultsCreate {

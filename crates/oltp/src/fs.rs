@@ -93,6 +93,9 @@ pub fn mount(kind: FsKind, dev: &Path, dir: &Path, teardown: &mut Teardown) -> R
             .arg(dir),
         &format!("mount -t {}", kind.name()),
     )?;
+    teardown.note(crate::stale::Record::Mount {
+        dir: std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
+    });
     let d = dir.to_path_buf();
     teardown.push(format!("unmount {}", dir.display()), move || {
         // Unmounting writes back what the page cache holds; a busy mount

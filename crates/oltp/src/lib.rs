@@ -31,6 +31,7 @@ pub mod leftovers;
 pub mod postgres;
 pub mod proc;
 pub mod results;
+pub mod stale;
 pub mod teardown;
 pub mod tracing;
 
@@ -166,13 +167,26 @@ pub fn preflight(cfg: &OltpConfig) -> Result<(DeviceArg, PathBuf)> {
 /// The private directory for mount points, sockets and the simulated
 /// device's data (on disk: /run is often a small tmpfs).
 fn run_dir() -> PathBuf {
-    PathBuf::from(format!("/var/tmp/flashlab-oltp/{}", std::process::id()))
+    Path::new(stale::ROOT).join(std::process::id().to_string())
+}
+
+/// Undoes what killed runs left (`stale.rs`); one line per thing removed.
+pub fn cleanup_killed_runs() -> Result<Vec<String>> {
+    if !proc::is_root() {
+        return Err(OltpError::NotRoot);
+    }
+    Ok(stale::cleanup())
 }
 
 /// Runs everything; the teardown stack is unwound before this returns,
 /// whatever happened, and what it left behind is reported.
 pub fn run(cfg: &OltpConfig, stop: &AtomicBool, progress: &mut dyn Progress) -> Result<Outcome> {
     let (dev, pg_bin) = preflight(cfg)?;
+    stale::prepare_root()
+        .map_err(|e| OltpError::failed(format!("cannot prepare {}", stale::ROOT), e))?;
+    for line in stale::cleanup() {
+        progress.say(&format!("cleaning up: {line}"));
+    }
     let mut doc = results::Doc::create(&cfg.results, cfg)?;
     let rdir = run_dir();
     let mut teardown = teardown::Teardown::new(false);
@@ -226,7 +240,9 @@ fn setup_and_run(
 ) -> Result<()> {
     let max_wal = pg_size_bytes(&cfg.pg.max_wal_size).unwrap_or(1 << 30);
     let needed = bytes_needed(cfg.warehouses, max_wal);
-    std::fs::create_dir_all(rdir)
+    // A new directory (not create_dir_all): the cleanup above removed any
+    // earlier one of this PID, so one that exists now is not ours.
+    std::fs::create_dir(rdir)
         .map_err(|e| OltpError::failed(format!("cannot create {}", rdir.display()), e))?;
     {
         let d = rdir.to_path_buf();
@@ -235,13 +251,12 @@ fn setup_and_run(
                 .map_err(|source| teardown::UndoError::Remove { path: d, source })
         });
     }
+    teardown.recorder = Some(stale::Recorder::create(rdir).map_err(|e| {
+        OltpError::failed(format!("cannot write the record in {}", rdir.display()), e)
+    })?);
     // The run directory must be traversable by the postgres user (socket, mount).
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(rdir, std::fs::Permissions::from_mode(0o755));
-    let _ = std::fs::set_permissions(
-        rdir.parent().unwrap_or(rdir),
-        std::fs::Permissions::from_mode(0o755),
-    );
 
     // 1. The device.
     progress.say(&format!("device: {}", dev.describe()));

@@ -163,6 +163,9 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
     std::fs::create_dir_all(s.pgdata)
         .map_err(|e| OltpError::failed(format!("cannot create {}", s.pgdata.display()), e))?;
     if s.remove_at_teardown {
+        teardown.note(crate::stale::Record::Cluster {
+            pgdata: std::fs::canonicalize(s.pgdata).unwrap_or_else(|_| s.pgdata.to_path_buf()),
+        });
         let d = s.pgdata.to_path_buf();
         teardown.push(
             format!("remove the cluster {}", s.pgdata.display()),
@@ -251,6 +254,13 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
         .spawn()
         .map_err(|e| OltpError::failed("cannot start postgres", e))?;
     let pid = child.id();
+    // SIGINT: PostgreSQL's fast shutdown.
+    teardown.note(crate::stale::Record::Process {
+        what: "PostgreSQL".into(),
+        pid,
+        start_ticks: crate::stale::start_ticks(pid).unwrap_or(0),
+        signal: libc::SIGINT,
+    });
     let child = std::rc::Rc::new(std::cell::RefCell::new(child));
     {
         let child = child.clone();

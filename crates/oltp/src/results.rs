@@ -27,8 +27,13 @@ pub struct Doc {
 
 impl Doc {
     pub fn create(dir: &Path, cfg: &OltpConfig) -> Result<Doc> {
-        if dir.join(FILE).exists() {
-            return Err(OltpError::Input(InputError::ResultsHoldRun {
+        // Any entry counts: an existing results directory of another
+        // command would lose its manifest.json to ours (and its runs would
+        // vanish from `show`).
+        let holds_something = std::fs::read_dir(dir).is_ok_and(|mut rd| rd.next().is_some())
+            || dir.exists() && !dir.is_dir();
+        if holds_something {
+            return Err(OltpError::Input(InputError::ResultsNotEmpty {
                 dir: dir.to_path_buf(),
             }));
         }

@@ -82,6 +82,9 @@ impl std::error::Error for UndoError {
 
 pub struct Teardown {
     steps: Vec<(String, Undo)>,
+    /// The run's record for the next run, should this one be killed
+    /// before it can unwind (`stale.rs`).
+    pub recorder: Option<crate::stale::Recorder>,
     /// What each undo did or why it failed, in order.
     pub log: Vec<String>,
     pub errors: Vec<String>,
@@ -93,6 +96,7 @@ impl Teardown {
     pub fn new(verbose: bool) -> Teardown {
         Teardown {
             steps: Vec::new(),
+            recorder: None,
             log: Vec::new(),
             errors: Vec::new(),
             verbose,
@@ -106,6 +110,13 @@ impl Teardown {
         undo: impl FnOnce() -> Result<(), UndoError> + 'static,
     ) {
         self.steps.push((what.into(), Box::new(undo)));
+    }
+
+    /// Records a step for the next run's cleanup (nothing without a recorder).
+    pub fn note(&mut self, r: crate::stale::Record) {
+        if let Some(rec) = &mut self.recorder {
+            rec.note(&r);
+        }
     }
 
     pub fn len(&self) -> usize {

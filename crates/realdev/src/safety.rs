@@ -305,7 +305,11 @@ enum Backing {
     /// A block device (st_rdev of the backing node).
     Device(u32, u32),
     /// A regular file living on the file system with this st_dev.
-    File { path: String, st_dev: (u32, u32) },
+    File {
+        path: String,
+        st_dev: (u32, u32),
+        st_ino: u64,
+    },
 }
 
 fn backing_of(b: sys::LoopBacking, path: String) -> Backing {
@@ -316,6 +320,7 @@ fn backing_of(b: sys::LoopBacking, path: String) -> Backing {
         Backing::File {
             path,
             st_dev: sys::dev_major_minor(b.st_dev),
+            st_ino: b.st_ino,
         }
     }
 }
@@ -408,6 +413,7 @@ fn bound_loops() -> Vec<LoopDevice> {
                 Ok(m) => Backing::File {
                     path: file.clone(),
                     st_dev: sys::dev_major_minor(m.dev()),
+                    st_ino: m.ino(),
                 },
                 Err(_) => continue,
             },
@@ -565,7 +571,7 @@ fn in_use(
                 );
             }
         }
-        Some(Backing::File { path, st_dev }) => {
+        Some(Backing::File { path, st_dev, .. }) => {
             // Only a file system on a block device counts: tmpfs, ramfs and the
             // like have an anonymous device and a source that is no block node.
             if let Some((e, src)) = view
@@ -662,6 +668,66 @@ pub fn examine_fd(fd: BorrowedFd<'_>, exclusive: bool) -> Result<Examination, Op
         hazards,
         prober,
     })
+}
+
+/// A loop device bound to a file, and the first way it is in use (None:
+/// bound, but nothing mounts, holds or stacks on it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopOverFile {
+    pub loop_dev: String,
+    pub in_use: Option<Hazard>,
+}
+
+impl LoopOverFile {
+    /// Why writing to the file is refused, naming the file as `subject`:
+    /// writing under a bound loop device bypasses whatever uses it (a
+    /// mounted file system is corrupted from below).
+    pub fn reason_about(&self, subject: &str) -> String {
+        match &self.in_use {
+            Some(h) => format!(
+                "{subject} backs the loop device {}, and {}",
+                self.loop_dev,
+                h.reason_about(&self.loop_dev)
+            ),
+            None => format!("{subject} backs the loop device {}", self.loop_dev),
+        }
+    }
+}
+
+/// The loop devices bound to the regular file open on `fd` (the same
+/// st_dev and st_ino, as the kernel reports the backing of each), each with
+/// how it is in use. A file under a loop device is that device's storage:
+/// writing to it is writing to the block device, so it gets the block
+/// device's check.
+pub fn loops_over_file(fd: BorrowedFd<'_>) -> io::Result<Vec<LoopOverFile>> {
+    let st = sys::fstat(fd)?;
+    let me = (sys::dev_major_minor(st.st_dev), st.st_ino);
+    let view = SystemView::gather();
+    let mut out = Vec::new();
+    for l in &view.loops {
+        let Backing::File { st_dev, st_ino, .. } = &l.backing else {
+            continue;
+        };
+        if (*st_dev, *st_ino) != me {
+            continue;
+        }
+        let why = in_use(
+            l.name.clone(),
+            l.dev,
+            Some(l.backing.clone()),
+            &view,
+            &mut BTreeSet::new(),
+            0,
+        )
+        .into_iter()
+        // Its own backing on a mounted file system is the loop's nature, not a use.
+        .find(|h| !matches!(h, Hazard::LoopOverMountedFile { .. }));
+        out.push(LoopOverFile {
+            loop_dev: l.name.clone(),
+            in_use: why,
+        });
+    }
+    Ok(out)
 }
 
 /// Turn an examination into warnings (allowed) or a refusal. `display` is

@@ -272,6 +272,8 @@ pub struct LoopBacking {
     pub st_dev: u64,
     /// st_rdev of the backing object: non-zero when it is a block device.
     pub st_rdev: u64,
+    /// st_ino of the backing object (with `st_dev`, which file it is).
+    pub st_ino: u64,
 }
 
 /// LOOP_GET_STATUS64 on a loop device; ENXIO when it is not bound.
@@ -292,5 +294,6 @@ pub fn loop_backing(fd: BorrowedFd<'_>) -> io::Result<LoopBacking> {
     Ok(LoopBacking {
         st_dev: info.lo_device,
         st_rdev: info.lo_rdevice,
+        st_ino: info.lo_inode,
     })
 }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use flashlab_results::Throughput;
 
 use crate::model::{DeviceReport, Report, RunReport};
-use crate::text::{count, dur_f, format_duration_ns, md_cell};
+use crate::text::{count, dur_f, format_duration_ns, md_cell, md_text};
 
 /// Fractions at which each run's CDF is tabulated.
 const QUANTILES: [(f64, &str); 9] = [
@@ -117,7 +117,7 @@ fn comparison(o: &mut String, r: &Report) {
 fn section(o: &mut String, s: &crate::model::Section) {
     let _ = writeln!(o, "### {}\n", md_cell(&s.title));
     for p in &s.paragraphs {
-        let _ = writeln!(o, "{p}\n");
+        let _ = writeln!(o, "{}\n", md_text(p));
     }
     for t in &s.tables {
         let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
@@ -126,12 +126,16 @@ fn section(o: &mut String, s: &crate::model::Section) {
     match s.charts.len() {
         0 => {}
         1 => {
-            let _ = writeln!(o, "Chart (in the HTML report): {}\n", s.charts[0].title);
+            let _ = writeln!(
+                o,
+                "Chart (in the HTML report): {}\n",
+                md_text(&s.charts[0].title)
+            );
         }
         n => {
             let _ = writeln!(o, "Charts (in the HTML report), {n}:\n");
             for c in &s.charts {
-                let _ = writeln!(o, "- {}", c.title);
+                let _ = writeln!(o, "- {}", md_text(&c.title));
             }
             o.push('\n');
         }
@@ -145,7 +149,11 @@ fn device(o: &mut String, d: &DeviceReport) {
         .provenance_rows()
         .into_iter()
         .map(|(k, v)| {
-            let v = if k == "command line" || k == "results directory" {
+            // A code span would show entities literally, and some renderers
+            // are lax about what a span holds: text with angle brackets is
+            // escaped prose instead.
+            let v = if (k == "command line" || k == "results directory") && !v.contains(['<', '>'])
+            {
                 format!("`{}`", v.replace('`', "'"))
             } else {
                 v
@@ -235,7 +243,7 @@ fn device(o: &mut String, d: &DeviceReport) {
     if !notes.is_empty() {
         o.push_str("Notes:\n\n");
         for n in notes {
-            let _ = writeln!(o, "- {n}");
+            let _ = writeln!(o, "- {}", md_text(&n));
         }
         o.push('\n');
     }

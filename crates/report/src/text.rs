@@ -75,9 +75,22 @@ pub fn html(s: &str) -> String {
 
 /// Escapes a Markdown table cell (pipes and line breaks would end the cell).
 pub fn md_cell(s: &str) -> String {
+    // A code span shows its text as is (no HTML inside it runs): only the
+    // table's own syntax is escaped there.
+    let code =
+        s.len() >= 2 && s.starts_with('`') && s.ends_with('`') && !s[1..s.len() - 1].contains('`');
+    let s = if code { s.to_string() } else { md_text(s) };
     s.replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace(['\n', '\r'], " ")
+}
+
+/// Text for Markdown prose: the angle brackets as entities, so a device
+/// name, note or title holding markup (`<script>`, `<img onerror=...>`) is
+/// shown as text by every Markdown renderer, never passed through as raw
+/// HTML (no tag starts without a `<`; an `&` only ever makes text).
+pub fn md_text(s: &str) -> String {
+    s.replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// A command line as a shell would read it back (arguments with special

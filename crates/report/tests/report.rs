@@ -233,6 +233,33 @@ fn html_is_self_contained() {
     }
 }
 
+/// Issue 31, item 7: rendered by Python-Markdown, markup in a device name
+/// ran. Every Markdown renderer shows entities as text.
+#[test]
+fn markdown_shows_markup_as_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dev = common::device(
+        "<script>alert(1)</script><img src=x onerror=alert(2)> & co",
+        flashlab_device::DeviceKind::File,
+    );
+    let dir = common::write_dir(
+        &tmp.path().join("d"),
+        dev,
+        common::default_runs(1000),
+        None,
+        None,
+    );
+    let md = render(&[dir], ReportFormat::Markdown).unwrap();
+    let lower = md.to_ascii_lowercase();
+    for bad in ["<script", "<img", "onerror=alert(2)>"] {
+        assert!(
+            !lower.contains(bad),
+            "the Markdown passes {bad:?} through:\n{md}"
+        );
+    }
+    assert!(md.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{md}");
+}
+
 #[test]
 fn md_and_json_name_the_papers_charts_data() {
     let f = fixture();

@@ -107,8 +107,13 @@ impl IoRecord {
         b
     }
 
+    /// None for a record no run writes: an invalid mode byte, or a
+    /// completion before its submission (its latency would read as 0 ns).
     pub fn decode(b: &[u8; RECORD_BYTES]) -> Option<IoRecord> {
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        if u64_at(16) < u64_at(8) {
+            return None;
+        }
         Some(IoRecord {
             index: u64_at(0),
             submit_ns: u64_at(8),
@@ -880,7 +885,10 @@ impl RecordFile {
         if let Some(pos) = damaged {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("{}: record {pos} has a bad mode code", self.path.display()),
+                format!(
+                    "{}: record {pos} is damaged (a bad mode code, or a completion before its submission)",
+                    self.path.display()
+                ),
             ));
         }
         if !chunk.is_empty() {
@@ -929,7 +937,10 @@ pub fn decode_all(bytes: &[u8]) -> Result<Vec<IoRecord>, RecordsError> {
         .chunks_exact(RECORD_BYTES)
         .map(|c| {
             IoRecord::decode(c.try_into().expect("chunk size")).ok_or_else(|| {
-                RecordsError::Io(io::Error::new(io::ErrorKind::InvalidData, "bad mode code"))
+                RecordsError::Io(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "a damaged record (a bad mode code, or a completion before its submission)",
+                ))
             })
         })
         .collect()
@@ -938,6 +949,26 @@ pub fn decode_all(bytes: &[u8]) -> Result<Vec<IoRecord>, RecordsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_completed_before_its_submission_is_refused_not_read_as_0_ns() {
+        let r = IoRecord {
+            index: 0,
+            submit_ns: 1_000,
+            complete_ns: 999,
+            offset_bytes: 0,
+            size_bytes: 4096,
+            stream: 0,
+            mode: Mode::Read,
+            flags: 0,
+        };
+        assert!(IoRecord::decode(&r.encode()).is_none());
+        let same = IoRecord {
+            complete_ns: 1_000,
+            ..r
+        };
+        assert_eq!(IoRecord::decode(&same.encode()).unwrap().latency_ns(), 0);
+    }
 
     #[test]
     fn a_batch_is_written_as_the_documented_little_endian_layout() {

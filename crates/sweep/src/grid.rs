@@ -408,7 +408,10 @@ impl Grid {
             }
         };
         let grid = Grid {
-            name: file.name.unwrap_or_else(|| default_name.to_string()),
+            name: check_name(
+                file.name.unwrap_or_else(|| default_name.to_string()),
+                origin,
+            )?,
             device,
             parameters,
             seeds,
@@ -522,6 +525,25 @@ fn count_points(parameters: &[(String, Vec<ParamValue>)], seeds: usize) -> Optio
         .iter()
         .try_fold(seeds as u64, |n, (_, v)| n.checked_mul(v.len() as u64))
         .filter(|n| usize::try_from(*n).is_ok())
+}
+
+/// A grid's name becomes a directory name (`results/sweep-NAME`, from the
+/// CLI and from Python): it must be one plain path component, so that no
+/// name (`x/../../D`, `..`, an absolute path) places the sweep elsewhere.
+pub fn check_name(name: String, origin: &str) -> Result<String, SweepError> {
+    let plain = !name.is_empty()
+        && name.len() <= 200
+        && name != "."
+        && name != ".."
+        && !name.contains(['/', '\\', '\0'])
+        && !name.chars().any(char::is_control);
+    if plain {
+        Ok(name)
+    } else {
+        Err(SweepError::Grid(format!(
+            "{origin}: name {name:?} is not one plain path component (it names the sweep's directory); use letters, digits, '-', '_' or '.', without '/'"
+        )))
+    }
 }
 
 /// A suite workload's name, options and metric paths, before any point

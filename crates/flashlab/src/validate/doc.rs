@@ -40,9 +40,12 @@ pub struct Section {
     pub body: String,
 }
 
+/// How every begin marker starts (the scoreboard's and the named ones).
+pub const MARKER_HEAD: &str = "<!-- flashlab validate: begin ";
+
 /// The names of the named sections a page holds, in page order.
 pub fn named_sections(text: &str) -> Vec<String> {
-    let head = "<!-- flashlab validate: begin ";
+    let head = MARKER_HEAD;
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(i) = rest.find(head) {

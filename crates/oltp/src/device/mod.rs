@@ -6,11 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Failure, InputError, OltpError, Result};
+use crate::error::{InputError, OltpError, Result};
 use crate::teardown::UndoError;
 
 pub mod block;
 pub mod file;
+pub mod loopdev;
 pub mod mount;
 pub mod sim;
 
@@ -122,67 +123,41 @@ pub fn block_size_bytes(name: &str) -> Option<u64> {
         .map(|s| s * 512)
 }
 
-/// The loop devices whose backing file is `file` (losetup -j).
-pub fn loops_backed_by(file: &Path) -> Vec<String> {
-    let Ok(canon) = std::fs::canonicalize(file) else {
-        return Vec::new();
+/// Attaches a loop device to the file open on `file` (never to a path:
+/// `loopdev.rs`), registers its detach, and describes it for mkfs and
+/// mount, which get the loop device's `/proc/PID/fd/N`.
+pub fn attach_loop_fd(
+    file: std::os::fd::BorrowedFd<'_>,
+    display: &Path,
+    teardown: &mut crate::teardown::Teardown,
+) -> Result<Attached> {
+    let dev = loopdev::attach_fd(file, display)?;
+    if let Ok(st) = loopdev::fstat(file) {
+        teardown.note(crate::stale::Record::Loop {
+            dev: dev.path.clone(),
+            file_dev: st.st_dev,
+            file_ino: st.st_ino,
+        });
+    }
+    let (major, minor) = (dev.major, dev.minor);
+    let name = sysfs_name(major, minor);
+    let a = Attached {
+        block_dev: Some(dev.path.clone()),
+        mkfs_path: Some(dev.proc_path()),
+        major,
+        minor,
+        size_bytes: name.as_deref().and_then(block_size_bytes).unwrap_or(0),
+        sysfs_name: name,
+        serve: None,
     };
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir("/sys/block") {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if !name.starts_with("loop") {
-                continue;
-            }
-            if let Ok(b) = std::fs::read_to_string(e.path().join("loop/backing_file")) {
-                if Path::new(b.trim()) == canon {
-                    out.push(name);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Attaches a loop device over `file` (direct IO where the file's file system
-/// allows it, so that the file system's page cache is not doubled) and
-/// registers its detach.
-pub fn attach_loop(file: &Path, teardown: &mut crate::teardown::Teardown) -> Result<PathBuf> {
-    let losetup = crate::proc::find_tool("losetup", "util-linux", "to attach a loop device")?;
-    let out = crate::proc::run(
-        std::process::Command::new(&losetup)
-            .args(["-f", "--show", "--direct-io=on"])
-            .arg(file),
-        "losetup",
-    )?;
-    let dev = PathBuf::from(out.trim());
-    if !dev.starts_with("/dev/") {
-        return Err(OltpError::Failed(Failure::NotALoopDevice {
-            printed: out.trim().to_string(),
-        }));
-    }
-    let d = dev.clone();
-    teardown.push(format!("detach {}", dev.display()), move || {
-        detach_loop(&losetup, &d)
+    teardown.push(format!("detach {}", dev.path.display()), move || {
+        let r = dev.detach().map_err(|_| UndoError::Detach {
+            dev: dev.path.clone(),
+        });
+        drop(dev);
+        r
     });
-    Ok(dev)
-}
-
-fn detach_loop(losetup: &Path, dev: &Path) -> std::result::Result<(), UndoError> {
-    // A loop device is busy for a moment after its file system is unmounted.
-    for _ in 0..50 {
-        match std::process::Command::new(losetup)
-            .arg("-d")
-            .arg(dev)
-            .output()
-        {
-            Ok(o) if o.status.success() => return Ok(()),
-            Ok(_) | Err(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
-        }
-    }
-    Err(UndoError::Detach {
-        dev: dev.to_path_buf(),
-    })
+    Ok(a)
 }
 
 /// Fills in major:minor, sysfs name and size of a block device node.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{attach_loop, describe_block, Attached};
+use super::{attach_loop_fd, Attached};
 use crate::error::{Failure, InputError, OltpError, Result};
 use crate::proc;
 use crate::teardown::{Teardown, UndoError};
@@ -128,6 +128,12 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
         .spawn()
         .map_err(|e| OltpError::failed(format!("cannot start {} serve", s.exe.display()), e))?;
     let pid = child.id();
+    teardown.note(crate::stale::Record::Process {
+        what: "flashlab serve".into(),
+        pid,
+        start_ticks: crate::stale::start_ticks(pid).unwrap_or(0),
+        signal: libc::SIGTERM,
+    });
     let child = std::rc::Rc::new(std::cell::RefCell::new(child));
     {
         let child = child.clone();
@@ -182,6 +188,15 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
         .spawn()
         .map_err(|e| OltpError::failed("cannot start nbdfuse", e))?;
     let fuse_pid = fuse.id();
+    teardown.note(crate::stale::Record::Process {
+        what: "nbdfuse".into(),
+        pid: fuse_pid,
+        start_ticks: crate::stale::start_ticks(fuse_pid).unwrap_or(0),
+        signal: libc::SIGTERM,
+    });
+    teardown.note(crate::stale::Record::FuseMount {
+        dir: std::fs::canonicalize(&mnt).unwrap_or_else(|_| mnt.clone()),
+    });
     let fuse = std::rc::Rc::new(std::cell::RefCell::new(fuse));
     {
         let fuse = fuse.clone();
@@ -246,13 +261,45 @@ pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let dev = attach_loop(&disk, teardown)?;
-    let mut a = describe_block(&dev)?;
+    // The loop device goes over the file nbdfuse presents, opened once
+    // (O_NOFOLLOW) and checked to live on the FUSE mount flashlab made.
+    let f = open_fuse_file(&disk, &mnt)?;
+    let mut a = attach_loop_fd(std::os::fd::AsFd::as_fd(&f), &disk, teardown)?;
+    drop(f);
     a.serve = Some(ServeHandle {
         pid,
         stats_json: s.stats_json.to_path_buf(),
     });
     Ok(a)
+}
+
+/// The nbdfuse file, opened without following a symlink, and only when it
+/// is a regular file on the FUSE mount at `mnt` (the same st_dev as the
+/// mount point, whose mount is a fuse one).
+fn open_fuse_file(disk: &Path, mnt: &Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(disk)
+        .map_err(|e| OltpError::failed(format!("cannot open {}", disk.display()), e))?;
+    let m = f
+        .metadata()
+        .map_err(|e| OltpError::failed(format!("cannot stat {}", disk.display()), e))?;
+    let on_fuse = crate::device::mount::mounts().iter().any(|e| {
+        e.fs_type.starts_with("fuse")
+            && libc::makedev(e.major, e.minor) == m.dev()
+            && std::fs::canonicalize(mnt).is_ok_and(|c| c == e.mount_point)
+    });
+    if !m.is_file() || !on_fuse {
+        return Err(OltpError::NotOurs(format!(
+            "{} is not the file nbdfuse presents on {}; nothing was attached",
+            disk.display(),
+            mnt.display()
+        )));
+    }
+    Ok(f)
 }
 
 /// Whether `dir` is a mount point (in our mount namespace).

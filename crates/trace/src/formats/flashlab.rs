@@ -158,6 +158,19 @@ pub fn parse_line(line: &str, n: usize) -> Result<Line, LineError> {
     if let Some(rest) = line.strip_prefix("# file ") {
         return declaration(rest, n).map(Line::File);
     }
+    // The version line: a later version may mean something else by the
+    // same columns, so only v1 is read.
+    if let Some(v) = line.strip_prefix("# flashlab-trace ") {
+        if v.trim() != "v1" {
+            return Err((
+                n,
+                format!(
+                    "trace format '{}' is not v1, the only version this flashlab reads; convert the trace or use the flashlab that wrote it",
+                    quote(v.trim())
+                ),
+            ));
+        }
+    }
     if line.is_empty() || line.starts_with('#') {
         return Ok(Line::Nothing);
     }
