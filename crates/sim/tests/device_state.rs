@@ -28,7 +28,10 @@ fn random_16k_writes_us(
     let size = d.info().size_bytes;
     let merges_before = d.accounting().merges_full;
     let c = run(&mut d, random(5, size, 16 * KIB, 512, Mode::Write), 1);
-    (mean_latency_us(&c), d.accounting().merges_full - merges_before)
+    (
+        mean_latency_us(&c),
+        d.accounting().merges_full - merges_before,
+    )
 }
 
 /// uFLIP 4.1's random state: random writes of random size (0.5 KB up to the

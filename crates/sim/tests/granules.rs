@@ -44,7 +44,9 @@ fn pages_never_written_are_not_read_or_rewritten() {
 
 #[test]
 fn the_granule_must_be_whole_pages() {
-    let e = open_device("ssd-m,ftl.map_granule=6KiB", 7, 1).err().expect("6 KiB on 4 KiB pages");
+    let e = open_device("ssd-m,ftl.map_granule=6KiB", 7, 1)
+        .err()
+        .expect("6 KiB on 4 KiB pages");
     assert!(e.to_string().contains("map_granule"), "{e}");
 }
 
@@ -74,7 +76,10 @@ fn samsung_random_writes_misaligned_to_16_kib_read_and_rewrite_their_granules() 
     println!(
         "samsung 32 KiB RW: 16 KiB granules aligned {aligned:.0} us, shifted 4 KiB {shifted:.0} us; page granules aligned {off_aligned:.0} us, shifted {off_shifted:.0} us"
     );
-    assert_eq!(aligned, off_aligned, "aligned writes do not see the granule");
+    assert_eq!(
+        aligned, off_aligned,
+        "aligned writes do not see the granule"
+    );
     assert_eq!(aligned_reads, 0);
     assert_eq!(off_reads, 0, "page-granular: whole pages need no read");
     assert_eq!(shifted_reads, 4 * 1024, "4 pages read per shifted write");
