@@ -509,6 +509,20 @@ pub struct FtlConfig {
     /// writes (docs/sim-ftl.md).
     #[serde(default)]
     pub seq_log_limit: u32,
+    /// Any FTL: the controller's mapping granule, a multiple of the page
+    /// (0 = one page). A write that covers a granule only in part is
+    /// read-modify-written: the granule's other pages that hold data are
+    /// read and programmed again with the write, so a write misaligned to
+    /// the granule moves more pages than it carries. uFLIP (Bouganim et al.
+    /// 2009) section 3, Granularity: "The flash translation layer manages a
+    /// direct map between blocks and flash pages, but the granularity at
+    /// which this mapping takes place is not documented"; section 5.2:
+    /// "Unaligned IO requests result in significant performance
+    /// degradation for some devices. For instance, on the Samsung SSD,
+    /// random IOs should be aligned to 16 KB, as otherwise the response
+    /// time increases from 18 msec to 32 msec." (docs/sim.md)
+    #[serde(default = "zero_bytes", skip_serializing_if = "is_zero_bytes")]
+    pub map_granule: ByteSize,
     /// block, bast, fast: which die group holds a unit's superblocks
     /// (`free`: the group with the most free superblocks when the unit is
     /// first written, then wherever its data block is; `interleaved`: unit u
@@ -574,6 +588,7 @@ impl Default for FtlConfig {
             log_overwrite_merges: false,
             log_window: false,
             seq_log_limit: 0,
+            map_granule: ByteSize(0),
             unit_groups: UnitGroups::Free,
             log_units: 0,
             seq_logs: 1,
@@ -919,6 +934,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("log_units", "ftl.log_units"),
     ("unit_groups", "ftl.unit_groups"),
     ("seq_logs", "ftl.seq_logs"),
+    ("map_granule", "ftl.map_granule"),
     ("seq_large_requests", "ftl.seq_large_requests"),
     ("merges_per_write", "ftl.merges_per_write"),
     ("chunk_entries", "ftl.chunk_entries"),

@@ -95,6 +95,8 @@ pub struct SimDevice {
     register_program_ns: Nanos,
     /// The logical page after the previous write's last (`cache.sequential_only`).
     next_write_lpn: u64,
+    /// Pages per mapping granule (`ftl.map_granule`; 1 = page-granular).
+    granule_pages: u64,
     /// The latched failure, as reported: `simulator NAME: what went wrong`.
     failed: Option<String>,
 }
@@ -163,6 +165,7 @@ impl SimDevice {
             registers_pending: false,
             register_program_ns: timing.command_ns + timing.program_ns,
             next_write_lpn: u64::MAX,
+            granule_pages: (cfg.ftl.map_granule.0 / geo.page_bytes).max(1),
             failed: None,
             cfg,
         })
@@ -361,12 +364,37 @@ impl SimDevice {
                 // Large writes bypass the cache (cache.bypass_above).
                 let bypass =
                     self.cfg.cache.bypass_above.0 > 0 && bytes > self.cfg.cache.bypass_above.0;
-                self.ftl.begin_write(last - first + 1);
+                // A write covering a mapping granule in part moves the whole
+                // granule (ftl.map_granule): its other pages are read, then
+                // programmed with the write's own.
+                let g = self.granule_pages;
+                let (w_first, w_last) = if g > 1 {
+                    (
+                        first - first % g,
+                        (last - last % g + g - 1).min(self.geo.logical_pages - 1),
+                    )
+                } else {
+                    (first, last)
+                };
+                self.ftl.begin_write(w_last - w_first + 1);
                 let continues = first == self.next_write_lpn;
                 self.next_write_lpn = last + 1;
-                for lpn in first..=last {
+                for lpn in w_first..=w_last {
                     let page_start = lpn * pb;
-                    let partial = req.offset_bytes > page_start || end_byte < page_start + pb;
+                    let own = (first..=last).contains(&lpn);
+                    // a granule page read whole is written whole
+                    let partial =
+                        own && (req.offset_bytes > page_start || end_byte < page_start + pb);
+                    let xe = if !own {
+                        if !self.ftl.is_mapped(lpn) {
+                            // no data to keep: nothing to read or rewrite
+                            continue;
+                        }
+                        self.flash.acct.rmw_reads += 1;
+                        self.ftl.read(lpn, t_cmd, &mut self.flash)?.max(xe)
+                    } else {
+                        xe
+                    };
                     // A sequential-only buffer takes a page that follows the one
                     // written before it: every page of a write but its first, and
                     // the first if the write continues the previous one.

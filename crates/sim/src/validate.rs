@@ -58,6 +58,16 @@ impl SimConfig {
                 ),
             ));
         }
+        let granule = self.ftl.map_granule.0;
+        if !granule.is_multiple_of(g.page_bytes.0) || granule / g.page_bytes.0 > 4096 {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "ftl.map_granule {} must be 0 or a multiple of the page size {} (at most 4096 pages)",
+                    self.ftl.map_granule, g.page_bytes
+                ),
+            ));
+        }
         if !(g.over_provisioning.is_finite()
             && g.over_provisioning > 0.0
             && g.over_provisioning <= 10.0)
