@@ -2,8 +2,8 @@
 //! byte sizes ("4GiB"), `key=value` overrides and validation.
 //!
 //! A profile is one TOML document with the sections `[geometry]`, `[nand]`,
-//! `[host]`, `[ftl]`, `[gc]`, `[wear]`, `[cache]`, `[readahead]`, `[check]` and
-//! `[sched]` (die scheduling).
+//! `[host]`, `[ftl]`, `[gc]`, `[wear]`, `[cache]`, `[readahead]`, `[check]`,
+//! `[sched]` (die scheduling) and `[reorg]` (internal reorganisation).
 //! Every built-in profile is such a file under `crates/sim/profiles/`;
 //! `flashlab sim profiles` lists them and [`crate::profile_toml`] prints one.
 
@@ -116,6 +116,12 @@ pub struct SimConfig {
     pub check: CheckConfig,
     #[serde(default)]
     pub sched: SchedConfig,
+    /// Internal reorganisation on a timer under sustained writes, and
+    /// cleaning after TRIM (Hudlet & Schall section 6, Figures 4 and 5); off
+    /// unless a profile sets it (and then absent from the serialized config,
+    /// so other profiles' identities do not change).
+    #[serde(default, skip_serializing_if = "ReorgConfig::is_off")]
+    pub reorg: ReorgConfig,
     /// What the vendor rates the device to endure (`flashlab oltp`'s
     /// endurance estimate, Wang et al. Table 6); absent for most profiles.
     #[serde(default, skip_serializing_if = "EnduranceConfig::is_empty")]
@@ -818,6 +824,73 @@ impl Default for CacheConfig {
             program_on_read: false,
             bypass_above: ByteSize(0),
         }
+    }
+}
+
+/// Internal reorganisation the controller runs while the host writes: on a
+/// timer, and after TRIM. Hudlet & Schall (BTW 2011), section 6: "Figure 4
+/// visualizes the write performance of SSD3 in pages/second on a per-second
+/// basis. As illustrated, every 4 to 5 seconds, performance is heavily
+/// degraded for about 3 seconds. We conclude, the drive is performing
+/// internal re-organization like freeing up flash blocks or searching for
+/// another writable block." and, after TRIM (Figure 5): "In this graph, a
+/// heavily degraded performance in the first half of the measurement is
+/// evident. Apparently, the SSD tries to free up flash blocks while we were
+/// simultaneously applying a write load to it."
+///
+/// The work is flash work: block erases placed on the dies in turn, paced so
+/// that it takes `die_share` of every die's time while it runs, so host
+/// programs queue behind it (src/reorg.rs). It runs only while writes keep
+/// arriving (a gap longer than `sustained_gap_ns` ends the load: the timer
+/// restarts with the next write, and post-TRIM cleaning waits for it).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReorgConfig {
+    /// Time between the starts of two timed reorganisations under sustained
+    /// writes (0: no timed reorganisation).
+    #[serde(default)]
+    pub interval_ns: u64,
+    /// How long each timed reorganisation lasts (less than `interval_ns`).
+    #[serde(default)]
+    pub duration_ns: u64,
+    /// Fraction of each die's time the reorganisation (or post-TRIM
+    /// cleaning) takes while it runs, in (0, 1).
+    #[serde(default = "half")]
+    pub die_share: f64,
+    /// After TRIM, one block erase is owed per block's worth of trimmed
+    /// pages that held data, worked off at `die_share` while writes arrive.
+    #[serde(default)]
+    pub trim_cleaning: bool,
+    /// The longest gap between two host writes that still counts as
+    /// sustained writing.
+    #[serde(default = "one_second_ns")]
+    pub sustained_gap_ns: u64,
+}
+
+fn half() -> f64 {
+    0.5
+}
+
+fn one_second_ns() -> u64 {
+    1_000_000_000
+}
+
+impl Default for ReorgConfig {
+    fn default() -> Self {
+        ReorgConfig {
+            interval_ns: 0,
+            duration_ns: 0,
+            die_share: half(),
+            trim_cleaning: false,
+            sustained_gap_ns: one_second_ns(),
+        }
+    }
+}
+
+impl ReorgConfig {
+    /// Neither timed reorganisation nor post-TRIM cleaning.
+    pub fn is_off(&self) -> bool {
+        self.interval_ns == 0 && !self.trim_cleaning
     }
 }
 

@@ -44,6 +44,7 @@ use crate::ftl::{self, Ftl};
 use crate::geometry::Geometry;
 use crate::nand::NandTiming;
 use crate::readahead::ReadAhead;
+use crate::reorg::Reorg;
 use crate::resources::Flash;
 use crate::timeline::Timeline;
 
@@ -65,6 +66,8 @@ pub struct SimDevice {
     flash: Flash,
     cache: Option<WriteCache>,
     readahead: Option<ReadAhead>,
+    /// Internal reorganisation under sustained writes (`[reorg]`; `None`: off).
+    reorg: Option<Reorg>,
     /// Submitted, not yet issued: (request, submit time).
     queued: Vec<(IoRequest, Nanos)>,
     /// Issued: (completion time, issue sequence, tag, submit time).
@@ -131,6 +134,14 @@ impl SimDevice {
                 cfg.readahead.window.0.div_ceil(geo.page_bytes),
             )
         });
+        let reorg = (!cfg.reorg.is_off()).then(|| {
+            Reorg::new(
+                &cfg.reorg,
+                geo.units,
+                cfg.geometry.pages_per_block,
+                timing.erase_ns,
+            )
+        });
         let host_ps_per_byte = (1_000_000.0 / cfg.host.mb_per_s).round() as u64;
         let info = DeviceInfo {
             name,
@@ -150,6 +161,7 @@ impl SimDevice {
             flash,
             cache,
             readahead,
+            reorg,
             queued: Vec::with_capacity(max_outstanding.max(1)),
             inflight: BinaryHeap::with_capacity(max_outstanding.max(1)),
             issue_seq: 0,
@@ -207,6 +219,12 @@ impl SimDevice {
     /// Whether logical page `lpn` (in flash pages) holds data.
     pub fn is_mapped(&self, lpn: u64) -> bool {
         self.ftl.is_mapped(lpn)
+    }
+
+    /// Erases placed by the internal reorganisation (`[reorg]`), and the
+    /// post-TRIM erases it still owes; `None` when it is off.
+    pub fn reorg_erases(&self) -> Option<(u64, u64)> {
+        self.reorg.as_ref().map(|r| (r.erases(), r.owed_erases()))
     }
 
     pub fn mapped_pages(&self) -> u64 {
@@ -355,6 +373,9 @@ impl SimDevice {
                 acct_i = 1;
                 self.flash.acct.host_writes += 1;
                 self.flash.acct.host_write_bytes += bytes;
+                if let Some(reorg) = self.reorg.as_mut() {
+                    reorg.on_write(arrival, &mut self.flash);
+                }
                 if let Some(ra) = self.readahead.as_mut() {
                     ra.invalidate(first, last);
                 }
@@ -449,6 +470,11 @@ impl SimDevice {
                 for lpn in whole_first..whole_end {
                     if let Some(cache) = self.cache.as_mut() {
                         cache.discard(lpn);
+                    }
+                    if let Some(reorg) = self.reorg.as_mut() {
+                        if self.ftl.is_mapped(lpn) {
+                            reorg.trimmed(1);
+                        }
                     }
                     self.ftl.trim(lpn, t_cmd, &mut self.flash)?;
                 }

@@ -84,6 +84,7 @@ mod mem;
 pub mod nand;
 pub mod profiles;
 pub mod readahead;
+pub mod reorg;
 pub mod resources;
 pub mod theory;
 pub mod timeline;

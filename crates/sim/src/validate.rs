@@ -131,6 +131,30 @@ impl SimConfig {
                 "readahead.trigger must be >= 1 and readahead.window at least one page".to_string(),
             ));
         }
+        let r = &self.reorg;
+        if !r.is_off() {
+            if !(r.die_share > 0.0 && r.die_share < 1.0) {
+                return Err(ConfigError::invalid(
+                    n,
+                    format!("reorg.die_share must be in (0, 1) (got {})", r.die_share),
+                ));
+            }
+            if r.interval_ns > 0 && (r.duration_ns == 0 || r.duration_ns >= r.interval_ns) {
+                return Err(ConfigError::invalid(
+                    n,
+                    format!(
+                        "reorg.duration_ns must be in 1..reorg.interval_ns (got {} of {})",
+                        r.duration_ns, r.interval_ns
+                    ),
+                ));
+            }
+            if r.sustained_gap_ns == 0 {
+                return Err(ConfigError::invalid(
+                    n,
+                    "reorg.sustained_gap_ns must be at least 1".to_string(),
+                ));
+            }
+        }
         if self.wear.check_interval == 0 {
             return Err(ConfigError::invalid(
                 n,

@@ -129,19 +129,7 @@ pub fn latency_fraction(
     mode: Option<flashlab_device::Mode>,
     which: Latency,
 ) -> Option<f64> {
-    let results = input.results?;
-    let run = input
-        .plan
-        .steps
-        .iter()
-        .flat_map(|s| s.runs())
-        .find(|r| r.experiment == experiment && r.series == series)?;
-    let idx = results
-        .manifest()
-        .runs
-        .iter()
-        .position(|e| e.name == run.name)?;
-    let file = results.record_file(idx).ok()?;
+    let file = run_records(input, experiment, series)?;
     let (mut counted, mut hits) = (0u64, 0u64);
     file.for_each(|_, rec| {
         let Some(r) = rec else { return };
@@ -155,6 +143,59 @@ pub fn latency_fraction(
     })
     .ok()?;
     (counted > 0).then(|| hits as f64 / counted as f64)
+}
+
+/// The per-IO records of the run named by `experiment` and `series`.
+fn run_records(
+    input: &crate::suites::SummaryInput,
+    experiment: &str,
+    series: &str,
+) -> Option<flashlab_results::records::RecordFile> {
+    let results = input.results?;
+    let run = input
+        .plan
+        .steps
+        .iter()
+        .flat_map(|s| s.runs())
+        .find(|r| r.experiment == experiment && r.series == series)?;
+    let idx = results
+        .manifest()
+        .runs
+        .iter()
+        .position(|e| e.name == run.name)?;
+    results.record_file(idx).ok()
+}
+
+/// One run's throughput over time: the requests completed in each
+/// `bin_ns` from the first completion on, counted over the run's per-IO
+/// records (failed IOs left out, the start-up phase kept: this is the time
+/// series itself), the last, partial bin dropped. Hudlet & Schall's Figure 4
+/// is such a series, per second ("We did some changes to the source code of
+/// IOMeter to enable per-second tracking of measurement values"). `None`
+/// when the run or its records are missing.
+pub fn completions_per_bin(
+    input: &crate::suites::SummaryInput,
+    experiment: &str,
+    series: &str,
+    bin_ns: u64,
+) -> Option<Vec<u64>> {
+    let file = run_records(input, experiment, series)?;
+    let mut done = Vec::new();
+    file.for_each(|_, rec| {
+        if let Some(r) = rec.filter(|r| !r.is_error()) {
+            done.push(r.complete_ns);
+        }
+    })
+    .ok()?;
+    let t0 = *done.iter().min()?;
+    let t1 = *done.iter().max()?;
+    let mut bins = vec![0u64; ((t1 - t0) / bin_ns.max(1)) as usize];
+    for t in done {
+        if let Some(b) = bins.get_mut(((t - t0) / bin_ns.max(1)) as usize) {
+            *b += 1;
+        }
+    }
+    Some(bins)
 }
 
 pub(crate) fn find<'a>(rows: &'a [Row], experiment: &str, series: &str) -> Option<&'a Row> {

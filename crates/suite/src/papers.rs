@@ -608,7 +608,8 @@ pub fn wang11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
 
 /// Hudlet & Schall: sequential, random-once and skip-sequential access to a
 /// test file, by page size and queue depth, on an empty then a full device,
-/// and the index-vs-scan break-even selectivity.
+/// the index-vs-scan break-even selectivity, and sustained writes per
+/// second before and after a TRIM (Figures 4 and 5).
 pub fn hudlet11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
     let mut b = Builder {
         cfg: cfg.clone(),
@@ -725,6 +726,45 @@ pub fn hudlet11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
             1,
         );
     }
+    // Section 6, Figure 4: sustained writes tracked per second ("every 4 to
+    // 5 seconds, performance is heavily degraded for about 3 seconds"), on
+    // the full drive, after every read experiment (the writes fragment the
+    // test file): 32 KiB random writes (footnote 3's preferred page size) to
+    // the test file, twice its size. Not scaled by `scale`: the series must
+    // span several periods whatever the IO budget.
+    let fig4_ios = 2 * pages(32 * KIB).max(1);
+    b.run(
+        "fig4",
+        "random-write-per-second",
+        "",
+        0.0,
+        basic(Location::Random, Mode::Write, 32 * KIB),
+        None,
+        Timing::Consecutive,
+        file,
+        fig4_ios,
+        1,
+    );
+    // Figure 5: writes right after TRIM of most of the full drive ("right
+    // after deleting ~ 130 GB of files on the drive and issuing
+    // corresponding TRIM commands"): the whole drive discarded, then the
+    // same writes, four times the test file (a length chosen before any
+    // run, not tuned), compared first half against second half.
+    b.steps.push(Step::Discard {
+        reason: "Hudlet & Schall Figure 5: files deleted and trimmed on a full drive".into(),
+    });
+    b.run(
+        "fig5",
+        "random-write-after-trim",
+        "",
+        0.0,
+        basic(Location::Random, Mode::Write, 32 * KIB),
+        None,
+        Timing::Consecutive,
+        file,
+        2 * fig4_ios,
+        1,
+    );
     Plan {
         suite: "hudlet11".into(),
         steps: b.steps,
