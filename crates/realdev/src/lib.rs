@@ -43,6 +43,8 @@ pub mod sync;
 mod sys;
 pub mod uring;
 
+pub use sys::LoopInfo64;
+
 use std::path::{Path, PathBuf};
 
 use flashlab_device::{Device, DeviceInfo};

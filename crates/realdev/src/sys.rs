@@ -245,22 +245,24 @@ pub fn statx_dio_align_fd(fd: BorrowedFd<'_>) -> Option<(u32, u32)> {
     Some((stx.stx_dio_mem_align, stx.stx_dio_offset_align))
 }
 
-/// struct loop_info64 from <linux/loop.h>.
+/// struct loop_info64 from <linux/loop.h> (also used by flashlab-oltp, which
+/// attaches loop devices to descriptors).
 #[repr(C)]
-struct LoopInfo64 {
-    lo_device: u64,
-    lo_inode: u64,
-    lo_rdevice: u64,
-    lo_offset: u64,
-    lo_sizelimit: u64,
-    lo_number: u32,
-    lo_encrypt_type: u32,
-    lo_encrypt_key_size: u32,
-    lo_flags: u32,
-    lo_file_name: [u8; 64],
-    lo_crypt_name: [u8; 64],
-    lo_encrypt_key: [u8; 32],
-    lo_init: [u64; 2],
+#[derive(Clone, Copy)]
+pub struct LoopInfo64 {
+    pub lo_device: u64,
+    pub lo_inode: u64,
+    pub lo_rdevice: u64,
+    pub lo_offset: u64,
+    pub lo_sizelimit: u64,
+    pub lo_number: u32,
+    pub lo_encrypt_type: u32,
+    pub lo_encrypt_key_size: u32,
+    pub lo_flags: u32,
+    pub lo_file_name: [u8; 64],
+    pub lo_crypt_name: [u8; 64],
+    pub lo_encrypt_key: [u8; 32],
+    pub lo_init: [u64; 2],
 }
 
 const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;

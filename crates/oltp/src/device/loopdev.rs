@@ -17,6 +17,8 @@
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use flashlab_realdev::LoopInfo64;
+
 use crate::error::{OltpError, Result};
 
 const LOOP_SET_FD: libc::c_ulong = 0x4C00;
@@ -30,25 +32,6 @@ const LO_FLAGS_AUTOCLEAR: u32 = 4;
 const LO_FLAGS_DIRECT_IO: u32 = 16;
 /// The loop driver's block major (Documentation/admin-guide/devices.txt).
 const LOOP_MAJOR: u32 = 7;
-
-/// struct loop_info64 from <linux/loop.h>.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct LoopInfo64 {
-    lo_device: u64,
-    lo_inode: u64,
-    lo_rdevice: u64,
-    lo_offset: u64,
-    lo_sizelimit: u64,
-    lo_number: u32,
-    lo_encrypt_type: u32,
-    lo_encrypt_key_size: u32,
-    lo_flags: u32,
-    lo_file_name: [u8; 64],
-    lo_crypt_name: [u8; 64],
-    lo_encrypt_key: [u8; 32],
-    lo_init: [u64; 2],
-}
 
 /// struct loop_config from <linux/loop.h>.
 #[repr(C)]
