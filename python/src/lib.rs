@@ -84,9 +84,7 @@ fn run_point(
         .map_err(|e| err(format!("internal: bad workload JSON: {e}")))?;
     let outcome = py.detach(|| {
         flashlab_sweep::point::run_point_of(&workload, records, &point, &root, &tool())
-            .unwrap_or_else(|e| {
-                flashlab_sweep::PointOutcome::failed(&point, &root, &e.to_string())
-            })
+            .unwrap_or_else(|e| flashlab_sweep::PointOutcome::failed(&point, &root, &e.to_string()))
     });
     to_json(&outcome)
 }
@@ -97,7 +95,9 @@ fn run_point(
 fn failed_outcome(point_json: &str, root: PathBuf, message: &str) -> PyResult<String> {
     let point: flashlab_sweep::Point = serde_json::from_str(point_json)
         .map_err(|e| err(format!("internal: bad point JSON: {e}")))?;
-    to_json(&flashlab_sweep::PointOutcome::failed(&point, &root, message))
+    to_json(&flashlab_sweep::PointOutcome::failed(
+        &point, &root, message,
+    ))
 }
 
 /// Writes the tidy table of the given outcomes (JSON texts) as CSV at `path`.
