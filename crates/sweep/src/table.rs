@@ -259,28 +259,23 @@ pub fn rows(grid: &Grid, outcomes: &[PointOutcome]) -> Vec<Vec<String>> {
     out
 }
 
-fn csv_cell(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// Writes the table as CSV (`pandas.read_csv` reads it without options).
+/// Writes the table as CSV (`pandas.read_csv` reads it without options;
+/// cells with commas, quotes or line breaks quoted by the csv crate).
 pub fn write_csv(out: &mut impl Write, grid: &Grid, outcomes: &[PointOutcome]) -> io::Result<()> {
-    let line = |cells: &[String]| {
-        cells
-            .iter()
-            .map(|c| csv_cell(c))
-            .collect::<Vec<_>>()
-            .join(",")
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        // Rows are as wide as the header by construction (`rows`).
+        .flexible(true)
+        .from_writer(out);
+    let to_io = |e: csv::Error| match e.into_kind() {
+        csv::ErrorKind::Io(e) => e,
+        other => io::Error::other(format!("{other:?}")),
     };
-    writeln!(out, "{}", line(&columns(grid, outcomes)))?;
+    w.write_record(columns(grid, outcomes)).map_err(to_io)?;
     for row in rows(grid, outcomes) {
-        writeln!(out, "{}", line(&row))?;
+        w.write_record(row).map_err(to_io)?;
     }
-    Ok(())
+    w.flush()
 }
 
 /// Writes the table to `path` atomically (write, rename).
