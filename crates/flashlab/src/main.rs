@@ -135,12 +135,13 @@ fn clap_error(e: clap::Error) -> ExitCode {
             _ => None,
         });
     let sub = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    // Each subcommand's errors point to its own help (every subcommand clap
+    // knows, so a new one needs no list kept here).
     let help = match sub {
         Some(s)
-            if [
-                "run", "replay", "export", "show", "suite", "sim", "serve", "report", "oltp",
-            ]
-            .contains(&s.as_str()) =>
+            if <Cli as clap::CommandFactory>::command()
+                .get_subcommands()
+                .any(|c| c.get_name() == s) =>
         {
             format!("flashlab {s} --help")
         }

@@ -95,23 +95,10 @@ pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a &'a str>) ->
         .map(|(_, c)| c)
 }
 
+/// Edits between two words, an adjacent transposition counting as one
+/// (optimal string alignment, strsim's).
 fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        let mut cur = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let sub = prev[j - 1] + usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = sub.min(prev[j] + 1).min(cur[j - 1] + 1);
-            // Adjacent transposition counts as one edit (Damerau).
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                cur[j] = cur[j].min(prev[j - 1]);
-            }
-        }
-        prev = cur;
-    }
-    prev[b.len()]
+    strsim::osa_distance(a, b)
 }
 
 #[cfg(test)]

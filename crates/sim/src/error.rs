@@ -60,7 +60,11 @@ pub enum ConfigError {
     /// `sim:` with nothing after it.
     EmptySpec,
     /// Neither a built-in profile nor a path.
-    UnknownProfile { name: String },
+    UnknownProfile {
+        name: String,
+        /// The built-in profile the name is a typo of, if any.
+        suggestion: Option<String>,
+    },
     /// `,key` without `=value`.
     OverrideWithoutValue { text: String },
     /// The profile file cannot be opened or read.
@@ -93,9 +97,12 @@ impl fmt::Display for ConfigError {
             ConfigError::EmptySpec => f.write_str(
                 "empty simulator spec; write sim:PROFILE such as sim:ssd-m (`flashlab sim profiles` lists them)",
             ),
-            ConfigError::UnknownProfile { name } => write!(
+            ConfigError::UnknownProfile { name, suggestion } => write!(
                 f,
-                "unknown simulator profile '{name}'; `flashlab sim profiles` lists them (or give a path to a .toml profile)"
+                "unknown simulator profile '{name}'; {}`flashlab sim profiles` lists them (or give a path to a .toml profile)",
+                suggestion
+                    .as_ref()
+                    .map_or(String::new(), |s| format!("did you mean '{s}'? "))
             ),
             ConfigError::OverrideWithoutValue { text } => write!(
                 f,

@@ -191,7 +191,9 @@ fn read_profile(path: &str) -> Result<String, ConfigError> {
 }
 
 fn unknown_profile(name: &str) -> ConfigError {
+    let names: Vec<&str> = profiles::BUILTIN.iter().map(|(n, _)| *n).collect();
     ConfigError::UnknownProfile {
         name: name.to_string(),
+        suggestion: flashlab_pattern::file::closest(name, names.iter()).map(str::to_string),
     }
 }

@@ -43,10 +43,15 @@ pub fn runnable(name: &str) -> Result<&'static dyn Suite, ConfigError> {
             s.name(),
             known()
         ))),
-        None => Err(ConfigError(format!(
-            "unknown suite '{name}'; use one of {}",
-            known()
-        ))),
+        None => {
+            let names: Vec<&str> = suites::registry().iter().map(|s| s.name()).collect();
+            Err(ConfigError(format!(
+                "unknown suite '{name}'; use one of {}{}",
+                known(),
+                flashlab_pattern::file::closest(name, names.iter())
+                    .map_or(String::new(), |s| format!("; did you mean '{s}'?"))
+            )))
+        }
     }
 }
 

@@ -200,6 +200,10 @@ fn bad_suite_workloads_are_one_line_naming_the_fix() {
             "unknown suite 'uflips'; use one of uflip, chen09",
         ),
         (
+            GRID.replace("name = \"uflip\"", "name = \"uflips\""),
+            "did you mean 'uflip'?",
+        ),
+        (
             GRID.replace("name = \"uflip\"", "name = \"wang11-oltp\""),
             "does not run on the executor",
         ),
