@@ -381,8 +381,17 @@ fn the_connection_cap_evicts_handshakes_then_idle_connections_before_refusing() 
     );
     // Four silent connections fill the server; a real client still gets in
     // (the oldest silent one makes room).
-    let mut silent: Vec<Stream> = (0..4).map(|_| raw(&srv.addr)).collect();
-    thread::sleep(Duration::from_millis(300));
+    // Each reads the server's greeting (18 bytes), so the server has
+    // accepted it, in this order, before the next one connects: which is
+    // oldest does not depend on how busy the machine is.
+    let mut silent: Vec<Stream> = (0..4)
+        .map(|_| {
+            let mut s = raw(&srv.addr);
+            let mut greeting = [0u8; 18];
+            s.read_exact(&mut greeting).unwrap();
+            s
+        })
+        .collect();
     let mut c = Client::connect(&srv.addr, "").unwrap();
     assert_eq!(c.write(0, &[1u8; 4096], false).unwrap(), 0);
     assert!(
