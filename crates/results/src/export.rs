@@ -55,9 +55,9 @@ fn write_csv_row<W: Write>(w: &mut csv::Writer<W>, run: &str, r: &IoRecord) -> i
     .map_err(csv_error)
 }
 
-/// A csv error as the io error it wraps (the records are plain numbers, so
-/// writing is the only way it fails).
-fn csv_error(e: csv::Error) -> io::Error {
+/// A csv error as the io error it wraps (what is written is plain numbers
+/// and text, so writing is the only way it fails); the sweep table uses it too.
+pub fn csv_error(e: csv::Error) -> io::Error {
     match e.into_kind() {
         csv::ErrorKind::Io(e) => e,
         other => io::Error::other(format!("{other:?}")),

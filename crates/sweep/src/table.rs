@@ -267,10 +267,7 @@ pub fn write_csv(out: &mut impl Write, grid: &Grid, outcomes: &[PointOutcome]) -
         // Rows are as wide as the header by construction (`rows`).
         .flexible(true)
         .from_writer(out);
-    let to_io = |e: csv::Error| match e.into_kind() {
-        csv::ErrorKind::Io(e) => e,
-        other => io::Error::other(format!("{other:?}")),
-    };
+    let to_io = flashlab_results::export::csv_error;
     w.write_record(columns(grid, outcomes)).map_err(to_io)?;
     for row in rows(grid, outcomes) {
         w.write_record(row).map_err(to_io)?;
