@@ -43,6 +43,8 @@ use serde::Serialize;
 
 pub mod analysis;
 mod event;
+#[doc(hidden)]
+pub mod fuzz;
 mod logical;
 mod physical;
 mod pipe;

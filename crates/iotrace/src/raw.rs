@@ -635,14 +635,65 @@ fn merge<S: Sink + ?Sized>(
     }
 }
 
+/// x86-64's `header_page` as tracefs describes it.
+const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
+    \tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
+    \tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\
+    \tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+
+impl Layout {
+    /// A layout without a tracefs instance, for the unit tests and the
+    /// fuzzer (`crate::fuzz`): event 7 is the first traced syscall's exit
+    /// (a pid at 4, an 8-byte signed `ret` at 8), event 8 its entry (six
+    /// 8-byte arguments from 8), event 9 a `block_rq_issue` (sector at 8,
+    /// nr_sector at 16, bytes at 20, a 10-byte rwbs at 24).
+    pub(crate) fn fixture() -> Layout {
+        let page = Format::parse(HEADER_PAGE);
+        let field = |offset, size, signed| Field {
+            offset,
+            size,
+            signed,
+        };
+        let mut decoders = HashMap::new();
+        decoders.insert(
+            7,
+            Decoder::SysExit {
+                call: 0,
+                ret: field(8, 8, true),
+            },
+        );
+        decoders.insert(
+            8,
+            Decoder::SysEnter {
+                call: 0,
+                args: (0..6).map(|i| field(8 + 8 * i, 8, false)).collect(),
+            },
+        );
+        decoders.insert(
+            9,
+            Decoder::Block {
+                issue: true,
+                sector: field(8, 8, false),
+                nr_sector: field(16, 4, false),
+                bytes: Some(field(20, 4, false)),
+                rwbs: field(24, 10, false),
+            },
+        );
+        Layout {
+            page_size: 4096,
+            timestamp: page.field("timestamp").unwrap_or(field(0, 8, false)),
+            commit: page.field("commit").unwrap_or(field(8, 8, true)),
+            data_offset: 16,
+            common_type: field(0, 2, false),
+            common_pid: field(4, 4, true),
+            decoders,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\
-        \tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\
-        \tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\
-        \tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
 
     #[test]
     fn format_files_give_each_field_its_offset_size_and_sign() {
@@ -751,39 +802,8 @@ mod tests {
         assert_eq!(u.read(&[1, 2, 3]), None);
     }
 
-    /// A layout with one event: id 7, a pid at 4 and an 8-byte `ret` at 8
-    /// (a sys_exit of the first traced syscall).
     fn layout() -> Layout {
-        let page = Format::parse(HEADER_PAGE);
-        let mut decoders = HashMap::new();
-        decoders.insert(
-            7,
-            Decoder::SysExit {
-                call: 0,
-                ret: Field {
-                    offset: 8,
-                    size: 8,
-                    signed: true,
-                },
-            },
-        );
-        Layout {
-            page_size: 4096,
-            timestamp: page.field("timestamp").unwrap(),
-            commit: page.field("commit").unwrap(),
-            data_offset: 16,
-            common_type: Field {
-                offset: 0,
-                size: 2,
-                signed: false,
-            },
-            common_pid: Field {
-                offset: 4,
-                size: 4,
-                signed: true,
-            },
-            decoders,
-        }
+        Layout::fixture()
     }
 
     fn record(pid: u32, ret: i64) -> Vec<u8> {

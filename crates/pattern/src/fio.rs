@@ -342,6 +342,9 @@ fn job(name: &str, opts: &[(String, String)]) -> Result<FioJob, FioError> {
                     return Err(bad(k, v, "flashlab has one IOSize for reads and writes; give one size".into()));
                 }
                 bs = size(k, v)?;
+                if bs == 0 {
+                    return Err(bad(k, v, "a block size must be at least one sector, e.g. bs=4k".into()));
+                }
             }
             "size" => size_bytes = Some(size(k, v)?),
             "offset" => out.args.target_offset = Some(SizeValue::Bytes(size(k, v)?)),
@@ -410,6 +413,12 @@ fn job(name: &str, opts: &[(String, String)]) -> Result<FioJob, FioError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_zero_block_size_is_refused_not_divided_by() {
+        let err = parse_job_file("[j]\nrw=read\nbs=0\nsize=1m\n").unwrap_err();
+        assert!(err.to_string().contains("bs=0"), "{err}");
+    }
 
     #[test]
     fn sizes_read_as_fio_reads_them() {

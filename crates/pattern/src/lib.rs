@@ -26,6 +26,8 @@ pub mod args;
 pub mod error;
 pub mod file;
 pub mod fio;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod generate;
 pub mod rng;
 pub mod skew;

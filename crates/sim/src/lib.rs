@@ -79,6 +79,8 @@ pub mod config;
 pub mod device;
 pub mod error;
 pub mod ftl;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod geometry;
 mod mem;
 pub mod nand;

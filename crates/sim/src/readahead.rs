@@ -40,7 +40,10 @@ impl ReadAhead {
             next_expected: u64::MAX,
             run: 0,
             start: 0,
-            ready: VecDeque::with_capacity(window_pages as usize + 1),
+            // The window comes from a profile: reserve at most a few pages up
+            // front, so that a huge `readahead.window` costs memory only as
+            // far as a stream actually prefetches (found by fuzzing).
+            ready: VecDeque::with_capacity(window_pages.min(1024) as usize + 1),
             stopped_at: None,
         }
     }

@@ -7,6 +7,16 @@ use crate::error::ConfigError;
 use crate::ftl;
 use crate::geometry::Geometry;
 
+/// The longest one flash or host operation may take: 10 s.
+pub const MAX_OPERATION_NS: u64 = 10_000_000_000;
+/// The longest interval (idle threshold, reorganisation period): one day.
+pub const MAX_INTERVAL_NS: u64 = 86_400_000_000_000;
+/// The slowest flash bus: 1 MB/s.
+pub const MAX_BUS_NS_PER_BYTE: f64 = 1000.0;
+/// The slowest host interface: 0.1 MB/s (a 4 GiB request then takes about
+/// 12 hours, far inside u64 nanoseconds).
+pub const MIN_HOST_MB_PER_S: f64 = 0.1;
+
 impl SimConfig {
     /// Check the configuration; the error is one line naming the problem and the fix.
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -101,6 +111,7 @@ impl SimConfig {
             }
         }
         self.validate_variance()?;
+        self.validate_times()?;
         if self.gc.reserve_blocks == 0 {
             return Err(ConfigError::invalid(
                 n,
@@ -176,6 +187,78 @@ impl SimConfig {
             )));
         }
         ftl::validate(self, &geo)
+    }
+
+    /// Every duration a profile gives is bounded, so that simulated time
+    /// (u64 nanoseconds, about 584 years) cannot overflow however many
+    /// operations a run chains: one flash or host operation takes at most
+    /// [`MAX_OPERATION_NS`] (flash parts take microseconds to milliseconds),
+    /// an interval at most [`MAX_INTERVAL_NS`]. (Fuzzing found a profile
+    /// with `read_ns = 2^63 - 1` that overflowed the die's clock.)
+    fn validate_times(&self) -> Result<(), ConfigError> {
+        let n = &self.name;
+        let v = &self.nand;
+        let operations = [
+            ("nand.read_ns", v.read_ns),
+            ("nand.program_ns", v.program_ns),
+            ("nand.erase_ns", v.erase_ns),
+            ("nand.command_ns", v.command_ns),
+            ("nand.read_retry_ns", v.read_retry_ns),
+            ("nand.multi_plane_ns", Some(v.multi_plane_ns)),
+            (
+                "host.command_overhead_ns",
+                Some(self.host.command_overhead_ns),
+            ),
+            (
+                "sched.suspend_program_ns",
+                Some(self.sched.suspend_program_ns),
+            ),
+            ("sched.suspend_erase_ns", Some(self.sched.suspend_erase_ns)),
+        ]
+        .into_iter()
+        .chain(
+            v.program_ns_by_page_kind
+                .iter()
+                .map(|&t| ("nand.program_ns_by_page_kind", Some(t))),
+        );
+        for (field, value) in operations {
+            if let Some(ns) = value.filter(|&ns| ns > MAX_OPERATION_NS) {
+                return Err(ConfigError::invalid(
+                    n,
+                    format!("{field} = {ns} is longer than one flash operation can take (at most {MAX_OPERATION_NS} ns = 10 s)"),
+                ));
+            }
+        }
+        let r = &self.reorg;
+        for (field, ns) in [
+            ("gc.idle_threshold_ns", self.gc.idle_threshold_ns),
+            ("reorg.interval_ns", r.interval_ns),
+            ("reorg.duration_ns", r.duration_ns),
+            ("reorg.sustained_gap_ns", r.sustained_gap_ns),
+        ] {
+            if ns > MAX_INTERVAL_NS {
+                return Err(ConfigError::invalid(
+                    n,
+                    format!("{field} = {ns} is longer than a day (at most {MAX_INTERVAL_NS} ns)"),
+                ));
+            }
+        }
+        if let Some(b) = v.bus_ns_per_byte.filter(|&b| b > MAX_BUS_NS_PER_BYTE) {
+            return Err(ConfigError::invalid(
+                n,
+                format!("nand.bus_ns_per_byte = {b} is slower than any flash bus (at most {MAX_BUS_NS_PER_BYTE}: 1 MB/s)"),
+            ));
+        }
+        if self.host.mb_per_s < MIN_HOST_MB_PER_S {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "host.mb_per_s = {} is slower than any host interface (at least {MIN_HOST_MB_PER_S})",
+                    self.host.mb_per_s
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The service-time variance fields of `[nand]` (docs/sim.md, "Service times vary").

@@ -153,3 +153,25 @@ fn nvme_tlc_random_reads_scale_with_queue_depth() {
     );
     assert!(b > 8.0 * a, "QD32 {b} MB/s vs QD1 {a} MB/s");
 }
+
+/// Durations are bounded so that simulated time cannot overflow (fuzzing
+/// found `read_ns = 2^63 - 1` overflowing a die's clock).
+#[test]
+fn absurd_durations_are_refused_naming_the_field() {
+    for (spec, field) in [
+        ("ssd-h,nand.read_ns=9223372036854775807", "nand.read_ns"),
+        (
+            "ssd-h,host.command_overhead_ns=20000000000",
+            "host.command_overhead_ns",
+        ),
+        ("ssd-h,nand.bus_ns_per_byte=1e9", "nand.bus_ns_per_byte"),
+        ("ssd-h,host.mb_per_s=0.001", "host.mb_per_s"),
+    ] {
+        let err = flashlab_sim::open_device(spec, 1, 1)
+            .err()
+            .expect(spec)
+            .to_string();
+        assert!(err.contains(field), "{spec}: {err}");
+    }
+    assert!(flashlab_sim::open_device("ssd-h,nand.read_ns=5000000000", 1, 1).is_ok());
+}

@@ -25,6 +25,8 @@ use flashlab_device::Mode;
 
 pub mod error;
 pub mod formats;
+#[doc(hidden)]
+pub mod fuzz;
 
 pub use error::TraceFileError;
 
