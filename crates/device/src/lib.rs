@@ -13,6 +13,8 @@
 //! simulated time (so idle-time garbage collection happens) and keeps the
 //! simulator free of the wall clock.
 
+#![forbid(unsafe_code)]
+
 use std::collections::BTreeMap;
 use std::fmt;
 

@@ -12,6 +12,8 @@
 //! Every IO is checked against its stream's target range before submission,
 //! as a second line of defence behind the pattern generator.
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -22,6 +22,8 @@
 //! - [`skew`]: the skewed location functions' draws (zipf, pareto, normal, zoned);
 //! - [`units`]: sizes and durations.
 
+#![forbid(unsafe_code)]
+
 pub mod args;
 pub mod error;
 pub mod file;

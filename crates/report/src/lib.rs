@@ -40,6 +40,8 @@
 //! std::fs::write("report.html", html).unwrap();
 //! ```
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 
 pub mod charts;

@@ -436,10 +436,12 @@ fn load_device(
         });
     }
     let manifest_shown = || manifest_path.display().to_string();
-    let text = std::fs::read_to_string(&manifest_path).map_err(|source| ReportError::Io {
-        path: manifest_shown(),
-        source,
-    })?;
+    let text = read_limited(&manifest_path, flashlab_results::dir::MAX_MANIFEST_BYTES).map_err(
+        |source| ReportError::Io {
+            path: manifest_shown(),
+            source,
+        },
+    )?;
     let raw: Value =
         serde_json::from_str(&text).map_err(|source| ReportError::DamagedManifest {
             path: manifest_shown(),
@@ -563,9 +565,7 @@ fn load_run(
 ) -> RunReport {
     let entry = &manifest.runs[i];
     let run_dir = root.join(&entry.dir);
-    let run_json: Option<Value> = std::fs::read_to_string(run_dir.join("run.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
+    let run_json: Option<Value> = flashlab_results::dir::read_json(&run_dir.join("run.json")).ok();
     let raw_entry = raw_manifest.get("runs").and_then(|r| r.get(i));
     let phases = run_json
         .as_ref()
@@ -669,15 +669,10 @@ fn load_run(
 /// (`suite.json`) what each measured in `calibration[baseline]`
 /// (`{startup, period}`).
 fn suite_phases(dir: &Path) -> Vec<(String, Phases)> {
-    let Some(journal) = std::fs::read_to_string(dir.join("suite.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-    else {
+    let Ok(journal) = flashlab_results::dir::read_json::<Value>(&dir.join("suite.json")) else {
         return Vec::new();
     };
-    let plan = std::fs::read_to_string(dir.join("plan.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+    let plan = flashlab_results::dir::read_json::<Value>(&dir.join("plan.json")).ok();
     let steps = plan
         .as_ref()
         .and_then(|p| p.pointer("/steps"))
@@ -764,4 +759,24 @@ fn comparisons(devices: &[DeviceReport]) -> Vec<Comparison> {
             })
         })
         .collect()
+}
+
+/// A results directory's text file: only a regular file (a FIFO would block
+/// forever) of at most `max_bytes` (a directory is named by the user, and a
+/// huge file there must not fill memory).
+pub(crate) fn read_limited(path: &Path, max_bytes: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let file = flashlab_results::records::open_regular(path)?;
+    if file.metadata()?.len() > max_bytes {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "larger than {} MiB; it is not a file flashlab wrote",
+                max_bytes >> 20
+            ),
+        ));
+    }
+    let mut text = String::new();
+    file.take(max_bytes).read_to_string(&mut text)?;
+    Ok(text)
 }

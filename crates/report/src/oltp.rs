@@ -384,7 +384,8 @@ impl Analysis for OltpAnalysis {
         results_dir: &Path,
     ) -> Result<Vec<Section>, ReportError> {
         let path = results_dir.join("oltp.json");
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) = crate::model::read_limited(&path, flashlab_results::dir::MAX_JSON_BYTES)
+        else {
             return Ok(Vec::new());
         };
         let doc: Value =

@@ -37,7 +37,7 @@ struct SuiteData {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, ReportError> {
-    match std::fs::read_to_string(path) {
+    match crate::model::read_limited(path, flashlab_results::dir::MAX_JSON_BYTES) {
         Err(_) => Ok(None),
         Ok(t) => serde_json::from_str(&t)
             .map(Some)

@@ -17,6 +17,8 @@
 //!   experiments on the simulator (DFTL-like vs small chunks vs small
 //!   chunks with host hints), each design on a fresh simulated device.
 
+#![forbid(unsafe_code)]
+
 pub mod figures;
 pub mod findings;
 pub mod papers;

@@ -17,6 +17,8 @@
 //! - `disksim`: DiskSim ASCII (`ms dev block blocks flags`, flag bit 0 = read);
 //! - `msr`: MSR-Cambridge CSV (Windows filetime, `Read`/`Write`, bytes).
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;

@@ -1,0 +1,277 @@
+//! Greppable invariants of the code base (ARCHITECTURE.md, "Invariants"),
+//! checked on every test run so that they stay true:
+//!
+//! - the executor never reads the wall clock (no `Instant`/`SystemTime` in
+//!   crates/exec): time comes from the device, so the simulator is
+//!   deterministic in benchmark mode;
+//! - the simulator touches no files except `open_device` reading a profile;
+//! - every `unsafe` has a `SAFETY:` comment just above it (or on its line);
+//! - user files are read only through limited readers: every whole-file
+//!   `fs::read_to_string` is on the allow-list below with its reason, or
+//!   reads a kernel file under /proc or /sys;
+//! - a crate without `unsafe` says so with `#![forbid(unsafe_code)]`.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every `.rs` file under `dir`, recursively, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The crates under crates/, by name.
+fn crates() -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("Cargo.toml").exists())
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), p))
+        .collect();
+    out.sort();
+    out
+}
+
+/// (file relative to the repository, 1-based line, text) of every code line
+/// in a crate's `src/` (comment lines dropped), `#[cfg(test)]` modules included.
+fn code_lines(krate: &Path) -> Vec<(String, usize, String)> {
+    let mut out = Vec::new();
+    for file in rust_files(&krate.join("src")) {
+        let rel = file
+            .strip_prefix(root())
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            out.push((rel.clone(), i + 1, line.to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_executor_never_reads_the_wall_clock() {
+    let hits: Vec<String> = code_lines(&root().join("crates/exec"))
+        .into_iter()
+        .filter(|(_, _, l)| l.contains("Instant") || l.contains("SystemTime"))
+        .map(|(f, n, l)| format!("{f}:{n}: {}", l.trim()))
+        .collect();
+    assert!(
+        hits.is_empty(),
+        "crates/exec takes time from the device only:\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn the_simulator_opens_no_files_but_its_profile() {
+    let hits: Vec<String> = code_lines(&root().join("crates/sim"))
+        .into_iter()
+        .filter(|(_, _, l)| {
+            l.contains("std::fs") || l.contains("fs::File") || l.contains("File::open")
+        })
+        .filter(|(f, _, l)| {
+            !(f.ends_with("crates/sim/src/lib.rs") && l.contains("std::fs::File::open(path)"))
+        })
+        .map(|(f, n, l)| format!("{f}:{n}: {}", l.trim()))
+        .collect();
+    assert!(
+        hits.is_empty(),
+        "crates/sim reads only a profile (lib.rs read_profile); found:\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn every_unsafe_has_a_safety_comment() {
+    let mut missing = Vec::new();
+    for (_, krate) in crates() {
+        for file in rust_files(&krate.join("src")) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                let code = line.trim_start();
+                if code.starts_with("//") || !has_unsafe(code) {
+                    continue;
+                }
+                // The comment sits on the line or in a comment within the
+                // four lines above (`// SAFETY: ...` then `Some(` then the block).
+                let found = lines[i.saturating_sub(4)..=i].iter().any(|l| {
+                    let l = l.trim_start();
+                    (l.starts_with("//") || l.contains("// SAFETY")) && l.contains("SAFETY")
+                });
+                if !found {
+                    let rel = file
+                        .strip_prefix(root())
+                        .unwrap_or(&file)
+                        .display()
+                        .to_string();
+                    missing.push(format!("{rel}:{}: {}", i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "unsafe without a SAFETY: comment:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// `unsafe {`, `unsafe fn`, `unsafe impl`, `unsafe extern`, outside strings.
+fn has_unsafe(code: &str) -> bool {
+    let code = code.split("//").next().unwrap_or("");
+    let mut in_string = false;
+    let bytes = code.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'"' && (i == 0 || bytes[i - 1] != b'\\') {
+            in_string = !in_string;
+        }
+        if !in_string
+            && code[i..].starts_with("unsafe")
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'))
+        {
+            // Blocks, declarations and impls; not `unsafe extern "C" fn(..)`
+            // function-pointer types, which are not themselves unsafe code.
+            let rest = code[i + 6..].trim_start();
+            if rest.starts_with('{')
+                || rest.starts_with("impl")
+                || (rest.starts_with("fn ") && !rest.starts_with("fn("))
+                || rest.starts_with("extern \"C\" {")
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Files allowed to `read_to_string` something that is not a kernel file,
+/// and why that is safe.
+const READ_TO_STRING_ALLOWED: &[(&str, &str)] = &[
+    (
+        "crates/flashlab/src/validate.rs",
+        "--update-doc/--check-doc read the project's own docs/profiles.md, named by the developer",
+    ),
+    (
+        "crates/flashlab/src/oltp.rs",
+        "reads back oltp.json that flashlab itself wrote into the run directory",
+    ),
+    (
+        "crates/oltp/src/stale.rs",
+        "reads flashlab's own stale-run records in the run directory",
+    ),
+    (
+        "crates/oltp/src/postgres.rs",
+        "postmaster.pid inside the private cluster flashlab created",
+    ),
+    (
+        "crates/oltp/src/device/sim.rs",
+        "the stderr pipe of a child flashlab started",
+    ),
+    (
+        "crates/nbd/src/attacks.rs",
+        "the log of a server the attack harness started",
+    ),
+    (
+        "crates/sweep/src/point.rs",
+        "host_info's copy reads fixed /proc files (cpuinfo, os-release)",
+    ),
+    (
+        "crates/flashlab/src/target.rs",
+        "host_info reads fixed /proc and /sys files (cpuinfo, os-release)",
+    ),
+    (
+        "crates/iotrace/src/tracefs.rs",
+        "tracefs's per-CPU stats files, kernel text",
+    ),
+    (
+        "crates/oltp/src/proc.rs",
+        "the log file of a server flashlab started",
+    ),
+    (
+        "crates/realdev/src/identity.rs",
+        "sysfs attributes of a block device (read_trimmed)",
+    ),
+    (
+        "crates/nbd/src/store.rs",
+        "the store's own lock and meta files, created by flashlab serve",
+    ),
+];
+
+#[test]
+fn user_files_are_read_only_through_limited_readers() {
+    let mut hits = Vec::new();
+    for (_, krate) in crates() {
+        for (file, n, line) in code_lines(&krate) {
+            // A whole-file read; `.take(n).read_to_string` is a limited reader.
+            if !line.contains("fs::read_to_string") {
+                continue;
+            }
+            let kernel = [
+                "\"/proc/",
+                "\"/sys/",
+                "/proc/{",
+                "/sys/class",
+                "/sys/block",
+                "/sys/dev",
+            ]
+            .iter()
+            .any(|k| line.contains(k));
+            let allowed = READ_TO_STRING_ALLOWED.iter().any(|(f, _)| file == *f);
+            if !(kernel || allowed) {
+                hits.push(format!("{file}:{n}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "read_to_string of a file that may come from a user (use a limited reader such as flashlab_trace::read_text, or add the file to READ_TO_STRING_ALLOWED with its reason):\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn crates_without_unsafe_forbid_it() {
+    let mut missing = Vec::new();
+    for (name, krate) in crates() {
+        let uses_unsafe = code_lines(&krate)
+            .iter()
+            .any(|(_, _, l)| has_unsafe(l.trim_start()));
+        let lib = ["src/lib.rs", "src/main.rs"]
+            .iter()
+            .map(|f| krate.join(f))
+            .find(|p| p.exists())
+            .unwrap();
+        let forbids = std::fs::read_to_string(&lib)
+            .unwrap()
+            .contains("#![forbid(unsafe_code)]");
+        if !uses_unsafe && !forbids {
+            missing.push(name);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "these crates have no unsafe code; add #![forbid(unsafe_code)] to their lib.rs: {missing:?}"
+    );
+}
