@@ -73,7 +73,8 @@ fn drive(spec: &str, ops: &[Op], qd: usize) -> flashlab_sim::SimDevice {
                 sectors,
                 shift,
             } => {
-                let offset = page * PAGE + shift as u64 * 512;
+                // Wrap onto the device: random devices are smaller than the op space.
+                let offset = (page % pages) * PAGE + shift as u64 * 512;
                 let len = (sectors as u64 * 512).min(size - offset);
                 if len == 0 {
                     continue;
@@ -132,6 +133,22 @@ proptest! {
         qd in 1usize..9,
     ) {
         let spec = format!("{BASE},gc={policy},op={op},cache={cache},wl=3,wear.check_interval=4,bg_gc=on");
+        drive(&spec, &ops, qd);
+    }
+
+    /// The same checks on a random valid device from the swarm's generator
+    /// (any built-in profile as the base, any FTL, geometry, cache and
+    /// mechanisms), with 4 KiB flash pages so that the shadow's page is the
+    /// device's.
+    #[test]
+    fn random_devices_keep_maps_consistent(
+        seed in any::<u64>(),
+        ops in prop::collection::vec(op_strategy(2048), 1..800),
+        qd in 1usize..9,
+    ) {
+        let spec = common::random_device::device_spec(&mut common::Rng(seed));
+        let spec = format!("{spec},geometry.page_bytes=4096,ftl.prefill=off");
+        prop_assume!(flashlab_sim::resolve_spec(&spec).is_ok());
         drive(&spec, &ops, qd);
     }
 }

@@ -4,6 +4,8 @@
 use flashlab_device::{Completion, Device, IoRequest, Mode};
 use flashlab_sim::SimDevice;
 
+pub mod random_device;
+
 pub const KIB: u64 = 1024;
 pub const MIB: u64 = 1024 * 1024;
 
