@@ -260,6 +260,12 @@ pub fn serve(args: ServeArgs) -> CliResult<()> {
             r.millis
         );
     }
+    if let Some(&(g, offset)) = r.corrupt_log_records.first() {
+        eprintln!(
+            "flashlab serve: {} corrupt record(s) inside the request log (the first at byte {offset} of wal-{g}.log), not a torn tail: skipped, the valid records after them replayed; the damaged log is kept as wal-{g}.log.damaged (the data file is not affected: the log drives only the simulated flash state)",
+            r.corrupt_log_records.len()
+        );
+    }
     if let Some(g) = r.rebuilt_from_generation {
         eprintln!(
             "flashlab serve: checkpoint {} was damaged (kept as ckpt-{}.bin.damaged); its flash state was rebuilt from generation {g}",

@@ -28,8 +28,10 @@
 //! appended after its data was written, so the data `fdatasync` covers it: a
 //! log record on disk never refers to data that is not. A flush covers every
 //! write that was acknowledged before it (they are in the buffer it takes).
-//! Records carry a checksum salted with G; recovery stops at the first bad one
-//! (a torn tail can only belong to a flush that never returned).
+//! Records carry a checksum salted with G. Bad records after the last good
+//! one are a torn tail (it can only belong to a flush that never returned)
+//! and are dropped; a bad record with good ones after it is damage inside
+//! the log: it is reported, skipped, and the damaged log kept as evidence.
 //!
 //! **Failures.** Any failed data write, `fdatasync`, log append or checkpoint
 //! commit makes the store read-only for good (until restart): every later
@@ -348,6 +350,11 @@ pub struct Recovery {
     pub log_records_replayed: u64,
     /// Bytes at the log's end that did not form valid records (a torn tail).
     pub log_tail_bytes_dropped: u64,
+    /// Records that failed their checksum with valid records after them:
+    /// not a torn tail but damage inside the log, as (generation, byte
+    /// offset in `wal-G.log`). They are skipped, the valid records after
+    /// them replayed, and the damaged log kept as `wal-G.log.damaged`.
+    pub corrupt_log_records: Vec<(u64, u64)>,
     /// When the newest checkpoint was damaged: the older generation the
     /// flash state was rebuilt from (its checkpoint and the logs since).
     pub rebuilt_from_generation: Option<u64>,
@@ -751,13 +758,25 @@ impl Store {
             File::open(&wal_path)
                 .and_then(|mut f| f.read_to_end(&mut bytes))
                 .map_err(|e| io_err("cannot read", &wal_path, e))?;
+            // Records after the last one that decodes are the torn tail of a
+            // flush that never returned; a bad record before it is damage
+            // inside the log (a torn append writes only at the end).
+            let records: Vec<&[u8]> = bytes.chunks_exact(RECORD_BYTES).collect();
+            let last_valid = records.iter().rposition(|r| decode_record(h, r).is_some());
+            let tail_bytes =
+                bytes.len() as u64 - last_valid.map_or(0, |l| (l as u64 + 1) * RECORD_BYTES as u64);
             let mut valid = 0u64;
-            for rec in bytes.chunks(RECORD_BYTES) {
-                let Some((op, offset, len, at)) = (rec.len() == RECORD_BYTES)
-                    .then(|| decode_record(h, rec))
-                    .flatten()
-                else {
+            let mut corrupt_here = false;
+            for (i, rec) in records.iter().enumerate() {
+                if last_valid.is_none_or(|last| i > last) {
                     break;
+                }
+                let Some((op, offset, len, at)) = decode_record(h, rec) else {
+                    recovery
+                        .corrupt_log_records
+                        .push((h, (i * RECORD_BYTES) as u64));
+                    corrupt_here = true;
+                    continue;
                 };
                 let req = IoRequest {
                     tag: 0,
@@ -772,6 +791,24 @@ impl Store {
                 valid += RECORD_BYTES as u64;
                 recovery.log_records_replayed += 1;
             }
+            if corrupt_here {
+                // The evidence stays; the live log keeps only valid records,
+                // so that the next recovery replays the same ones.
+                let kept = wal_path.with_extension("log.damaged");
+                fs::copy(&wal_path, &kept).map_err(|e| io_err("cannot keep", &kept, e))?;
+                let clean: Vec<u8> = records
+                    .iter()
+                    .take(last_valid.map_or(0, |l| l + 1))
+                    .filter(|r| decode_record(h, r).is_some())
+                    .flat_map(|r| r.iter().copied())
+                    .collect();
+                let tmp = wal_path.with_extension("log.tmp");
+                fs::write(&tmp, &clean)
+                    .and_then(|()| File::open(&tmp)?.sync_all())
+                    .and_then(|()| fs::rename(&tmp, &wal_path))
+                    .map_err(|e| io_err("cannot rewrite", &wal_path, e))?;
+                fsync_dir(&dir)?;
+            }
             if h < gen {
                 // A completed generation's log, then the power-cycle boundary
                 // its checkpoint was: the live store restored the next
@@ -783,7 +820,7 @@ impl Store {
                     .map_err(|e| OpenError::Store(StoreError::Serialise(e)))?;
             } else {
                 valid_len = valid;
-                recovery.log_tail_bytes_dropped = bytes.len() as u64 - valid;
+                recovery.log_tail_bytes_dropped = tail_bytes;
             }
         }
         let wal_path = dir.join(format!("wal-{gen}.log"));
