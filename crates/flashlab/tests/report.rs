@@ -48,7 +48,7 @@ fn report_compares_two_uflip_suites() {
     let t3 = &md[md
         .find("### uFLIP Table 3, side by side")
         .expect("side-by-side Table 3")..];
-    assert!(t3.contains("| Device | SR (ms) | RR (ms) | SW (ms) | RW (ms) | Pause RW (ms) | Locality RW | Partitions | Reverse | In-place | Large Incr |"), "{t3}");
+    assert!(t3.contains("| Device | SR | RR | SW | RW | Pause RW (ms) | Locality RW | Partitions | Reverse | In-place | Large Incr |"), "{t3}");
     let rows: Vec<&str> = t3
         .lines()
         .skip_while(|l| !l.starts_with("| Device"))

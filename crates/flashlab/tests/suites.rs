@@ -64,7 +64,7 @@ fn uflip_runs_end_to_end_and_prints_table3_and_hints() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("| Device | SR (ms) | RR (ms) | SW (ms) | RW (ms)"),
+        text.contains("| Device | SR | RR | SW | RW | Pause RW (ms)"),
         "{text}"
     );
     assert!(text.contains("uFLIP design hints"), "{text}");

@@ -525,10 +525,15 @@ fn golden_uflip_suite() {
     let md = render(&[a.clone(), b.clone()], ReportFormat::Markdown).unwrap();
     golden("uflip-compare.md", &common::normalize(&md, tmp.path()));
     assert!(
-        md.contains("| sim:fast | 0.07 | - | - | 1.2 |  | 4MiB (=) | 4 (x2.5) | - | - | - |"),
+        md.contains(
+            "| sim:fast | 0.0700 ms | n/m | n/m | 1.20 ms |  | 4MiB (=) | 4 (x2.5) | n/m | n/m | n/m |"
+        ),
         "{md}"
     );
-    assert!(md.contains("| sim:slow | 0.21 | - | - | 3.6 |"), "{md}");
+    assert!(
+        md.contains("| sim:slow | 0.210 ms | n/m | n/m | 3.60 ms |"),
+        "{md}"
+    );
 
     let html = render(&[a, b], ReportFormat::Html).unwrap();
     for t in [

@@ -59,7 +59,14 @@ pub struct Table3 {
 }
 
 /// What a never-measured Table 3 cell says.
-pub const NOT_MEASURED: &str = "not measured";
+pub const NOT_MEASURED: &str = "n/m";
+
+/// What the table's signs mean, printed under it (uFLIP's own Table 3 uses
+/// "=" for no effect and xN for a factor).
+pub const LEGEND: &str =
+    "Times per device in us below 1 ms, else ms, to three significant digits. \
+\"=\": no effect (within 10 % of the baseline); \"xN\": N times the baseline; \
+\"n/m\": not measured (no run of that column in the plan); \"No\": measured, no such area found.";
 
 /// One design hint, with the figures it rests on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -244,16 +251,36 @@ pub fn table3(plan: &Plan, summaries: &[RunSummary], io_size: u64) -> Table3 {
 /// "=" within 10 %, else "x1.5".
 pub fn factor(r: Option<f64>) -> String {
     match r {
-        None => "-".into(),
+        None => NOT_MEASURED.into(),
         Some(r) if (r - 1.0).abs() <= 0.1 => "=".into(),
         Some(r) if r >= 10.0 => format!("x{r:.0}"),
         Some(r) => format!("x{r:.1}"),
     }
 }
 
+/// Three significant digits: 0.0123, 1.23, 12.3, 123, 1230.
+fn significant3(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let decimals = (2 - v.abs().log10().floor() as i32).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// A time cell in the device's unit, with the unit.
+fn time(ms: Option<f64>, in_us: bool) -> String {
+    match ms {
+        None => NOT_MEASURED.into(),
+        Some(v) if in_us => format!("{} us", significant3(v * 1000.0)),
+        Some(v) => format!("{} ms", significant3(v)),
+    }
+}
+
+/// A time in ms as the paper's Table 3 prints it (docs/profiles.md sets
+/// the simulated value beside the paper's).
 fn ms(v: Option<f64>) -> String {
     match v {
-        None => "-".into(),
+        None => NOT_MEASURED.into(),
         Some(v) if v >= 10.0 => format!("{v:.0}"),
         Some(v) if v >= 1.0 => format!("{v:.1}"),
         Some(v) => format!("{v:.2}"),
@@ -274,7 +301,42 @@ impl Table3 {
         "Large Incr",
     ];
 
+    /// The column names as shown: the time columns carry their unit in
+    /// each cell ([`Table3::cells`]), since it is chosen per device.
+    pub fn display_header() -> [String; 10] {
+        Table3::HEADER.map(|h| match h {
+            "SR (ms)" | "RR (ms)" | "SW (ms)" | "RW (ms)" => {
+                h.trim_end_matches(" (ms)").to_string()
+            }
+            other => other.to_string(),
+        })
+    }
+
+    /// Whether this device's times read best in us: every measured baseline
+    /// mean is under 1 ms.
+    pub fn times_in_us(&self) -> bool {
+        let times = [self.sr_ms, self.rr_ms, self.sw_ms, self.rw_ms];
+        times.iter().any(Option::is_some) && times.iter().flatten().all(|&v| v < 1.0)
+    }
+
+    /// The row's cells, times in the device's unit ([`Table3::display_header`]).
     pub fn cells(&self) -> [String; 10] {
+        let in_us = self.times_in_us();
+        let mut cells = self.cells_in_ms();
+        for (cell, v) in cells
+            .iter_mut()
+            .zip([self.sr_ms, self.rr_ms, self.sw_ms, self.rw_ms])
+        {
+            if cell != NOT_MEASURED {
+                *cell = time(v, in_us);
+            }
+        }
+        cells
+    }
+
+    /// The row's cells with times in ms, as uFLIP's Table 3 prints them
+    /// ([`Table3::HEADER`]).
+    pub fn cells_in_ms(&self) -> [String; 10] {
         let area = match self.locality_rw_bytes {
             None => "No".to_string(),
             Some(b) => format!("{} ({})", format_size(b), factor(self.locality_rw_relative)),
@@ -307,12 +369,13 @@ impl Table3 {
     pub fn markdown(rows: &[(String, &Table3)]) -> String {
         let mut s = format!(
             "| Device | {} |\n|---|{}\n",
-            Table3::HEADER.join(" | "),
+            Table3::display_header().join(" | "),
             "---|".repeat(10)
         );
         for (name, t) in rows {
             s += &format!("| {name} | {} |\n", t.cells().join(" | "));
         }
+        s += &format!("\n{LEGEND}\n");
         s
     }
 }
@@ -685,6 +748,38 @@ mod tests {
     }
 
     #[test]
+    fn times_take_the_devices_unit_with_three_significant_digits() {
+        let fast = Table3 {
+            sr_ms: Some(0.0123),
+            rr_ms: Some(0.0876),
+            sw_ms: Some(0.015),
+            rw_ms: Some(0.25),
+            ..Table3::default()
+        };
+        assert_eq!(
+            &fast.cells()[..4],
+            ["12.3 us", "87.6 us", "15.0 us", "250 us"]
+        );
+        let slow = Table3 {
+            sr_ms: Some(0.3),
+            rr_ms: Some(0.5),
+            sw_ms: Some(1.234),
+            rw_ms: Some(123.4),
+            ..Table3::default()
+        };
+        assert_eq!(
+            &slow.cells()[..4],
+            ["0.300 ms", "0.500 ms", "1.23 ms", "123 ms"]
+        );
+        assert_eq!(Table3::display_header()[0], "SR");
+        let md = Table3::markdown(&[("a".into(), &fast)]);
+        assert!(
+            md.contains("no effect") && md.contains("not measured"),
+            "{md}"
+        );
+    }
+
+    #[test]
     fn never_measured_cells_say_so_and_measured_empty_ones_do_not() {
         // Locality measured, no area found: "No". Partitioning never run: "not measured".
         let t = Table3 {
@@ -700,7 +795,12 @@ mod tests {
         assert_eq!(cells[5], "No");
         assert_eq!(cells[6], NOT_MEASURED);
         assert_eq!(cells[4], NOT_MEASURED);
-        assert_eq!(cells[0], "0.20");
+        assert_eq!(cells[0], "0.200 ms", "SW and RW take 1 ms or more: ms");
+        assert_eq!(
+            t.cells_in_ms()[0],
+            "0.20",
+            "the paper's unit for the comparison page"
+        );
         // JSON: the list names the columns; a summary without it (older) reads as before.
         let json = serde_json::to_value(&t).unwrap();
         assert_eq!(json["not_measured"][0], "Partitions");

@@ -146,7 +146,7 @@ pub fn uflip_table3(
             .collect();
         let failed = |cols: &[usize]| cols.iter().any(|&c| fails.get(c).copied().unwrap_or(true));
         let sim: [String; 10] = match t {
-            Some(t) => t.cells(),
+            Some(t) => t.cells_in_ms(),
             None => std::array::from_fn(|_| "not measured".to_string()),
         };
         let locality = if paper[5] == "No" {

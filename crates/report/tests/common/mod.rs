@@ -433,7 +433,7 @@ pub fn uflip_dir(root: &Path, name: &str, scale: u64) -> PathBuf {
                     "This device's row of uFLIP Table 3.".into(),
                     "Calibration (uFLIP section 4.2): RW start-up 16 IOs, period 8.".into(),
                 ],
-                header: Table3::HEADER.iter().map(|h| h.to_string()).collect(),
+                header: Table3::display_header().to_vec(),
                 rows: vec![t.cells().to_vec()],
                 compare: Compare::Rows,
                 compare_title: Some("uFLIP Table 3, side by side".into()),

@@ -265,11 +265,12 @@ impl Suite for Uflip {
             converged,
             journal.bound * 100.0
         ));
+        paragraphs.push(crate::table3::LEGEND.to_string());
         s.tables.push(SummaryTable {
             id: "uflip-table3".into(),
             title: "uFLIP Table 3 row".into(),
             paragraphs,
-            header: Table3::HEADER.iter().map(|h| h.to_string()).collect(),
+            header: Table3::display_header().to_vec(),
             rows: vec![t.cells().to_vec()],
             compare: Compare::Rows,
             compare_title: Some("uFLIP Table 3, side by side".into()),
