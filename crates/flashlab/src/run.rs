@@ -342,9 +342,17 @@ pub(crate) fn print_device_stats(summary: &RunSummary) {
 }
 
 /// A run's warnings, on stderr so that `--json` output stays parseable.
+/// A warning every run repeats (the target is RAM-backed) is printed once
+/// per command, at its first run; each run's `run.json` keeps it.
 pub(crate) fn print_warnings(summary: &RunSummary) {
+    static PRINTED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut printed = PRINTED.lock().unwrap_or_else(|e| e.into_inner());
     for w in &summary.warnings {
+        if printed.contains(w) {
+            continue;
+        }
         eprintln!("warning: run {}: {w}", summary.name);
+        printed.push(w.clone());
     }
 }
 

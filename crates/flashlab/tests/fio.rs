@@ -222,3 +222,62 @@ fn a_fio_job_file_with_an_option_flashlab_cannot_express_is_refused() {
         "{err}"
     );
 }
+
+/// A file in /dev/shm is RAM: every run says its figures describe memory,
+/// the terminal says it once, and the report shows it.
+#[test]
+fn a_ram_backed_target_is_flagged_once_on_the_terminal_and_in_every_run() {
+    let dir = scratch();
+    let shm = tempfile::Builder::new()
+        .prefix("flashlab-ram-test")
+        .tempdir_in("/dev/shm")
+        .unwrap();
+    let img = shm.path().join("t.img");
+    let pattern = dir.path().join("two.toml");
+    std::fs::write(
+        &pattern,
+        "[defaults]\nio_size = \"4KiB\"\nio_count = 64\n\n[[run]]\npattern = \"SR\"\n\n[[run]]\npattern = \"RR\"\n",
+    )
+    .unwrap();
+    let out = flashlab(
+        &[
+            "run",
+            "--device",
+            img.to_str().unwrap(),
+            "--size",
+            "16MiB",
+            "--pattern-file",
+            pattern.to_str().unwrap(),
+            "-o",
+            "ram",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    ok(&out);
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("describe memory, not flash").count(),
+        1,
+        "{err}"
+    );
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("ram/summary.json")).unwrap(),
+    )
+    .unwrap();
+    for run in summary["runs"].as_array().unwrap() {
+        assert!(
+            run["warnings"][0].as_str().unwrap().contains("tmpfs"),
+            "{run}"
+        );
+    }
+    ok(&flashlab(
+        &["report", "ram", "--output", "r.md"],
+        dir.path(),
+    ));
+    let md = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
+    assert!(
+        md.contains("describe memory, not flash"),
+        "the report shows it"
+    );
+}

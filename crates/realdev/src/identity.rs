@@ -122,6 +122,17 @@ pub fn block_identity(major: u32, minor: u32, map: &mut BTreeMap<String, String>
     if let Some(s) = read_trimmed(&q.join("scheduler")) {
         map.insert("scheduler".into(), active_scheduler(&s));
     }
+    // Where a loop device's data really lives: a backing file on tmpfs is
+    // RAM (results' target_warning says so in every run).
+    if let Some(backing) = map.get("loop_backing_file").cloned() {
+        let path = Path::new(backing.trim_end_matches(" (deleted)"));
+        let magic = fs::File::open(path)
+            .ok()
+            .and_then(|f| crate::sys::fs_magic(std::os::fd::AsFd::as_fd(&f)));
+        if let Some(name) = magic.and_then(fs_type_name) {
+            map.insert("loop_backing_fs_type".into(), name.into());
+        }
+    }
 }
 
 /// The name of a statfs magic number, for the file systems flashlab is likely to meet.

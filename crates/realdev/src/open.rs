@@ -487,11 +487,8 @@ fn open_file(
             });
         }
     }
-    if opts.direct && info.identity.get("fs_type").map(String::as_str) == Some("tmpfs") {
-        warnings.push(format!(
-            "{display} is on tmpfs: O_DIRECT there still reads and writes memory, so the results describe RAM, not a device"
-        ));
-    }
+    // A file on tmpfs measures RAM: every run's warnings say so
+    // (flashlab_results::warnings::target_warning, from this identity).
     if info.size_bytes != file_len {
         warnings.push(format!(
             "{display} is {} bytes, not a multiple of {}; the last {} bytes are not used",

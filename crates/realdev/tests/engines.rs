@@ -542,12 +542,14 @@ fn buffered_mode_works_on_tmpfs() {
     );
     assert_eq!(done.len(), 1);
     // O_DIRECT on tmpfs: older kernels refuse it (with the message naming --buffered),
-    // newer ones accept it and we warn that it measures memory.
+    // newer ones accept it, and the identity says tmpfs (every run then warns
+    // that it measures memory: flashlab_results::warnings::target_warning).
     match open(&opts(&p, false, 1, 4096)) {
-        Ok(o) => assert!(
-            o.warnings.iter().any(|w| w.contains("tmpfs")),
+        Ok(o) => assert_eq!(
+            o.device.info().identity.get("fs_type").map(String::as_str),
+            Some("tmpfs"),
             "{:?}",
-            o.warnings
+            o.device.info().identity
         ),
         Err(e) => {
             assert_eq!(e.kind(), OpenErrorKind::Unsupported);

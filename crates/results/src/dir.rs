@@ -432,6 +432,7 @@ impl ResultsDir {
         device_stats: Option<serde_json::Value>,
         tally: Option<Tally>,
     ) -> io::Result<RunSummary> {
+        let target_warning = crate::warnings::target_warning(&self.manifest.device.identity);
         let entry = &mut self.manifest.runs[idx];
         entry.status = status;
         entry.error = error.clone();
@@ -472,7 +473,10 @@ impl ResultsDir {
             unmapped_read_fraction: device_stats
                 .as_ref()
                 .and_then(crate::warnings::unmapped_read_fraction),
-            warnings: crate::warnings::device_warnings(device_stats.as_ref()),
+            warnings: target_warning
+                .into_iter()
+                .chain(crate::warnings::device_warnings(device_stats.as_ref()))
+                .collect(),
             device_stats,
             error,
         };

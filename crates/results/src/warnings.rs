@@ -1,7 +1,9 @@
 //! Warnings a run's own figures carry: things that make its numbers describe
 //! something other than what the user meant to measure.
 //!
-//! The one so far: reads of never-written pages on the simulator. A fresh
+//! Two so far: a target that cannot show flash behaviour (RAM-backed, or
+//! read through a page cache; [`target_warning`], from the device's
+//! identity), and reads of never-written pages on the simulator. A fresh
 //! simulated SSD answers them from the controller, without touching flash
 //! (real controllers do the same), so a read benchmark on it measures the
 //! controller and the host link, not flash. The fraction is computed from the
@@ -49,6 +51,40 @@ pub fn device_warnings(device_stats: Option<&Value>) -> Vec<String> {
     out
 }
 
+/// Why the target's figures cannot describe flash, from the identity the
+/// real-device engine recorded (`fs_type`, `device_name`, a loop device's
+/// `loop_backing_fs_type` and `loop_dio`, a file's `backing_device_name`);
+/// `None` when nothing says so (the simulator records none of these keys).
+pub fn target_warning(identity: &std::collections::BTreeMap<String, String>) -> Option<String> {
+    let get = |k: &str| identity.get(k).map(String::as_str);
+    let ram_fs = |t: &str| matches!(t, "tmpfs" | "ramfs");
+    let ram_disk = |n: &str| n.starts_with("ram") || n.starts_with("zram") || n.starts_with("pmem");
+    let why = if let Some(t) = get("fs_type").filter(|t| ram_fs(t)) {
+        format!("the file is on {t}, which is RAM")
+    } else if let Some(n) = get("device_name")
+        .or(get("backing_device_name"))
+        .filter(|n| ram_disk(n))
+    {
+        format!("{n} is a RAM disk")
+    } else if let Some(t) = get("loop_backing_fs_type").filter(|t| ram_fs(t)) {
+        format!(
+            "the loop device's backing file {} is on {t}, which is RAM",
+            get("loop_backing_file").unwrap_or("?")
+        )
+    } else if get("loop_backing_file").is_some() && get("loop_dio") == Some("0") {
+        format!(
+            "the loop device reads and writes its backing file {} through the page cache (direct IO off)",
+            get("loop_backing_file").unwrap_or("?")
+        )
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{why}: the figures describe memory, not flash; use a real flash device \
+         (or for a loop device over a file on flash: losetup --direct-io=on)"
+    ))
+}
+
 /// The warning for a run whose reads hit never-written pages.
 pub fn unmapped_read_warning(fraction: f64) -> String {
     format!(
@@ -67,6 +103,50 @@ mod tests {
     fn stats(unmapped: u64, reads: u64, read_bytes: u64) -> Value {
         json!({"unmapped_reads": unmapped, "page_bytes": 4096,
                "host": {"reads": reads, "read_bytes": read_bytes}})
+    }
+
+    fn identity(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn ram_backed_and_page_cached_targets_are_warned_about() {
+        let shm = target_warning(&identity(&[("fs_type", "tmpfs")])).unwrap();
+        assert!(shm.contains("tmpfs") && shm.contains("not flash"), "{shm}");
+        assert!(target_warning(&identity(&[("device_name", "zram0")])).is_some());
+        assert!(target_warning(&identity(&[("device_name", "ram0")])).is_some());
+        let loop_shm = identity(&[
+            ("device_name", "loop3"),
+            ("loop_backing_file", "/dev/shm/x.img"),
+            ("loop_backing_fs_type", "tmpfs"),
+            ("loop_dio", "1"),
+        ]);
+        assert!(target_warning(&loop_shm)
+            .unwrap()
+            .contains("/dev/shm/x.img"));
+        let cached = identity(&[
+            ("device_name", "loop3"),
+            ("loop_backing_file", "/srv/x.img"),
+            ("loop_backing_fs_type", "ext4"),
+            ("loop_dio", "0"),
+        ]);
+        assert!(target_warning(&cached).unwrap().contains("page cache"));
+        // A loop device over a file on flash with direct IO, an ext4 file, an SSD: no warning.
+        let direct = identity(&[
+            ("device_name", "loop3"),
+            ("loop_backing_file", "/srv/x.img"),
+            ("loop_backing_fs_type", "ext4"),
+            ("loop_dio", "1"),
+        ]);
+        assert_eq!(target_warning(&direct), None);
+        assert_eq!(target_warning(&identity(&[("fs_type", "ext4")])), None);
+        assert_eq!(
+            target_warning(&identity(&[("device_name", "nvme0n1")])),
+            None
+        );
     }
 
     #[test]
