@@ -1,0 +1,1 @@
+//! The twin: see twin.rs (filled in below).
