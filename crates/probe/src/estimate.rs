@@ -80,6 +80,19 @@ pub(crate) fn run_all(
         Some(rg) => rg,
         None => (0, size / lbs * lbs),
     };
+    // Reads first, while the region is laid out as the fill wrote it:
+    // read-ahead follows the physical stripe, which random writes scatter
+    // (Chen et al. 5.8).
+    r.readahead_bytes = if budget_out {
+        Estimate::skipped("B", "the budget ran out")
+    } else {
+        guarded(readahead(s, read_area, &mut rng), "B", &mut budget_out)?
+    };
+    r.parallelism = if budget_out {
+        Estimate::skipped("x", "the budget ran out")
+    } else {
+        guarded(parallelism(s, read_area, lbs, &mut rng), "x", &mut budget_out)?
+    };
     r.write_cache_bytes = match region {
         Some((b, l)) if !budget_out => guarded(write_cache(s, b, l, &mut rng), "B", &mut budget_out)?,
         _ => Estimate::skipped("B", if budget_out { "the budget ran out" } else { no_writes }),
@@ -102,6 +115,10 @@ pub(crate) fn run_all(
             // switching "on" now would add one, so it stays as it is.
         }
     }
+    r.map_granule_bytes = match region {
+        Some((b, l)) if !budget_out => guarded(granule(s, b, l, lbs), "B", &mut budget_out)?,
+        _ => Estimate::skipped("B", if budget_out { "the budget ran out" } else { no_writes }),
+    };
     // Streams this far apart never share a unit (none of the field's devices
     // has units over 16 MiB), so the knee counts open units, not units.
     let spacing = region.map(|(_, l)| (l / 16).min(16 << 20).max(1 << 20)).unwrap_or(1 << 20);
@@ -127,24 +144,15 @@ pub(crate) fn run_all(
     };
     if cache_switched_off {
         s.set_write_cache(true).map_err(ProbeError::Device)?;
-        for e in [&mut r.open_units, &mut r.erase_unit_bytes, &mut r.ftl_family] {
+        for e in [
+            &mut r.map_granule_bytes,
+            &mut r.open_units,
+            &mut r.erase_unit_bytes,
+            &mut r.ftl_family,
+        ] {
             e.reading.push_str(" (measured with the write cache switched off)");
         }
     }
-    r.map_granule_bytes = match region {
-        Some((b, l)) if !budget_out => guarded(granule(s, b, l, lbs), "B", &mut budget_out)?,
-        _ => Estimate::skipped("B", if budget_out { "the budget ran out" } else { no_writes }),
-    };
-    r.readahead_bytes = if budget_out {
-        Estimate::skipped("B", "the budget ran out")
-    } else {
-        guarded(readahead(s, read_area, &mut rng), "B", &mut budget_out)?
-    };
-    r.parallelism = if budget_out {
-        Estimate::skipped("x", "the budget ran out")
-    } else {
-        guarded(parallelism(s, read_area, lbs, &mut rng), "x", &mut budget_out)?
-    };
     r.family = r.ftl_family.value.map(|v| {
         if v >= 1.0 {
             FtlFamily::LogBlock

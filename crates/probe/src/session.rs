@@ -111,8 +111,12 @@ impl<'a> Session<'a> {
         let mut next = 0usize;
         let mut outstanding = 0usize;
         let mut completed = 0usize;
-        while completed < ios.len() {
-            while outstanding < qd && next < ios.len() {
+        let mut over = false;
+        while completed < next || (!over && next < ios.len()) {
+            // A long batch (the fill of a slow USB stick) stops at the
+            // deadline too: no more IOs are submitted, those out complete.
+            over = over || self.dev.now_ns() >= self.deadline_ns;
+            while !over && outstanding < qd && next < ios.len() {
                 let (o, s) = ios[next];
                 self.dev
                     .submit(IoRequest {
@@ -141,7 +145,10 @@ impl<'a> Session<'a> {
             }
         }
         if mode == Mode::Write {
-            self.written_bytes += ios.iter().map(|&(_, s)| s as u64).sum::<u64>();
+            self.written_bytes += ios[..next].iter().map(|&(_, s)| s as u64).sum::<u64>();
+        }
+        if next < ios.len() {
+            return Err(ProbeError::Budget);
         }
         Ok(lat)
     }
