@@ -86,16 +86,36 @@ pub(crate) fn run_all(
     r.readahead_bytes = if budget_out {
         Estimate::skipped("B", "the budget ran out")
     } else {
-        guarded(readahead(s, read_area, &mut rng), "B", &mut budget_out)?
+        guarded(
+            readahead(s, read_area, &mut rng).map(|(e, t)| {
+                r.readahead_trigger = t;
+                e
+            }),
+            "B",
+            &mut budget_out,
+        )?
     };
     r.parallelism = if budget_out {
         Estimate::skipped("x", "the budget ran out")
     } else {
-        guarded(parallelism(s, read_area, lbs, &mut rng), "x", &mut budget_out)?
+        guarded(
+            parallelism(s, read_area, lbs, &mut rng),
+            "x",
+            &mut budget_out,
+        )?
     };
     r.write_cache_bytes = match region {
-        Some((b, l)) if !budget_out => guarded(write_cache(s, b, l, &mut rng), "B", &mut budget_out)?,
-        _ => Estimate::skipped("B", if budget_out { "the budget ran out" } else { no_writes }),
+        Some((b, l)) if !budget_out => {
+            guarded(write_cache(s, b, l, &mut rng), "B", &mut budget_out)?
+        }
+        _ => Estimate::skipped(
+            "B",
+            if budget_out {
+                "the budget ran out"
+            } else {
+                no_writes
+            },
+        ),
     };
     // A write-back cache absorbs the unit tests' writes and hides the
     // merges they time: where the device has a cache switch (hdparm -W, a
@@ -117,21 +137,44 @@ pub(crate) fn run_all(
     }
     r.map_granule_bytes = match region {
         Some((b, l)) if !budget_out => guarded(granule(s, b, l, lbs), "B", &mut budget_out)?,
-        _ => Estimate::skipped("B", if budget_out { "the budget ran out" } else { no_writes }),
+        _ => Estimate::skipped(
+            "B",
+            if budget_out {
+                "the budget ran out"
+            } else {
+                no_writes
+            },
+        ),
     };
     // Streams this far apart never share a unit (none of the field's devices
     // has units over 16 MiB), so the knee counts open units, not units.
-    let spacing = region.map(|(_, l)| (l / 16).min(16 << 20).max(1 << 20)).unwrap_or(1 << 20);
+    let spacing = region
+        .map(|(_, l)| (l / 16).min(16 << 20).max(1 << 20))
+        .unwrap_or(1 << 20);
     r.open_units = match region {
         Some((b, l)) if !budget_out => {
             guarded(open_units(s, b, l, spacing), "units", &mut budget_out)?
         }
-        _ => Estimate::skipped("units", if budget_out { "the budget ran out" } else { no_writes }),
+        _ => Estimate::skipped(
+            "units",
+            if budget_out {
+                "the budget ran out"
+            } else {
+                no_writes
+            },
+        ),
     };
     let open = r.open_units.value.map(|v| v as u64);
     r.erase_unit_bytes = match region {
         Some((b, l)) if !budget_out => guarded(erase_unit(s, b, l, open), "B", &mut budget_out)?,
-        _ => Estimate::skipped("B", if budget_out { "the budget ran out" } else { no_writes }),
+        _ => Estimate::skipped(
+            "B",
+            if budget_out {
+                "the budget ran out"
+            } else {
+                no_writes
+            },
+        ),
     };
     let unit = r.erase_unit_bytes.value.map(|v| v as u64);
     r.ftl_family = match region {
@@ -140,7 +183,14 @@ pub(crate) fn run_all(
             "",
             &mut budget_out,
         )?,
-        _ => Estimate::skipped("", if budget_out { "the budget ran out" } else { no_writes }),
+        _ => Estimate::skipped(
+            "",
+            if budget_out {
+                "the budget ran out"
+            } else {
+                no_writes
+            },
+        ),
     };
     if cache_switched_off {
         s.set_write_cache(true).map_err(ProbeError::Device)?;
@@ -150,7 +200,8 @@ pub(crate) fn run_all(
             &mut r.erase_unit_bytes,
             &mut r.ftl_family,
         ] {
-            e.reading.push_str(" (measured with the write cache switched off)");
+            e.reading
+                .push_str(" (measured with the write cache switched off)");
         }
     }
     r.family = r.ftl_family.value.map(|v| {
@@ -394,7 +445,12 @@ fn granule(s: &mut Session, base: u64, len: u64, lbs: u64) -> Result<Estimate, P
 /// Two bursts: sequential 64 KiB writes, and random 4 KiB ones, because a
 /// device whose flash absorbs sequential writes as fast as they come drains
 /// its cache as fast as it fills and shows no knee with them.
-fn write_cache(s: &mut Session, base: u64, len: u64, rng: &mut Rng) -> Result<Estimate, ProbeError> {
+fn write_cache(
+    s: &mut Session,
+    base: u64,
+    len: u64,
+    rng: &mut Rng,
+) -> Result<Estimate, ProbeError> {
     let burst_bytes = len.min(256 << 20);
     let mut evidence = Vec::new();
     let mut found = None;
@@ -477,7 +533,13 @@ fn write_cache(s: &mut Session, base: u64, len: u64, rng: &mut Rng) -> Result<Es
 /// Read-ahead (Chen et al. 5.2): after a random read, sequential 4 KiB reads
 /// turn fast once the device detects the stream; then a read that skips
 /// ahead by d is still fast while d is inside the prefetched window.
-fn readahead(s: &mut Session, area: (u64, u64), rng: &mut Rng) -> Result<Estimate, ProbeError> {
+/// Also returns the number of sequential reads before the fast ones (the
+/// detector's trigger).
+fn readahead(
+    s: &mut Session,
+    area: (u64, u64),
+    rng: &mut Rng,
+) -> Result<(Estimate, Option<u32>), ProbeError> {
     let io = 4096u64;
     let (base, len) = area;
     let slots = (len / (4 << 20)).max(1);
@@ -506,12 +568,16 @@ fn readahead(s: &mut Session, area: (u64, u64), rng: &mut Rng) -> Result<Estimat
         .then(|| meds.iter().position(|&m| m < 1.5 * fast))
         .flatten();
     let Some(trigger) = trigger else {
-        return Ok(Estimate {
-            value: Some(0.0),
-            unit: "B".into(),
-            reading: "sequential reads never turn faster than the random one: no read-ahead".into(),
-            evidence: vec![seq_curve],
-        });
+        return Ok((
+            Estimate {
+                value: Some(0.0),
+                unit: "B".into(),
+                reading: "sequential reads never turn faster than the random one: no read-ahead"
+                    .into(),
+                evidence: vec![seq_curve],
+            },
+            None,
+        ));
     };
     let mut jump_curve = Curve::new(
         &format!("{} sequential reads, then one d bytes further", trigger + 1),
@@ -543,7 +609,7 @@ fn readahead(s: &mut Session, area: (u64, u64), rng: &mut Rng) -> Result<Estimat
     }
     // The window holds the read that was skipped to as well as the skip.
     let window = reach + io;
-    Ok(Estimate {
+    Ok((Estimate {
         value: Some(window as f64),
         unit: "B".into(),
         reading: format!(
@@ -553,7 +619,7 @@ fn readahead(s: &mut Session, area: (u64, u64), rng: &mut Rng) -> Result<Estimat
             crate::fmt_bytes(window as f64)
         ),
         evidence: vec![seq_curve, jump_curve],
-    })
+    }, Some(trigger as u32)))
 }
 
 /// Internal parallelism: random 4 KiB reads at queue depths 1..64; the
@@ -589,7 +655,11 @@ fn parallelism(
     }
     let one = iops[0].1;
     let max = iops.iter().map(|x| x.1).fold(0.0, f64::max);
-    let sat = iops.iter().find(|x| x.1 >= 0.9 * max).map(|x| x.0).unwrap_or(1);
+    let sat = iops
+        .iter()
+        .find(|x| x.1 >= 0.9 * max)
+        .map(|x| x.0)
+        .unwrap_or(1);
     let speedup = max / one;
     Ok(Estimate {
         value: Some((speedup * 10.0).round() / 10.0),
@@ -615,13 +685,20 @@ fn family(
     rng: &mut Rng,
 ) -> Result<Estimate, ProbeError> {
     let n = 96u64;
-    let sw: Vec<(u64, u32)> = (0..n).map(|i| (base + i * IO_BYTES, IO_BYTES as u32)).collect();
+    let sw: Vec<(u64, u32)> = (0..n)
+        .map(|i| (base + i * IO_BYTES, IO_BYTES as u32))
+        .collect();
     let rw: Vec<(u64, u32)> = (0..n)
         .map(|_| (base + rng.below(len / IO_BYTES) * IO_BYTES, IO_BYTES as u32))
         .collect();
     let area = unit.unwrap_or(4 << 20).min(len);
     let local: Vec<(u64, u32)> = (0..n)
-        .map(|_| (base + rng.below(area / IO_BYTES) * IO_BYTES, IO_BYTES as u32))
+        .map(|_| {
+            (
+                base + rng.below(area / IO_BYTES) * IO_BYTES,
+                IO_BYTES as u32,
+            )
+        })
         .collect();
     s.idle(1_000_000_000)?;
     let sw_ns = mean(&s.batch(&sw, Mode::Write, 1)?[8..]);

@@ -128,6 +128,8 @@ pub struct ProbeReport {
     pub map_granule_bytes: Estimate,
     pub write_cache_bytes: Estimate,
     pub readahead_bytes: Estimate,
+    /// Sequential reads before read-ahead serves them (Chen et al. 5.2: four).
+    pub readahead_trigger: Option<u32>,
     pub parallelism: Estimate,
     pub ftl_family: Estimate,
     /// `ftl_family`'s value in words, when one was read.

@@ -88,7 +88,12 @@ impl<'a> Session<'a> {
     }
 
     /// One IO on an otherwise idle queue; its latency.
-    pub fn io(&mut self, offset_bytes: u64, size_bytes: u32, mode: Mode) -> Result<Nanos, ProbeError> {
+    pub fn io(
+        &mut self,
+        offset_bytes: u64,
+        size_bytes: u32,
+        mode: Mode,
+    ) -> Result<Nanos, ProbeError> {
         let lat = self.batch(&[(offset_bytes, size_bytes)], mode, 1)?;
         Ok(lat[0])
     }
@@ -130,7 +135,9 @@ impl<'a> Session<'a> {
                 outstanding += 1;
             }
             self.done.clear();
-            self.dev.poll(None, &mut self.done).map_err(ProbeError::Device)?;
+            self.dev
+                .poll(None, &mut self.done)
+                .map_err(ProbeError::Device)?;
             for c in &self.done {
                 if let Some(errno) = c.errno {
                     return Err(ProbeError::Device(flashlab_device::DeviceError::Os {
@@ -151,6 +158,13 @@ impl<'a> Session<'a> {
             return Err(ProbeError::Budget);
         }
         Ok(lat)
+    }
+
+    /// Lets `ns` pass with nothing submitted (a plan's pauses).
+    pub fn pause(&mut self, ns: Nanos) -> Result<(), ProbeError> {
+        self.check_budget()?;
+        let until = self.dev.now_ns() + ns;
+        self.dev.idle_until(until).map_err(ProbeError::Device)
     }
 
     /// Switches the device's write cache (see `Device::set_write_cache`).

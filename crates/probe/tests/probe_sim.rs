@@ -44,7 +44,12 @@ fn erase_unit_of_log_block_profiles_is_recovered_exactly() {
 fn open_units_equal_the_log_block_count() {
     for (profile, logs) in [("transcend-module", 4.0), ("memoright", 8.0)] {
         let r = probe_sim(profile);
-        assert_eq!(r.open_units.value, Some(logs), "{profile}: {}", r.open_units.reading);
+        assert_eq!(
+            r.open_units.value,
+            Some(logs),
+            "{profile}: {}",
+            r.open_units.reading
+        );
     }
 }
 
@@ -60,12 +65,17 @@ fn ftl_family_is_page_mapped_or_log_block_as_the_profile_says() {
     for (profile, family) in [
         ("ssd-m", FtlFamily::PageMapped),
         ("nvme-tlc", FtlFamily::PageMapped),
-        ("samsung", FtlFamily::LogBlock),     // BAST
+        ("samsung", FtlFamily::LogBlock),      // BAST
         ("kingston-dti", FtlFamily::LogBlock), // BAST with positional logs
-        ("ssd-l", FtlFamily::LogBlock),       // FAST
+        ("ssd-l", FtlFamily::LogBlock),        // FAST
     ] {
         let r = probe_sim(profile);
-        assert_eq!(r.family, Some(family), "{profile}: {}", r.ftl_family.reading);
+        assert_eq!(
+            r.family,
+            Some(family),
+            "{profile}: {}",
+            r.ftl_family.reading
+        );
     }
 }
 
@@ -77,7 +87,10 @@ fn write_cache_knee_is_within_2x_of_the_cache_size() {
         ("memoright", 1 << 20),
     ] {
         let r = probe_sim(profile);
-        let got = r.write_cache_bytes.value.expect(&r.write_cache_bytes.reading);
+        let got = r
+            .write_cache_bytes
+            .value
+            .expect(&r.write_cache_bytes.reading);
         let ratio = got / cache as f64;
         assert!(
             (0.5..=2.0).contains(&ratio),
@@ -129,7 +142,9 @@ impl<D: Device> Device for Recording<D> {
     }
     fn submit(&mut self, req: IoRequest) -> Result<(), DeviceError> {
         if req.mode.modifies() {
-            self.writes.borrow_mut().push((req.offset_bytes, req.size_bytes));
+            self.writes
+                .borrow_mut()
+                .push((req.offset_bytes, req.size_bytes));
         }
         self.inner.submit(req)
     }
@@ -168,7 +183,10 @@ fn writes_stay_inside_the_allowed_range_and_read_only_writes_nothing() {
     .unwrap();
     assert!(!writes.borrow().is_empty());
     for &(o, s) in writes.borrow().iter() {
-        assert!(range.contains(o, s as u64), "write at {o}+{s} outside {range:?}");
+        assert!(
+            range.contains(o, s as u64),
+            "write at {o}+{s} outside {range:?}"
+        );
     }
     assert_eq!(
         r.written_bytes,
@@ -178,8 +196,14 @@ fn writes_stay_inside_the_allowed_range_and_read_only_writes_nothing() {
     writes.borrow_mut().clear();
     let r = probe(&mut dev, &ProbeOptions::default()).unwrap();
     assert!(writes.borrow().is_empty());
-    assert!(r.erase_unit_bytes.reading.starts_with("not measured: read-only"));
-    assert!(r.parallelism.value.is_some(), "reads are measured read-only");
+    assert!(r
+        .erase_unit_bytes
+        .reading
+        .starts_with("not measured: read-only"));
+    assert!(
+        r.parallelism.value.is_some(),
+        "reads are measured read-only"
+    );
 }
 
 #[test]
