@@ -201,12 +201,22 @@ pub fn fmt_bytes(b: f64) -> String {
     flashlab_pattern::units::format_size(b.max(0.0) as u64)
 }
 
-/// A curve as terminal text: one `x y` pair per point, several per line.
+/// A curve as terminal text: `x:y` pairs, several per line; a long curve
+/// (a burst of thousands of IOs) is thinned to about 24 points on screen
+/// (the JSON keeps them all).
 pub fn render_curve(c: &Curve) -> String {
     let mut out = format!("    {} ({} -> {}):\n", c.title, c.x_label, c.y_label);
+    let stride = c.points.len().div_ceil(24).max(1);
+    if stride > 1 {
+        out.push_str(&format!(
+            "      (every {stride}th of {} points)\n",
+            c.points.len()
+        ));
+    }
     let cells: Vec<String> = c
         .points
         .iter()
+        .step_by(stride)
         .map(|(x, y)| format!("{}:{}", short(*x), short(*y)))
         .collect();
     for chunk in cells.chunks(8) {
