@@ -60,7 +60,10 @@ pub fn parse_range(text: &str, size: u64) -> CliResult<ByteRange> {
     let o = parse_size(o).map_err(|e| bad(e.to_string()))?;
     let l = parse_size(l).map_err(|e| bad(e.to_string()))?;
     if o.checked_add(l).is_none_or(|end| end > size) {
-        return Err(bad(format!("the range ends past the device's {}", format_size(size))));
+        return Err(bad(format!(
+            "the range ends past the device's {}",
+            format_size(size)
+        )));
     }
     Ok(ByteRange {
         offset_bytes: o,
@@ -72,7 +75,9 @@ pub fn parse_range(text: &str, size: u64) -> CliResult<ByteRange> {
 /// and IO-pattern durations do not.
 pub fn parse_budget(text: &str) -> CliResult<u64> {
     let bad = |e: String| {
-        CliError::user(format!("--budget {text}: {e}; write a duration such as 10m or 90s"))
+        CliError::user(format!(
+            "--budget {text}: {e}; write a duration such as 10m or 90s"
+        ))
     };
     let t = text.trim();
     let scaled = |num: &str, mult: f64| -> CliResult<u64> {
@@ -176,7 +181,13 @@ pub fn write_json(dir: &Path, name: &str, value: &impl serde::Serialize) -> CliR
 fn default_dir(device: &str) -> PathBuf {
     let name: String = device
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     PathBuf::from("results").join(format!("probe-{}", name.trim_matches('_')))
 }
@@ -200,10 +211,7 @@ pub fn probe(a: ProbeArgs) -> CliResult<()> {
     std::fs::write(dir.join("probe.txt"), &text)
         .map_err(|e| CliError::failure(format!("cannot write probe.txt: {e}")))?;
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&r).unwrap_or_default()
-        );
+        println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
     } else {
         print!("{text}");
         println!("\nsaved: {} (probe.json, probe.txt)", dir.display());

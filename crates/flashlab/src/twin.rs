@@ -64,12 +64,20 @@ pub fn ram_backed(path: &Path) -> Option<String> {
         let dev = std::fs::canonicalize(path).ok()?;
         let dev = dev.file_name()?.to_string_lossy().to_string();
         if ["ram", "zram", "pmem"].iter().any(|p| dev.starts_with(p)) {
-            return Some(format!("{} is a RAM block device ({dev}): no flash behind it", path.display()));
+            return Some(format!(
+                "{} is a RAM block device ({dev}): no flash behind it",
+                path.display()
+            ));
         }
         if dev.starts_with("loop") {
-            let backing = std::fs::read_to_string(format!("/sys/block/{dev}/loop/backing_file")).ok()?;
+            let backing =
+                std::fs::read_to_string(format!("/sys/block/{dev}/loop/backing_file")).ok()?;
             return ram_backed(Path::new(backing.trim())).map(|why| {
-                format!("{} is a loop device over {}: {why}", path.display(), backing.trim())
+                format!(
+                    "{} is a loop device over {}: {why}",
+                    path.display(),
+                    backing.trim()
+                )
             });
         }
         return None;
@@ -87,7 +95,8 @@ fn us(v: f64) -> String {
 }
 
 fn pct(e: Option<f64>) -> String {
-    e.map(|e| format!("{:+.0}%", e * 100.0)).unwrap_or_else(|| "-".into())
+    e.map(|e| format!("{:+.0}%", e * 100.0))
+        .unwrap_or_else(|| "-".into())
 }
 
 pub fn render(t: &Twin) -> String {
@@ -180,10 +189,7 @@ pub fn twin(a: TwinArgs) -> CliResult<()> {
         max_capacity_bytes,
     };
     let t = flashlab_probe::twin::twin(&mut *dev, &opts).map_err(|e| match e {
-        ProbeError::Refused(why) => CliError::user(format!(
-            "refusing to twin {}: {why}",
-            a.device
-        )),
+        ProbeError::Refused(why) => CliError::user(format!("refusing to twin {}: {why}", a.device)),
         ProbeError::Device(_) => CliError::failure(e.to_string()),
         _ => CliError::user(e.to_string()),
     })?;
@@ -194,7 +200,11 @@ pub fn twin(a: TwinArgs) -> CliResult<()> {
         .map_err(|e| CliError::failure(format!("cannot write {}: {e}", a.output.display())))?;
     let mut json_name = a.output.file_name().unwrap_or_default().to_os_string();
     json_name.push(".twin.json");
-    let dir = a.output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = a
+        .output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     write_json(dir, &json_name.to_string_lossy(), &t)?;
     println!(
         "profile: {} (use it as --device sim:{}); report: {}; measured in {} of device time, {} written",

@@ -8,12 +8,22 @@ use common::{flashlab, ok, scratch, text};
 fn probe_of_a_simulated_usb_stick_prints_its_unit_with_the_curve_and_saves_json() {
     let dir = scratch();
     let out = flashlab(
-        &["probe", "sim:transcend-module", "-o", "p", "--budget", "10m"],
+        &[
+            "probe",
+            "sim:transcend-module",
+            "-o",
+            "p",
+            "--budget",
+            "10m",
+        ],
         dir.path(),
     );
     let t = ok(&out);
     assert!(t.contains("erase unit: 1MiB"), "{t}");
-    assert!(t.contains("round-robin sequential 4 KiB streams d bytes apart"), "{t}");
+    assert!(
+        t.contains("round-robin sequential 4 KiB streams d bytes apart"),
+        "{t}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("p/probe.json")).unwrap())
             .unwrap();
@@ -47,7 +57,15 @@ fn twin_of_a_simulated_ssd_writes_a_profile_that_flashlab_runs() {
     assert!(t.contains("held-out"), "{t}");
     let run = flashlab(
         &[
-            "run", "--device", "sim:twin.toml", "--io-size", "4KiB", "--io-count", "100", "-o", "r",
+            "run",
+            "--device",
+            "sim:twin.toml",
+            "--io-size",
+            "4KiB",
+            "--io-count",
+            "100",
+            "-o",
+            "r",
         ],
         dir.path(),
     );
@@ -59,8 +77,15 @@ fn bad_budget_and_range_get_one_line_naming_the_fix() {
     let dir = scratch();
     let out = flashlab(&["probe", "sim:ssd-m", "--budget", "ten"], dir.path());
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out).contains("write a duration such as 10m"), "{}", text(&out));
-    let out = flashlab(&["probe", "sim:ssd-m", "--allow-write-to", "1GiB"], dir.path());
+    assert!(
+        text(&out).contains("write a duration such as 10m"),
+        "{}",
+        text(&out)
+    );
+    let out = flashlab(
+        &["probe", "sim:ssd-m", "--allow-write-to", "1GiB"],
+        dir.path(),
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("write OFFSET+LENGTH"), "{}", text(&out));
 }

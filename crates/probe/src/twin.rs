@@ -112,14 +112,50 @@ pub fn plan(base: u64, len: u64, seed: u64) -> Vec<Part> {
     vec![
         part("sr-4k", "baseline", seq(256, k4, 0, Mode::Read), 1, 0),
         part("rr-4k", "baseline", rnd(256, k4, len, &mut read), 1, 0),
-        part("sw-32k", "baseline", seq(128, k32, len / 2, Mode::Write), 1, 0),
+        part(
+            "sw-32k",
+            "baseline",
+            seq(128, k32, len / 2, Mode::Write),
+            1,
+            0,
+        ),
         part("rw-32k", "baseline", rnd(48, k32, len, &mut write), 1, 0),
-        part("rr-64k", "granularity", rnd(128, 64 << 10, len, &mut read), 1, 0),
-        part("sw-4k", "granularity", seq(256, k4, len / 4, Mode::Write), 1, 0),
-        part("rw-4k-local", "locality", rnd(128, k4, 1 << 20, &mut write), 1, 0),
-        part("rr-4k-qd8", "queue-depth", rnd(512, k4, len, &mut read), 8, 0),
+        part(
+            "rr-64k",
+            "granularity",
+            rnd(128, 64 << 10, len, &mut read),
+            1,
+            0,
+        ),
+        part(
+            "sw-4k",
+            "granularity",
+            seq(256, k4, len / 4, Mode::Write),
+            1,
+            0,
+        ),
+        part(
+            "rw-4k-local",
+            "locality",
+            rnd(128, k4, 1 << 20, &mut write),
+            1,
+            0,
+        ),
+        part(
+            "rr-4k-qd8",
+            "queue-depth",
+            rnd(512, k4, len, &mut read),
+            8,
+            0,
+        ),
         part("mix-70r-4k", "mix", rnd(256, k4, len, &mut mix70), 1, 0),
-        part("rw-4k-pause", "pause", rnd(64, k4, len, &mut write), 1, 2_000_000),
+        part(
+            "rw-4k-pause",
+            "pause",
+            rnd(64, k4, len, &mut write),
+            1,
+            2_000_000,
+        ),
     ]
 }
 
@@ -464,8 +500,14 @@ fn candidate(
                 r.parallelism.reading
             ),
         );
-        note("geometry.chips_per_channel", "assumed: 1 (parallel units counted as channels)".into());
-        note("geometry.dies_per_chip", "assumed: 1 (parallel units counted as channels)".into());
+        note(
+            "geometry.chips_per_channel",
+            "assumed: 1 (parallel units counted as channels)".into(),
+        );
+        note(
+            "geometry.dies_per_chip",
+            "assumed: 1 (parallel units counted as channels)".into(),
+        );
     } else {
         // A log-block device's unit is stripe_dies x pages_per_block pages.
         let dies = 4u32;
@@ -473,12 +515,26 @@ fn candidate(
         cfg.geometry.chips_per_channel = dies;
         cfg.geometry.dies_per_chip = 1;
         cfg.ftl.stripe_dies = dies;
-        let unit = r.erase_unit_bytes.value.map(|v| v as u64).unwrap_or(1 << 20);
+        let unit = r
+            .erase_unit_bytes
+            .value
+            .map(|v| v as u64)
+            .unwrap_or(1 << 20);
         cfg.geometry.pages_per_block = ((unit / page) / dies as u64).max(1) as u32;
-        note("geometry.channels", "assumed: 1 channel of 4 dies (a single-tag device shows no parallelism to count)".into());
-        note("geometry.chips_per_channel", "assumed: 4 dies, the unit striped over them".into());
+        note(
+            "geometry.channels",
+            "assumed: 1 channel of 4 dies (a single-tag device shows no parallelism to count)"
+                .into(),
+        );
+        note(
+            "geometry.chips_per_channel",
+            "assumed: 4 dies, the unit striped over them".into(),
+        );
         note("geometry.dies_per_chip", "assumed: 1".into());
-        note("ftl.stripe_dies", "assumed: the unit striped over the 4 dies".into());
+        note(
+            "ftl.stripe_dies",
+            "assumed: the unit striped over the 4 dies".into(),
+        );
         note(
             "geometry.pages_per_block",
             match r.erase_unit_bytes.value {
@@ -494,14 +550,20 @@ fn candidate(
         note(
             "ftl.log_blocks",
             match r.open_units.value {
-                Some(_) => format!("mechanism: the partitioning knee ({})", r.open_units.reading),
+                Some(_) => format!(
+                    "mechanism: the partitioning knee ({})",
+                    r.open_units.reading
+                ),
                 None => "assumed: 4; the probe saw no knee".into(),
             },
         );
         cfg.ftl.log_window = false;
         cfg.ftl.seq_log_limit = 0;
         cfg.ftl.log_pages = 0;
-        note("ftl.log_window", "assumed: whole-unit logs (the template's positional window is its own)".into());
+        note(
+            "ftl.log_window",
+            "assumed: whole-unit logs (the template's positional window is its own)".into(),
+        );
         note("ftl.seq_log_limit", "assumed: no limit".into());
         note("ftl.log_pages", "assumed: whole-unit logs".into());
     }
@@ -528,7 +590,13 @@ fn candidate(
             // round down to a power of two.
             let p2 = 1u64 << (63 - (v as u64).max(4096).leading_zeros());
             cfg.cache.size = ByteSize(p2.max(page));
-            note("cache.enabled", format!("mechanism: the burst curve's knee ({})", r.write_cache_bytes.reading));
+            note(
+                "cache.enabled",
+                format!(
+                    "mechanism: the burst curve's knee ({})",
+                    r.write_cache_bytes.reading
+                ),
+            );
             note("cache.size", "mechanism: the knee rounded down to a power of two (a cache draining during the burst moves the knee later)".into());
         }
         None if cache_without_knee => {
@@ -536,7 +604,10 @@ fn candidate(
             // cache that the flash drains as fast as the burst fills it.
             cfg.cache.enabled = true;
             note("cache.enabled", format!("fitted: on, chosen over off by the lower training loss; the burst curves showed no knee ({})", r.write_cache_bytes.reading));
-            note("cache.size", "assumed: the template's size: without a knee the probe cannot size it".into());
+            note(
+                "cache.size",
+                "assumed: the template's size: without a knee the probe cannot size it".into(),
+            );
         }
         None => {
             cfg.cache.enabled = false;
@@ -549,13 +620,28 @@ fn candidate(
             cfg.readahead.trigger = t;
             let p2 = 1u64 << (64 - ((w as u64).max(page) - 1).leading_zeros());
             cfg.readahead.window = ByteSize(p2);
-            note("readahead.enabled", format!("mechanism: the sequential-after-random curve ({})", r.readahead_bytes.reading));
-            note("readahead.trigger", "mechanism: the reads before the fast ones in that curve".into());
-            note("readahead.window", "mechanism: the skip-ahead curve's reach rounded up to a power of two".into());
+            note(
+                "readahead.enabled",
+                format!(
+                    "mechanism: the sequential-after-random curve ({})",
+                    r.readahead_bytes.reading
+                ),
+            );
+            note(
+                "readahead.trigger",
+                "mechanism: the reads before the fast ones in that curve".into(),
+            );
+            note(
+                "readahead.window",
+                "mechanism: the skip-ahead curve's reach rounded up to a power of two".into(),
+            );
         }
         _ => {
             cfg.readahead.enabled = false;
-            note("readahead.enabled", format!("mechanism: {}", r.readahead_bytes.reading));
+            note(
+                "readahead.enabled",
+                format!("mechanism: {}", r.readahead_bytes.reading),
+            );
         }
     }
     cfg.name = "twin".into();
@@ -586,7 +672,8 @@ pub fn twin(dev: &mut dyn Device, opts: &TwinOptions) -> Result<Twin, ProbeError
     let len = (opts.writes.end_bytes().min(base + PLAN_REGION_BYTES) - base) >> 20 << 20;
     if len < 8 << 20 {
         return Err(ProbeError::Refused(
-            "the allowed write range holds less than 8 MiB: the plan needs a region to write".into(),
+            "the allowed write range holds less than 8 MiB: the plan needs a region to write"
+                .into(),
         ));
     }
     let parts = plan(base, len, opts.seed);
@@ -623,11 +710,7 @@ pub fn twin(dev: &mut dyn Device, opts: &TwinOptions) -> Result<Twin, ProbeError
             let start = candidate(&report, kind, cache, capacity, &mut notes);
             let f = fit(&start, &t, &PARAMS, &all);
             evaluations += f.evals;
-            let label = format!(
-                "{}{}",
-                kind.name(),
-                if cache { "+cache" } else { "" }
-            );
+            let label = format!("{}{}", kind.name(), if cache { "+cache" } else { "" });
             kinds_tried.push((label, f.loss));
             if best.as_ref().is_none_or(|b| f.loss < b.0.loss) {
                 best = Some((f, kind, cache, notes));
@@ -772,7 +855,9 @@ fn annotate(cfg: &SimConfig, notes: &BTreeMap<String, String>, not_good: &[Strin
     let template = notes.get("__template").cloned().unwrap_or_default();
     let mut out = String::new();
     out.push_str("# A flashlab twin: geometry from `flashlab probe`'s curves, timing fitted in\n");
-    out.push_str("# process over the simulator (docs/probe.md). Every key says how it was obtained.\n");
+    out.push_str(
+        "# process over the simulator (docs/probe.md). Every key says how it was obtained.\n",
+    );
     if not_good.is_empty() {
         out.push_str("# Verdict: good (see the twin's report for held-out errors).\n");
     } else {

@@ -70,7 +70,13 @@ fn held_out_workloads() -> Vec<(&'static str, Vec<(u64, u32, Mode)>)> {
         ("sequential 128 KiB reads", seq(100, 128 << 10, Mode::Read)),
         (
             "50/50 random 8 KiB mix",
-            rnd(200, 8 << 10, &|c| if c == 0 { Mode::Read } else { Mode::Write }),
+            rnd(200, 8 << 10, &|c| {
+                if c == 0 {
+                    Mode::Read
+                } else {
+                    Mode::Write
+                }
+            }),
         ),
     ]
 }
@@ -86,15 +92,29 @@ fn twin_of_intel_x25e_predicts_mean_latency_of_workloads_outside_its_plan_within
         let m = mean_ns(&mut truth, &ios);
         let p = mean_ns(&mut model, &ios);
         let err = p / m - 1.0;
-        eprintln!("{name}: measured {m:.0} ns, twin {p:.0} ns ({:+.1} %)", err * 100.0);
-        assert!(err.abs() <= 0.20, "{name}: measured {m:.0} ns, twin {p:.0} ns ({:+.0} %)", err * 100.0);
+        eprintln!(
+            "{name}: measured {m:.0} ns, twin {p:.0} ns ({:+.1} %)",
+            err * 100.0
+        );
+        assert!(
+            err.abs() <= 0.20,
+            "{name}: measured {m:.0} ns, twin {p:.0} ns ({:+.0} %)",
+            err * 100.0
+        );
     }
 }
 
 #[test]
 fn every_key_of_a_twin_profile_carries_a_provenance_tag() {
     let t = twin_of("nvme-tlc");
-    let tags = ["paper:", "datasheet:", "mechanism:", "fitted:", "assumed:", "identity:"];
+    let tags = [
+        "paper:",
+        "datasheet:",
+        "mechanism:",
+        "fitted:",
+        "assumed:",
+        "identity:",
+    ];
     let lines: Vec<&str> = t.profile_toml.lines().collect();
     let mut keys = 0;
     for (i, l) in lines.iter().enumerate() {
@@ -111,7 +131,9 @@ fn every_key_of_a_twin_profile_carries_a_provenance_tag() {
     }
     assert!(keys > 40, "{keys}");
     // Fitted keys say with which residual.
-    assert!(t.profile_toml.contains("fitted: flashlab twin, coordinate descent"));
+    assert!(t
+        .profile_toml
+        .contains("fitted: flashlab twin, coordinate descent"));
     assert!(t.profile_toml.contains("training rms log error"));
 }
 
