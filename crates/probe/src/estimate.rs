@@ -149,7 +149,7 @@ pub(crate) fn run_all(
     // Streams this far apart never share a unit (none of the field's devices
     // has units over 16 MiB), so the knee counts open units, not units.
     let spacing = region
-        .map(|(_, l)| (l / 16).min(16 << 20).max(1 << 20))
+        .map(|(_, l)| (l / 16).clamp(1 << 20, 16 << 20))
         .unwrap_or(1 << 20);
     r.open_units = match region {
         Some((b, l)) if !budget_out => {

@@ -49,8 +49,11 @@ fn mean_ns(dev: &mut dyn Device, ios: &[(u64, u32, Mode)]) -> f64 {
     sum / ios.len() as f64
 }
 
+/// IOs as (offset, size, mode).
+type Ios = Vec<(u64, u32, Mode)>;
+
 /// Workloads the plan does not contain: other IO sizes, another mix ratio.
-fn held_out_workloads() -> Vec<(&'static str, Vec<(u64, u32, Mode)>)> {
+fn held_out_workloads() -> Vec<(&'static str, Ios)> {
     let mut rng = flashlab_pattern::rng::Rng::new(99);
     let mut rnd = |n: usize, size: u64, mode: &dyn Fn(u64) -> Mode| -> Vec<(u64, u32, Mode)> {
         (0..n)
