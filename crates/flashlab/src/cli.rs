@@ -45,6 +45,10 @@ pub enum Command {
     Sweep(crate::sweep::SweepArgs),
     /// TPC-C on PostgreSQL over a file, a block device or a simulated SSD, logical and physical IO traced (docs/oltp.md).
     Oltp(crate::oltp::OltpArgs),
+    /// Estimate a device's geometry from timing alone (erase unit, open units, cache, read-ahead, parallelism, FTL family), with the curves (docs/probe.md).
+    Probe(crate::probe::ProbeArgs),
+    /// Fit a simulator profile to a device: probe, a characterization plan, an in-process fit, held-out scores (docs/probe.md).
+    Twin(crate::twin::TwinArgs),
 }
 
 #[derive(Args, Debug)]

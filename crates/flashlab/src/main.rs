@@ -8,6 +8,7 @@ mod eta;
 mod export;
 mod oltp;
 mod output;
+mod probe;
 mod replay;
 mod report;
 mod run;
@@ -18,6 +19,7 @@ mod suite;
 mod suite_oltp;
 mod sweep;
 mod target;
+mod twin;
 mod validate;
 
 use std::process::ExitCode;
@@ -53,6 +55,8 @@ fn main() -> ExitCode {
         Command::Validate(args) => validate::validate(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Oltp(args) => oltp::oltp(args),
+        Command::Probe(args) => probe::probe(args),
+        Command::Twin(args) => twin::twin(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -40,6 +40,7 @@ const DOCS: &[&str] = &[
     "docs/fio.md",
     "docs/oltp-tracing.md",
     "docs/oltp.md",
+    "docs/probe.md",
     "docs/profiles.md",
     "docs/python.md",
     "docs/report.md",

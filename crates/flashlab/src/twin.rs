@@ -1,0 +1,226 @@
+//! `flashlab twin DEVICE -o profile.toml`: a simulator profile fitted to a
+//! device (crates/probe's twin), with predicted vs measured per plan part,
+//! held-out scores, and refusals where the target cannot show flash.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use flashlab_pattern::units::{format_duration_ns, format_size, parse_size};
+use flashlab_probe::twin::{Stat, Twin, TwinOptions};
+use flashlab_probe::ProbeError;
+
+use crate::error::{CliError, CliResult};
+use crate::probe::{open_target, parse_budget, write_json};
+
+#[derive(Args, Debug)]
+pub struct TwinArgs {
+    /// Target: a block device, a file, or sim:PROFILE[,key=value...].
+    #[arg(value_name = "DEVICE")]
+    pub device: String,
+
+    /// Where to write the profile (TOML); the twin's report goes beside it as PROFILE.twin.json.
+    #[arg(long, short = 'o', value_name = "PROFILE.toml")]
+    pub output: PathBuf,
+
+    /// Longest the measurements may take, on the device's clock (the fit runs after, in process).
+    #[arg(long, value_name = "DURATION", default_value = "15m")]
+    pub budget: String,
+
+    /// Most bytes the probe and the plan may write; plan parts that would exceed it are skipped.
+    #[arg(long, value_name = "SIZE", default_value = "2GiB")]
+    pub max_write_bytes: String,
+
+    /// Allow writes to OFFSET+LENGTH (e.g. 1GiB+256MiB) or `all`; required for a real device
+    /// (a twin needs writes). The write-safety check still applies.
+    #[arg(long, value_name = "RANGE")]
+    pub allow_write_to: Vec<String>,
+
+    /// Largest capacity of the simulated twin (its timing does not depend on the rest).
+    #[arg(long, value_name = "SIZE", default_value = "8GiB")]
+    pub max_capacity: String,
+
+    /// Seed of the plan's random offsets (and of a simulated target).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Why a path cannot show flash behaviour, before any IO: a file on a
+/// RAM-backed file system, a RAM block device, or a loop device over one.
+pub fn ram_backed(path: &Path) -> Option<String> {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    let fs_of = |p: &Path| -> Option<i64> {
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).ok()?;
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: c is a valid NUL-terminated path and st a writable statfs.
+        let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
+        (rc == 0).then_some(st.f_type as i64)
+    };
+    let name = path.file_name()?.to_string_lossy().to_string();
+    let is_block = std::fs::metadata(path)
+        .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
+        .unwrap_or(false);
+    if is_block {
+        let dev = std::fs::canonicalize(path).ok()?;
+        let dev = dev.file_name()?.to_string_lossy().to_string();
+        if ["ram", "zram", "pmem"].iter().any(|p| dev.starts_with(p)) {
+            return Some(format!(
+                "{} is a RAM block device ({dev}): no flash behind it",
+                path.display()
+            ));
+        }
+        if dev.starts_with("loop") {
+            let backing =
+                std::fs::read_to_string(format!("/sys/block/{dev}/loop/backing_file")).ok()?;
+            return ram_backed(Path::new(backing.trim())).map(|why| {
+                format!(
+                    "{} is a loop device over {}: {why}",
+                    path.display(),
+                    backing.trim()
+                )
+            });
+        }
+        return None;
+    }
+    match fs_of(path) {
+        Some(TMPFS_MAGIC) | Some(RAMFS_MAGIC) => Some(format!(
+            "{name} is on a RAM-backed file system (tmpfs/ramfs): its IOs are memory copies, no flash behind them"
+        )),
+        _ => None,
+    }
+}
+
+fn us(v: f64) -> String {
+    format!("{:.1}", v / 1e3)
+}
+
+fn pct(e: Option<f64>) -> String {
+    e.map(|e| format!("{:+.0}%", e * 100.0))
+        .unwrap_or_else(|| "-".into())
+}
+
+pub fn render(t: &Twin) -> String {
+    let mut out = format!(
+        "twin of {}: FTL {} (tried {}), training rms log error {:.3}, cross-validated {:.3}, {} simulations\n\n",
+        t.probe.device,
+        t.ftl_kind,
+        t.kinds_tried
+            .iter()
+            .map(|(k, l)| format!("{k} {l:.3}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        t.loss_rms,
+        t.cv_loss_rms,
+        t.evaluations
+    );
+    out.push_str("parameter                      value         status     effect of x1.5\n");
+    for p in &t.params {
+        out.push_str(&format!(
+            "{:<30} {:<13} {:<10} {:.3}\n",
+            p.key,
+            format!("{}", (p.value * 100.0).round() / 100.0),
+            p.status,
+            p.effect
+        ));
+    }
+    out.push_str("\npart            group        measured mean/p99 us   predicted (err)          held-out (err)\n");
+    for s in &t.parts {
+        let m = s.measured;
+        let cell = |x: Option<Stat>| -> String {
+            x.map(|x| format!("{}/{}", us(x.mean_ns), us(x.p99_ns)))
+                .unwrap_or_else(|| "skipped".into())
+        };
+        out.push_str(&format!(
+            "{:<15} {:<12} {:<22} {:<12} {:<6} {:<12} {} / p99 {}\n",
+            s.name,
+            s.group,
+            cell(m),
+            cell(s.predicted),
+            pct(s.mean_error(s.predicted)),
+            cell(s.held_out),
+            pct(s.mean_error(s.held_out)),
+            pct(s.p99_error(s.held_out)),
+        ));
+    }
+    out.push('\n');
+    if t.is_good() {
+        out.push_str("verdict: good: no fitted parameter on its bound, held-out means within 20 % on at least 80 % of the parts\n");
+    } else {
+        for r in &t.not_good {
+            out.push_str(&format!("verdict: NOT GOOD: {r}\n"));
+        }
+    }
+    for p in t.params.iter().filter(|p| p.status == "no-effect") {
+        out.push_str(&format!(
+            "note: {} has no effect on the plan's loss: kept at the template's value, not fitted; the twin cannot predict what depends on it\n",
+            p.key
+        ));
+    }
+    out
+}
+
+pub fn twin(a: TwinArgs) -> CliResult<()> {
+    let budget_ns = parse_budget(&a.budget)?;
+    let max_write_bytes = parse_size(&a.max_write_bytes)
+        .map_err(|e| CliError::user(format!("--max-write-bytes: {e}")))?;
+    let max_capacity_bytes =
+        parse_size(&a.max_capacity).map_err(|e| CliError::user(format!("--max-capacity: {e}")))?;
+    if !a.device.starts_with("sim:") {
+        if let Some(why) = ram_backed(Path::new(&a.device)) {
+            return Err(CliError::user(format!(
+                "refusing to twin {}: {why}; twin a flash device (an SSD, a USB stick, an SD card) or a sim: profile",
+                a.device
+            )));
+        }
+        if a.allow_write_to.is_empty() {
+            return Err(CliError::user(format!(
+                "a twin needs writes: give --allow-write-to OFFSET+LENGTH (at least 64MiB) of {} that may be overwritten",
+                a.device
+            )));
+        }
+    }
+    let (mut dev, writes) = open_target(&a.device, &a.allow_write_to, a.seed)?;
+    let writes = writes.ok_or_else(|| CliError::user("a twin needs --allow-write-to"))?;
+    let opts = TwinOptions {
+        budget_ns,
+        max_write_bytes,
+        writes,
+        seed: a.seed,
+        max_capacity_bytes,
+    };
+    let t = flashlab_probe::twin::twin(&mut *dev, &opts).map_err(|e| match e {
+        ProbeError::Refused(why) => CliError::user(format!("refusing to twin {}: {why}", a.device)),
+        ProbeError::Device(_) => CliError::failure(e.to_string()),
+        _ => CliError::user(e.to_string()),
+    })?;
+    print!("{}", crate::probe::render(&t.probe));
+    println!();
+    print!("{}", render(&t));
+    std::fs::write(&a.output, &t.profile_toml)
+        .map_err(|e| CliError::failure(format!("cannot write {}: {e}", a.output.display())))?;
+    let mut json_name = a.output.file_name().unwrap_or_default().to_os_string();
+    json_name.push(".twin.json");
+    let dir = a
+        .output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    write_json(dir, &json_name.to_string_lossy(), &t)?;
+    println!(
+        "profile: {} (use it as --device sim:{}); report: {}; measured in {} of device time, {} written",
+        a.output.display(),
+        a.output.display(),
+        dir.join(&json_name).display(),
+        format_duration_ns(t.probe.elapsed_ns),
+        format_size(t.probe.written_bytes)
+    );
+    if t.is_good() {
+        Ok(())
+    } else {
+        Err(CliError::user(format!(
+            "the twin in {} is not good: {}",
+            a.output.display(),
+            t.not_good.join("; ")
+        )))
+    }
+}

@@ -1,0 +1,897 @@
+//! The twin: a simulator profile fitted to a device's measured responses.
+//!
+//! 1. The probe (`crate::probe`) gives the geometry and the FTL family.
+//! 2. A characterization plan (`plan`) runs on the target: baseline
+//!    patterns (uFLIP's SR, RR, SW, RW), granularity (other IO sizes),
+//!    locality, queue depth, a read/write mix and pauses; each part's
+//!    latencies are kept.
+//! 3. The same plan runs on candidate simulated devices (the probe's
+//!    geometry, a template's other keys). The timing parameters are fitted
+//!    by a small deterministic optimizer in process (coordinate descent in
+//!    log space, halving its steps): no Optuna, no Python, the same answer
+//!    every time. For a log-block device both log-block FTLs are fitted and
+//!    the better kept.
+//! 4. Cross-validation over the plan's parts: each fold's parts are left out
+//!    of the loss, the parameters refitted, and those parts predicted; those
+//!    held-out predictions are the twin's honest score.
+//! 5. A parameter that ends on its bound makes the twin "not good"; one whose
+//!    change does not move the loss is not fitted (the plan cannot see it):
+//!    it keeps the template's value and the profile says so.
+//!
+//! The loss is never scored on a number a parameter was fitted to: the
+//! held-out score is the cross-validated one.
+
+use std::collections::BTreeMap;
+
+use flashlab_device::{Device, Mode, Nanos};
+use flashlab_pattern::rng::Rng;
+use flashlab_sim::config::FtlKind;
+use flashlab_sim::{ByteSize, SimConfig, SimDevice};
+use serde::{Deserialize, Serialize};
+
+use crate::session::{ByteRange, Session};
+use crate::{FtlFamily, ProbeError, ProbeOptions, ProbeReport};
+
+/// The template profiles whose keys the twin does not measure (GC policy,
+/// wear levelling, planes...). Named in the profile's provenance.
+pub const PAGE_TEMPLATE: &str = "ssd-m";
+pub const LOG_TEMPLATE: &str = "transcend-module";
+
+/// The bytes of the allowed range the plan uses.
+const PLAN_REGION_BYTES: u64 = 32 << 20;
+
+#[derive(Clone, Debug)]
+pub struct TwinOptions {
+    pub budget_ns: Nanos,
+    pub max_write_bytes: u64,
+    pub writes: ByteRange,
+    pub seed: u64,
+    /// Largest simulated capacity (a twin of a 2 TB drive need not map 2 TB
+    /// to predict the plan's region).
+    pub max_capacity_bytes: u64,
+}
+
+/// One part of the characterization plan.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Part {
+    pub name: String,
+    /// baseline, granularity, locality, queue-depth, mix, pause.
+    pub group: String,
+    pub ios: Vec<(u64, u32, Mode)>,
+    pub qd: usize,
+    pub pause_ns: Nanos,
+}
+
+impl Part {
+    fn write_bytes(&self) -> u64 {
+        self.ios
+            .iter()
+            .filter(|i| i.2 == Mode::Write)
+            .map(|i| i.1 as u64)
+            .sum()
+    }
+}
+
+/// The plan: a fill of the region, then the parts, in this order (the
+/// device's state after each is the next one's start, on the target and on
+/// every candidate alike).
+pub fn plan(base: u64, len: u64, seed: u64) -> Vec<Part> {
+    let mut rng = Rng::new(seed);
+    let k4 = 4096u64;
+    let k32 = 32u64 << 10;
+    let mut rnd = |n: u64, size: u64, area: u64, mode_of: &mut dyn FnMut(&mut Rng) -> Mode| {
+        let mut v = Vec::new();
+        for _ in 0..n {
+            let o = base + rng.below(area / size) * size;
+            let m = mode_of(&mut rng);
+            v.push((o, size as u32, m));
+        }
+        v
+    };
+    let seq = |n: u64, size: u64, start: u64, mode: Mode| -> Vec<(u64, u32, Mode)> {
+        (0..n)
+            .map(|i| (base + start + i * size, size as u32, mode))
+            .collect()
+    };
+    let part = |name: &str, group: &str, ios, qd, pause_ns| Part {
+        name: name.into(),
+        group: group.into(),
+        ios,
+        qd,
+        pause_ns,
+    };
+    let mut read = |_: &mut Rng| Mode::Read;
+    let mut write = |_: &mut Rng| Mode::Write;
+    let mut mix70 = |r: &mut Rng| {
+        if r.below(10) < 7 {
+            Mode::Read
+        } else {
+            Mode::Write
+        }
+    };
+    vec![
+        part("sr-4k", "baseline", seq(256, k4, 0, Mode::Read), 1, 0),
+        part("rr-4k", "baseline", rnd(256, k4, len, &mut read), 1, 0),
+        part(
+            "sw-32k",
+            "baseline",
+            seq(128, k32, len / 2, Mode::Write),
+            1,
+            0,
+        ),
+        part("rw-32k", "baseline", rnd(48, k32, len, &mut write), 1, 0),
+        part(
+            "rr-64k",
+            "granularity",
+            rnd(128, 64 << 10, len, &mut read),
+            1,
+            0,
+        ),
+        part(
+            "sw-4k",
+            "granularity",
+            seq(256, k4, len / 4, Mode::Write),
+            1,
+            0,
+        ),
+        part(
+            "rw-4k-local",
+            "locality",
+            rnd(128, k4, 1 << 20, &mut write),
+            1,
+            0,
+        ),
+        part(
+            "rr-4k-qd8",
+            "queue-depth",
+            rnd(512, k4, len, &mut read),
+            8,
+            0,
+        ),
+        part("mix-70r-4k", "mix", rnd(256, k4, len, &mut mix70), 1, 0),
+        part(
+            "rw-4k-pause",
+            "pause",
+            rnd(64, k4, len, &mut write),
+            1,
+            2_000_000,
+        ),
+    ]
+}
+
+/// Mean and 99th percentile of a part's latencies.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct Stat {
+    pub mean_ns: f64,
+    pub p99_ns: f64,
+}
+
+fn stat(lat: &[Nanos]) -> Stat {
+    if lat.is_empty() {
+        return Stat::default();
+    }
+    let mut s = lat.to_vec();
+    s.sort_unstable();
+    let idx = ((s.len() as f64 * 0.99).ceil() as usize).clamp(1, s.len()) - 1;
+    Stat {
+        mean_ns: s.iter().map(|&x| x as f64).sum::<f64>() / s.len() as f64,
+        p99_ns: s[idx] as f64,
+    }
+}
+
+/// Runs the fill and the parts on a device; each part's statistics (`None`
+/// for a part skipped by the write budget).
+pub fn run_plan(
+    s: &mut Session,
+    base: u64,
+    len: u64,
+    parts: &[Part],
+    max_write_bytes: u64,
+) -> Result<Vec<Option<Stat>>, ProbeError> {
+    let fill: Vec<(u64, u32)> = (0..len / (32 << 10))
+        .map(|i| (base + i * (32 << 10), 32 << 10))
+        .collect();
+    s.batch(&fill, Mode::Write, 1)?;
+    let mut out = Vec::new();
+    for p in parts {
+        if s.written_bytes + p.write_bytes() > max_write_bytes {
+            out.push(None);
+            continue;
+        }
+        s.idle(100_000_000)?;
+        let lat = run_part(s, p)?;
+        out.push(Some(stat(&lat)));
+    }
+    Ok(out)
+}
+
+fn run_part(s: &mut Session, p: &Part) -> Result<Vec<Nanos>, ProbeError> {
+    if p.qd > 1 && p.pause_ns == 0 && p.ios.iter().all(|i| i.2 == p.ios[0].2) {
+        let ios: Vec<(u64, u32)> = p.ios.iter().map(|i| (i.0, i.1)).collect();
+        return s.batch(&ios, p.ios[0].2, p.qd);
+    }
+    let mut lat = Vec::with_capacity(p.ios.len());
+    for &(o, size, mode) in &p.ios {
+        lat.push(s.io(o, size, mode)?);
+        if p.pause_ns > 0 {
+            s.pause(p.pause_ns)?;
+        }
+    }
+    Ok(lat)
+}
+
+/// A fitted timing parameter: its dotted key, bounds, and how to set it.
+#[derive(Clone, Copy, Debug)]
+struct Param {
+    key: &'static str,
+    lo: f64,
+    hi: f64,
+}
+
+const PARAMS: [Param; 6] = [
+    Param {
+        key: "nand.read_ns",
+        lo: 5e3,
+        hi: 2e6,
+    },
+    Param {
+        key: "nand.program_ns",
+        lo: 5e4,
+        hi: 1e7,
+    },
+    Param {
+        key: "nand.erase_ns",
+        lo: 3e5,
+        hi: 3e7,
+    },
+    Param {
+        key: "nand.bus_ns_per_byte",
+        lo: 0.5,
+        hi: 200.0,
+    },
+    Param {
+        key: "host.command_overhead_ns",
+        lo: 1e3,
+        hi: 2e6,
+    },
+    Param {
+        key: "host.mb_per_s",
+        lo: 5.0,
+        hi: 8000.0,
+    },
+];
+
+fn get(cfg: &SimConfig, key: &str) -> f64 {
+    match key {
+        "nand.read_ns" => cfg.nand.read_ns.unwrap_or(50_000) as f64,
+        "nand.program_ns" => cfg.nand.program_ns.unwrap_or(900_000) as f64,
+        "nand.erase_ns" => cfg.nand.erase_ns.unwrap_or(3_500_000) as f64,
+        "nand.bus_ns_per_byte" => cfg.nand.bus_ns_per_byte.unwrap_or(25.0),
+        "host.command_overhead_ns" => cfg.host.command_overhead_ns as f64,
+        "host.mb_per_s" => cfg.host.mb_per_s,
+        _ => unreachable!("not a fitted key: {key}"),
+    }
+}
+
+fn set(cfg: &mut SimConfig, key: &str, v: f64) {
+    match key {
+        "nand.read_ns" => cfg.nand.read_ns = Some(v.round() as u64),
+        "nand.program_ns" => cfg.nand.program_ns = Some(v.round() as u64),
+        "nand.erase_ns" => cfg.nand.erase_ns = Some(v.round() as u64),
+        // Two decimals: the profile stays readable and the loss is flat below.
+        "nand.bus_ns_per_byte" => cfg.nand.bus_ns_per_byte = Some((v * 100.0).round() / 100.0),
+        "host.command_overhead_ns" => cfg.host.command_overhead_ns = v.round() as u64,
+        "host.mb_per_s" => cfg.host.mb_per_s = (v * 10.0).round() / 10.0,
+        _ => unreachable!("not a fitted key: {key}"),
+    }
+}
+
+/// What the target measured and a candidate predicted, part by part.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PartScore {
+    pub name: String,
+    pub group: String,
+    pub measured: Option<Stat>,
+    /// The final twin (fitted on every part).
+    pub predicted: Option<Stat>,
+    /// Cross-validated: fitted without this part's fold.
+    pub held_out: Option<Stat>,
+}
+
+impl PartScore {
+    pub fn mean_error(&self, s: Option<Stat>) -> Option<f64> {
+        let (m, p) = (self.measured?, s?);
+        Some(p.mean_ns / m.mean_ns - 1.0)
+    }
+    pub fn p99_error(&self, s: Option<Stat>) -> Option<f64> {
+        let (m, p) = (self.measured?, s?);
+        Some(p.p99_ns / m.p99_ns - 1.0)
+    }
+}
+
+/// One fitted or kept parameter and how it was obtained.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ParamResult {
+    pub key: String,
+    pub value: f64,
+    pub lo: f64,
+    pub hi: f64,
+    /// fitted, on-bound, no-effect.
+    pub status: String,
+    /// Loss change (rms log error) when the value is x1.5 or /1.5.
+    pub effect: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Twin {
+    pub probe: ProbeReport,
+    pub ftl_kind: String,
+    /// Training loss (rms of log(predicted/measured) means) per FTL kind tried.
+    pub kinds_tried: Vec<(String, f64)>,
+    pub params: Vec<ParamResult>,
+    pub parts: Vec<PartScore>,
+    pub loss_rms: f64,
+    pub cv_loss_rms: f64,
+    pub evaluations: usize,
+    /// Why the twin is not good; empty when it is.
+    pub not_good: Vec<String>,
+    /// The profile text, every key with its provenance comment.
+    pub profile_toml: String,
+}
+
+impl Twin {
+    pub fn is_good(&self) -> bool {
+        self.not_good.is_empty()
+    }
+}
+
+/// The evidence a candidate is fitted against.
+struct Target<'a> {
+    parts: &'a [Part],
+    measured: &'a [Option<Stat>],
+    base: u64,
+    len: u64,
+    seed: u64,
+}
+
+/// Runs the plan on a candidate; `None` where the simulator refused the
+/// configuration or stalled (an infinite loss).
+fn simulate(cfg: &SimConfig, t: &Target) -> Option<Vec<Option<Stat>>> {
+    let mut dev = SimDevice::new(cfg.clone(), "sim:twin-candidate".into(), t.seed, 64).ok()?;
+    let mut s = Session::new(
+        &mut dev,
+        u64::MAX / 4,
+        Some(ByteRange {
+            offset_bytes: t.base,
+            len_bytes: t.len,
+        }),
+    );
+    run_plan(&mut s, t.base, t.len, t.parts, u64::MAX).ok()
+}
+
+/// rms of log(predicted/measured) means over the parts in `use_part`.
+fn loss(pred: &[Option<Stat>], t: &Target, use_part: &dyn Fn(usize) -> bool) -> f64 {
+    let mut sum = 0.0;
+    let mut n = 0.0;
+    for (i, (p, m)) in pred.iter().zip(t.measured).enumerate() {
+        if !use_part(i) {
+            continue;
+        }
+        if let (Some(p), Some(m)) = (p, m) {
+            let e = (p.mean_ns.max(1.0) / m.mean_ns.max(1.0)).ln();
+            sum += e * e;
+            n += 1.0;
+        }
+    }
+    if n == 0.0 {
+        f64::INFINITY
+    } else {
+        (sum / n).sqrt()
+    }
+}
+
+struct Fit {
+    cfg: SimConfig,
+    loss: f64,
+    evals: usize,
+}
+
+/// Coordinate descent in log space: each parameter in turn tries x*step and
+/// x/step (inside its bounds); a pass with no improvement takes the square
+/// root of the step. Deterministic: same evidence, same answer.
+fn fit(start: &SimConfig, t: &Target, fitted: &[Param], use_part: &dyn Fn(usize) -> bool) -> Fit {
+    let eval = |c: &SimConfig| simulate(c, t).map_or(f64::INFINITY, |p| loss(&p, t, use_part));
+    let mut cfg = start.clone();
+    let mut best = eval(&cfg);
+    let mut evals = 1;
+    let mut step: f64 = 4.0;
+    while step > 1.03 && evals < 400 {
+        let mut improved = false;
+        for p in fitted {
+            let x = get(&cfg, p.key);
+            for cand in [x * step, x / step] {
+                let cand = cand.clamp(p.lo, p.hi);
+                if (cand - x).abs() < 1e-9 * x.abs().max(1.0) {
+                    continue;
+                }
+                let mut c = cfg.clone();
+                set(&mut c, p.key, cand);
+                let l = eval(&c);
+                evals += 1;
+                if l < best - 1e-9 {
+                    best = l;
+                    cfg = c;
+                    improved = true;
+                    break;
+                }
+            }
+        }
+        if !improved {
+            step = step.sqrt();
+        }
+    }
+    Fit {
+        cfg,
+        loss: best,
+        evals,
+    }
+}
+
+/// The candidate configuration the probe's evidence describes.
+fn candidate(
+    r: &ProbeReport,
+    kind: FtlKind,
+    cache_without_knee: bool,
+    capacity: u64,
+    notes: &mut BTreeMap<String, String>,
+) -> SimConfig {
+    let template = if kind == FtlKind::Page {
+        PAGE_TEMPLATE
+    } else {
+        LOG_TEMPLATE
+    };
+    let mut cfg = flashlab_sim::profiles::builtin(template).expect("built-in template");
+    let mut note = |k: &str, v: String| {
+        notes.insert(k.to_string(), v);
+    };
+    // The template's service-time variance is its own assumption: the twin
+    // starts from constant service times (p99 is then not predicted; see
+    // docs/probe.md).
+    cfg.nand.program_ns_by_page_kind.clear();
+    cfg.nand.program_spread = 0.0;
+    cfg.nand.erase_spread = 0.0;
+    cfg.nand.read_retry_probability = 0.0;
+    note(
+        "nand.program_ns_by_page_kind",
+        "assumed: none (constant program time): the plan's means cannot separate page kinds".into(),
+    );
+    cfg.ftl.kind = kind;
+    note(
+        "ftl.kind",
+        format!(
+            "mechanism: {} from the probe's FTL-family curve ({}){}",
+            kind.name(),
+            r.ftl_family.reading,
+            if kind == FtlKind::Page {
+                String::new()
+            } else {
+                "; bast vs fast chosen by the lower training loss".into()
+            }
+        ),
+    );
+    let page = 4096u64;
+    cfg.geometry.page_bytes = ByteSize(page);
+    note(
+        "geometry.page_bytes",
+        format!(
+            "assumed: 4 KiB; the probe's granule curve read {}",
+            r.map_granule_bytes.reading
+        ),
+    );
+    let par = r.parallelism.value.unwrap_or(1.0).round().clamp(1.0, 64.0) as u32;
+    if kind == FtlKind::Page {
+        cfg.geometry.channels = par;
+        cfg.geometry.chips_per_channel = 1;
+        cfg.geometry.dies_per_chip = 1;
+        note(
+            "geometry.channels",
+            format!(
+                "mechanism: one die per channel, as many as the queue-depth curve's speed-up ({})",
+                r.parallelism.reading
+            ),
+        );
+        note(
+            "geometry.chips_per_channel",
+            "assumed: 1 (parallel units counted as channels)".into(),
+        );
+        note(
+            "geometry.dies_per_chip",
+            "assumed: 1 (parallel units counted as channels)".into(),
+        );
+    } else {
+        // A log-block device's unit is stripe_dies x pages_per_block pages.
+        let dies = 4u32;
+        cfg.geometry.channels = 1;
+        cfg.geometry.chips_per_channel = dies;
+        cfg.geometry.dies_per_chip = 1;
+        cfg.ftl.stripe_dies = dies;
+        let unit = r
+            .erase_unit_bytes
+            .value
+            .map(|v| v as u64)
+            .unwrap_or(1 << 20);
+        cfg.geometry.pages_per_block = ((unit / page) / dies as u64).max(1) as u32;
+        note(
+            "geometry.channels",
+            "assumed: 1 channel of 4 dies (a single-tag device shows no parallelism to count)"
+                .into(),
+        );
+        note(
+            "geometry.chips_per_channel",
+            "assumed: 4 dies, the unit striped over them".into(),
+        );
+        note("geometry.dies_per_chip", "assumed: 1".into());
+        note(
+            "ftl.stripe_dies",
+            "assumed: the unit striped over the 4 dies".into(),
+        );
+        note(
+            "geometry.pages_per_block",
+            match r.erase_unit_bytes.value {
+                Some(_) => format!(
+                    "mechanism: unit / (4 dies x 4 KiB) from the probe's unit curve ({})",
+                    r.erase_unit_bytes.reading
+                ),
+                None => "assumed: a 1 MiB unit; the probe saw none".into(),
+            },
+        );
+        let logs = r.open_units.value.unwrap_or(4.0).clamp(1.0, 64.0) as u32;
+        cfg.ftl.log_blocks = logs;
+        note(
+            "ftl.log_blocks",
+            match r.open_units.value {
+                Some(_) => format!(
+                    "mechanism: the partitioning knee ({})",
+                    r.open_units.reading
+                ),
+                None => "assumed: 4; the probe saw no knee".into(),
+            },
+        );
+        cfg.ftl.log_window = false;
+        cfg.ftl.seq_log_limit = 0;
+        cfg.ftl.log_pages = 0;
+        note(
+            "ftl.log_window",
+            "assumed: whole-unit logs (the template's positional window is its own)".into(),
+        );
+        note("ftl.seq_log_limit", "assumed: no limit".into());
+        note("ftl.log_pages", "assumed: whole-unit logs".into());
+    }
+    let lbs_units = cfg.geometry.pages_per_block as u64 * page * 64;
+    cfg.geometry.capacity = ByteSize((capacity / lbs_units).max(1) * lbs_units);
+    note(
+        "geometry.capacity",
+        format!(
+            "mechanism: the target's size ({} B), capped at the twin's maximum and rounded to whole blocks",
+            r.size_bytes
+        ),
+    );
+    if par > 1 {
+        cfg.host.queue_depth = 32;
+        note("host.queue_depth", "mechanism: reads keep scaling past depth 1 (the queue-depth curve): NCQ's 32 tags assumed".into());
+    } else {
+        cfg.host.queue_depth = 1;
+        note("host.queue_depth", "mechanism: no speed-up at depth 2 or more (the queue-depth curve): one command at a time".into());
+    }
+    match r.write_cache_bytes.value {
+        Some(v) => {
+            cfg.cache.enabled = true;
+            // The knee overestimates a cache that drains during the burst:
+            // round down to a power of two.
+            let p2 = 1u64 << (63 - (v as u64).max(4096).leading_zeros());
+            cfg.cache.size = ByteSize(p2.max(page));
+            note(
+                "cache.enabled",
+                format!(
+                    "mechanism: the burst curve's knee ({})",
+                    r.write_cache_bytes.reading
+                ),
+            );
+            note("cache.size", "mechanism: the knee rounded down to a power of two (a cache draining during the burst moves the knee later)".into());
+        }
+        None if cache_without_knee => {
+            // No knee, yet the fit with a cache explains the plan better: a
+            // cache that the flash drains as fast as the burst fills it.
+            cfg.cache.enabled = true;
+            note("cache.enabled", format!("fitted: on, chosen over off by the lower training loss; the burst curves showed no knee ({})", r.write_cache_bytes.reading));
+            note(
+                "cache.size",
+                "assumed: the template's size: without a knee the probe cannot size it".into(),
+            );
+        }
+        None => {
+            cfg.cache.enabled = false;
+            note("cache.enabled", format!("mechanism: no knee in the burst curves ({}), and off fits the plan better than on", r.write_cache_bytes.reading));
+        }
+    }
+    match (r.readahead_bytes.value, r.readahead_trigger) {
+        (Some(w), Some(t)) if w > 0.0 => {
+            cfg.readahead.enabled = true;
+            cfg.readahead.trigger = t;
+            let p2 = 1u64 << (64 - ((w as u64).max(page) - 1).leading_zeros());
+            cfg.readahead.window = ByteSize(p2);
+            note(
+                "readahead.enabled",
+                format!(
+                    "mechanism: the sequential-after-random curve ({})",
+                    r.readahead_bytes.reading
+                ),
+            );
+            note(
+                "readahead.trigger",
+                "mechanism: the reads before the fast ones in that curve".into(),
+            );
+            note(
+                "readahead.window",
+                "mechanism: the skip-ahead curve's reach rounded up to a power of two".into(),
+            );
+        }
+        _ => {
+            cfg.readahead.enabled = false;
+            note(
+                "readahead.enabled",
+                format!("mechanism: {}", r.readahead_bytes.reading),
+            );
+        }
+    }
+    cfg.name = "twin".into();
+    cfg.description = format!("flashlab twin of {}", r.device);
+    cfg.source = format!(
+        "flashlab probe + twin of {}: geometry from the probe's curves, timing fitted by coordinate descent over the simulator; other keys from the template profile {template}",
+        r.device
+    );
+    cfg.behaviour = "see the twin's report (predicted vs measured per plan part)".into();
+    notes.insert("__template".into(), template.into());
+    cfg
+}
+
+/// Builds the twin: probe, plan, fit, cross-validation, verdict.
+pub fn twin(dev: &mut dyn Device, opts: &TwinOptions) -> Result<Twin, ProbeError> {
+    let probe_opts = ProbeOptions {
+        budget_ns: opts.budget_ns / 2,
+        writes: Some(opts.writes),
+        seed: opts.seed,
+        ..Default::default()
+    };
+    let report = crate::probe(dev, &probe_opts)?;
+    // Memory speed is no flash: refuse before fitting a model to it.
+    if let Some(why) = memory_speed(&report) {
+        return Err(ProbeError::Refused(why));
+    }
+    let base = opts.writes.offset_bytes.div_ceil(1 << 20) << 20;
+    let len = (opts.writes.end_bytes().min(base + PLAN_REGION_BYTES) - base) >> 20 << 20;
+    if len < 8 << 20 {
+        return Err(ProbeError::Refused(
+            "the allowed write range holds less than 8 MiB: the plan needs a region to write"
+                .into(),
+        ));
+    }
+    let parts = plan(base, len, opts.seed);
+    let remaining = opts.budget_ns.saturating_sub(report.elapsed_ns);
+    let mut s = Session::new(dev, remaining, Some(opts.writes));
+    s.written_bytes = report.written_bytes;
+    let measured = run_plan(&mut s, base, len, &parts, opts.max_write_bytes)?;
+    let t = Target {
+        parts: &parts,
+        measured: &measured,
+        base,
+        len,
+        seed: opts.seed,
+    };
+    let capacity = report.size_bytes.min(opts.max_capacity_bytes);
+    let kinds: Vec<FtlKind> = match report.family {
+        Some(FtlFamily::LogBlock) => vec![FtlKind::Bast, FtlKind::Fast],
+        _ => vec![FtlKind::Page],
+    };
+    let all = |_: usize| true;
+    let mut evaluations = 0;
+    let mut best: Option<(Fit, FtlKind, bool, BTreeMap<String, String>)> = None;
+    let mut kinds_tried = Vec::new();
+    // Without a knee the probe cannot tell "no cache" from "a cache the
+    // flash drains as fast as it fills": both are fitted, the better kept.
+    let caches: &[bool] = if report.write_cache_bytes.value.is_some() {
+        &[false]
+    } else {
+        &[false, true]
+    };
+    for kind in kinds {
+        for &cache in caches {
+            let mut notes = BTreeMap::new();
+            let start = candidate(&report, kind, cache, capacity, &mut notes);
+            let f = fit(&start, &t, &PARAMS, &all);
+            evaluations += f.evals;
+            let label = format!("{}{}", kind.name(), if cache { "+cache" } else { "" });
+            kinds_tried.push((label, f.loss));
+            if best.as_ref().is_none_or(|b| f.loss < b.0.loss) {
+                best = Some((f, kind, cache, notes));
+            }
+        }
+    }
+    let (final_fit, kind, cache, mut notes) = best.expect("at least one kind");
+    // Sensitivity at the optimum: a parameter whose x1.5 and /1.5 move the
+    // loss by under 0.005 (half a percent of rms log error) is not seen by
+    // the plan: it is not refitted in cross-validation and the profile says
+    // the plan cannot see it (its value is whatever the descent left, from
+    // the template's).
+    let eval_all = |c: &SimConfig| simulate(c, &t).map_or(f64::INFINITY, |p| loss(&p, &t, &all));
+    let _ = cache;
+    let cfg = final_fit.cfg.clone();
+    let mut params = Vec::new();
+    let mut fitted = Vec::new();
+    let mut not_good = Vec::new();
+    for p in PARAMS {
+        let x = get(&cfg, p.key);
+        let mut effect: f64 = 0.0;
+        for f in [1.5, 1.0 / 1.5] {
+            let mut c = cfg.clone();
+            set(&mut c, p.key, (x * f).clamp(p.lo, p.hi));
+            effect = effect.max((eval_all(&c) - final_fit.loss).abs());
+            evaluations += 1;
+        }
+        let on_bound = (x / p.lo).ln().abs() < 0.01 || (x / p.hi).ln().abs() < 0.01;
+        let status = if effect < 0.005 {
+            "no-effect"
+        } else if on_bound {
+            not_good.push(format!(
+                "{} = {} sits on its bound [{}, {}]: the fit wanted beyond what the model allows",
+                p.key, x, p.lo, p.hi
+            ));
+            "on-bound"
+        } else {
+            fitted.push(p);
+            "fitted"
+        };
+        params.push(ParamResult {
+            key: p.key.into(),
+            value: get(&cfg, p.key),
+            lo: p.lo,
+            hi: p.hi,
+            status: status.into(),
+            effect,
+        });
+    }
+    let pred_final = simulate(&cfg, &t).unwrap_or_else(|| vec![None; parts.len()]);
+    let loss_rms = loss(&pred_final, &t, &all);
+    // Cross-validation: three folds of parts (index mod 3); each fold's
+    // parts are predicted by parameters fitted on the others.
+    let folds = 3;
+    let mut held_out: Vec<Option<Stat>> = vec![None; parts.len()];
+    for f in 0..folds {
+        let train = move |i: usize| i % folds != f;
+        let fr = fit(&cfg, &t, &fitted, &train);
+        evaluations += fr.evals;
+        if let Some(p) = simulate(&fr.cfg, &t) {
+            for i in (0..parts.len()).filter(|i| i % folds == f) {
+                held_out[i] = p[i];
+            }
+        }
+    }
+    let cv_loss_rms = loss(&held_out, &t, &all);
+    let scores: Vec<PartScore> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| PartScore {
+            name: p.name.clone(),
+            group: p.group.clone(),
+            measured: measured[i],
+            predicted: pred_final[i],
+            held_out: held_out[i],
+        })
+        .collect();
+    let counted: Vec<f64> = scores
+        .iter()
+        .filter_map(|s| s.mean_error(s.held_out))
+        .collect();
+    let within = counted.iter().filter(|e| e.abs() <= 0.20).count();
+    if counted.is_empty() || (within as f64) < 0.8 * counted.len() as f64 {
+        not_good.push(format!(
+            "held-out means within 20 % on {within} of {} parts (the target is 80 %)",
+            counted.len()
+        ));
+    }
+    // Provenance of the fitted and kept timing keys.
+    for p in &params {
+        let text = match p.status.as_str() {
+            "fitted" => format!(
+                "fitted: flashlab twin, coordinate descent on the plan's means (training rms log error {:.3}, cross-validated {:.3}); x1.5 moves the loss by {:.3}",
+                loss_rms, cv_loss_rms, p.effect
+            ),
+            "on-bound" => format!(
+                "fitted: ON ITS BOUND [{}, {}] (training rms log error {:.3}): not trustworthy",
+                p.lo, p.hi, loss_rms
+            ),
+            _ => format!(
+                "assumed: not identified: x1.5 moved the plan's loss by {:.4} (< 0.005), so the plan cannot see it; the value is the template's as the descent left it",
+                p.effect
+            ),
+        };
+        notes.insert(p.key.clone(), text);
+    }
+    let profile_toml = annotate(&cfg, &notes, &not_good);
+    Ok(Twin {
+        probe: report,
+        ftl_kind: kind.name().to_string(),
+        kinds_tried,
+        params,
+        parts: scores,
+        loss_rms,
+        cv_loss_rms,
+        evaluations,
+        not_good,
+        profile_toml,
+    })
+}
+
+/// The reason a target cannot be flash, from its response times: random 4
+/// KiB reads and writes both faster than any NAND read (tens of
+/// microseconds) are served from memory (a page cache, a RAM disk).
+pub fn memory_speed(r: &ProbeReport) -> Option<String> {
+    let rr = r
+        .parallelism
+        .evidence
+        .first()
+        .and_then(|c| c.points.first())
+        .map(|p| 1e9 / p.1.max(1.0))?;
+    (rr < 5_000.0).then(|| {
+        format!(
+            "random 4 KiB reads take {:.1} us at queue depth 1: memory speed, no flash behind them (a page cache or a RAM-backed target); a twin would model the memory",
+            rr / 1e3
+        )
+    })
+}
+
+/// The profile as TOML with a provenance comment above every key.
+fn annotate(cfg: &SimConfig, notes: &BTreeMap<String, String>, not_good: &[String]) -> String {
+    let template = notes.get("__template").cloned().unwrap_or_default();
+    let mut out = String::new();
+    out.push_str("# A flashlab twin: geometry from `flashlab probe`'s curves, timing fitted in\n");
+    out.push_str(
+        "# process over the simulator (docs/probe.md). Every key says how it was obtained.\n",
+    );
+    if not_good.is_empty() {
+        out.push_str("# Verdict: good (see the twin's report for held-out errors).\n");
+    } else {
+        for r in not_good {
+            out.push_str(&format!("# NOT GOOD: {r}\n"));
+        }
+    }
+    let mut section = String::new();
+    for line in cfg.to_toml().lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            section = t.trim_matches(|c| c == '[' || c == ']').to_string();
+            out.push('\n');
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        if let Some((k, _)) = t.split_once(" = ") {
+            let key = if section.is_empty() {
+                k.to_string()
+            } else {
+                format!("{section}.{k}")
+            };
+            let text = notes.get(&key).cloned().unwrap_or_else(|| {
+                if section.is_empty() {
+                    "identity: written by flashlab twin".to_string()
+                } else {
+                    format!("assumed: the template profile {template}'s value, not measured")
+                }
+            });
+            out.push_str(&format!("# {text}\n"));
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
