@@ -9,6 +9,7 @@ use flashlab_pattern::units::{format_duration_ns, format_size, parse_size};
 use flashlab_probe::twin::{Stat, Twin, TwinOptions};
 use flashlab_probe::ProbeError;
 
+use crate::cli::{EngineArg, TargetArgs};
 use crate::error::{CliError, CliResult};
 use crate::probe::{open_target, parse_budget, write_json};
 
@@ -44,50 +45,22 @@ pub struct TwinArgs {
     pub seed: u64,
 }
 
-/// Why a path cannot show flash behaviour, before any IO: a file on a
-/// RAM-backed file system, a RAM block device, or a loop device over one.
-pub fn ram_backed(path: &Path) -> Option<String> {
-    const TMPFS_MAGIC: i64 = 0x0102_1994;
-    const RAMFS_MAGIC: i64 = 0x8584_58f6;
-    let fs_of = |p: &Path| -> Option<i64> {
-        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).ok()?;
-        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-        // SAFETY: c is a valid NUL-terminated path and st a writable statfs.
-        let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
-        (rc == 0).then_some(st.f_type as i64)
+/// Why a target cannot show flash behaviour, before any IO: what its
+/// identity says (a file on tmpfs or ramfs, a RAM disk, a loop device over a
+/// RAM-backed file or through the page cache), the same test every run's
+/// warnings use.
+pub fn ram_backed(device: &str, seed: u64) -> CliResult<Option<String>> {
+    let t = TargetArgs {
+        device: device.to_string(),
+        size: None,
+        engine: EngineArg::Auto,
+        buffered: false,
+        allow_write_to: None,
     };
-    let name = path.file_name()?.to_string_lossy().to_string();
-    let is_block = std::fs::metadata(path)
-        .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
-        .unwrap_or(false);
-    if is_block {
-        let dev = std::fs::canonicalize(path).ok()?;
-        let dev = dev.file_name()?.to_string_lossy().to_string();
-        if ["ram", "zram", "pmem"].iter().any(|p| dev.starts_with(p)) {
-            return Some(format!(
-                "{} is a RAM block device ({dev}): no flash behind it",
-                path.display()
-            ));
-        }
-        if dev.starts_with("loop") {
-            let backing =
-                std::fs::read_to_string(format!("/sys/block/{dev}/loop/backing_file")).ok()?;
-            return ram_backed(Path::new(backing.trim())).map(|why| {
-                format!(
-                    "{} is a loop device over {}: {why}",
-                    path.display(),
-                    backing.trim()
-                )
-            });
-        }
-        return None;
-    }
-    match fs_of(path) {
-        Some(TMPFS_MAGIC) | Some(RAMFS_MAGIC) => Some(format!(
-            "{name} is on a RAM-backed file system (tmpfs/ramfs): its IOs are memory copies, no flash behind them"
-        )),
-        _ => None,
-    }
+    let probed = crate::target::probe(&t, seed)?;
+    Ok(flashlab_results::warnings::not_flash_reason(
+        &probed.info.identity,
+    ))
 }
 
 fn us(v: f64) -> String {
@@ -166,7 +139,7 @@ pub fn twin(a: TwinArgs) -> CliResult<()> {
     let max_capacity_bytes =
         parse_size(&a.max_capacity).map_err(|e| CliError::user(format!("--max-capacity: {e}")))?;
     if !a.device.starts_with("sim:") {
-        if let Some(why) = ram_backed(Path::new(&a.device)) {
+        if let Some(why) = ram_backed(&a.device, a.seed)? {
             return Err(CliError::user(format!(
                 "refusing to twin {}: {why}; twin a flash device (an SSD, a USB stick, an SD card) or a sim: profile",
                 a.device

@@ -44,6 +44,7 @@ fn twin_refuses_a_file_in_dev_shm_and_writes_no_profile() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let t = text(&out);
     assert!(t.contains("RAM-backed file system"), "{t}");
+    assert!(t.contains("tmpfs"), "{t}");
     assert_eq!(t.lines().count(), 1, "one line: {t}");
     assert!(!dir.path().join("t.toml").exists());
 }

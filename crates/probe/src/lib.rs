@@ -22,6 +22,8 @@
 //! allows ([`ByteRange`]); without it the write probes report "not measured".
 //! The budget is on the device's clock.
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 
 use flashlab_device::{Device, DeviceError, Nanos};

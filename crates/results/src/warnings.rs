@@ -56,11 +56,23 @@ pub fn device_warnings(device_stats: Option<&Value>) -> Vec<String> {
 /// `loop_backing_fs_type` and `loop_dio`, a file's `backing_device_name`);
 /// `None` when nothing says so (the simulator records none of these keys).
 pub fn target_warning(identity: &std::collections::BTreeMap<String, String>) -> Option<String> {
+    not_flash_reason(identity).map(|why| {
+        format!(
+            "{why}: the figures describe memory, not flash; use a real flash device \
+             (or for a loop device over a file on flash: losetup --direct-io=on)"
+        )
+    })
+}
+
+/// Why a target cannot show flash behaviour, from its identity (the reason
+/// alone: [`target_warning`] words it for a run, `flashlab twin` refuses
+/// with it).
+pub fn not_flash_reason(identity: &std::collections::BTreeMap<String, String>) -> Option<String> {
     let get = |k: &str| identity.get(k).map(String::as_str);
     let ram_fs = |t: &str| matches!(t, "tmpfs" | "ramfs");
     let ram_disk = |n: &str| n.starts_with("ram") || n.starts_with("zram") || n.starts_with("pmem");
     let why = if let Some(t) = get("fs_type").filter(|t| ram_fs(t)) {
-        format!("the file is on {t}, which is RAM")
+        format!("the file is on {t}, a RAM-backed file system")
     } else if let Some(n) = get("device_name")
         .or(get("backing_device_name"))
         .filter(|n| ram_disk(n))
@@ -68,7 +80,7 @@ pub fn target_warning(identity: &std::collections::BTreeMap<String, String>) -> 
         format!("{n} is a RAM disk")
     } else if let Some(t) = get("loop_backing_fs_type").filter(|t| ram_fs(t)) {
         format!(
-            "the loop device's backing file {} is on {t}, which is RAM",
+            "the loop device's backing file {} is on {t}, a RAM-backed file system",
             get("loop_backing_file").unwrap_or("?")
         )
     } else if get("loop_backing_file").is_some() && get("loop_dio") == Some("0") {
@@ -79,10 +91,7 @@ pub fn target_warning(identity: &std::collections::BTreeMap<String, String>) -> 
     } else {
         return None;
     };
-    Some(format!(
-        "{why}: the figures describe memory, not flash; use a real flash device \
-         (or for a loop device over a file on flash: losetup --direct-io=on)"
-    ))
+    Some(why)
 }
 
 /// The warning for a run whose reads hit never-written pages.
