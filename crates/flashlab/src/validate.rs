@@ -1,6 +1,6 @@
 //! `flashlab validate`: the published-vs-simulated scoreboard. Runs the
-//! suites on the profiles modelled on the papers' devices (this binary,
-//! `flashlab suite ... --json`, one after the other), puts every published
+//! suites on the profiles modelled on the papers' devices (in this process,
+//! as `flashlab suite NAME` runs them, one after the other), puts every published
 //! number next to the simulated one with the tolerance of
 //! `crates/suite/validate/tolerances.toml` and a verdict, and scores each
 //! paper and each profile. `--update-doc docs/profiles.md` rewrites the
@@ -12,13 +12,16 @@ mod doc;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use clap::Args;
 use flashlab_suite::table3::Table3;
 use flashlab_suite::validate::{self, PublishedNumbers, Row, Score, Tolerances, Value, Verdict};
 
+use flashlab_pattern::DEFAULT_SEED;
+use flashlab_workload::{RunOptions, SuiteSpec, Workload};
+
 use crate::error::{CliError, CliResult};
+use crate::suite::BUDILOVSKY11_SEED;
 
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
@@ -55,20 +58,43 @@ pub struct ValidateArgs {
     pub set: Option<String>,
 }
 
-/// One suite run: its summary JSON, or why there is none.
-fn run_suite(args: &[&str], dir: &Path) -> Result<serde_json::Value, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = Command::new(exe)
-        .args(args)
-        .arg("--results")
-        .arg(dir)
-        .args(["--json", "--quiet"])
-        .output()
+/// One suite on one simulated device (`sim:` left off), in this process,
+/// through the library's one way of running a workload
+/// (`flashlab_workload::run`), exactly as `flashlab suite NAME --device
+/// sim:DEVICE --seed SEED` with `options` as its flags: its summary as
+/// JSON, or why there is none.
+fn run_suite(
+    name: &str,
+    device: &str,
+    seed: u64,
+    options: serde_json::Value,
+    dir: &Path,
+) -> Result<serde_json::Value, String> {
+    let spec = device.strip_prefix("sim:").unwrap_or(device);
+    let mut dev = flashlab_sim::open_device(spec, seed, flashlab_workload::SIM_MAX_OUTSTANDING)
         .map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("summary: {e}"))
+    let mut results =
+        crate::target::create_results(Some(dir), name, &dev, "simulator").map_err(|e| e.message)?;
+    let serde_json::Value::Object(options) = options else {
+        unreachable!("options are written as an object below")
+    };
+    let workload = Workload::Suite(SuiteSpec {
+        name: name.to_string(),
+        quick: false,
+        options,
+        metrics: None,
+    });
+    // Ctrl-C ends validate as a whole (no handler): no suite stops alone.
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let run_options = RunOptions {
+        seed,
+        records: true,
+        stop: &never,
+    };
+    let outcome = flashlab_workload::run(&workload, &mut dev, &mut results, &run_options)
+        .map_err(|f| f.error.to_string())?;
+    let summary = outcome.suite.ok_or("the suite left no summary")?;
+    serde_json::to_value(&summary).map_err(|e| format!("summary: {e}"))
 }
 
 pub fn validate(args: ValidateArgs) -> CliResult<()> {
@@ -141,30 +167,20 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
         let dir = root.join(format!("uflip-{profile}"));
         let _ = std::fs::remove_dir_all(&dir);
         // The alignment micro-benchmark only where a published number needs it.
-        let only = if published
+        let mut only = vec!["locality", "partitioning", "order", "pause"];
+        if published
             .all()
             .iter()
             .any(|n| n.profile == profile && n.finding.starts_with("uflip.alignment."))
         {
-            "locality,partitioning,order,pause,alignment"
-        } else {
-            "locality,partitioning,order,pause"
-        };
-        let summary = match run_suite(
-            &[
-                "suite",
-                "uflip",
-                "--device",
-                &device,
-                "--only",
-                only,
-                "--max-ios",
-                "1024",
-                "--calibration-ios",
-                "1024",
-            ],
-            &dir,
-        ) {
+            only.push("alignment");
+        }
+        let options = serde_json::json!({
+            "benchmarks": only,
+            "max_ios": 1024,
+            "calibration_ios": 1024,
+        });
+        let summary = match run_suite("uflip", &device, DEFAULT_SEED, options, &dir) {
             Ok(v) => Some(v),
             Err(e) => {
                 notes.push(format!("uflip on {device}: {e}"));
@@ -192,17 +208,16 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
                 format!("{paper}-{profile}")
             });
             let _ = std::fs::remove_dir_all(&dir);
-            let (device, suite_args): (String, Vec<String>) = match (paper, profile) {
+            let (device, seed, options) = match (paper, profile) {
                 // Budilovsky et al.: the suite at the paper's size (4 GiB,
                 // 2^17 requests per experiment; about a minute) on its
-                // own simulated devices.
-                ("budilovsky11", _) => {
-                    let mut a = vec!["suite".to_string(), paper.to_string()];
-                    if !set.is_empty() {
-                        a.extend(["--set".to_string(), set[1..].to_string()]);
-                    }
-                    (String::from("sim:budilovsky11"), a)
-                }
+                // own simulated devices, with `flashlab suite
+                // budilovsky11`'s seed.
+                ("budilovsky11", _) => (
+                    format!("sim:budilovsky11,capacity=4GiB{set}"),
+                    BUDILOVSKY11_SEED,
+                    serde_json::json!({}),
+                ),
                 // Chen et al. connected the drives to on-board SATA ports
                 // that do not run parallel IOs (their note 1): one command
                 // at a time (qd=1) even for Figure 1's 32 jobs. Figure 9's
@@ -210,17 +225,20 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
                 // ssd-m and ssd-h run at scale 1 on their 4 GiB profiles;
                 // ssd-l runs at its full 32 GB for Figure 8's 30 GB range.
                 ("chen09", p) => {
-                    let scale = if p == "ssd-l" { "0.5" } else { "1" };
-                    let device = format!("sim:{p},qd=1{set}");
-                    (device.clone(), suite_cmd(paper, &device, scale))
+                    let scale = if p == "ssd-l" { 0.5 } else { 1.0 };
+                    (
+                        format!("sim:{p},qd=1{set}"),
+                        DEFAULT_SEED,
+                        serde_json::json!({ "scale": scale }),
+                    )
                 }
-                (_, p) => {
-                    let device = format!("sim:{p},capacity=8GiB{set}");
-                    (device.clone(), suite_cmd(paper, &device, "0.5"))
-                }
+                (_, p) => (
+                    format!("sim:{p},capacity=8GiB{set}"),
+                    DEFAULT_SEED,
+                    serde_json::json!({ "scale": 0.5 }),
+                ),
             };
-            let args: Vec<&str> = suite_args.iter().map(String::as_str).collect();
-            let v = match run_suite(&args, &dir) {
+            let v = match run_suite(paper, &device, seed, options, &dir) {
                 Ok(v) => Some(v),
                 Err(e) => {
                     notes.push(format!("{paper} on {device}: {e}"));
@@ -308,11 +326,6 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
 }
 
 /// `suite PAPER --device DEVICE --scale SCALE`.
-fn suite_cmd(paper: &str, device: &str, scale: &str) -> Vec<String> {
-    ["suite", paper, "--device", device, "--scale", scale]
-        .map(String::from)
-        .to_vec()
-}
 
 /// The scoreboard as a report page: the scores, then one table per paper.
 fn html_page(

@@ -88,72 +88,10 @@ impl ParamValue {
     }
 }
 
-/// A trace replay workload (`[trace]`), with `flashlab replay`'s options.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TraceSpec {
-    pub path: PathBuf,
-    /// The trace format; detected from the first line when absent.
-    #[serde(default)]
-    pub format: Option<String>,
-    #[serde(default)]
-    pub closed_loop: bool,
-    /// Closed loop: the queue depth (default 1); open loop: the most requests in flight (default 256).
-    #[serde(default)]
-    pub queue_depth: Option<usize>,
-    /// Open loop: recorded times are divided by this.
-    #[serde(default = "one")]
-    pub speed: f64,
-    /// `error`, `wrap` or `scale`, as `flashlab replay --fit`.
-    #[serde(default = "fit_error")]
-    pub fit: String,
-}
-
-fn one() -> f64 {
-    1.0
-}
-fn fit_error() -> String {
-    "error".into()
-}
-
-/// A paper suite as the workload (`[suite]`): each point runs it on its
-/// device, through the same runner as `flashlab suite NAME`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SuiteSpec {
-    /// The suite's name (`flashlab suite --help` lists them).
-    pub name: String,
-    /// The suite's reduced configuration, as `flashlab suite NAME --quick`.
-    #[serde(default)]
-    pub quick: bool,
-    /// Fields of the suite's configuration to replace (as in its
-    /// `manifest.json`'s `suite.config`), e.g. `benchmarks = ["granularity"]`.
-    #[serde(default)]
-    pub options: serde_json::Map<String, serde_json::Value>,
-    /// Which values of the summary become table columns: paths or their
-    /// prefixes, e.g. `["table3", "findings"]` [default: every numeric value].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metrics: Option<Vec<String>>,
-}
-
-/// What every point runs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum WorkloadSpec {
-    /// Pattern runs, with the pattern file's defaults applied, run in order on one device.
-    Patterns { runs: Vec<PatternArgs> },
-    /// A trace replayed on the device.
-    Trace(TraceSpec),
-    /// The pattern runs recorded in a results directory's manifest, exactly as
-    /// resolved there (only those named in `runs`, when given, in manifest order).
-    Replicate {
-        dir: PathBuf,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        runs: Option<Vec<String>>,
-    },
-    /// A paper suite, on each point's device with the point's seed.
-    Suite(SuiteSpec),
-}
+// The workload a grid's points run is the library's one typed workload
+// (`flashlab-workload`): a grid's tables deserialize into it, and a point
+// runs it with `flashlab_workload::run`.
+pub use flashlab_workload::{SuiteSpec, TraceSpec, Workload as WorkloadSpec};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -394,6 +332,9 @@ impl Grid {
                 .map_err(|e| SweepError::Grid(format!("{origin}: [suite] {e}")))?;
             WorkloadSpec::Suite(s)
         } else if let Some(mut t) = file.trace {
+            // Checked once, here: a refused setting would fail every point.
+            t.check()
+                .map_err(|e| SweepError::Grid(format!("{origin}: {e}")))?;
             t.path = base_dir.join(&t.path);
             WorkloadSpec::Trace(t)
         } else if let Some(dir) = file.replicate {
