@@ -89,6 +89,17 @@ fn bad_grids_are_one_line_naming_the_fix() {
             GRID.replace("seeds = [1, 2]", "seeds = []"),
             "seeds is empty",
         ),
+        // A [trace]'s settings are checked when the grid loads (the
+        // workload's one check), named as the grid writes them.
+        (
+            "device = \"ssd-m\"\n[trace]\npath = \"t\"\nspeed = 0.0\n".to_string(),
+            "[trace] speed 0 must be a positive number, e.g. speed = 2.0",
+        ),
+        (
+            "device = \"ssd-m\"\n[trace]\npath = \"t\"\nclosed_loop = true\nspeed = 2.0\n"
+                .to_string(),
+            "[trace] speed applies to open-loop replay",
+        ),
     ];
     for (text, expected) in cases {
         let e = grid(&text).unwrap_err();

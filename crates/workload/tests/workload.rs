@@ -60,7 +60,10 @@ fn a_trace_is_read_with_the_bounded_reader() {
         path: "/dev/zero".into(),
         ..trace(1.0, false, None)
     };
-    assert!(spec.read().unwrap_err().is_user_error());
+    match spec.read() {
+        Ok(_) => panic!("/dev/zero was read as a trace"),
+        Err(e) => assert!(e.is_user_error(), "{e}"),
+    }
 }
 
 fn results_on(dir: &Path, device: &dyn Device) -> ResultsDir {
@@ -90,7 +93,7 @@ fn records_of(workload_json: &str, seed: u64) -> Vec<u8> {
     let workload: Workload = serde_json::from_str(workload_json).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
-    let mut device = flashlab_sim::open_device("ssd-m,capacity=64MiB", seed, 64).unwrap();
+    let mut device = flashlab_sim::open_device("ssd-m,capacity=1GiB", seed, 64).unwrap();
     let mut results = results_on(&out, &device);
     let never = AtomicBool::new(false);
     let options = RunOptions {
@@ -129,7 +132,7 @@ fn a_refused_pattern_fails_before_any_run() {
     )
     .unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let mut device = flashlab_sim::open_device("ssd-m,capacity=64MiB", 1, 64).unwrap();
+    let mut device = flashlab_sim::open_device("ssd-m,capacity=1GiB", 1, 64).unwrap();
     let mut results = results_on(&tmp.path().join("r"), &device);
     let never = AtomicBool::new(false);
     let options = RunOptions {
