@@ -8,6 +8,9 @@
 //! [parameters]                                   # simulator keys, each a list of values
 //! op = [0.07, 0.15, 0.28]
 //! gc = ["greedy", "cost-benefit"]
+//! # io_size = ["4KiB", "64KiB"]   workload keys too: a pattern key (io_size,
+//! #   queue_depth, parallel, location, ...) sets every [[run]]; a [trace]'s
+//! #   queue_depth or speed; suite.OPTION a [suite]'s option
 //!
 //! [defaults]                                     # the workload: a pattern file's tables...
 //! io_size = "4KiB"
@@ -188,8 +191,34 @@ pub struct Point {
     pub id: String,
     pub params: Vec<(String, ParamValue)>,
     pub seed: u64,
-    /// The full simulator spec: the base device with the parameters as overrides.
+    /// The full simulator spec: the base device with the simulator
+    /// parameters as overrides.
     pub device: String,
+    /// The parameters that set the workload instead (`io_size`,
+    /// `queue_depth`, `suite.OPTION`...: `Workload::is_key`), applied to
+    /// the grid's workload when the point runs ([`Point::workload`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workload_params: Vec<(String, ParamValue)>,
+}
+
+impl Point {
+    /// The workload this point runs: `base` (the grid's) with the point's
+    /// workload parameters in place.
+    pub fn workload(&self, base: &WorkloadSpec) -> Result<WorkloadSpec, SweepError> {
+        Ok(base.with_params(&json_params(&self.workload_params))?)
+    }
+}
+
+fn json_params(params: &[(String, ParamValue)]) -> Vec<(String, serde_json::Value)> {
+    params
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                serde_json::to_value(v).expect("a value serializes"),
+            )
+        })
+        .collect()
 }
 
 impl Grid {
@@ -360,6 +389,7 @@ impl Grid {
             records,
         };
         grid.check_keys(origin)?;
+        grid.check_workload_params(origin)?;
         Ok(grid)
     }
 
@@ -381,6 +411,28 @@ impl Grid {
             "{origin}: no point has a valid simulator: {}",
             first_error.unwrap_or_default()
         )))
+    }
+
+    /// Each value of a workload parameter sets the workload as its table
+    /// would (its type, a suite's option): refused here, not by every point.
+    fn check_workload_params(&self, origin: &str) -> Result<(), SweepError> {
+        for (key, values) in &self.parameters {
+            if !self.workload.is_key(key) {
+                continue;
+            }
+            for v in values {
+                let one = [(key.clone(), v.clone())];
+                let applied = self
+                    .workload
+                    .with_params(&json_params(&one))
+                    .map_err(|e| SweepError::Grid(format!("{origin}: {e}")))?;
+                if let WorkloadSpec::Suite(s) = &applied {
+                    check_suite(s, self.seeds[0])
+                        .map_err(|e| SweepError::Grid(format!("{origin}: parameter {key}: {e}")))?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// How many points the grid has.
@@ -413,16 +465,22 @@ impl Grid {
         }
         params.reverse();
         let mut device = self.device.clone();
+        let mut workload_params = Vec::new();
         for (k, v) in &params {
-            device.push_str(&format!(",{k}={v}"));
+            if self.workload.is_key(k) {
+                workload_params.push((k.clone(), v.clone()));
+            } else {
+                device.push_str(&format!(",{k}={v}"));
+            }
         }
-        let id = point_id(&device, seed);
+        let id = point_id(&device, seed, &workload_params);
         Point {
             index,
             id,
             params,
             seed,
             device,
+            workload_params,
         }
     }
 }
@@ -520,12 +578,20 @@ fn check_suite(s: &SuiteSpec, seed: u64) -> Result<(), String> {
 /// FNV-1a of the point's full device spec and seed: the same values give the
 /// same id in every version and on every machine (no std hasher, whose
 /// algorithm is not promised).
-fn point_id(device: &str, seed: u64) -> String {
+///
+/// Workload parameters follow, `|KEY=VALUE` each, only when the grid has
+/// some: the ids of grids without them are those of earlier versions.
+fn point_id(device: &str, seed: u64, workload_params: &[(String, ParamValue)]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let workload: String = workload_params
+        .iter()
+        .map(|(k, v)| format!("|{k}={v}"))
+        .collect();
     for b in device
         .bytes()
         .chain(b"|seed=".iter().copied())
         .chain(seed.to_string().bytes())
+        .chain(workload.bytes())
     {
         h ^= b as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);

@@ -196,6 +196,20 @@ pub fn run_point_of(
     root: &Path,
     tool: &ToolInfo,
 ) -> Result<PointOutcome, SweepError> {
+    // The grid's workload with the point's own workload parameters (its
+    // io_size, queue_depth, suite option...): what it runs and records.
+    let applied;
+    let workload = if point.workload_params.is_empty() {
+        workload
+    } else {
+        match point.workload(workload) {
+            Ok(w) => {
+                applied = w;
+                &applied
+            }
+            Err(e) => return Ok(PointOutcome::failed(point, root, &e.to_string())),
+        }
+    };
     let work = root.join(WORK_DIR);
     std::fs::create_dir_all(&work).map_err(SweepError::io(&work))?;
     let points = root.join("points");

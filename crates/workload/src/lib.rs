@@ -63,6 +63,79 @@ pub enum Workload {
     Suite(SuiteSpec),
 }
 
+impl Workload {
+    /// Whether a grid's parameter `key` is a setting of this workload (as
+    /// opposed to the simulator's): for pattern runs, a pattern key
+    /// (`io_size`, `queue_depth`, `parallel`, `location`, ...; not `name`
+    /// or `seed`, which a grid sets otherwise); for a replay, `queue_depth`
+    /// or `speed`; for a suite, `suite.OPTION`.
+    pub fn is_key(&self, key: &str) -> bool {
+        match self {
+            Workload::Patterns { .. } => {
+                flashlab_pattern::args::FIELD_NAMES.contains(&key) && key != "name" && key != "seed"
+            }
+            Workload::Trace(_) => key == "queue_depth" || key == "speed",
+            Workload::Replicate { .. } => false,
+            Workload::Suite(_) => key.starts_with("suite."),
+        }
+    }
+
+    /// This workload with `params` (keys for which [`Workload::is_key`]
+    /// holds) replacing its settings: every pattern run's, the replay's,
+    /// or the suite's options. A value of the wrong type is refused,
+    /// naming the key.
+    pub fn with_params(
+        &self,
+        params: &[(String, serde_json::Value)],
+    ) -> Result<Workload, WorkloadError> {
+        if params.is_empty() {
+            return Ok(self.clone());
+        }
+        // Through the settings' own serde: a value is read exactly as the
+        // same key written in the workload's table would be.
+        fn set<T: Serialize + serde::de::DeserializeOwned>(
+            value: &T,
+            params: &[(String, serde_json::Value)],
+        ) -> Result<T, WorkloadError> {
+            let mut v = serde_json::to_value(value).expect("settings serialize");
+            for (key, x) in params {
+                v[key.as_str()] = x.clone();
+            }
+            serde_json::from_value(v).map_err(|e| {
+                let keys: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
+                WorkloadError::Input(format!(
+                    "parameter {}: {e}; give values as the workload's table takes them",
+                    keys.join(", ")
+                ))
+            })
+        }
+        let unknown = params.iter().find(|(k, _)| !self.is_key(k));
+        if let Some((key, _)) = unknown {
+            return Err(WorkloadError::Input(format!(
+                "parameter {key} is not a setting of this workload"
+            )));
+        }
+        Ok(match self {
+            Workload::Patterns { runs } => Workload::Patterns {
+                runs: runs
+                    .iter()
+                    .map(|r| set(r, params))
+                    .collect::<Result<_, _>>()?,
+            },
+            Workload::Trace(t) => Workload::Trace(set(t, params)?),
+            Workload::Replicate { .. } => self.clone(),
+            Workload::Suite(s) => {
+                let mut s = s.clone();
+                for (key, x) in params {
+                    let option = key.strip_prefix("suite.").unwrap_or(key);
+                    s.options.insert(option.to_string(), x.clone());
+                }
+                Workload::Suite(s)
+            }
+        })
+    }
+}
+
 /// How [`run`] runs a workload.
 pub struct RunOptions<'a> {
     /// The seed of every run that does not fix its own, and of a suite.
