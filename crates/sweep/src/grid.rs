@@ -280,7 +280,19 @@ impl Grid {
         let device = device.strip_prefix("sim:").unwrap_or(&device).to_string();
         let mut parameters = Vec::new();
         // toml::Table iterates in key order: alphabetical, hence stable.
+        // `suite.max_ios = [...]` is TOML for a `suite` table: its keys
+        // are the suite's options, `suite.KEY` each.
+        let mut flat: Vec<(String, &toml::Value)> = Vec::new();
         for (key, value) in &file.parameters {
+            match value {
+                toml::Value::Table(t) if key == "suite" => {
+                    flat.extend(t.iter().map(|(k, v)| (format!("suite.{k}"), v)));
+                }
+                v => flat.push((key.clone(), v)),
+            }
+        }
+        for (key, value) in &flat {
+            let key = key.as_str();
             let values = match value {
                 toml::Value::Array(a) => a
                     .iter()
@@ -299,7 +311,7 @@ impl Grid {
                 .into_iter()
                 .filter(|v| seen.insert(v.to_string()))
                 .collect();
-            parameters.push((key.clone(), values));
+            parameters.push((key.to_string(), values));
         }
         let mut seeds = file
             .seeds
