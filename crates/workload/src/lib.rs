@@ -16,6 +16,7 @@
 
 mod error;
 mod patterns;
+pub mod scoreboard;
 mod suite;
 mod trace;
 
