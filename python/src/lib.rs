@@ -149,8 +149,8 @@ fn simulate(
 /// released while the suites run.
 #[pyfunction]
 fn validate(py: Python<'_>, profile: &str, set: &str) -> PyResult<String> {
-    use std::sync::atomic::{AtomicU64, Ordering};
     use flashlab_workload::scoreboard::{scoreboard, ScoreboardOptions};
+    use std::sync::atomic::{AtomicU64, Ordering};
     // One directory per call: threads of one worker score candidates at once.
     static CALLS: AtomicU64 = AtomicU64::new(0);
     let root = std::env::temp_dir().join(format!(

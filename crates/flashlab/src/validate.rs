@@ -144,8 +144,6 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
     Ok(())
 }
 
-/// `suite PAPER --device DEVICE --scale SCALE`.
-
 /// The scoreboard as a report page: the scores, then one table per paper.
 fn html_page(
     rows: &[Row],
