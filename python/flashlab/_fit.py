@@ -48,9 +48,7 @@ import contextlib
 import json
 import math
 import os
-import shutil
-import subprocess
-import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -181,53 +179,15 @@ def minimise(
     return dict(study.best_trial.params), float(study.best_value)
 
 
-def _flashlab_bin(explicit: Optional[str]) -> str:
-    """The flashlab CLI to run: ``explicit`` if given (it must exist: a
-    mistyped path is not silently replaced by another flashlab), else
-    ``$FLASHLAB_BIN``, else ``flashlab`` on PATH. It must answer
-    ``--version`` as flashlab."""
-    if explicit is not None:
-        if not Path(explicit).is_file():
-            raise FileNotFoundError(f"flashlab_bin={os.fspath(explicit)!r} does not exist; give the flashlab CLI, e.g. target/release/flashlab")
-        binary = os.fspath(explicit)
-    else:
-        found = [c for c in [os.environ.get("FLASHLAB_BIN"), shutil.which("flashlab")] if c and Path(c).is_file()]
-        if not found:
-            raise FileNotFoundError(
-                "a validate: target runs the flashlab CLI: put it on PATH or set FLASHLAB_BIN (e.g. target/release/flashlab)"
-            )
-        binary = found[0]
+def _validate_point(profile: str, overrides: str) -> str:
+    """One candidate against the scoreboard, in this process (a Dask task):
+    what ``flashlab validate --profile PROFILE --set OVERRIDES --json``
+    prints, from the same library code. Returns its JSON, or
+    ``{"error": ...}``."""
     try:
-        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60)
-        version = out.stdout.strip() if out.returncode == 0 else ""
-    except (OSError, subprocess.SubprocessError) as e:
-        version, out = "", e
-    if not version.startswith("flashlab"):
-        raise RuntimeError(
-            f"{binary} is not the flashlab CLI (`{binary} --version` printed {version[:80]!r}); "
-            "give flashlab_bin or FLASHLAB_BIN as target/release/flashlab"
-        )
-    return binary
-
-
-def _validate_point(binary: str, profile: str, overrides: str) -> str:
-    """One candidate against the scoreboard: ``flashlab validate --profile
-    PROFILE --set OVERRIDES --json`` (a Dask task). Returns its JSON, or
-    ``{"error": ...}`` (also when the output is not validate's JSON)."""
-    with tempfile.TemporaryDirectory(prefix="flashlab-fit-") as tmp:
-        cmd = [binary, "validate", "--profile", profile, "--json", "--results", tmp]
-        if overrides:
-            cmd += ["--set", overrides]
-        out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        return json.dumps({"error": out.stderr.strip() or f"exit {out.returncode}"})
-    try:
-        json.loads(out.stdout)
-    except ValueError:
-        return json.dumps(
-            {"error": f"{binary} validate --json printed no JSON ({out.stdout[:80]!r}); is it the flashlab CLI of this package's version?"}
-        )
-    return out.stdout
+        return _native.validate(profile, overrides)
+    except _native.FlashlabError as e:
+        return json.dumps({"error": str(e)})
 
 
 def validate_loss(rows: Sequence[Mapping[str, Any]]) -> float:
@@ -364,9 +324,12 @@ def _fit_validate(
 ) -> FitResult:
     import optuna
 
+    if flashlab_bin is not None:
+        warnings.warn(
+            "flashlab_bin is no longer used: a validate: target is scored in-process", DeprecationWarning, stacklevel=3
+        )
     if base.split(",")[0] != profile:
         raise ValueError(f"target validate:{profile} fits that profile: give base {profile!r} (its overrides go in params)")
-    binary = _flashlab_bin(flashlab_bin)
     distributions = {k: _distribution(k, v) for k, v in params.items()}
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="minimize", sampler=_sampler(sampler, seed, trials, start))
@@ -374,7 +337,7 @@ def _fit_validate(
         study.enqueue_trial(dict(start))
 
     def submit(client: Any, v: Dict[str, Any]) -> Any:
-        return client.submit(_validate_point, binary, profile, ",".join(f"{k}={x}" for k, x in v.items()), pure=False)
+        return client.submit(_validate_point, profile, ",".join(f"{k}={x}" for k, x in v.items()), pure=False)
 
     def evaluate(result: str) -> Tuple[float, Optional[str], List[Dict[str, Any]]]:
         out = json.loads(result)
@@ -495,8 +458,8 @@ def fit(
             simulator); its pattern runs are replicated on each candidate.
             Or ``"validate:PROFILE"``: the papers' published numbers for that
             profile (``flashlab validate --profile PROFILE``), each candidate
-            scored by the CLI (``flashlab_bin``, ``$FLASHLAB_BIN`` or
-            ``flashlab`` on PATH); then ``base`` is the profile's name and
+            scored in-process by the same code as ``flashlab validate``;
+            then ``base`` is the profile's name and
             ``runs``, ``metrics``, ``results`` do not apply.
         base: the base profile, as after ``sim:`` (``"ssd-m,capacity=1GiB"``
             or a TOML path); the fitted profile is this plus the fitted values.
@@ -514,7 +477,9 @@ def fit(
         client: a ``dask.distributed.Client`` (default: a LocalCluster, one worker per core).
         batch: proposals evaluated at once (default: the workers' threads, one per worker on the default LocalCluster).
         results: where the evaluated points are kept (default ``results/fit-NAME``).
-        flashlab_bin: the CLI, for a ``validate:`` target.
+        flashlab_bin: no longer used (a ``validate:`` target is scored
+            in-process); accepted so that existing calls keep working, with
+            a ``DeprecationWarning``.
         cross_validate: also hold each run (``validate:``: each figure) out
             in turn, fit the rest with a search of its own, and score the
             held-out part (``FitResult.cv``, ``cv_loss``; the module

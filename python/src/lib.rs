@@ -1,5 +1,6 @@
 //! `flashlab._native`: the Rust side of the Python package. Thin: every
-//! function calls `flashlab-sweep` (the same code as `flashlab sweep`) and
+//! function calls `flashlab-sweep` (the same code as `flashlab sweep`) or
+//! `flashlab-workload` (the scoreboard of `flashlab validate`) and
 //! passes JSON text across; long calls release the GIL so that threads
 //! (and Dask workers with several threads) run simulations in parallel.
 
@@ -141,6 +142,40 @@ fn simulate(
     to_json(&runs)
 }
 
+/// `flashlab validate --profile PROFILE --set SET --json`, in this process
+/// (what `fit` scores a `validate:PROFILE` candidate by): the scoreboard's
+/// rows of one profile with the simulator overrides `set`, as JSON. The
+/// suites' results go to a temporary directory, removed after. The GIL is
+/// released while the suites run.
+#[pyfunction]
+fn validate(py: Python<'_>, profile: &str, set: &str) -> PyResult<String> {
+    use flashlab_workload::scoreboard::{scoreboard, ScoreboardOptions};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // One directory per call: threads of one worker score candidates at once.
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let root = std::env::temp_dir().join(format!(
+        "flashlab-fit-{}-{}",
+        std::process::id(),
+        CALLS.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).map_err(|e| err(format!("{}: {e}", root.display())))?;
+    let board = py.detach(|| {
+        scoreboard(
+            &ScoreboardOptions {
+                profile: Some(profile),
+                set: Some(set),
+                quick: false,
+                root: &root,
+                tool: &tool(),
+            },
+            &mut |_| {},
+        )
+    });
+    let _ = std::fs::remove_dir_all(&root);
+    to_json(&board.map_err(err)?.to_json())
+}
+
 /// The fully resolved simulator profile of a spec (`ssd-m,op=0.2`), as TOML.
 #[pyfunction]
 fn profile_toml(spec: &str) -> PyResult<String> {
@@ -159,5 +194,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_table, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(profile_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
     Ok(())
 }

@@ -44,7 +44,7 @@ def test_validate_loss_is_the_mean_squared_distance():
     assert validate_loss(rows) == pytest.approx(math.log(2) ** 2 / 2)
 
 
-def test_fit_to_the_published_numbers_of_a_profile(client, flashlab_bin, tmp_path):
+def test_fit_to_the_published_numbers_of_a_profile(client, tmp_path):
     result = flashlab.fit(
         "validate:hs-mtron-7525",
         "hs-mtron-7525",
@@ -52,7 +52,6 @@ def test_fit_to_the_published_numbers_of_a_profile(client, flashlab_bin, tmp_pat
         start={"nand.read_ns": 25_000},
         trials=2,
         client=client,
-        flashlab_bin=flashlab_bin,
     )
     # The scoreboard's rows for the profile are the targets, each with its distance.
     assert len(result.table) == 7
@@ -67,6 +66,6 @@ def test_fit_to_the_published_numbers_of_a_profile(client, flashlab_bin, tmp_pat
     assert check.stats.loc[0, "latency.mean_ns"] > 0
 
 
-def test_a_validate_target_names_its_own_profile_as_base(client, flashlab_bin):
+def test_a_validate_target_names_its_own_profile_as_base(client):
     with pytest.raises(ValueError, match="give base 'hs-mtron-7525'"):
-        flashlab.fit("validate:hs-mtron-7525", "ssd-m", {"op": (0.1, 0.2)}, trials=1, client=client, flashlab_bin=flashlab_bin)
+        flashlab.fit("validate:hs-mtron-7525", "ssd-m", {"op": (0.1, 0.2)}, trials=1, client=client)

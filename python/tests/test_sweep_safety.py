@@ -84,11 +84,17 @@ def test_simulate_of_dev_zero_as_a_trace_is_refused_at_once():
     assert time.monotonic() - started < 5
 
 
-def test_an_explicit_missing_flashlab_bin_raises(client):
-    with pytest.raises(FileNotFoundError, match="flashlab_bin='/no/such/flashlab' does not exist"):
-        flashlab.fit("validate:hs-mtron-7525", "hs-mtron-7525", {"op": (0.1, 0.2)}, trials=1, client=client, flashlab_bin="/no/such/flashlab")
+def test_flashlab_bin_is_no_longer_needed_and_says_so():
+    # A validate: target is scored in-process: a binary given is not run.
+    with pytest.warns(DeprecationWarning, match="flashlab_bin is no longer used"):
+        with pytest.raises(ValueError, match="give base 'hs-mtron-7525'"):
+            flashlab.fit("validate:hs-mtron-7525", "ssd-m", {"op": (0.1, 0.2)}, trials=1, flashlab_bin="/no/such/flashlab")
 
 
-def test_a_wrong_binary_is_named_not_a_json_error(client):
-    with pytest.raises(RuntimeError, match="/bin/true is not the flashlab CLI"):
-        flashlab.fit("validate:hs-mtron-7525", "hs-mtron-7525", {"op": (0.1, 0.2)}, trials=1, client=client, flashlab_bin="/bin/true")
+def test_a_candidate_of_an_unknown_profile_is_an_error_row_not_a_crash():
+    from flashlab._fit import _validate_point
+
+    out = json.loads(_validate_point("no-such-profile", ""))
+    assert "no published numbers" in out["error"]
+    out = json.loads(_validate_point("hs-mtron-7525", "no_such_key=1"))
+    assert "no_such_key" in out["error"]

@@ -2,85 +2,52 @@
 
 use std::io::IsTerminal;
 
-use flashlab_exec::{replay, ReplayMode};
+use flashlab_exec::replay;
 use flashlab_pattern::units::format_size;
-use flashlab_results::{ReplaySpec, Workload};
-use flashlab_trace::{fit_to_device, Fit, Format, TraceIo, TraceOp};
+use flashlab_results::Workload;
+use flashlab_trace::{TraceIo, TraceOp};
+use flashlab_workload::{FrontEnd, PreparedTrace, TraceSpec, WorkloadError};
 
 use crate::cli::ReplayArgs;
 use crate::error::{CliError, CliResult};
 use crate::run::{print_device_stats, print_warnings, record_run};
 use crate::{output, signals, target};
 
-/// Open loop: the most requests in flight before a request counts as late.
-const DEFAULT_OPEN_LOOP_IN_FLIGHT: usize = 256;
-
 pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
-    // Read with limits: /dev/zero or a disk image is refused at once.
-    let text = flashlab_trace::read_text(&args.trace).map_err(CliError::user)?;
-    let origin = args.trace.display().to_string();
-    let format = match &args.format {
-        Some(f) => Format::parse(f).map_err(CliError::user)?,
-        None => Format::detect(&text).ok_or_else(|| {
-            CliError::user(format!(
-                "cannot tell the format of {origin}; pass --format {}",
-                Format::NAMES.replace(" or ", "|").replace(", ", "|")
-            ))
-        })?,
+    // The flags are the library's trace workload, checked there once and
+    // named back as flags.
+    let workload_spec = TraceSpec {
+        path: args.trace.clone(),
+        format: args.format.clone(),
+        closed_loop: args.closed_loop,
+        queue_depth: args.queue_depth,
+        speed: args.speed,
+        fit: args.fit.clone(),
     };
-    let fit = Fit::parse(&args.fit).map_err(CliError::user)?;
-    if !(args.speed > 0.0 && args.speed.is_finite()) {
-        return Err(CliError::user(format!(
-            "--speed {} must be a positive number, e.g. --speed 2",
-            args.speed
-        )));
-    }
-    if args.closed_loop && args.speed != 1.0 {
-        return Err(CliError::user(
-            "--speed applies to open-loop replay; drop it or drop --closed-loop",
-        ));
-    }
+    let as_flags = |e: WorkloadError| CliError::user(e.render(FrontEnd::Cli));
+    workload_spec.check().map_err(as_flags)?;
     if args.name.is_empty() || args.name.contains('/') {
         return Err(CliError::user(format!(
             "run name '{}' cannot name a directory; use letters, digits, '-' and '_'",
             args.name
         )));
     }
-    let mut trace = flashlab_trace::parse(&text, format, &origin).map_err(CliError::user)?;
-    let in_flight = args.queue_depth.unwrap_or(if args.closed_loop {
-        1
-    } else {
-        DEFAULT_OPEN_LOOP_IN_FLIGHT
-    });
-    if in_flight == 0 || in_flight > target::SIM_MAX_OUTSTANDING {
-        return Err(CliError::user(format!(
-            "--queue-depth must be between 1 and {}",
-            target::SIM_MAX_OUTSTANDING
-        )));
-    }
-
+    // Read with limits: /dev/zero or a disk image is refused at once.
+    let parsed = workload_spec.read().map_err(as_flags)?;
     let probed = target::probe(&args.target, flashlab_pattern::DEFAULT_SEED)?;
-    fit_to_device(&mut trace, probed.info.size_bytes, probed.lbs, fit)
-        .map_err(|e| CliError::user(format!("{origin}: {e}")))?;
+    let PreparedTrace {
+        ios: trace,
+        spec,
+        mode,
+        requests,
+        in_flight,
+    } = workload_spec
+        .prepare(parsed, probed.info.size_bytes, probed.lbs)
+        .map_err(as_flags)?;
     let writes = trace
         .iter()
         .any(|io| matches!(io.op, TraceOp::Io(m) if m.modifies()));
     let max_io = trace.iter().map(|io| io.size_bytes).max().unwrap_or(512);
-    let requests = trace.iter().filter(|io| io.op != TraceOp::Flush).count() as u64;
-    let spec = ReplaySpec {
-        trace_path: origin.clone(),
-        format: format.name().to_string(),
-        requests,
-        loop_mode: if args.closed_loop {
-            "closed_loop"
-        } else {
-            "open_loop"
-        }
-        .to_string(),
-        speed: args.speed,
-        max_outstanding: in_flight as u64,
-        fit: args.fit.clone(),
-    };
     let workload = Workload::Replay(spec);
 
     if args.dry_run {
@@ -122,16 +89,6 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
         println!("{}", workload.describe());
     }
     signals::install();
-    let mode = if args.closed_loop {
-        ReplayMode::ClosedLoop {
-            queue_depth: in_flight,
-        }
-    } else {
-        ReplayMode::OpenLoop {
-            speed: args.speed,
-            max_outstanding: in_flight,
-        }
-    };
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let mut report = None;
     let (status, error, tally) = record_run(
@@ -148,7 +105,7 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
     )?;
     let mut device_stats = device.stats_json();
     if let Some(r) = report {
-        let extra = serde_json::json!({ "late_requests": r.late, "flushes": r.flushes });
+        let extra = flashlab_workload::replay_stats(r.late, r.flushes);
         device_stats = Some(match device_stats {
             Some(serde_json::Value::Object(mut m)) => {
                 m.insert("replay".into(), extra);

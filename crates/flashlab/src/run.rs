@@ -3,7 +3,7 @@
 
 use std::io::IsTerminal;
 
-use flashlab_device::{Device, DeviceInfo, DeviceKind};
+use flashlab_device::{Device, DeviceKind};
 use flashlab_exec::{execute, ExecError, Hooks, Outcome};
 use flashlab_pattern::units::format_size;
 use flashlab_pattern::{PatternFile, PatternSpec, StreamGen, Touched};
@@ -11,9 +11,10 @@ use flashlab_results::{RecordWriter, ResultsDir, RunStatus, RunSummary, Tally, W
 
 use crate::cli::RunArgs;
 use crate::error::{CliError, CliResult};
-use crate::target::{self, Probed, Target, SIM_MAX_OUTSTANDING};
+use crate::target::{self, Probed, Target};
 use crate::{output, signals};
 use flashlab_pattern::args::SizeValue;
+use flashlab_workload::FrontEnd;
 
 /// The runs a command line asks for, before they are resolved against a device.
 fn pattern_args(args: &RunArgs) -> CliResult<Vec<flashlab_pattern::PatternArgs>> {
@@ -93,37 +94,6 @@ fn fio_job_args(
     Ok(jobs.into_iter().map(|j| j.args).collect())
 }
 
-fn resolve_all(
-    list: &[flashlab_pattern::PatternArgs],
-    info: &DeviceInfo,
-    lbs: u64,
-) -> CliResult<Vec<PatternSpec>> {
-    let mut specs: Vec<PatternSpec> = Vec::new();
-    for (i, a) in list.iter().enumerate() {
-        let where_ = if list.len() > 1 {
-            format!("run {}: ", i + 1)
-        } else {
-            String::new()
-        };
-        let spec = a
-            .resolve(info.size_bytes)
-            .map_err(|e| CliError::user(format!("{where_}{e}")))?;
-        spec.check_against_device(&info.name, info.size_bytes, lbs)
-            .map_err(|e| CliError::user(format!("{where_}{e}")))?;
-        if spec.max_outstanding() > SIM_MAX_OUTSTANDING {
-            return Err(CliError::user(format!("{where_}too many outstanding IOs")));
-        }
-        if specs.iter().any(|s| s.name == spec.name) {
-            return Err(CliError::user(format!(
-                "{where_}two runs are named '{}'; give each run its own name",
-                spec.name
-            )));
-        }
-        specs.push(spec);
-    }
-    Ok(specs)
-}
-
 pub fn run(args: RunArgs) -> CliResult<()> {
     let list = pattern_args(&args)?;
 
@@ -133,7 +103,8 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         .unwrap_or(flashlab_pattern::DEFAULT_SEED);
     let probed = target::probe(&args.target, seed)?;
     let (info, lbs) = (probed.info.clone(), probed.lbs);
-    let specs = resolve_all(&list, &info, lbs)?;
+    let specs = flashlab_workload::resolve_patterns(&list, None, &info, lbs)
+        .map_err(|e| CliError::user(e.render(FrontEnd::Cli)))?;
     let writes = specs.iter().any(PatternSpec::writes);
 
     if args.dry_run {

@@ -188,7 +188,7 @@ impl std::ops::Deref for Budilovsky11Args {
 }
 
 /// The seed of the paper's runs here (the suites on devices use 42).
-const BUDILOVSKY11_SEED: u64 = 11;
+const BUDILOVSKY11_SEED: u64 = flashlab_workload::scoreboard::BUDILOVSKY11_SEED;
 
 pub fn run_budilovsky11(args: Budilovsky11Args) -> CliResult<()> {
     use flashlab_suite::suites::budilovsky11::Budilovsky11Config;

@@ -9,14 +9,12 @@ use std::path::{Path, PathBuf};
 use flashlab_device::{ClockKind, Device, DeviceInfo, DeviceKind};
 use flashlab_pattern::units::{format_size, parse_size};
 use flashlab_realdev::{Engine, OpenOptions};
-use flashlab_results::{HostInfo, Manifest, ResultsDir, ToolInfo};
+use flashlab_results::{Manifest, ResultsDir, ToolInfo};
 
 use crate::cli::{EngineArg, TargetArgs};
 use crate::error::{CliError, CliResult};
 
-/// The most outstanding IOs a simulated device is opened for; patterns are
-/// validated against the same bound.
-pub const SIM_MAX_OUTSTANDING: usize = 4096;
+pub use flashlab_workload::{host_info, SIM_MAX_OUTSTANDING};
 
 pub enum Target {
     Sim,
@@ -280,21 +278,6 @@ pub fn tool_info() -> ToolInfo {
         name: "flashlab".into(),
         version: env!("CARGO_PKG_VERSION").into(),
         git_commit: env!("FLASHLAB_GIT_COMMIT").into(),
-    }
-}
-
-pub fn host_info() -> HostInfo {
-    let read = |p: &str| {
-        fs::read_to_string(p)
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "unknown".into())
-    };
-    HostInfo {
-        hostname: read("/proc/sys/kernel/hostname"),
-        kernel: read("/proc/sys/kernel/osrelease"),
-        cpus: std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
     }
 }
 

@@ -1,6 +1,6 @@
 //! `flashlab validate`: the published-vs-simulated scoreboard. Runs the
-//! suites on the profiles modelled on the papers' devices (this binary,
-//! `flashlab suite ... --json`, one after the other), puts every published
+//! suites on the profiles modelled on the papers' devices (in this process,
+//! as `flashlab suite NAME` runs them, one after the other), puts every published
 //! number next to the simulated one with the tolerance of
 //! `crates/suite/validate/tolerances.toml` and a verdict, and scores each
 //! paper and each profile. `--update-doc docs/profiles.md` rewrites the
@@ -12,11 +12,12 @@ mod doc;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use clap::Args;
 use flashlab_suite::table3::Table3;
-use flashlab_suite::validate::{self, PublishedNumbers, Row, Score, Tolerances, Value, Verdict};
+use flashlab_suite::validate::{self, PublishedNumbers, Row, Score, Tolerances, Verdict};
+
+use flashlab_workload::scoreboard::{scoreboard, ScoreboardOptions};
 
 use crate::error::{CliError, CliResult};
 
@@ -55,22 +56,6 @@ pub struct ValidateArgs {
     pub set: Option<String>,
 }
 
-/// One suite run: its summary JSON, or why there is none.
-fn run_suite(args: &[&str], dir: &Path) -> Result<serde_json::Value, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = Command::new(exe)
-        .args(args)
-        .arg("--results")
-        .arg(dir)
-        .args(["--json", "--quiet"])
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("summary: {e}"))
-}
-
 pub fn validate(args: ValidateArgs) -> CliResult<()> {
     let tol = Tolerances::builtin();
     let published = PublishedNumbers::parse(validate::PUBLISHED_TOML, &tol)
@@ -89,7 +74,7 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
     if let Some(path) = &args.update_doc {
         check_has_markers(path)?;
     }
-    let wanted = |profile: &str| args.profile.as_deref().is_none_or(|p| p == profile);
+    // The flags' own checks first, named as flags (the library checks again).
     if let Some(p) = &args.profile {
         let known = published.profiles(None);
         if !known.contains(&p.as_str()) {
@@ -99,15 +84,10 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             )));
         }
     }
-    // The candidate's overrides, appended to every simulated device.
-    let set = match &args.set {
-        Some(s) if !s.trim().is_empty() => {
-            flashlab_sim::resolve_spec(&format!("ssd-m,{s}"))
-                .map_err(|e| CliError::user(format!("--set: {e}")))?;
-            format!(",{}", s.trim())
-        }
-        _ => String::new(),
-    };
+    if let Some(s) = args.set.as_deref().filter(|s| !s.trim().is_empty()) {
+        flashlab_sim::resolve_spec(&format!("ssd-m,{s}"))
+            .map_err(|e| CliError::user(format!("--set: {e}")))?;
+    }
     let (root, _tmp) = match &args.results {
         Some(d) => {
             std::fs::create_dir_all(d)
@@ -122,139 +102,25 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
             (t.clone(), Some(RemoveOnDrop(t)))
         }
     };
-    // Each (paper, profile)'s suite summary, run once.
-    let mut runs: BTreeMap<(String, String), Option<serde_json::Value>> = BTreeMap::new();
-    // Each uFLIP profile's simulated Table 3 (for the doc's Table 3 section).
-    let mut tables: Vec<(String, Option<Table3>)> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    let progress = |what: &str| {
-        if !args.json {
-            eprintln!("validate: {what}");
-        }
-    };
-    for profile in published.profiles(Some("uflip")) {
-        if !wanted(profile) {
-            continue;
-        }
-        progress(&format!("uflip on sim:{profile}"));
-        let device = format!("sim:{profile},capacity=1GiB{set}");
-        let dir = root.join(format!("uflip-{profile}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        // The alignment micro-benchmark only where a published number needs it.
-        let only = if published
-            .all()
-            .iter()
-            .any(|n| n.profile == profile && n.finding.starts_with("uflip.alignment."))
-        {
-            "locality,partitioning,order,pause,alignment"
-        } else {
-            "locality,partitioning,order,pause"
-        };
-        let summary = match run_suite(
-            &[
-                "suite",
-                "uflip",
-                "--device",
-                &device,
-                "--only",
-                only,
-                "--max-ios",
-                "1024",
-                "--calibration-ios",
-                "1024",
-            ],
-            &dir,
-        ) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                notes.push(format!("uflip on {device}: {e}"));
-                None
+    let board = scoreboard(
+        &ScoreboardOptions {
+            profile: args.profile.as_deref(),
+            set: args.set.as_deref(),
+            quick: args.quick,
+            root: &root,
+            tool: &crate::target::tool_info(),
+        },
+        &mut |what| {
+            if !args.json {
+                eprintln!("validate: {what}");
             }
-        };
-        let t: Option<Table3> = summary
-            .as_ref()
-            .and_then(|v| serde_json::from_value(v["table3"].clone()).ok());
-        tables.push((profile.to_string(), t));
-        runs.insert(("uflip".into(), profile.into()), summary);
-    }
-    if !args.quick {
-        for (paper, profile) in published.suites() {
-            if paper == "uflip"
-                || runs.contains_key(&(paper.into(), profile.into()))
-                || !wanted(profile)
-            {
-                continue;
-            }
-            progress(&format!("{paper} on sim:{profile}"));
-            let dir = root.join(if paper == profile {
-                paper.to_string()
-            } else {
-                format!("{paper}-{profile}")
-            });
-            let _ = std::fs::remove_dir_all(&dir);
-            let (device, suite_args): (String, Vec<String>) = match (paper, profile) {
-                // Budilovsky et al.: the suite at the paper's size (4 GiB,
-                // 2^17 requests per experiment; about a minute) on its
-                // own simulated devices.
-                ("budilovsky11", _) => {
-                    let mut a = vec!["suite".to_string(), paper.to_string()];
-                    if !set.is_empty() {
-                        a.extend(["--set".to_string(), set[1..].to_string()]);
-                    }
-                    (String::from("sim:budilovsky11"), a)
-                }
-                // Chen et al. connected the drives to on-board SATA ports
-                // that do not run parallel IOs (their note 1): one command
-                // at a time (qd=1) even for Figure 1's 32 jobs. Figure 9's
-                // collapse needs the full striker (docs/profiles.md), so
-                // ssd-m and ssd-h run at scale 1 on their 4 GiB profiles;
-                // ssd-l runs at its full 32 GB for Figure 8's 30 GB range.
-                ("chen09", p) => {
-                    let scale = if p == "ssd-l" { "0.5" } else { "1" };
-                    let device = format!("sim:{p},qd=1{set}");
-                    (device.clone(), suite_cmd(paper, &device, scale))
-                }
-                (_, p) => {
-                    let device = format!("sim:{p},capacity=8GiB{set}");
-                    (device.clone(), suite_cmd(paper, &device, "0.5"))
-                }
-            };
-            let args: Vec<&str> = suite_args.iter().map(String::as_str).collect();
-            let v = match run_suite(&args, &dir) {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    notes.push(format!("{paper} on {device}: {e}"));
-                    None
-                }
-            };
-            runs.insert((paper.into(), profile.into()), v);
-        }
-    }
-    // Every published number joined, by its finding id, to the suite's.
-    let mut rows: Vec<Row> = Vec::new();
-    for n in published.all() {
-        if !wanted(&n.profile) || (args.quick && n.paper != "uflip") {
-            continue;
-        }
-        let simulated = runs
-            .get(&(n.paper.clone(), n.profile.clone()))
-            .and_then(|v| v.as_ref())
-            .map(|v| validate::simulated(&n.finding, v))
-            .unwrap_or(Value::NotMeasured);
-        rows.push(validate::row(n, &tol, simulated).map_err(|e| CliError::failure(e.to_string()))?);
-    }
-    let by = |key: fn(&Row) -> &str| {
-        let mut m: BTreeMap<String, Score> = BTreeMap::new();
-        for r in &rows {
-            m.entry(key(r).to_string()).or_default().add(r);
-        }
-        m
-    };
-    let papers = by(|r| &r.paper);
-    let profiles = by(|r| &r.profile);
-    let total = Score::of(rows.iter());
+        },
+    )
+    .map_err(|e| CliError::failure(e.to_string()))?;
+    let (papers, profiles, total) = board.scores();
+    let (rows, tables, notes) = (&board.rows, &board.tables, &board.notes);
     let sections = doc_sections(
-        &rows, &tables, &published, &papers, &profiles, &total, args.quick,
+        rows, tables, &published, &papers, &profiles, &total, args.quick,
     );
     if let Some(doc) = &args.update_doc {
         update_doc(doc, &sections)?;
@@ -263,55 +129,19 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
         check_doc(doc, &sections, args.quick)?;
     }
     if let Some(path) = &args.html {
-        std::fs::write(path, html_page(&rows, &papers, &profiles, &total, &notes))
+        std::fs::write(path, html_page(rows, &papers, &profiles, &total, notes))
             .map_err(|e| CliError::user(format!("--html {}: {e}", path.display())))?;
     }
     if args.json {
-        // Each row with its distance from the tolerance band (0 when it
-        // passes): what `fit --target validate:PROFILE` minimises.
-        let rows_json: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|r| {
-                let mut v = serde_json::to_value(r).expect("row serializes");
-                let t = published
-                    .all()
-                    .iter()
-                    .find(|n| n.id == r.id)
-                    .and_then(|n| n.tolerance(&tol).ok());
-                if let (Some(o), Some(t)) = (v.as_object_mut(), t) {
-                    o.insert(
-                        "band".into(),
-                        serde_json::json!({"kind": t.kind, "min": t.min, "max": t.max}),
-                    );
-                    o.insert(
-                        "distance".into(),
-                        serde_json::json!(validate::distance(&t, r.published, r.simulated)),
-                    );
-                }
-                v
-            })
-            .collect();
-        let v = serde_json::json!({
-            "rows": rows_json,
-            "scores": {"total": total, "papers": papers, "profiles": profiles},
-            "tolerances": tol.all(),
-            "notes": notes,
-        });
+        let v = board.to_json();
         println!("{}", serde_json::to_string_pretty(&v).expect("serializes"));
     } else {
-        print!("{}", markdown(&rows, &papers, &profiles, &total));
-        for n in &notes {
+        print!("{}", markdown(rows, &papers, &profiles, &total));
+        for n in notes {
             println!("\nNote: {n}");
         }
     }
     Ok(())
-}
-
-/// `suite PAPER --device DEVICE --scale SCALE`.
-fn suite_cmd(paper: &str, device: &str, scale: &str) -> Vec<String> {
-    ["suite", paper, "--device", device, "--scale", scale]
-        .map(String::from)
-        .to_vec()
 }
 
 /// The scoreboard as a report page: the scores, then one table per paper.

@@ -41,7 +41,7 @@ impl fmt::Display for UnitError {
             }
             UnitError::UnknownSizeUnit { text, unit } => write!(
                 f,
-                "'{text}' has an unknown size unit '{unit}'; use B, KiB, MiB, GiB, TiB (powers of 1024) or KB, MB, GB, TB (powers of 1000)"
+                "'{text}' has an unknown size unit '{unit}'; use B, KiB, MiB, GiB, TiB, PiB (powers of 1024) or KB, MB, GB, TB, PB (powers of 1000)"
             ),
             UnitError::FractionalBytes { text } => {
                 write!(f, "'{text}' is not a whole number of bytes")

@@ -25,7 +25,8 @@ pub fn quote(text: &str) -> String {
 }
 
 /// Parses a byte count: a plain number of bytes, or a number with a suffix
-/// `B`, `K`/`KiB`/`KB`, `M`/`MiB`/`MB`, `G`/`GiB`/`GB`, `T`/`TiB`/`TB` (see
+/// `B`, `K`/`KiB`/`KB`, `M`/`MiB`/`MB`, `G`/`GiB`/`GB`, `T`/`TiB`/`TB`,
+/// `P`/`PiB`/`PB` (see
 /// the module comment: `KB` is 1000, `KiB` and `K` are 1024), or `s`
 /// (512-byte sectors).
 pub fn parse_size(text: &str) -> Result<u64, UnitError> {
@@ -46,10 +47,12 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
         "m" | "mib" => 1 << 20,
         "g" | "gib" => 1 << 30,
         "t" | "tib" => 1 << 40,
+        "p" | "pib" => 1 << 50,
         "kb" => 1_000,
         "mb" => 1_000_000,
         "gb" => 1_000_000_000,
         "tb" => 1_000_000_000_000,
+        "pb" => 1_000_000_000_000_000,
         other => {
             return Err(UnitError::UnknownSizeUnit {
                 text: shown,
@@ -62,8 +65,13 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
             return Err(UnitError::NotASize { text: shown });
         };
         let bytes = v * mult as f64;
-        if bytes.fract() != 0.0 || !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+        if !bytes.is_finite() || bytes.fract() != 0.0 || bytes < 0.0 {
             return Err(UnitError::FractionalBytes { text: shown });
+        }
+        // `u64::MAX as f64` rounds up to 2^64, which `as u64` would
+        // silently clamp to u64::MAX: 2^64 and above do not fit.
+        if bytes >= u64::MAX as f64 {
+            return Err(UnitError::SizeTooLarge { text: shown });
         }
         Ok(bytes as u64)
     } else {
@@ -201,6 +209,20 @@ mod tests {
         size("1.5MiB", 3 << 19);
         size("8s", 4096);
         size("1_000", 1000);
+        size("2PiB", 2 << 50);
+        size("2P", 2 << 50);
+        size("3PB", 3_000_000_000_000_000);
+        // 16384 PiB is 2^64: one past the largest byte count.
+        assert!(parse_size("16384PiB")
+            .unwrap_err()
+            .to_string()
+            .contains("too large"));
+        // The same in decimal: the float product rounds to 2^64, never
+        // clamped to u64::MAX.
+        assert!(parse_size("16384.0PiB")
+            .unwrap_err()
+            .to_string()
+            .contains("too large"));
         assert!(parse_size("12 parsecs")
             .unwrap_err()
             .to_string()

@@ -40,3 +40,16 @@ impl fmt::Display for SweepError {
 }
 
 impl std::error::Error for SweepError {}
+
+/// A workload's error, as a grid names its fields (`[trace] speed`).
+impl From<flashlab_workload::WorkloadError> for SweepError {
+    fn from(e: flashlab_workload::WorkloadError) -> SweepError {
+        use flashlab_workload::{FrontEnd, WorkloadError};
+        match e {
+            WorkloadError::Field { .. } => SweepError::Input(e.render(FrontEnd::Grid)),
+            WorkloadError::Input(m) => SweepError::Input(m),
+            WorkloadError::Run(m) => SweepError::Run(m),
+            WorkloadError::Io { path, source } => SweepError::Io { path, source },
+        }
+    }
+}

@@ -8,6 +8,9 @@
 //! [parameters]                                   # simulator keys, each a list of values
 //! op = [0.07, 0.15, 0.28]
 //! gc = ["greedy", "cost-benefit"]
+//! # io_size = ["4KiB", "64KiB"]   workload keys too: a pattern key (io_size,
+//! #   queue_depth, parallel, location, ...) sets every [[run]]; a [trace]'s
+//! #   queue_depth or speed; suite.OPTION a [suite]'s option
 //!
 //! [defaults]                                     # the workload: a pattern file's tables...
 //! io_size = "4KiB"
@@ -88,72 +91,10 @@ impl ParamValue {
     }
 }
 
-/// A trace replay workload (`[trace]`), with `flashlab replay`'s options.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TraceSpec {
-    pub path: PathBuf,
-    /// The trace format; detected from the first line when absent.
-    #[serde(default)]
-    pub format: Option<String>,
-    #[serde(default)]
-    pub closed_loop: bool,
-    /// Closed loop: the queue depth (default 1); open loop: the most requests in flight (default 256).
-    #[serde(default)]
-    pub queue_depth: Option<usize>,
-    /// Open loop: recorded times are divided by this.
-    #[serde(default = "one")]
-    pub speed: f64,
-    /// `error`, `wrap` or `scale`, as `flashlab replay --fit`.
-    #[serde(default = "fit_error")]
-    pub fit: String,
-}
-
-fn one() -> f64 {
-    1.0
-}
-fn fit_error() -> String {
-    "error".into()
-}
-
-/// A paper suite as the workload (`[suite]`): each point runs it on its
-/// device, through the same runner as `flashlab suite NAME`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SuiteSpec {
-    /// The suite's name (`flashlab suite --help` lists them).
-    pub name: String,
-    /// The suite's reduced configuration, as `flashlab suite NAME --quick`.
-    #[serde(default)]
-    pub quick: bool,
-    /// Fields of the suite's configuration to replace (as in its
-    /// `manifest.json`'s `suite.config`), e.g. `benchmarks = ["granularity"]`.
-    #[serde(default)]
-    pub options: serde_json::Map<String, serde_json::Value>,
-    /// Which values of the summary become table columns: paths or their
-    /// prefixes, e.g. `["table3", "findings"]` [default: every numeric value].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metrics: Option<Vec<String>>,
-}
-
-/// What every point runs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum WorkloadSpec {
-    /// Pattern runs, with the pattern file's defaults applied, run in order on one device.
-    Patterns { runs: Vec<PatternArgs> },
-    /// A trace replayed on the device.
-    Trace(TraceSpec),
-    /// The pattern runs recorded in a results directory's manifest, exactly as
-    /// resolved there (only those named in `runs`, when given, in manifest order).
-    Replicate {
-        dir: PathBuf,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        runs: Option<Vec<String>>,
-    },
-    /// A paper suite, on each point's device with the point's seed.
-    Suite(SuiteSpec),
-}
+// The workload a grid's points run is the library's one typed workload
+// (`flashlab-workload`): a grid's tables deserialize into it, and a point
+// runs it with `flashlab_workload::run`.
+pub use flashlab_workload::{SuiteSpec, TraceSpec, Workload as WorkloadSpec};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -250,8 +191,34 @@ pub struct Point {
     pub id: String,
     pub params: Vec<(String, ParamValue)>,
     pub seed: u64,
-    /// The full simulator spec: the base device with the parameters as overrides.
+    /// The full simulator spec: the base device with the simulator
+    /// parameters as overrides.
     pub device: String,
+    /// The parameters that set the workload instead (`io_size`,
+    /// `queue_depth`, `suite.OPTION`...: `Workload::is_key`), applied to
+    /// the grid's workload when the point runs ([`Point::workload`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workload_params: Vec<(String, ParamValue)>,
+}
+
+impl Point {
+    /// The workload this point runs: `base` (the grid's) with the point's
+    /// workload parameters in place.
+    pub fn workload(&self, base: &WorkloadSpec) -> Result<WorkloadSpec, SweepError> {
+        Ok(base.with_params(&json_params(&self.workload_params))?)
+    }
+}
+
+fn json_params(params: &[(String, ParamValue)]) -> Vec<(String, serde_json::Value)> {
+    params
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                serde_json::to_value(v).expect("a value serializes"),
+            )
+        })
+        .collect()
 }
 
 impl Grid {
@@ -313,7 +280,19 @@ impl Grid {
         let device = device.strip_prefix("sim:").unwrap_or(&device).to_string();
         let mut parameters = Vec::new();
         // toml::Table iterates in key order: alphabetical, hence stable.
+        // `suite.max_ios = [...]` is TOML for a `suite` table: its keys
+        // are the suite's options, `suite.KEY` each.
+        let mut flat: Vec<(String, &toml::Value)> = Vec::new();
         for (key, value) in &file.parameters {
+            match value {
+                toml::Value::Table(t) if key == "suite" => {
+                    flat.extend(t.iter().map(|(k, v)| (format!("suite.{k}"), v)));
+                }
+                v => flat.push((key.clone(), v)),
+            }
+        }
+        for (key, value) in &flat {
+            let key = key.as_str();
             let values = match value {
                 toml::Value::Array(a) => a
                     .iter()
@@ -332,7 +311,7 @@ impl Grid {
                 .into_iter()
                 .filter(|v| seen.insert(v.to_string()))
                 .collect();
-            parameters.push((key.clone(), values));
+            parameters.push((key.to_string(), values));
         }
         let mut seeds = file
             .seeds
@@ -394,6 +373,9 @@ impl Grid {
                 .map_err(|e| SweepError::Grid(format!("{origin}: [suite] {e}")))?;
             WorkloadSpec::Suite(s)
         } else if let Some(mut t) = file.trace {
+            // Checked once, here: a refused setting would fail every point.
+            t.check()
+                .map_err(|e| SweepError::Grid(format!("{origin}: {e}")))?;
             t.path = base_dir.join(&t.path);
             WorkloadSpec::Trace(t)
         } else if let Some(dir) = file.replicate {
@@ -419,6 +401,7 @@ impl Grid {
             records,
         };
         grid.check_keys(origin)?;
+        grid.check_workload_params(origin)?;
         Ok(grid)
     }
 
@@ -440,6 +423,28 @@ impl Grid {
             "{origin}: no point has a valid simulator: {}",
             first_error.unwrap_or_default()
         )))
+    }
+
+    /// Each value of a workload parameter sets the workload as its table
+    /// would (its type, a suite's option): refused here, not by every point.
+    fn check_workload_params(&self, origin: &str) -> Result<(), SweepError> {
+        for (key, values) in &self.parameters {
+            if !self.workload.is_key(key) {
+                continue;
+            }
+            for v in values {
+                let one = [(key.clone(), v.clone())];
+                let applied = self
+                    .workload
+                    .with_params(&json_params(&one))
+                    .map_err(|e| SweepError::Grid(format!("{origin}: {e}")))?;
+                if let WorkloadSpec::Suite(s) = &applied {
+                    check_suite(s, self.seeds[0])
+                        .map_err(|e| SweepError::Grid(format!("{origin}: parameter {key}: {e}")))?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// How many points the grid has.
@@ -472,16 +477,22 @@ impl Grid {
         }
         params.reverse();
         let mut device = self.device.clone();
+        let mut workload_params = Vec::new();
         for (k, v) in &params {
-            device.push_str(&format!(",{k}={v}"));
+            if self.workload.is_key(k) {
+                workload_params.push((k.clone(), v.clone()));
+            } else {
+                device.push_str(&format!(",{k}={v}"));
+            }
         }
-        let id = point_id(&device, seed);
+        let id = point_id(&device, seed, &workload_params);
         Point {
             index,
             id,
             params,
             seed,
             device,
+            workload_params,
         }
     }
 }
@@ -579,12 +590,20 @@ fn check_suite(s: &SuiteSpec, seed: u64) -> Result<(), String> {
 /// FNV-1a of the point's full device spec and seed: the same values give the
 /// same id in every version and on every machine (no std hasher, whose
 /// algorithm is not promised).
-fn point_id(device: &str, seed: u64) -> String {
+///
+/// Workload parameters follow, `|KEY=VALUE` each, only when the grid has
+/// some: the ids of grids without them are those of earlier versions.
+fn point_id(device: &str, seed: u64, workload_params: &[(String, ParamValue)]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let workload: String = workload_params
+        .iter()
+        .map(|(k, v)| format!("|{k}={v}"))
+        .collect();
     for b in device
         .bytes()
         .chain(b"|seed=".iter().copied())
         .chain(seed.to_string().bytes())
+        .chain(workload.bytes())
     {
         h ^= b as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);

@@ -14,30 +14,18 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use std::sync::atomic::AtomicBool;
+
 use flashlab_device::Device;
-use flashlab_exec::{execute, replay, Hooks, Outcome, ReplayMode};
-use flashlab_pattern::{PatternArgs, PatternSpec};
-use flashlab_results::{
-    HostInfo, Manifest, ReplaySpec, ResultsDir, RunStatus, RunSummary, Tally, ToolInfo, Workload,
-};
-use flashlab_trace::{fit_to_device, Fit, Format, TraceOp};
+use flashlab_results::{Manifest, ResultsDir, RunStatus, RunSummary, ToolInfo, Workload};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SweepError;
-use crate::grid::{is_kept, records_kept, Grid, Point, SuiteSpec, TraceSpec, WorkloadSpec};
+use crate::grid::{is_kept, records_kept, Grid, Point, WorkloadSpec};
 use crate::lock::Lock;
-
-/// The most outstanding IOs a simulated device is opened for (as `flashlab run`).
-pub const SIM_MAX_OUTSTANDING: usize = 4096;
 
 /// The name of the completed marker in a point's directory.
 pub const POINT_FILE: &str = "point.json";
-
-/// The queue depth of a suite's state enforcement (as `flashlab suite`).
-const SUITE_STATE_QUEUE_DEPTH: usize = 32;
-
-/// Open loop: the most requests in flight before a request counts as late (as `flashlab replay`).
-const DEFAULT_OPEN_LOOP_IN_FLIGHT: usize = 256;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -208,6 +196,20 @@ pub fn run_point_of(
     root: &Path,
     tool: &ToolInfo,
 ) -> Result<PointOutcome, SweepError> {
+    // The grid's workload with the point's own workload parameters (its
+    // io_size, queue_depth, suite option...): what it runs and records.
+    let applied;
+    let workload = if point.workload_params.is_empty() {
+        workload
+    } else {
+        match point.workload(workload) {
+            Ok(w) => {
+                applied = w;
+                &applied
+            }
+            Err(e) => return Ok(PointOutcome::failed(point, root, &e.to_string())),
+        }
+    };
     let work = root.join(WORK_DIR);
     std::fs::create_dir_all(&work).map_err(SweepError::io(&work))?;
     let points = root.join("points");
@@ -494,6 +496,10 @@ enum Keep {
     RecordsOutOfCache,
 }
 
+/// Opens the point's simulated device, creates its results directory and
+/// runs the workload there with the library's one verb
+/// (`flashlab_workload::run`). The runs done (before a failure too) go to
+/// `runs`, a suite's summary to `suite_summary`.
 #[allow(clippy::too_many_arguments)]
 fn simulate_into(
     device_spec: &str,
@@ -505,8 +511,9 @@ fn simulate_into(
     runs: &mut Vec<RunSummary>,
     suite_summary: &mut Option<serde_json::Value>,
 ) -> Result<(), SweepError> {
-    let mut device = flashlab_sim::open_device(device_spec, seed, SIM_MAX_OUTSTANDING)
-        .map_err(|e| SweepError::Input(e.to_string()))?;
+    let mut device =
+        flashlab_sim::open_device(device_spec, seed, flashlab_workload::SIM_MAX_OUTSTANDING)
+            .map_err(|e| SweepError::Input(e.to_string()))?;
     let info = device.info().clone();
     let mut results = ResultsDir::create(
         out,
@@ -515,8 +522,8 @@ fn simulate_into(
             tool: tool.clone(),
             created_unix_s: flashlab_results::time::now_unix_s(),
             command_line: vec![format!("sweep point: sim:{device_spec} seed={seed}")],
-            host: host_info(),
-            device: info.clone(),
+            host: flashlab_workload::host_info(),
+            device: info,
             engine: "simulator".into(),
             suite: None,
             runs: Vec::new(),
@@ -524,335 +531,25 @@ fn simulate_into(
     )
     .map_err(SweepError::io(out))?;
     results.keep_records_out_of_cache(matches!(keep, Keep::RecordsOutOfCache));
-    let records = !matches!(keep, Keep::Metrics);
-
-    match workload {
-        WorkloadSpec::Patterns { runs: list } => {
-            let specs = resolve_patterns(list, seed, &info)?;
-            run_specs(&mut device, &mut results, &specs, records, runs)
-        }
-        WorkloadSpec::Replicate { dir, runs: names } => {
-            let specs = replicated_specs(dir, names.as_deref(), &info)?;
-            run_specs(&mut device, &mut results, &specs, records, runs)
-        }
-        WorkloadSpec::Trace(t) => run_trace(&mut device, &mut results, t, records, runs),
-        WorkloadSpec::Suite(s) => {
-            *suite_summary = Some(run_suite(&mut device, &mut results, s, seed)?);
-            runs.extend(results.summary().runs);
-            Ok(())
-        }
-    }
-}
-
-/// Runs a paper suite on the point's device, as `flashlab suite NAME
-/// --device sim:DEVICE --seed SEED` would (the same session and runner),
-/// and returns its summary as JSON.
-fn run_suite(
-    device: &mut flashlab_sim::SimDevice,
-    results: &mut ResultsDir,
-    s: &SuiteSpec,
-    seed: u64,
-) -> Result<serde_json::Value, SweepError> {
-    use flashlab_suite::session;
-    let root = results.root().to_path_buf();
-    let suite = session::runnable(&s.name).map_err(|e| SweepError::Input(e.to_string()))?;
-    let config = session::configure(suite, s.quick, &s.options, seed)
-        .map_err(|e| SweepError::Input(e.to_string()))?;
-    let size = device.info().size_bytes;
-    let plan = session::plan(suite, &config, size).map_err(|e| SweepError::Input(e.to_string()))?;
-    let journal = session::begin(results, suite, config, plan).map_err(SweepError::io(&root))?;
-    let block_bytes = (device.info().logical_block_bytes as u64).max(512);
     // A point is never stopped from outside: it runs to its end or fails.
-    let never = std::sync::atomic::AtomicBool::new(false);
-    let mut runner = flashlab_suite::runner::Runner {
-        dev: device,
-        results,
-        journal,
-        user_stop: &never,
-        progress: &mut |_| {},
-        block_bytes,
-        state_queue_depth: SUITE_STATE_QUEUE_DEPTH,
+    let never = AtomicBool::new(false);
+    let options = flashlab_workload::RunOptions {
+        seed,
+        records: !matches!(keep, Keep::Metrics),
+        stop: &never,
     };
-    let outcome = runner
-        .execute()
-        .map_err(|e| SweepError::Run(format!("suite {} failed: {e}", s.name)))?;
-    let journal = runner.journal.clone();
-    if outcome != flashlab_suite::runner::SuiteOutcome::Complete {
-        return Err(SweepError::Run(format!(
-            "suite {} stopped before its end",
-            s.name
-        )));
-    }
-    let summary = session::summarise(results, &journal).map_err(SweepError::io(&root))?;
-    Ok(serde_json::to_value(&summary).expect("a summary serializes"))
-}
-
-fn resolve_patterns(
-    list: &[PatternArgs],
-    seed: u64,
-    info: &flashlab_device::DeviceInfo,
-) -> Result<Vec<PatternSpec>, SweepError> {
-    let lbs = info.logical_block_bytes as u64;
-    let mut specs: Vec<PatternSpec> = Vec::new();
-    for (i, a) in list.iter().enumerate() {
-        let where_ = if list.len() > 1 {
-            format!("run {}: ", i + 1)
-        } else {
-            String::new()
+    let (outcome, error) =
+        match flashlab_workload::run(workload, &mut device, &mut results, &options) {
+            Ok(outcome) => (outcome, None),
+            Err(failed) => (failed.outcome, Some(failed.error)),
         };
-        // The point's seed drives every random choice, unless a run fixes its own.
-        let mut a = a.clone();
-        a.seed = a.seed.or(Some(seed));
-        let spec = a
-            .resolve(info.size_bytes)
-            .map_err(|e| SweepError::Input(format!("{where_}{e}")))?;
-        check_spec(&spec, info, lbs).map_err(|e| SweepError::Input(format!("{where_}{e}")))?;
-        if specs.iter().any(|s| s.name == spec.name) {
-            return Err(SweepError::Input(format!(
-                "{where_}two runs are named '{}'; give each run its own name",
-                spec.name
-            )));
-        }
-        specs.push(spec);
+    runs.extend(outcome.runs);
+    if let Some(summary) = outcome.suite {
+        *suite_summary = Some(serde_json::to_value(&summary).expect("a summary serializes"));
     }
-    Ok(specs)
-}
-
-fn check_spec(
-    spec: &PatternSpec,
-    info: &flashlab_device::DeviceInfo,
-    lbs: u64,
-) -> Result<(), String> {
-    spec.check_against_device(&info.name, info.size_bytes, lbs)?;
-    if spec.max_outstanding() > SIM_MAX_OUTSTANDING {
-        return Err(format!(
-            "too many outstanding IOs ({}; at most {SIM_MAX_OUTSTANDING})",
-            spec.max_outstanding()
-        ));
-    }
-    Ok(())
-}
-
-/// The pattern runs of a results directory, as they were resolved there.
-fn replicated_specs(
-    dir: &Path,
-    names: Option<&[String]>,
-    info: &flashlab_device::DeviceInfo,
-) -> Result<Vec<PatternSpec>, SweepError> {
-    let (manifest, _) = flashlab_results::read_manifest(dir).map_err(|e| {
-            SweepError::Input(format!(
-                "cannot read results directory {}: {e}; replicate needs a directory written by flashlab run",
-                dir.display()
-            ))
-        })?;
-    let specs: Vec<PatternSpec> = manifest
-        .runs
-        .iter()
-        .filter(|r| match names {
-            Some(n) => n.contains(&r.name),
-            None => true,
-        })
-        .filter_map(|r| r.workload.pattern().cloned())
-        .collect();
-    if let Some(names) = names {
-        if let Some(missing) = names.iter().find(|n| !specs.iter().any(|s| &s.name == *n)) {
-            return Err(SweepError::Input(format!(
-                "{} has no pattern run named '{missing}'; replicate_runs must name runs of its manifest",
-                dir.display()
-            )));
-        }
-    }
-    if specs.is_empty() {
-        return Err(SweepError::Input(format!(
-            "{} has no pattern runs to replicate",
-            dir.display()
-        )));
-    }
-    for s in &specs {
-        check_spec(s, info, info.logical_block_bytes as u64).map_err(|e| {
-            SweepError::Input(format!(
-                "replicating run {} of {}: {e}; give the simulated device at least the measured device's capacity",
-                s.name,
-                dir.display()
-            ))
-        })?;
-    }
-    Ok(specs)
-}
-
-fn run_specs(
-    device: &mut flashlab_sim::SimDevice,
-    results: &mut ResultsDir,
-    specs: &[PatternSpec],
-    records: bool,
-    runs: &mut Vec<RunSummary>,
-) -> Result<(), SweepError> {
-    let root = results.root().to_path_buf();
-    let planned: Vec<usize> = specs
-        .iter()
-        .map(|s| results.plan_run(&s.name, Workload::Pattern(s.clone())))
-        .collect::<Result<_, _>>()
-        .map_err(SweepError::io(&root))?;
-    for (spec, &idx) in specs.iter().zip(&planned) {
-        let mut writer = results
-            .start_run_keeping(idx, records)
-            .map_err(SweepError::io(&root))?;
-        let outcome = execute(device, spec, &mut writer, Hooks::default());
-        let tally = close_records(results, idx, &spec.name, writer)?;
-        let (summary, error) = finish(device, results, idx, outcome, tally, None)?;
-        runs.push(summary);
-        if let Some(e) = error {
-            return Err(SweepError::Run(format!("run {} failed: {e}", spec.name)));
-        }
-    }
-    Ok(())
-}
-
-/// Closes run `idx`'s records writer. When it cannot (the results disk is
-/// full), the run is marked failed in the manifest, so that `flashlab show`
-/// says failed rather than running, and the error names its cause.
-fn close_records(
-    results: &mut ResultsDir,
-    idx: usize,
-    name: &str,
-    writer: flashlab_results::RecordWriter,
-) -> Result<Tally, SweepError> {
-    writer.finish().map_err(|e| {
-        let text = match e.raw_os_error() {
-            Some(libc::ENOSPC) => format!(
-                "cannot write the records of run {name}: the results disk is full (ENOSPC: {e}); free space and run again"
-            ),
-            _ => format!("cannot write the records of run {name}: {e}"),
-        };
-        // Best effort: on a full disk the journal line may not fit either.
-        let _ = results.fail_run(idx, text.clone());
-        let _ = results.compact();
-        SweepError::Io {
-            path: results.root().to_path_buf(),
-            source: std::io::Error::new(e.kind(), text),
-        }
-    })
-}
-
-fn finish(
-    device: &mut flashlab_sim::SimDevice,
-    results: &mut ResultsDir,
-    idx: usize,
-    outcome: Result<Outcome, flashlab_exec::ExecError>,
-    tally: Tally,
-    extra: Option<serde_json::Value>,
-) -> Result<(RunSummary, Option<String>), SweepError> {
-    let root = results.root().to_path_buf();
-    let (status, error) = match outcome {
-        Ok(Outcome::Complete) => (RunStatus::Complete, None),
-        Ok(Outcome::Interrupted) => (RunStatus::Interrupted, Some("interrupted".to_string())),
-        Err(e) => (RunStatus::Failed, Some(e.to_string())),
-    };
-    let mut stats = device.stats_json();
-    if let (Some(serde_json::Value::Object(m)), Some(extra)) = (&mut stats, extra) {
-        m.insert("replay".into(), extra);
-    }
-    let summary = results
-        .finish_run_tallied(idx, status, error.clone(), stats, Some(tally))
-        .map_err(SweepError::io(&root))?;
-    device.reset_stats();
-    results.write_summary().map_err(SweepError::io(&root))?;
-    Ok((summary, error))
-}
-
-fn run_trace(
-    device: &mut flashlab_sim::SimDevice,
-    results: &mut ResultsDir,
-    t: &TraceSpec,
-    records: bool,
-    runs: &mut Vec<RunSummary>,
-) -> Result<(), SweepError> {
-    let origin = t.path.display().to_string();
-    // The CLI's bounded reader: /dev/zero or a disk image is refused at once.
-    let text = flashlab_trace::read_text(&t.path).map_err(|e| SweepError::Input(e.to_string()))?;
-    let format = match &t.format {
-        Some(f) => Format::parse(f).map_err(|e| SweepError::Input(e.to_string()))?,
-        None => Format::detect(&text).ok_or_else(|| {
-            SweepError::Input(format!(
-                "cannot tell the format of {origin}; set format = \"...\" in [trace] ({})",
-                Format::NAMES
-            ))
-        })?,
-    };
-    let fit = Fit::parse(&t.fit).map_err(|e| SweepError::Input(e.to_string()))?;
-    if !(t.speed > 0.0 && t.speed.is_finite()) {
-        return Err(SweepError::Input(format!(
-            "[trace] speed {} must be a positive number, e.g. speed = 2.0",
-            t.speed
-        )));
-    }
-    let in_flight = t.queue_depth.unwrap_or(if t.closed_loop {
-        1
-    } else {
-        DEFAULT_OPEN_LOOP_IN_FLIGHT
-    });
-    if in_flight == 0 || in_flight > SIM_MAX_OUTSTANDING {
-        return Err(SweepError::Input(format!(
-            "[trace] queue_depth must be between 1 and {SIM_MAX_OUTSTANDING}"
-        )));
-    }
-    let mut trace = flashlab_trace::parse(&text, format, &origin)
-        .map_err(|e| SweepError::Input(e.to_string()))?;
-    let info = device.info().clone();
-    fit_to_device(
-        &mut trace,
-        info.size_bytes,
-        info.logical_block_bytes as u64,
-        fit,
-    )
-    .map_err(|e| SweepError::Input(format!("{origin}: {e}")))?;
-    let requests = trace.iter().filter(|io| io.op != TraceOp::Flush).count() as u64;
-    let spec = ReplaySpec {
-        trace_path: origin.clone(),
-        format: format.name().to_string(),
-        requests,
-        loop_mode: if t.closed_loop {
-            "closed_loop"
-        } else {
-            "open_loop"
-        }
-        .to_string(),
-        speed: t.speed,
-        max_outstanding: in_flight as u64,
-        fit: t.fit.clone(),
-    };
-    let name = "replay";
-    let root = results.root().to_path_buf();
-    let idx = results
-        .plan_run(name, Workload::Replay(spec))
-        .map_err(SweepError::io(&root))?;
-    let mode = if t.closed_loop {
-        ReplayMode::ClosedLoop {
-            queue_depth: in_flight,
-        }
-    } else {
-        ReplayMode::OpenLoop {
-            speed: t.speed,
-            max_outstanding: in_flight,
-        }
-    };
-    let mut writer = results
-        .start_run_keeping(idx, records)
-        .map_err(SweepError::io(&root))?;
-    let outcome = replay(device, &trace, mode, &mut writer, Hooks::default());
-    let tally = close_records(results, idx, name, writer)?;
-    let (outcome, extra) = match outcome {
-        Ok((o, r)) => (
-            Ok(o),
-            Some(serde_json::json!({ "late_requests": r.late, "flushes": r.flushes })),
-        ),
-        Err(e) => (Err(e), None),
-    };
-    let (summary, error) = finish(device, results, idx, outcome, tally, extra)?;
-    runs.push(summary);
     match error {
-        Some(e) => Err(SweepError::Run(format!("replay failed: {e}"))),
         None => Ok(()),
+        Some(e) => Err(SweepError::from(e)),
     }
 }
 
@@ -868,19 +565,4 @@ fn thread_cpu_s() -> f64 {
         return 0.0;
     }
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
-}
-
-fn host_info() -> HostInfo {
-    let read = |p: &str| {
-        std::fs::read_to_string(p)
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "unknown".into())
-    };
-    HostInfo {
-        hostname: read("/proc/sys/kernel/hostname"),
-        kernel: read("/proc/sys/kernel/osrelease"),
-        cpus: std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
-    }
 }

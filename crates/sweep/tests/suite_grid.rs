@@ -290,3 +290,17 @@ fn a_suite_grid_as_parquet_has_the_csv_columns_with_summary_values_as_doubles() 
         assert_eq!(row.get_string(at("run")).unwrap(), "uflip");
     }
 }
+
+#[test]
+fn a_suite_option_is_a_parameter_and_a_bad_one_refuses_the_grid() {
+    let g = grid(&GRID.replace("op = [0.15, 0.3]", "suite.max_ios = [1024, 2048]")).unwrap();
+    let p = g.point(1);
+    assert_eq!(p.device, "ssd-m,capacity=128MiB,channels=2,cache=off");
+    let flashlab_sweep::WorkloadSpec::Suite(s) = p.workload(&g.workload).unwrap() else {
+        panic!("a suite grid runs a suite")
+    };
+    assert_eq!(s.options["max_ios"], 2048);
+    let e = grid(&GRID.replace("op = [0.15, 0.3]", "suite.max_iops = [1024]")).unwrap_err();
+    assert!(e.is_user_error());
+    assert!(e.to_string().contains("no option `max_iops`"), "{e}");
+}

@@ -89,6 +89,17 @@ fn bad_grids_are_one_line_naming_the_fix() {
             GRID.replace("seeds = [1, 2]", "seeds = []"),
             "seeds is empty",
         ),
+        // A [trace]'s settings are checked when the grid loads (the
+        // workload's one check), named as the grid writes them.
+        (
+            "device = \"ssd-m\"\n[trace]\npath = \"t\"\nspeed = 0.0\n".to_string(),
+            "[trace] speed 0 must be a positive number, e.g. speed = 2.0",
+        ),
+        (
+            "device = \"ssd-m\"\n[trace]\npath = \"t\"\nclosed_loop = true\nspeed = 2.0\n"
+                .to_string(),
+            "[trace] speed applies to open-loop replay",
+        ),
     ];
     for (text, expected) in cases {
         let e = grid(&text).unwrap_err();
@@ -123,6 +134,57 @@ fn a_point_runs_into_its_own_directory_and_resumes_from_its_marker() {
     let again = run_point(&g, &p, dir.path(), &tool()).unwrap();
     assert!(again.resumed);
     assert_eq!(again.runs, first.runs);
+}
+
+const WORKLOAD_GRID: &str = r#"
+name = "bs-x-qd"
+device = "ssd-m,capacity=1GiB"
+[parameters]
+io_size = ["4KiB", "16KiB"]
+op = [0.1]
+queue_depth = [1, 4]
+[[run]]
+pattern = "SR"
+io_count = 200
+"#;
+
+#[test]
+fn a_grid_sweeps_workload_keys_as_well_as_simulator_keys() {
+    let g = grid(WORKLOAD_GRID).unwrap();
+    assert_eq!(g.len(), 4);
+    // Keys alphabetical: io_size, op, queue_depth (the last varies fastest).
+    let p = g.point(3);
+    assert_eq!(
+        p.device, "ssd-m,capacity=1GiB,op=0.1",
+        "only simulator keys"
+    );
+    assert_eq!(
+        p.workload_params,
+        vec![
+            ("io_size".to_string(), ParamValue::Str("16KiB".into())),
+            ("queue_depth".to_string(), ParamValue::Int(4)),
+        ]
+    );
+    // Points that differ only in their workload are different points.
+    let ids: std::collections::HashSet<String> = g.points().into_iter().map(|p| p.id).collect();
+    assert_eq!(ids.len(), 4);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_point(&g, &p, dir.path(), &tool()).unwrap();
+    assert_eq!(out.status, PointStatus::Ok, "{:?}", out.error);
+    let (manifest, _) = flashlab_results::read_manifest(&out.results_dir).unwrap();
+    let spec = manifest.runs[0].workload.pattern().unwrap();
+    assert_eq!(spec.primary.io_size_bytes, 16384);
+    assert_eq!(spec.queue_depth, 4);
+    // Run again: the marker records the applied workload, so it resumes.
+    assert!(run_point(&g, &p, dir.path(), &tool()).unwrap().resumed);
+}
+
+#[test]
+fn a_workload_parameter_of_the_wrong_type_refuses_the_grid() {
+    let e = grid(&WORKLOAD_GRID.replace("queue_depth = [1, 4]", "queue_depth = [1, \"deep\"]"))
+        .unwrap_err();
+    assert!(e.is_user_error());
+    assert!(e.to_string().contains("parameter queue_depth"), "{e}");
 }
 
 #[test]

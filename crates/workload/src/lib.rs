@@ -1,0 +1,354 @@
+//! Running a workload is one verb.
+//!
+//! A [`Workload`] is what a results directory is made of: pattern runs, a
+//! trace replay, the pattern runs of another results directory, or a paper
+//! suite. It deserializes from a grid's TOML and from Python's dicts (the
+//! sweep crate's grid), and `flashlab replay`'s flags build the same
+//! [`TraceSpec`]; its settings are checked here once, and a refused setting
+//! names its field as each front end spells it ([`FrontEnd`]).
+//!
+//! [`run`] runs one on a device into a results directory and returns every
+//! run's summary and the suite's typed summary. Sweep points, Python's
+//! `simulate`, `sweep` and `fit`, and `flashlab validate` call it
+//! in-process; `flashlab run` and `replay` share its resolution and checks
+//! ([`resolve_patterns`], [`TraceSpec`]) and keep their own loop for the
+//! terminal (progress bars, Ctrl-C, a table after each run).
+
+#![forbid(unsafe_code)]
+
+mod error;
+mod patterns;
+pub mod scoreboard;
+mod suite;
+mod trace;
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use flashlab_device::Device;
+use flashlab_exec::{execute, replay, ExecError, Hooks};
+use flashlab_pattern::{PatternArgs, PatternSpec};
+use flashlab_results::{HostInfo, ResultsDir, RunStatus, RunSummary, Tally};
+use flashlab_suite::summary::SuiteSummary;
+use serde::{Deserialize, Serialize};
+
+pub use error::{Field, FrontEnd, Problem, WorkloadError};
+pub use patterns::{replicated_specs, resolve_patterns};
+pub use suite::{run_suite, SuiteSpec};
+pub use trace::{ParsedTrace, PreparedTrace, TraceSpec};
+
+/// The most outstanding IOs a simulated device is opened for, and the most
+/// any pattern run or replay may keep in flight.
+pub const SIM_MAX_OUTSTANDING: usize = 4096;
+
+/// Open-loop replay: the most requests in flight before a request counts as late.
+pub const DEFAULT_OPEN_LOOP_IN_FLIGHT: usize = 256;
+
+/// The queue depth of a suite's state enforcement.
+pub const SUITE_STATE_QUEUE_DEPTH: usize = 32;
+
+/// What a results directory is made of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Workload {
+    /// Pattern runs, with the pattern file's defaults applied, run in order on one device.
+    Patterns { runs: Vec<PatternArgs> },
+    /// A trace replayed on the device.
+    Trace(TraceSpec),
+    /// The pattern runs recorded in a results directory's manifest, exactly as
+    /// resolved there (only those named in `runs`, when given, in manifest order).
+    Replicate {
+        dir: PathBuf,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        runs: Option<Vec<String>>,
+    },
+    /// A paper suite, with the run's seed.
+    Suite(SuiteSpec),
+}
+
+impl Workload {
+    /// Whether a grid's parameter `key` is a setting of this workload (as
+    /// opposed to the simulator's): for pattern runs, a pattern key
+    /// (`io_size`, `queue_depth`, `parallel`, `location`, ...; not `name`
+    /// or `seed`, which a grid sets otherwise); for a replay, `queue_depth`
+    /// or `speed`; for a suite, `suite.OPTION`.
+    pub fn is_key(&self, key: &str) -> bool {
+        match self {
+            Workload::Patterns { .. } => {
+                flashlab_pattern::args::FIELD_NAMES.contains(&key) && key != "name" && key != "seed"
+            }
+            Workload::Trace(_) => key == "queue_depth" || key == "speed",
+            Workload::Replicate { .. } => false,
+            Workload::Suite(_) => key.starts_with("suite."),
+        }
+    }
+
+    /// This workload with `params` (keys for which [`Workload::is_key`]
+    /// holds) replacing its settings: every pattern run's, the replay's,
+    /// or the suite's options. A value of the wrong type is refused,
+    /// naming the key.
+    pub fn with_params(
+        &self,
+        params: &[(String, serde_json::Value)],
+    ) -> Result<Workload, WorkloadError> {
+        if params.is_empty() {
+            return Ok(self.clone());
+        }
+        // Through the settings' own serde: a value is read exactly as the
+        // same key written in the workload's table would be.
+        fn set<T: Serialize + serde::de::DeserializeOwned>(
+            value: &T,
+            params: &[(String, serde_json::Value)],
+        ) -> Result<T, WorkloadError> {
+            let mut v = serde_json::to_value(value).expect("settings serialize");
+            for (key, x) in params {
+                v[key.as_str()] = x.clone();
+            }
+            serde_json::from_value(v).map_err(|e| {
+                let keys: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
+                WorkloadError::Input(format!(
+                    "parameter {}: {e}; give values as the workload's table takes them",
+                    keys.join(", ")
+                ))
+            })
+        }
+        let unknown = params.iter().find(|(k, _)| !self.is_key(k));
+        if let Some((key, _)) = unknown {
+            return Err(WorkloadError::Input(format!(
+                "parameter {key} is not a setting of this workload"
+            )));
+        }
+        Ok(match self {
+            Workload::Patterns { runs } => Workload::Patterns {
+                runs: runs
+                    .iter()
+                    .map(|r| set(r, params))
+                    .collect::<Result<_, _>>()?,
+            },
+            Workload::Trace(t) => Workload::Trace(set(t, params)?),
+            Workload::Replicate { .. } => self.clone(),
+            Workload::Suite(s) => {
+                let mut s = s.clone();
+                for (key, x) in params {
+                    let option = key.strip_prefix("suite.").unwrap_or(key);
+                    s.options.insert(option.to_string(), x.clone());
+                }
+                Workload::Suite(s)
+            }
+        })
+    }
+}
+
+/// How [`run`] runs a workload.
+pub struct RunOptions<'a> {
+    /// The seed of every run that does not fix its own, and of a suite.
+    pub seed: u64,
+    /// Keep each run's per-IO records (`records.bin`); without them a run
+    /// has its histogram's statistics only.
+    pub records: bool,
+    /// Set from outside to stop: a workload stopped early is an error.
+    pub stop: &'a AtomicBool,
+}
+
+/// What a workload left: every run's summary (the runs before a failure
+/// too), and a suite's summary.
+#[derive(Default)]
+pub struct Outcome {
+    pub runs: Vec<RunSummary>,
+    pub suite: Option<SuiteSummary>,
+}
+
+/// A workload that failed, with the runs it completed first.
+pub struct Failed {
+    pub outcome: Outcome,
+    pub error: WorkloadError,
+}
+
+/// Runs `workload` on `device` into `results` (a results directory just
+/// created for it, whose manifest names the device), each run's device
+/// statistics reset after it, and the summary written at the end.
+pub fn run(
+    workload: &Workload,
+    device: &mut dyn Device,
+    results: &mut ResultsDir,
+    options: &RunOptions<'_>,
+) -> Result<Outcome, Box<Failed>> {
+    let mut outcome = Outcome::default();
+    let result = run_into(workload, device, results, options, &mut outcome);
+    match result {
+        Ok(()) => Ok(outcome),
+        Err(error) => Err(Box::new(Failed { outcome, error })),
+    }
+}
+
+fn run_into(
+    workload: &Workload,
+    device: &mut dyn Device,
+    results: &mut ResultsDir,
+    options: &RunOptions<'_>,
+    outcome: &mut Outcome,
+) -> Result<(), WorkloadError> {
+    let info = device.info().clone();
+    let lbs = info.logical_block_bytes as u64;
+    match workload {
+        Workload::Patterns { runs } => {
+            let specs = resolve_patterns(runs, Some(options.seed), &info, lbs)?;
+            run_specs(device, results, &specs, options, &mut outcome.runs)
+        }
+        Workload::Replicate { dir, runs } => {
+            let specs = replicated_specs(dir, runs.as_deref(), &info)?;
+            run_specs(device, results, &specs, options, &mut outcome.runs)
+        }
+        Workload::Trace(t) => {
+            t.check()?;
+            let trace = t.prepare(t.read()?, info.size_bytes, lbs)?;
+            run_trace(device, results, trace, options, &mut outcome.runs)
+        }
+        Workload::Suite(s) => {
+            let summary = run_suite(device, results, s, options.seed, options.stop, &mut |_| {})?;
+            outcome.suite = Some(summary);
+            outcome.runs.extend(results.summary().runs);
+            Ok(())
+        }
+    }
+}
+
+fn run_specs(
+    device: &mut dyn Device,
+    results: &mut ResultsDir,
+    specs: &[PatternSpec],
+    options: &RunOptions<'_>,
+    runs: &mut Vec<RunSummary>,
+) -> Result<(), WorkloadError> {
+    let root = results.root().to_path_buf();
+    let planned: Vec<usize> = specs
+        .iter()
+        .map(|s| results.plan_run(&s.name, flashlab_results::Workload::Pattern(s.clone())))
+        .collect::<Result<_, _>>()
+        .map_err(WorkloadError::io(&root))?;
+    for (spec, &idx) in specs.iter().zip(&planned) {
+        let mut writer = results
+            .start_run_keeping(idx, options.records)
+            .map_err(WorkloadError::io(&root))?;
+        let hooks = Hooks {
+            stop: Some(options.stop),
+            progress: None,
+        };
+        let outcome = execute(&mut *device, spec, &mut writer, hooks);
+        let tally = close_records(results, idx, &spec.name, writer)?;
+        let (summary, error) = finish(device, results, idx, outcome, tally, None)?;
+        runs.push(summary);
+        if let Some(e) = error {
+            return Err(WorkloadError::Run(format!("run {} failed: {e}", spec.name)));
+        }
+    }
+    Ok(())
+}
+
+fn run_trace(
+    device: &mut dyn Device,
+    results: &mut ResultsDir,
+    trace: PreparedTrace,
+    options: &RunOptions<'_>,
+    runs: &mut Vec<RunSummary>,
+) -> Result<(), WorkloadError> {
+    let name = "replay";
+    let root = results.root().to_path_buf();
+    let idx = results
+        .plan_run(name, flashlab_results::Workload::Replay(trace.spec))
+        .map_err(WorkloadError::io(&root))?;
+    let mut writer = results
+        .start_run_keeping(idx, options.records)
+        .map_err(WorkloadError::io(&root))?;
+    let hooks = Hooks {
+        stop: Some(options.stop),
+        progress: None,
+    };
+    let outcome = replay(&mut *device, &trace.ios, trace.mode, &mut writer, hooks);
+    let tally = close_records(results, idx, name, writer)?;
+    let (outcome, extra) = match outcome {
+        Ok((o, r)) => (Ok(o), Some(replay_stats(r.late, r.flushes))),
+        Err(e) => (Err(e), None),
+    };
+    let (summary, error) = finish(device, results, idx, outcome, tally, extra)?;
+    runs.push(summary);
+    match error {
+        Some(e) => Err(WorkloadError::Run(format!("replay failed: {e}"))),
+        None => Ok(()),
+    }
+}
+
+/// What a replay adds to its run's device statistics (`replay`).
+pub fn replay_stats(late: u64, flushes: u64) -> serde_json::Value {
+    serde_json::json!({ "late_requests": late, "flushes": flushes })
+}
+
+/// Closes run `idx`'s records writer. When it cannot (the results disk is
+/// full), the run is marked failed in the manifest, so that `flashlab show`
+/// says failed rather than running, and the error names its cause.
+fn close_records(
+    results: &mut ResultsDir,
+    idx: usize,
+    name: &str,
+    writer: flashlab_results::RecordWriter,
+) -> Result<Tally, WorkloadError> {
+    writer.finish().map_err(|e| {
+        let text = match e.raw_os_error() {
+            Some(libc::ENOSPC) => format!(
+                "cannot write the records of run {name}: the results disk is full (ENOSPC: {e}); free space and run again"
+            ),
+            _ => format!("cannot write the records of run {name}: {e}"),
+        };
+        // Best effort: on a full disk the journal line may not fit either.
+        let _ = results.fail_run(idx, text.clone());
+        let _ = results.compact();
+        WorkloadError::Io {
+            path: results.root().to_path_buf(),
+            source: std::io::Error::new(e.kind(), text),
+        }
+    })
+}
+
+fn finish(
+    device: &mut dyn Device,
+    results: &mut ResultsDir,
+    idx: usize,
+    outcome: Result<flashlab_exec::Outcome, ExecError>,
+    tally: Tally,
+    extra: Option<serde_json::Value>,
+) -> Result<(RunSummary, Option<String>), WorkloadError> {
+    let root = results.root().to_path_buf();
+    let (status, error) = match outcome {
+        Ok(flashlab_exec::Outcome::Complete) => (RunStatus::Complete, None),
+        Ok(flashlab_exec::Outcome::Interrupted) => {
+            (RunStatus::Interrupted, Some("interrupted".to_string()))
+        }
+        Err(e) => (RunStatus::Failed, Some(e.to_string())),
+    };
+    let mut stats = device.stats_json();
+    if let (Some(serde_json::Value::Object(m)), Some(extra)) = (&mut stats, extra) {
+        m.insert("replay".into(), extra);
+    }
+    let summary = results
+        .finish_run_tallied(idx, status, error.clone(), stats, Some(tally))
+        .map_err(WorkloadError::io(&root))?;
+    device.reset_stats();
+    results.write_summary().map_err(WorkloadError::io(&root))?;
+    Ok((summary, error))
+}
+
+/// The host a results directory was written on (its manifest's `host`).
+pub fn host_info() -> HostInfo {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into())
+    };
+    HostInfo {
+        hostname: read("/proc/sys/kernel/hostname"),
+        kernel: read("/proc/sys/kernel/osrelease"),
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+    }
+}

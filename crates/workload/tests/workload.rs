@@ -1,0 +1,149 @@
+//! The one verb, as its callers use it: a workload checked once, its errors
+//! named per front end, and `run` on a simulated device.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use flashlab_device::Device;
+use flashlab_results::{Manifest, ResultsDir, ToolInfo};
+use flashlab_workload::{run, FrontEnd, RunOptions, TraceSpec, Workload};
+
+fn trace(speed: f64, closed_loop: bool, queue_depth: Option<usize>) -> TraceSpec {
+    TraceSpec {
+        path: "t.trace".into(),
+        format: None,
+        closed_loop,
+        queue_depth,
+        speed,
+        fit: "error".into(),
+    }
+}
+
+#[test]
+fn a_refused_setting_is_named_as_each_front_end_writes_it() {
+    let e = trace(0.0, false, None).check().unwrap_err();
+    assert!(e.is_user_error());
+    assert_eq!(
+        e.render(FrontEnd::Cli),
+        "--speed 0 must be a positive number, e.g. --speed 2"
+    );
+    assert_eq!(
+        e.render(FrontEnd::Grid),
+        "[trace] speed 0 must be a positive number, e.g. speed = 2.0"
+    );
+    let e = trace(1.0, false, Some(5000)).check().unwrap_err();
+    assert_eq!(
+        e.render(FrontEnd::Cli),
+        "--queue-depth must be between 1 and 4096"
+    );
+    assert_eq!(
+        e.render(FrontEnd::Grid),
+        "[trace] queue_depth must be between 1 and 4096"
+    );
+}
+
+#[test]
+fn a_speed_with_closed_loop_replay_is_refused_from_every_front_end() {
+    // A grid used to accept it and ignore the speed; the CLI refused it.
+    let e = trace(2.0, true, None).check().unwrap_err();
+    assert_eq!(
+        e.render(FrontEnd::Grid),
+        "[trace] speed applies to open-loop replay; drop it or drop [trace] closed_loop"
+    );
+    assert!(trace(1.0, true, Some(8)).check().is_ok());
+}
+
+#[test]
+fn a_trace_is_read_with_the_bounded_reader() {
+    // /dev/zero is refused at once, not read into memory.
+    let spec = TraceSpec {
+        path: "/dev/zero".into(),
+        ..trace(1.0, false, None)
+    };
+    match spec.read() {
+        Ok(_) => panic!("/dev/zero was read as a trace"),
+        Err(e) => assert!(e.is_user_error(), "{e}"),
+    }
+}
+
+fn results_on(dir: &Path, device: &dyn Device) -> ResultsDir {
+    ResultsDir::create(
+        dir,
+        Manifest {
+            schema_version: flashlab_results::SCHEMA_VERSION,
+            tool: ToolInfo {
+                name: "test".into(),
+                version: "0".into(),
+                git_commit: "unknown".into(),
+            },
+            created_unix_s: 0,
+            command_line: vec![],
+            host: flashlab_workload::host_info(),
+            device: device.info().clone(),
+            engine: "simulator".into(),
+            suite: None,
+            runs: Vec::new(),
+        },
+    )
+    .unwrap()
+}
+
+/// Runs `workload_json` with `seed` on a small simulated device; the bytes of its records.
+fn records_of(workload_json: &str, seed: u64) -> Vec<u8> {
+    let workload: Workload = serde_json::from_str(workload_json).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let mut device = flashlab_sim::open_device("ssd-m,capacity=1GiB", seed, 64).unwrap();
+    let mut results = results_on(&out, &device);
+    let never = AtomicBool::new(false);
+    let options = RunOptions {
+        seed,
+        records: true,
+        stop: &never,
+    };
+    let outcome = run(&workload, &mut device, &mut results, &options)
+        .unwrap_or_else(|f| panic!("{}", f.error));
+    assert_eq!(outcome.runs.len(), 1);
+    assert!(outcome.suite.is_none());
+    assert_eq!(outcome.runs[0].stats.all.ios, 2000);
+    std::fs::read(out.join("runs/001-RW/records.bin")).unwrap()
+}
+
+#[test]
+fn run_is_deterministic_and_a_run_without_a_seed_takes_the_workloads() {
+    let unseeded = r#"{"kind": "patterns", "runs": [{"pattern": "RW", "io_count": 2000}]}"#;
+    let a = records_of(unseeded, 7);
+    assert_eq!(a, records_of(unseeded, 7));
+    assert_ne!(
+        a,
+        records_of(unseeded, 8),
+        "the seed drives the random writes"
+    );
+    // A run with its own seed keeps it whatever the workload's.
+    let seeded =
+        r#"{"kind": "patterns", "runs": [{"pattern": "RW", "io_count": 2000, "seed": 7}]}"#;
+    assert_eq!(records_of(seeded, 7), records_of(unseeded, 7));
+}
+
+#[test]
+fn a_refused_pattern_fails_before_any_run() {
+    let workload: Workload = serde_json::from_str(
+        r#"{"kind": "patterns", "runs": [{"pattern": "SR", "io_count": 10, "parallel": 8192}]}"#,
+    )
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut device = flashlab_sim::open_device("ssd-m,capacity=1GiB", 1, 64).unwrap();
+    let mut results = results_on(&tmp.path().join("r"), &device);
+    let never = AtomicBool::new(false);
+    let options = RunOptions {
+        seed: 1,
+        records: true,
+        stop: &never,
+    };
+    let failed = match run(&workload, &mut device, &mut results, &options) {
+        Ok(_) => panic!("8192 streams were accepted"),
+        Err(f) => f,
+    };
+    assert!(failed.outcome.runs.is_empty());
+    assert!(failed.error.is_user_error(), "{}", failed.error);
+}
