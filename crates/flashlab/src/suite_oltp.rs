@@ -34,8 +34,9 @@ pub struct Wang11OltpArgs {
     /// Terminals per run (the paper: 30).
     #[arg(long, default_value_t = 8)]
     pub terminals: u32,
-    /// Measured time per run.
-    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    /// Measured time per run (60 s holds a whole checkpoint at PostgreSQL's
+    /// 30 s checkpoint interval).
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
     pub duration: String,
     /// Warm-up per run.
     #[arg(long, value_name = "DURATION", default_value = "5s")]

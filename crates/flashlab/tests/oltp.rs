@@ -392,6 +392,51 @@ fn a_short_tpcc_run_on_a_file_backed_device_traces_both_layers_and_leaves_nothin
     assert!(!img.exists(), "the file flashlab created is removed");
 }
 
+/// The default window (60 s after a warm-up and a CHECKPOINT, PostgreSQL's
+/// checkpoint interval at 30 s) holds a whole checkpoint, as a long run
+/// would: counted, with the bytes it wrote, and reaching the device.
+#[test]
+fn the_default_window_holds_a_checkpoint() {
+    if skip("oltp checkpoint") {
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let img = tmp.path().join("dev.img");
+    let res = tmp.path().join("res");
+    let (o, pid) = run_oltp(
+        &[
+            "--device",
+            img.to_str().unwrap(),
+            "--size",
+            "2GiB",
+            "--fs",
+            "ext2",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "4",
+            "--ramp-up",
+            "2s",
+            "--json",
+        ],
+        &res,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json_of(&o);
+    check_run(&doc, &res);
+    let c = &doc["checkpoints"];
+    eprintln!("checkpoints in the default window: {c}");
+    assert_eq!(f(&doc, "/tpcc/measured_s"), 60.0);
+    assert!(f(&doc, "/checkpoints/completed") > 0.0, "{c}");
+    assert!(f(&doc, "/checkpoints/started") > 0.0, "{c}");
+    assert!(f(&doc, "/checkpoints/bytes_written") > 0.0, "{c}");
+    assert_eq!(f(&doc, "/checkpoints/interval_s"), 30.0, "{c}");
+    // The warm-up ran before the window, its figures apart.
+    assert!(f(&doc, "/warm_up/tpmc") > 0.0);
+    assert_nothing_left(pid, &[&img]);
+}
+
 #[test]
 fn an_interrupted_run_tears_everything_down() {
     if skip("oltp interrupted") {

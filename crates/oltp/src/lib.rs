@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub mod blockstat;
+pub mod checkpoints;
 pub mod device;
 pub mod driver;
 pub mod endurance;
@@ -62,6 +63,8 @@ pub struct OltpConfig {
     pub warehouses: u32,
     pub load_workers: u32,
     pub terminals: u32,
+    /// Warm-up: TPC-C runs this long, untraced and uncounted, before the
+    /// CHECKPOINT that starts the measured window.
     pub ramp_up_s: f64,
     pub duration_s: f64,
     pub keying_and_think: bool,
@@ -414,7 +417,33 @@ fn setup_and_run(
     doc.save()?;
     check_stop(stop)?;
 
-    // 5. Measure: block stat and serve before, tracers, TPC-C, tracers, after.
+    // 5. Warm-up, then a CHECKPOINT: the measured window starts from a
+    // warmed-up, checkpointed steady state (the load's dirty buffers on disk,
+    // the next timed checkpoint one interval into the window), as a long run
+    // would be at any checkpoint.
+    if cfg.ramp_up_s > 0.0 {
+        doc.set_status("warming-up", None);
+        doc.save()?;
+        let warm = driver::warm_up(
+            &db,
+            cfg,
+            stop,
+            &cfg.results.join("warm-up-seconds.jsonl"),
+            progress,
+        )?;
+        doc.set("warm_up", warm.report);
+        doc.save()?;
+        check_stop(stop)?;
+    }
+    progress.say("CHECKPOINT: the measured window starts from a checkpointed state");
+    checkpoints::checkpoint(&db)?;
+    let block_bytes = checkpoints::block_bytes(&db)?;
+    let (ckpt_view, ckpt_before) = checkpoints::read(&db)?;
+    let pg_log = cfg.results.join("postgres.log");
+    let ckpt_log_from = checkpoints::log_len(&pg_log);
+    check_stop(stop)?;
+
+    // 6. Measure: block stat and serve before, tracers, TPC-C, tracers, after.
     // The block statistics are read while the file system is frozen (every
     // dirty page written back, no write can start), right before the
     // tracers start and right after they stop: both count the same
@@ -453,6 +482,9 @@ fn setup_and_run(
         progress,
     );
     let elapsed_s = started.elapsed().as_secs_f64();
+    // The checkpointer's counters at the end of the window (a server that
+    // went away leaves the section out; the run's own error says why).
+    let ckpt_after = checkpoints::read(&db).ok();
     let frozen = if freezable {
         fs::freeze(&mnt).ok()
     } else {
@@ -465,6 +497,26 @@ fn setup_and_run(
         .and_then(blockstat::BlockStat::read);
     let serve_after = attached.serve.as_ref().and_then(|s| s.snapshot());
     drop(frozen);
+    if let Some((_, after)) = &ckpt_after {
+        let report = checkpoints::CheckpointReport::between(
+            ckpt_view,
+            checkpoint_interval_s(&cfg.pg.checkpoint_timeout),
+            block_bytes,
+            &ckpt_before,
+            after,
+            checkpoints::started_since(&pg_log, ckpt_log_from),
+        );
+        progress.say(&format!(
+            "checkpoints in the window: {} started, {} completed, {:.1} MB written by them",
+            report.started,
+            report.completed,
+            report.bytes_written as f64 / 1e6
+        ));
+        doc.set(
+            "checkpoints",
+            serde_json::to_value(&report).expect("serializes"),
+        );
+    }
     let run = run?;
     let traced = traced?;
     doc.set("tpcc", run.report.clone());
@@ -484,7 +536,7 @@ fn setup_and_run(
     }
     doc.save()?;
 
-    // 6. Analysis: series, file-system WAF, consistency, endurance.
+    // 7. Analysis: series, file-system WAF, consistency, endurance.
     let measured_s = run.measured_s.unwrap_or(elapsed_s).max(1e-9);
     if let Some(t) = &traced {
         doc.set("trace", t.summary.clone());
@@ -530,6 +582,11 @@ fn setup_and_run(
     }
     doc.save()?;
     Ok(())
+}
+
+/// checkpoint_timeout as flashlab passes it ("30s"), in seconds.
+fn checkpoint_interval_s(text: &str) -> f64 {
+    flashlab_pattern::units::parse_duration_ns(text).map_or(0.0, |ns| ns as f64 / 1e9)
 }
 
 fn too_small(what: &str, have: u64, needed: u64, cfg: &OltpConfig, flag: &str) -> OltpError {
