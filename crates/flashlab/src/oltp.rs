@@ -314,14 +314,13 @@ pub fn oltp(args: OltpArgs) -> CliResult<()> {
             eprintln!("oltp: {line}");
         }
     };
+    // Only a directory this run creates (or finds empty) gets a manifest:
+    // one refused early (a bad flag, not root) may hold an earlier run's
+    // oltp.json, and its manifest.json must stay as it is.
+    let fresh =
+        std::fs::read_dir(&cfg.results).map_or(!cfg.results.exists(), |mut d| d.next().is_none());
     let outcome = flashlab_oltp::run(&cfg, &signals::STOP, &mut progress);
-    // Not into a directory the run refused: it holds someone else's results.
-    if !matches!(
-        outcome,
-        Err(OltpError::Input(
-            flashlab_oltp::InputError::ResultsNotEmpty { .. }
-        ))
-    ) {
+    if fresh {
         write_manifest(&cfg);
     }
     let outcome = outcome.map_err(|e| match e {
@@ -441,6 +440,26 @@ pub fn summary_text(doc: &Value) -> String {
             } else {
                 String::new()
             }
+        );
+    }
+    if let Some(n) = doc
+        .pointer("/trace_consistency/logical_unattributed_ios")
+        .and_then(Value::as_u64)
+    {
+        out += &format!(
+            "logical trace: {n} requests not attributable to a file (0 is the goal), {} fsyncs named by their inode\n",
+            doc.pointer("/trace_consistency/logical_syncs_by_inode")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        );
+    }
+    if let Some(c) = doc.get("checkpoints").filter(|c| c.is_object()) {
+        out += &format!(
+            "checkpoints in the window: {} started, {} completed, {:.1} MB written by them (interval {} s)\n",
+            c["started"],
+            c["completed"],
+            c["bytes_written"].as_f64().unwrap_or(0.0) / 1e6,
+            c["interval_s"]
         );
     }
     let rate = f(doc, "/endurance/physical_write_bytes_per_s").unwrap_or(0.0);

@@ -107,6 +107,12 @@ pub fn bytes_needed(warehouses: u32, max_wal_bytes: u64) -> u64 {
     BASE_BYTES + warehouses as u64 * BYTES_PER_WAREHOUSE + max_wal_bytes + (64 << 20)
 }
 
+/// A simulated device's capacity when no `--size` or `capacity=` says:
+/// 1.5x what the warehouses need, at least 2 GiB, in whole GiB.
+pub fn default_sim_capacity_bytes(needed_bytes: u64) -> u64 {
+    (needed_bytes * 3 / 2).max(2 << 30).div_ceil(1 << 30) << 30
+}
+
 /// PostgreSQL sizes ("1GB", "512MB", "64kB") in bytes.
 pub fn pg_size_bytes(text: &str) -> Option<u64> {
     let t = text.trim();
@@ -205,6 +211,9 @@ pub fn run(cfg: &OltpConfig, stop: &AtomicBool, progress: &mut dyn Progress) -> 
     );
     progress.say("tearing down");
     teardown.unwind();
+    // The parent of the run directories goes too when no other run uses it
+    // (remove_dir removes only an empty directory).
+    let _ = std::fs::remove_dir(stale::ROOT);
     let left = leftovers::check(&rdir, &doc.watch);
     doc.set(
         "teardown",
@@ -244,9 +253,16 @@ fn setup_and_run(
     let max_wal = pg_size_bytes(&cfg.pg.max_wal_size).unwrap_or(1 << 30);
     let needed = bytes_needed(cfg.warehouses, max_wal);
     // A new directory (not create_dir_all): the cleanup above removed any
-    // earlier one of this PID, so one that exists now is not ours.
-    std::fs::create_dir(rdir)
-        .map_err(|e| OltpError::failed(format!("cannot create {}", rdir.display()), e))?;
+    // earlier one of this PID, so one that exists now is not ours. Once
+    // more if another run's teardown removed the empty parent meanwhile.
+    let created = std::fs::create_dir(rdir).or_else(|e| {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            return Err(e);
+        }
+        stale::prepare_root()?;
+        std::fs::create_dir(rdir)
+    });
+    created.map_err(|e| OltpError::failed(format!("cannot create {}", rdir.display()), e))?;
     {
         let d = rdir.to_path_buf();
         teardown.push(format!("remove {}", rdir.display()), move || {
@@ -289,7 +305,7 @@ fn setup_and_run(
         DeviceArg::Sim { spec } => {
             let capacity = cfg
                 .size_bytes
-                .unwrap_or_else(|| (needed * 3 / 2).max(2 << 30).div_ceil(1 << 30) << 30);
+                .unwrap_or_else(|| default_sim_capacity_bytes(needed));
             let setup = device::sim::SimSetup {
                 spec,
                 default_capacity_bytes: capacity,
@@ -517,7 +533,22 @@ fn setup_and_run(
             serde_json::to_value(&report).expect("serializes"),
         );
     }
-    let run = run?;
+    // A failed run keeps what it measured: the trace's summary and the
+    // TPC-C seconds that completed, then the error.
+    if let Ok(Some(t)) = &traced {
+        doc.set("trace", t.summary.clone());
+    }
+    let run = match run {
+        Ok(r) => r,
+        Err(e) => {
+            doc.set(
+                "tpcc_partial",
+                results::partial_tpcc(&cfg.results.join("tpcc-seconds.jsonl")),
+            );
+            doc.save()?;
+            return Err(e);
+        }
+    };
     let traced = traced?;
     doc.set("tpcc", run.report.clone());
     let delta = match (&stat_before, &stat_after) {

@@ -284,7 +284,7 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
             return Err(OltpError::Failed(Failure::Exited {
                 what: "postgres",
                 status: st,
-                last_line: proc::last_log_line(s.log),
+                last_line: proc::last_error_line(s.log),
             }));
         }
         if let Ok(mut c) = cfg.connect(postgres::NoTls) {
@@ -296,7 +296,7 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
             return Err(OltpError::Failed(Failure::NotReady {
                 what: "PostgreSQL did not accept connections".into(),
                 within_s: 120,
-                last_log_line: Some(proc::last_log_line(s.log)),
+                last_log_line: Some(proc::last_error_line(s.log)),
             }));
         }
         std::thread::sleep(Duration::from_millis(200));
