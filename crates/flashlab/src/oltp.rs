@@ -45,10 +45,12 @@ pub struct OltpArgs {
     #[arg(long, value_name = "DIR")]
     pub pg_bin: Option<PathBuf>,
 
-    /// PostgreSQL shared_buffers (the DBMS buffer; the paper's Table 4 varies it).
+    /// PostgreSQL shared_buffers (the DBMS buffer; the paper's Table 4 varies
+    /// it), passed to PostgreSQL as given: PostgreSQL's units, kB, MB, GB
+    /// and TB in powers of 1024.
     #[arg(long, value_name = "SIZE", default_value = "128MB")]
     pub shared_buffers: String,
-    /// PostgreSQL wal_buffers.
+    /// PostgreSQL wal_buffers, in PostgreSQL's units (kB, MB, GB: powers of 1024).
     #[arg(long, value_name = "SIZE", default_value = "4MB")]
     pub wal_buffers: String,
     /// Time between PostgreSQL's checkpoints (its checkpoint_timeout, 30s
@@ -61,7 +63,7 @@ pub struct OltpArgs {
         default_value = "30s"
     )]
     pub checkpoint_interval: String,
-    /// PostgreSQL max_wal_size.
+    /// PostgreSQL max_wal_size, in PostgreSQL's units (kB, MB, GB, TB: powers of 1024).
     #[arg(long, value_name = "SIZE", default_value = "1GB")]
     pub max_wal_size: String,
     /// PostgreSQL synchronous_commit (on: the log is flushed at commit, as in the paper).
@@ -198,20 +200,17 @@ fn secs(flag: &str, text: &str) -> CliResult<f64> {
     Ok(ns as f64 / 1e9)
 }
 
-/// Sizes with IEC units (`2PB` is read as decimal petabytes: vendors rate in powers of ten).
+/// The shared size parser: `2PB` is decimal petabytes, as vendors rate.
 fn rated_bytes(text: &str) -> CliResult<u64> {
-    let t = text.trim();
-    let dec = [("PB", 1e15), ("TB", 1e12), ("GB", 1e9)];
-    for (suffix, mult) in dec {
-        if let Some(n) = t.strip_suffix(suffix) {
-            if let Ok(v) = n.trim().parse::<f64>() {
-                if v > 0.0 {
-                    return Ok((v * mult) as u64);
-                }
-            }
-        }
+    match parse_size(text) {
+        Ok(b) if b > 0 => Ok(b),
+        Ok(_) => Err(CliError::user(
+            "--rated-lifetime-writes must be more than 0 bytes, e.g. 2PB",
+        )),
+        Err(e) => Err(CliError::user(format!(
+            "--rated-lifetime-writes: {e} (e.g. 2PB)"
+        ))),
     }
-    parse_size(t).map_err(|e| CliError::user(format!("--rated-lifetime-writes: {e} (e.g. 2PB)")))
 }
 
 /// `--checkpoint-interval` as PostgreSQL's checkpoint_timeout, in whole

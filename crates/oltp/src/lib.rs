@@ -113,20 +113,27 @@ pub fn default_sim_capacity_bytes(needed_bytes: u64) -> u64 {
     (needed_bytes * 3 / 2).max(2 << 30).div_ceil(1 << 30) << 30
 }
 
-/// PostgreSQL sizes ("1GB", "512MB", "64kB") in bytes.
+/// PostgreSQL sizes ("1GB", "512MB", "64kB") in bytes, read as PostgreSQL
+/// reads them: its unit words are powers of 1024 (its "MB" is flashlab's
+/// "MiB"), case-sensitive, a bare number counts 8 kB pages. The
+/// arithmetic is the shared size parser's.
 pub fn pg_size_bytes(text: &str) -> Option<u64> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let n: u64 = t[..split].parse().ok()?;
-    let mult = match t[split..].trim() {
-        "" => 8192, // blocks of 8 kB for the page-sized settings
-        "kB" => 1 << 10,
-        "MB" => 1 << 20,
-        "GB" => 1 << 30,
-        "TB" => 1 << 40,
+    let (n, unit) = (&t[..split], t[split..].trim());
+    if n.is_empty() {
+        return None;
+    }
+    let (iec, pages) = match unit {
+        "" => ("KiB", 8), // blocks of 8 kB for the page-sized settings
+        "kB" => ("KiB", 1),
+        "MB" => ("MiB", 1),
+        "GB" => ("GiB", 1),
+        "TB" => ("TiB", 1),
         _ => return None,
     };
-    Some(n * mult)
+    let bytes = flashlab_pattern::units::parse_size(&format!("{n}{iec}")).ok()?;
+    bytes.checked_mul(pages)
 }
 
 /// The checks made before anything is set up: each a one-line error.

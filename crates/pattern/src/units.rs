@@ -25,7 +25,8 @@ pub fn quote(text: &str) -> String {
 }
 
 /// Parses a byte count: a plain number of bytes, or a number with a suffix
-/// `B`, `K`/`KiB`/`KB`, `M`/`MiB`/`MB`, `G`/`GiB`/`GB`, `T`/`TiB`/`TB` (see
+/// `B`, `K`/`KiB`/`KB`, `M`/`MiB`/`MB`, `G`/`GiB`/`GB`, `T`/`TiB`/`TB`,
+/// `P`/`PiB`/`PB` (see
 /// the module comment: `KB` is 1000, `KiB` and `K` are 1024), or `s`
 /// (512-byte sectors).
 pub fn parse_size(text: &str) -> Result<u64, UnitError> {
@@ -46,10 +47,13 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
         "m" | "mib" => 1 << 20,
         "g" | "gib" => 1 << 30,
         "t" | "tib" => 1 << 40,
+        "p" | "pib" => 1 << 50,
         "kb" => 1_000,
         "mb" => 1_000_000,
         "gb" => 1_000_000_000,
         "tb" => 1_000_000_000_000,
+        // Drive makers rate lifetime writes in petabytes (the X25-E: 2 PB).
+        "pb" => 1_000_000_000_000_000,
         other => {
             return Err(UnitError::UnknownSizeUnit {
                 text: shown,
@@ -191,6 +195,9 @@ mod tests {
     #[test]
     fn sizes() {
         size("4096", 4096);
+        // Lifetime-write ratings: decimal petabytes, and the binary unit.
+        size("2PB", 2_000_000_000_000_000);
+        size("1PiB", 1 << 50);
         size("32K", 32768);
         size("32KiB", 32768);
         size("32kb", 32_000);
