@@ -191,7 +191,10 @@ pub fn cleanup_killed_runs() -> Result<Vec<String>> {
     if !proc::is_root() {
         return Err(OltpError::NotRoot);
     }
-    Ok(stale::cleanup())
+    let done = stale::cleanup();
+    // No empty parent left behind either (removed only when empty).
+    let _ = std::fs::remove_dir(stale::ROOT);
+    Ok(done)
 }
 
 /// Runs everything; the teardown stack is unwound before this returns,
