@@ -45,16 +45,25 @@ pub struct OltpArgs {
     #[arg(long, value_name = "DIR")]
     pub pg_bin: Option<PathBuf>,
 
-    /// PostgreSQL shared_buffers (the DBMS buffer; the paper's Table 4 varies it).
+    /// PostgreSQL shared_buffers (the DBMS buffer; the paper's Table 4 varies
+    /// it), passed to PostgreSQL as given: PostgreSQL's units, kB, MB, GB
+    /// and TB in powers of 1024.
     #[arg(long, value_name = "SIZE", default_value = "128MB")]
     pub shared_buffers: String,
-    /// PostgreSQL wal_buffers.
+    /// PostgreSQL wal_buffers, in PostgreSQL's units (kB, MB, GB: powers of 1024).
     #[arg(long, value_name = "SIZE", default_value = "4MB")]
     pub wal_buffers: String,
-    /// PostgreSQL checkpoint_timeout.
-    #[arg(long, value_name = "DURATION", default_value = "5min")]
-    pub checkpoint_timeout: String,
-    /// PostgreSQL max_wal_size.
+    /// Time between PostgreSQL's checkpoints (its checkpoint_timeout, 30s
+    /// to 86400s): the default puts a whole checkpoint inside the default
+    /// 60 s window, which starts right after a CHECKPOINT.
+    #[arg(
+        long,
+        visible_alias = "checkpoint-timeout",
+        value_name = "DURATION",
+        default_value = "30s"
+    )]
+    pub checkpoint_interval: String,
+    /// PostgreSQL max_wal_size, in PostgreSQL's units (kB, MB, GB, TB: powers of 1024).
     #[arg(long, value_name = "SIZE", default_value = "1GB")]
     pub max_wal_size: String,
     /// PostgreSQL synchronous_commit (on: the log is flushed at commit, as in the paper).
@@ -76,7 +85,8 @@ pub struct OltpArgs {
     /// Measured time.
     #[arg(long, value_name = "DURATION", default_value = "60s")]
     pub duration: String,
-    /// Warm-up before the measured time (transactions run, not counted).
+    /// Warm-up before the measured time (TPC-C runs, not traced nor counted;
+    /// then a CHECKPOINT starts the window).
     #[arg(long, value_name = "DURATION", default_value = "5s")]
     pub ramp_up: String,
     /// Keying and think times of the TPC-C specification (default: none, as in the paper).
@@ -190,20 +200,29 @@ fn secs(flag: &str, text: &str) -> CliResult<f64> {
     Ok(ns as f64 / 1e9)
 }
 
-/// Sizes with IEC units (`2PB` is read as decimal petabytes: vendors rate in powers of ten).
+/// The shared size parser: `2PB` is decimal petabytes, as vendors rate.
 fn rated_bytes(text: &str) -> CliResult<u64> {
-    let t = text.trim();
-    let dec = [("PB", 1e15), ("TB", 1e12), ("GB", 1e9)];
-    for (suffix, mult) in dec {
-        if let Some(n) = t.strip_suffix(suffix) {
-            if let Ok(v) = n.trim().parse::<f64>() {
-                if v > 0.0 {
-                    return Ok((v * mult) as u64);
-                }
-            }
-        }
+    match parse_size(text) {
+        Ok(b) if b > 0 => Ok(b),
+        Ok(_) => Err(CliError::user(
+            "--rated-lifetime-writes must be more than 0 bytes, e.g. 2PB",
+        )),
+        Err(e) => Err(CliError::user(format!(
+            "--rated-lifetime-writes: {e} (e.g. 2PB)"
+        ))),
     }
-    parse_size(t).map_err(|e| CliError::user(format!("--rated-lifetime-writes: {e} (e.g. 2PB)")))
+}
+
+/// `--checkpoint-interval` as PostgreSQL's checkpoint_timeout, in whole
+/// seconds inside the range PostgreSQL accepts.
+fn checkpoint_interval(text: &str) -> CliResult<String> {
+    let s = secs("checkpoint-interval", text)?;
+    if !(30.0..=86400.0).contains(&s) || s.fract() != 0.0 {
+        return Err(CliError::user(format!(
+            "--checkpoint-interval {text}: PostgreSQL's checkpoint_timeout takes whole seconds from 30s to 86400s; e.g. 30s"
+        )));
+    }
+    Ok(format!("{}s", s as u64))
 }
 
 fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
@@ -247,7 +266,7 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
         pg: PgSettings {
             shared_buffers: a.shared_buffers.clone(),
             wal_buffers: a.wal_buffers.clone(),
-            checkpoint_timeout: a.checkpoint_timeout.clone(),
+            checkpoint_timeout: checkpoint_interval(&a.checkpoint_interval)?,
             max_wal_size: a.max_wal_size.clone(),
             synchronous_commit: a.synchronous_commit.clone(),
             full_page_writes: a.full_page_writes.clone(),
@@ -294,14 +313,13 @@ pub fn oltp(args: OltpArgs) -> CliResult<()> {
             eprintln!("oltp: {line}");
         }
     };
+    // Only a directory this run creates (or finds empty) gets a manifest:
+    // one refused early (a bad flag, not root) may hold an earlier run's
+    // oltp.json, and its manifest.json must stay as it is.
+    let fresh =
+        std::fs::read_dir(&cfg.results).map_or(!cfg.results.exists(), |mut d| d.next().is_none());
     let outcome = flashlab_oltp::run(&cfg, &signals::STOP, &mut progress);
-    // Not into a directory the run refused: it holds someone else's results.
-    if !matches!(
-        outcome,
-        Err(OltpError::Input(
-            flashlab_oltp::InputError::ResultsNotEmpty { .. }
-        ))
-    ) {
+    if fresh {
         write_manifest(&cfg);
     }
     let outcome = outcome.map_err(|e| match e {
@@ -354,6 +372,25 @@ pub fn summary_text(doc: &Value) -> String {
     if let Some(tpmc) = f(doc, "/tpcc/tpmc") {
         out += &format!("tpmC: {tpmc:.0}\n");
     }
+    if let Some(v) = doc.pointer("/tpcc/mix/verdict").and_then(Value::as_str) {
+        let shares: Vec<String> = doc
+            .pointer("/tpcc/mix/types")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| {
+                Some(format!(
+                    "{} {:.2} %",
+                    t["name"].as_str()?,
+                    t["percent"].as_f64()?
+                ))
+            })
+            .collect();
+        out += &format!(
+            "TPC-C mix: {} (clause 9.2.2.5 audit: {v})\n",
+            shares.join(", ")
+        );
+    }
     if doc.get("tpcc").is_none() {
         return out;
     }
@@ -402,6 +439,26 @@ pub fn summary_text(doc: &Value) -> String {
             } else {
                 String::new()
             }
+        );
+    }
+    if let Some(n) = doc
+        .pointer("/trace_consistency/logical_unattributed_ios")
+        .and_then(Value::as_u64)
+    {
+        out += &format!(
+            "logical trace: {n} requests not attributable to a file (0 is the goal), {} fsyncs named by their inode\n",
+            doc.pointer("/trace_consistency/logical_syncs_by_inode")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        );
+    }
+    if let Some(c) = doc.get("checkpoints").filter(|c| c.is_object()) {
+        out += &format!(
+            "checkpoints in the window: {} started, {} completed, {:.1} MB written by them (interval {} s)\n",
+            c["started"],
+            c["completed"],
+            c["bytes_written"].as_f64().unwrap_or(0.0) / 1e6,
+            c["interval_s"]
         );
     }
     let rate = f(doc, "/endurance/physical_write_bytes_per_s").unwrap_or(0.0);

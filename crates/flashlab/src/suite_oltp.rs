@@ -34,8 +34,9 @@ pub struct Wang11OltpArgs {
     /// Terminals per run (the paper: 30).
     #[arg(long, default_value_t = 8)]
     pub terminals: u32,
-    /// Measured time per run.
-    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    /// Measured time per run (60 s holds a whole checkpoint at PostgreSQL's
+    /// 30 s checkpoint interval).
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
     pub duration: String,
     /// Warm-up per run.
     #[arg(long, value_name = "DURATION", default_value = "5s")]
@@ -82,9 +83,23 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
         .map_err(|e| CliError::failure(format!("cannot find the flashlab executable: {e}")))?;
     // A results directory like every suite's (its manifest names the suite),
     // so that `flashlab report` shows it; the runs are in subdirectories.
-    let device =
-        flashlab_sim::open_device(&format!("{},capacity=4GiB", args.profiles[0]), args.seed, 1)
-            .map_err(CliError::user)?;
+    // Its device is the first run's, at the capacity the runs get.
+    let max_wal =
+        flashlab_oltp::pg_size_bytes(&PgSettings::default().max_wal_size).unwrap_or(1 << 30);
+    let capacity = flashlab_oltp::default_sim_capacity_bytes(flashlab_oltp::bytes_needed(
+        args.warehouses,
+        max_wal,
+    ));
+    let device = flashlab_sim::open_device(
+        &format!(
+            "{},capacity={}",
+            args.profiles[0],
+            flashlab_pattern::units::format_size(capacity)
+        ),
+        args.seed,
+        1,
+    )
+    .map_err(CliError::user)?;
     let mut results = crate::target::create_results(Some(&dir), wang11_oltp::NAME, &device, "sim")?;
     let cases = wang11_oltp::cases(&args.profiles, &args.file_systems);
     results

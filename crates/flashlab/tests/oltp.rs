@@ -109,6 +109,13 @@ fn assert_nothing_left(pid: u32, also: &[&Path]) {
         }
     }
     assert!(!dir.exists(), "{d} is left");
+    // Nor their parent, unless another run still uses it.
+    let parent = dir.parent().unwrap();
+    assert!(
+        std::fs::read_dir(parent).map_or(true, |mut d| d.next().is_some()),
+        "the empty {} is left",
+        parent.display()
+    );
 }
 
 fn json_of(o: &Output) -> Value {
@@ -390,6 +397,159 @@ fn a_short_tpcc_run_on_a_file_backed_device_traces_both_layers_and_leaves_nothin
     assert_eq!(doc["scheduler_in_use"]["current"], "mq-deadline");
     assert_nothing_left(pid, &[&img]);
     assert!(!img.exists(), "the file flashlab created is removed");
+}
+
+/// The default window (60 s after a warm-up and a CHECKPOINT, PostgreSQL's
+/// checkpoint interval at 30 s) holds a whole checkpoint, as a long run
+/// would: counted, with the bytes it wrote; and the logical trace has the
+/// checkpointer's fsyncs of the data files, which it opens, fsyncs and
+/// closes faster than /proc can name them (the file system's fsync event
+/// names their inodes).
+#[test]
+fn the_default_window_holds_a_checkpoint_and_its_fsyncs() {
+    if skip("oltp checkpoint") {
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let img = tmp.path().join("dev.img");
+    let res = tmp.path().join("res");
+    let (o, pid) = run_oltp(
+        &[
+            "--device",
+            img.to_str().unwrap(),
+            "--size",
+            "2GiB",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "4",
+            "--ramp-up",
+            "2s",
+            "--json",
+        ],
+        &res,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json_of(&o);
+    check_run(&doc, &res);
+    let c = &doc["checkpoints"];
+    eprintln!("checkpoints in the default window: {c}");
+    assert_eq!(f(&doc, "/tpcc/measured_s"), 60.0);
+    assert!(f(&doc, "/checkpoints/completed") > 0.0, "{c}");
+    assert!(f(&doc, "/checkpoints/started") > 0.0, "{c}");
+    assert!(f(&doc, "/checkpoints/bytes_written") > 0.0, "{c}");
+    assert_eq!(f(&doc, "/checkpoints/interval_s"), 30.0, "{c}");
+    // The warm-up ran before the window, its figures apart.
+    assert!(f(&doc, "/warm_up/tpmc") > 0.0);
+    let data_fsyncs = doc
+        .pointer("/series/logical/by_kind")
+        .and_then(Value::as_array)
+        .and_then(|k| k.iter().find(|k| k[0] == "data"))
+        .and_then(|k| k[1]["flushes"].as_u64())
+        .unwrap_or(0);
+    let tc = &doc["trace_consistency"];
+    eprintln!("data-file fsyncs in the logical trace: {data_fsyncs}; {tc}");
+    assert!(
+        data_fsyncs > 0,
+        "no data-file fsync in the logical trace: {tc}"
+    );
+    assert!(
+        f(&doc, "/trace_consistency/logical_syncs_by_inode") > 0.0,
+        "{tc}"
+    );
+    assert_nothing_left(pid, &[&img]);
+}
+
+/// `-o DIR` holding an earlier run: refused (or failing its checks) with
+/// nothing in DIR rewritten, its manifest included.
+#[test]
+fn a_refused_run_rewrites_nothing_in_an_existing_results_directory() {
+    if skip("oltp -o existing") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let res = tmp.path().join("res");
+    std::fs::create_dir(&res).unwrap();
+    let earlier = [
+        (
+            "oltp.json",
+            "{\"status\": \"complete\", \"started_unix_s\": 1}\n",
+        ),
+        ("manifest.json", "an earlier run's manifest\n"),
+    ];
+    for (name, text) in earlier {
+        std::fs::write(res.join(name), text).unwrap();
+    }
+    for args in [
+        &["--device", "sim:intel-x25e"][..],
+        &["--device", "sim:no-such-ssd"][..],
+        &["--device", "sim:intel-x25e", "--terminals", "0"][..],
+    ] {
+        let o = flashlab()
+            .arg("oltp")
+            .args(args)
+            .arg("-o")
+            .arg(&res)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let mut names: Vec<String> = std::fs::read_dir(&res)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["manifest.json", "oltp.json"], "{args:?}");
+        for (name, text) in earlier {
+            assert_eq!(
+                std::fs::read_to_string(res.join(name)).unwrap(),
+                text,
+                "{args:?} rewrote {name}"
+            );
+        }
+    }
+}
+
+/// A setting PostgreSQL refuses: its own error line (not the HINT that
+/// follows it in the log), everything torn down.
+#[test]
+fn a_setting_postgresql_refuses_shows_postgresql_s_error() {
+    if skip("oltp bad shared_buffers") {
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let img = tmp.path().join("dev.img");
+    let res = tmp.path().join("res");
+    let (o, pid) = run_oltp(
+        &[
+            "--device",
+            img.to_str().unwrap(),
+            "--size",
+            "2GiB",
+            "--setup-only",
+            "--shared-buffers",
+            "lots",
+        ],
+        &res,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    let line = err.lines().find(|l| l.starts_with("error:")).unwrap_or("");
+    assert!(
+        line.contains("invalid value for parameter \"shared_buffers\""),
+        "{err}"
+    );
+    assert!(!line.contains("HINT"), "{line}");
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(res.join("oltp.json")).unwrap()).unwrap();
+    assert_eq!(doc["status"], "failed");
+    assert_nothing_left(pid, &[&img]);
 }
 
 #[test]

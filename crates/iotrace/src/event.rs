@@ -40,6 +40,14 @@ pub enum Kind {
     ProcessExit {
         pid: u32,
     },
+    /// A file system's fsync event (`ext4_sync_file_enter`,
+    /// `xfs_file_fsync`, `btrfs_sync_file`): the inode being synced (`dev`
+    /// as the kernel encodes it, major << 20 | minor; 0 from btrfs, which
+    /// names its file system by UUID).
+    SyncInode {
+        dev: u32,
+        ino: u64,
+    },
     BlockIssue(BlockEvent),
     BlockComplete(BlockEvent),
     /// An event the reader could not decode (the sinks count it as an
@@ -98,6 +106,30 @@ fn text_kind(name: &str, body: &str) -> Kind {
         "sched_process_exit" => {
             field("pid=").map_or(Kind::Unknown, |pid| Kind::ProcessExit { pid })
         }
+        // "dev 7,0 ino 12 parent 2 datasync 1 " (ext4), "dev 7:0 ino 0x1a
+        // iflags 0x0" (xfs): the value follows its key word.
+        "ext4_sync_file_enter" | "xfs_file_fsync" => {
+            let words: Vec<&str> = body.split_whitespace().collect();
+            let after = |key: &str| {
+                words
+                    .iter()
+                    .position(|w| *w == key)
+                    .and_then(|i| words.get(i + 1))
+            };
+            let dev = after("dev").and_then(|d| {
+                let (major, minor) = d.split_once([',', ':'])?;
+                Some((major.parse::<u32>().ok()? << 20) | minor.parse::<u32>().ok()?)
+            });
+            match (dev, after("ino").and_then(|i| logical::number(i))) {
+                (Some(dev), Some(ino)) => Kind::SyncInode { dev, ino },
+                _ => Kind::Unknown,
+            }
+        }
+        "btrfs_sync_file" => body
+            .split_whitespace()
+            .find_map(|kv| kv.strip_prefix("ino="))
+            .and_then(|v| v.parse().ok())
+            .map_or(Kind::Unknown, |ino| Kind::SyncInode { dev: 0, ino }),
         _ => Kind::Unknown,
     }
 }
@@ -142,6 +174,24 @@ mod tests {
         assert_eq!(
             kind("ls-12 [000] ..... 5.000001: sched_process_exit: comm=ls pid=12 prio=120 group_dead=true"),
             Kind::ProcessExit { pid: 12 }
+        );
+        assert_eq!(
+            kind("postgres-77 [001] ..... 12.5: ext4_sync_file_enter: dev 7,3 ino 4001 parent 2 datasync 1 "),
+            Kind::SyncInode {
+                dev: (7 << 20) | 3,
+                ino: 4001
+            }
+        );
+        assert_eq!(
+            kind("postgres-77 [001] ..... 12.5: xfs_file_fsync: dev 7:3 ino 0x4001 iflags 0x0"),
+            Kind::SyncInode {
+                dev: (7 << 20) | 3,
+                ino: 0x4001
+            }
+        );
+        assert_eq!(
+            kind("postgres-77 [001] ..... 12.5: btrfs_sync_file: 0d4f-aa: root=5(FS_TREE) ino=257 parent=256 datasync=0"),
+            Kind::SyncInode { dev: 0, ino: 257 }
         );
         assert!(matches!(
             kind("kworker-44 [001] ..... 10942.412517: block_rq_issue: 7,0 WS 4096 () 8 + 8 be,0,4 [kworker]"),

@@ -337,7 +337,13 @@ const PHYSICAL_EVENTS: [(&str, &str); 2] =
 /// if needed: mounting is harmless and what the fix would say), and every
 /// tracepoint we use. The error is one line naming the fix.
 pub fn check_available() -> Result<(), TraceError> {
-    check().map(|_| ())
+    let (root, mounted) = check()?;
+    // A check leaves the machine as it found it: the session that traces
+    // mounts tracefs again, says so, and unmounts it at its end.
+    if mounted {
+        let _ = tracefs::unmount(&root);
+    }
+    Ok(())
 }
 
 /// [`check_available`], returning tracefs's root and whether we mounted it.
@@ -373,6 +379,32 @@ pub struct TraceSession {
     reader: Reader,
     physical: Option<Part<physical::PhysicalSink>>,
     logical: Option<Part<logical::LogicalSink>>,
+    /// tracefs, when this session mounted it: unmounted at the end.
+    mounted_tracefs: Option<PathBuf>,
+}
+
+impl TraceSession {
+    /// Unmounts the tracefs this session mounted (after its instances are
+    /// gone), with a note either way.
+    fn unmount_tracefs(&mut self) -> Option<String> {
+        let root = self.mounted_tracefs.take()?;
+        Some(match tracefs::unmount(&root) {
+            Ok(()) => format!("unmounted tracefs at {} again", root.display()),
+            Err(e) => format!(
+                "could not unmount the tracefs this session mounted at {} ({e}); it stays mounted",
+                root.display()
+            ),
+        })
+    }
+}
+
+impl Drop for TraceSession {
+    fn drop(&mut self) {
+        // The parts first: their instances keep tracefs busy.
+        self.physical.take();
+        self.logical.take();
+        self.unmount_tracefs();
+    }
 }
 
 /// One instance and its reader thread. Field order matters: the thread is
@@ -545,6 +577,7 @@ pub fn start(spec: TraceSpec) -> Result<TraceSession, TraceError> {
         reader: Reader::Raw,
         physical: None,
         logical: None,
+        mounted_tracefs: mounted.then(|| root.clone()),
     };
     if let Some(p) = spec.physical {
         let instance = tracefs::Instance::create(&root)?;
@@ -611,7 +644,13 @@ pub fn start(spec: TraceSpec) -> Result<TraceSession, TraceError> {
         instance.set("options/event-fork", "1")?;
         let list: Vec<String> = pids.iter().map(u32::to_string).collect();
         instance.set("set_event_pid", &list.join(" "))?;
-        let events = logical::events();
+        let mut events = logical::events();
+        // The file systems' fsync events this kernel has (a module not
+        // loaded has none).
+        events.retain(|(system, event)| {
+            !logical::SYNC_INODE_EVENTS.contains(&(system, event.as_str()))
+                || instance.path(&format!("events/{system}/{event}")).is_dir()
+        });
         for (system, event) in &events {
             instance.set(&format!("events/{system}/{event}/enable"), "1")?;
         }
@@ -629,6 +668,7 @@ pub fn start(spec: TraceSpec) -> Result<TraceSession, TraceError> {
         let path = spec.out_dir.join("logical.trace");
         let file = create(&path)?;
         let mut sink = logical::LogicalSink::new(t0_ns, file, under)?;
+        sink.follow_sync_inodes();
         let part_instance = instance;
         part_instance.set("tracing_on", "1")?;
         // The snapshot comes after tracing is on: an fd opened in between
@@ -711,6 +751,9 @@ impl TraceSession {
             summary.logical_lost_events = lost;
             summary.logical_detail = Some(sink.detail);
             summary.logical_path = Some(path);
+        }
+        if let Some(note) = self.unmount_tracefs() {
+            summary.notes.push(note);
         }
         summary.lost_events = summary.logical_lost_events + summary.physical_lost_events;
         if summary.lost_events > 0 {

@@ -90,8 +90,25 @@ pub fn events() -> Vec<(&'static str, String)> {
     ] {
         out.push(("sched", e.to_string()));
     }
+    for (system, event) in SYNC_INODE_EVENTS {
+        out.push((system, event.to_string()));
+    }
     out
 }
+
+/// The file systems' own fsync tracepoints, which name the inode an fsync
+/// or fdatasync syncs, at every call, dirty or clean. With them an fsync
+/// is attributed by inode, however short-lived its fd (PostgreSQL's
+/// checkpointer opens, fsyncs and closes a segment within microseconds,
+/// before /proc can name the fd). ext2 has none (nor has the generic
+/// fsync path an unconditional one: filemap:file_check_and_advance_wb_err
+/// fires only when a writeback error changed), so on ext2 such fsyncs stay
+/// unresolved and are counted. Those the kernel lacks are left out.
+pub const SYNC_INODE_EVENTS: [(&str, &str); 3] = [
+    ("ext4", "ext4_sync_file_enter"),
+    ("xfs", "xfs_file_fsync"),
+    ("btrfs", "btrfs_sync_file"),
+];
 
 /// A file's kind from its path relative to a PostgreSQL data directory:
 /// `pg_wal/` is the write-ahead log; files named by a relfilenode number
@@ -146,6 +163,9 @@ pub struct LogicalDetail {
     pub exits_without_entry: u64,
     /// Lines the reader could not parse (should be 0).
     pub unparsed_lines: u64,
+    /// fsyncs and fdatasyncs attributed by the inode they synced
+    /// ([`SYNC_INODE_EVENTS`]), not by their fd.
+    pub syncs_by_inode: u64,
 }
 
 /// What an fd refers to.
@@ -196,6 +216,8 @@ struct Pending {
     call: usize,
     time_ns: u64,
     args: [u64; 6],
+    /// fsync/fdatasync: the inode the kernel synced, (dev, ino).
+    sync_inode: Option<(u32, u64)>,
 }
 
 struct FileInfo {
@@ -222,6 +244,13 @@ pub struct LogicalSink {
     generation: u64,
     file_ids: HashMap<PathBuf, u32>,
     files: Vec<FileInfo>,
+    /// Inode numbers of the files and directories under `under` (walked
+    /// when an fsync names an inode not yet seen).
+    inodes: HashMap<u64, PathBuf>,
+    /// The kernel's device number(s) of the file system under `under`
+    /// (major << 20 | minor): from stat, and from fsyncs of fds already
+    /// known to be ours (btrfs reports another number to stat).
+    devs: Vec<u32>,
 }
 
 const O_APPEND: u64 = 0o2000;
@@ -246,7 +275,97 @@ impl LogicalSink {
             generation: 0,
             file_ids: HashMap::new(),
             files: Vec::new(),
+            inodes: HashMap::new(),
+            devs: Vec::new(),
         })
+    }
+
+    /// Attributes fsyncs by inode from now on (the kernel has the event).
+    pub fn follow_sync_inodes(&mut self) {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::metadata(&self.under) {
+            let d = m.dev();
+            self.devs
+                .push(((libc::major(d) as u32) << 20) | libc::minor(d) as u32);
+        }
+        self.walk();
+    }
+
+    /// Maps every inode under `under` to its path.
+    fn walk(&mut self) {
+        use std::os::unix::fs::MetadataExt;
+        let mut stack = vec![self.under.clone()];
+        while let Some(dir) = stack.pop() {
+            if let Ok(m) = std::fs::symlink_metadata(&dir) {
+                self.inodes.insert(m.ino(), dir.clone());
+            }
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let Ok(m) = e.metadata() else { continue };
+                if m.is_dir() {
+                    stack.push(e.path());
+                } else if m.is_file() {
+                    self.inodes.insert(m.ino(), e.path());
+                }
+            }
+        }
+    }
+
+    /// The path of inode `ino` under `under`, walking again once if it is
+    /// new (a file created since the last walk).
+    fn inode_path(&mut self, ino: u64) -> Option<PathBuf> {
+        if let Some(p) = self.inodes.get(&ino) {
+            return Some(p.clone());
+        }
+        self.walk();
+        self.inodes.get(&ino).cloned()
+    }
+
+    /// An fsync or fdatasync whose synced inode the kernel named: written
+    /// to the trace by inode, whatever became of its fd. False when the
+    /// inode is on another file system (the fd path decides then).
+    fn sync_by_inode(
+        &mut self,
+        p: &Pending,
+        op: FileOp,
+        tgid: u32,
+        ret: i64,
+    ) -> Result<bool, TraceError> {
+        let Some((dev, ino)) = p.sync_inode else {
+            return Ok(false);
+        };
+        // dev 0: btrfs's event names the file system by its UUID instead.
+        if dev != 0 && !self.devs.contains(&dev) {
+            // A file system we have not seen under `under` yet: ours if
+            // the fd is known to be (btrfs's stat reports another device).
+            let ours = self
+                .fds
+                .get(&tgid)
+                .and_then(|t| t.get(&p.args[0]))
+                .is_some_and(|e| e.tentative.is_none() && matches!(e.target, Target::Ours(_)));
+            if !ours {
+                return Ok(false);
+            }
+            self.devs.push(dev);
+        }
+        match self.inode_path(ino) {
+            Some(path) => {
+                let Target::Ours(file) = self.target(Some(path)) else {
+                    return Ok(false);
+                };
+                if ret < 0 {
+                    self.detail.failed_calls += 1;
+                    return Ok(true);
+                }
+                self.detail.syncs_by_inode += 1;
+                self.write_io(p.call, p.time_ns, op, file, 0, 0)?;
+            }
+            // On our file system, gone before we could walk to it.
+            None => self.detail.unresolved_ios += 1,
+        }
+        Ok(true)
     }
 
     /// Records the open fds (and positions) of every traced process, as
@@ -489,6 +608,7 @@ impl LogicalSink {
                 call,
                 time_ns,
                 args,
+                sync_inode: None,
             },
         );
     }
@@ -526,6 +646,16 @@ impl LogicalSink {
         ret: i64,
     ) -> Result<(), TraceError> {
         let fd = p.args[0];
+        let sync_op = match name {
+            "fsync" => Some(FileOp::Fsync),
+            "fdatasync" => Some(FileOp::Fdatasync),
+            _ => None,
+        };
+        if let Some(op) = sync_op {
+            if self.sync_by_inode(&p, op, tgid, ret)? {
+                return Ok(());
+            }
+        }
         let known = self.fds.get(&tgid).is_some_and(|t| t.contains_key(&fd));
         if !known {
             // First met here (an fd from a call we do not trace, or
@@ -693,6 +823,14 @@ impl Sink for LogicalSink {
             } => self.fork(parent_pid, child_pid),
             Kind::Exec { pid } => self.exec(ev.time_ns, pid),
             Kind::ProcessExit { pid } => self.process_exit(ev.time_ns, pid),
+            Kind::SyncInode { dev, ino } => {
+                // The first inode synced inside an fsync or fdatasync call.
+                if let Some(p) = self.pending.get_mut(&ev.pid) {
+                    if matches!(SYSCALLS[p.call], "fsync" | "fdatasync") && p.sync_inode.is_none() {
+                        p.sync_inode = Some((dev, ino));
+                    }
+                }
+            }
             _ => self.detail.unparsed_lines += 1,
         }
         Ok(())
@@ -742,7 +880,7 @@ mod tests {
     #[test]
     fn every_syscall_has_its_enter_and_exit_event() {
         let e = events();
-        assert_eq!(e.len(), 2 * SYSCALLS.len() + 3);
+        assert_eq!(e.len(), 2 * SYSCALLS.len() + 3 + SYNC_INODE_EVENTS.len());
         assert!(e.contains(&("syscalls", "sys_exit_pwrite64".to_string())));
     }
 }

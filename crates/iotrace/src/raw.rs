@@ -202,6 +202,10 @@ enum Decoder {
     ProcessExit {
         pid: Field,
     },
+    SyncInode {
+        dev: Option<Field>,
+        ino: Field,
+    },
     Block {
         issue: bool,
         sector: Field,
@@ -363,6 +367,14 @@ impl Layout {
                     },
                     "sched_process_exec" => Decoder::Exec { pid: field("pid")? },
                     "sched_process_exit" => Decoder::ProcessExit { pid: field("pid")? },
+                    "ext4_sync_file_enter" | "xfs_file_fsync" => Decoder::SyncInode {
+                        dev: Some(field("dev")?),
+                        ino: field("ino")?,
+                    },
+                    "btrfs_sync_file" => Decoder::SyncInode {
+                        dev: None,
+                        ino: field("ino")?,
+                    },
                     "block_rq_issue" | "block_rq_complete" => Decoder::Block {
                         issue: *event == "block_rq_issue",
                         sector: field("sector")?,
@@ -502,6 +514,13 @@ fn decode_kind(d: &Decoder, data: &[u8]) -> Option<Kind> {
         },
         Decoder::ProcessExit { pid } => Kind::ProcessExit {
             pid: pid.read(data)? as u32,
+        },
+        Decoder::SyncInode { dev, ino } => Kind::SyncInode {
+            dev: match dev {
+                Some(f) => f.read(data)? as u32,
+                None => 0,
+            },
+            ino: ino.read(data)?,
         },
         Decoder::Block {
             issue,

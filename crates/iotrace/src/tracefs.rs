@@ -20,6 +20,18 @@ pub const TRACEFS: &str = "/sys/kernel/tracing";
 /// The fix printed with every tracefs problem.
 pub const MOUNT_FIX: &str = "mount it with `mount -t tracefs nodev /sys/kernel/tracing`";
 
+/// Unmounts the tracefs we mounted at `root` (fails with EBUSY while
+/// someone else's instance or open file uses it: then it stays).
+pub fn unmount(root: &Path) -> io::Result<()> {
+    let target = CString::new(root.as_os_str().as_encoded_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: a valid NUL-terminated path.
+    if unsafe { libc::umount2(target.as_ptr(), 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Finds tracefs, mounting it at [`TRACEFS`] when it is not mounted.
 /// Returns its root and whether we mounted it.
 pub fn ensure_mounted() -> Result<(PathBuf, bool), TraceError> {

@@ -143,6 +143,24 @@ fn role() {
             // for a reader lagging on a loaded machine.
             std::thread::sleep(Duration::from_millis(500));
         }
+        "checkpointer" => {
+            // PostgreSQL's checkpointer at the end of a checkpoint: each
+            // segment opened, fsynced and closed within microseconds, far
+            // faster than a look in /proc can name the fd; then gone.
+            while !dir.join("../go").exists() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            for i in 0..SYNCS {
+                let path = dir.join(format!("seg{}", i % 5));
+                // SAFETY: a valid path; the fd is closed right after.
+                unsafe {
+                    let fd = libc::open(cstr(&path).as_ptr(), libc::O_RDWR);
+                    check(fd as isize, "open segment");
+                    check(libc::fsync(fd) as isize, "fsync segment");
+                    libc::close(fd);
+                }
+            }
+        }
         other => panic!("unknown role {other}"),
     }
 }
@@ -272,6 +290,64 @@ fn a_process_tree_s_file_requests_are_traced_exactly_and_reach_the_device() {
         }
     }
     assert!(summary.physical.write_bytes >= l.write_bytes);
+}
+
+/// The checkpointer role's fsyncs (10 on each of 5 segments).
+const SYNCS: usize = 50;
+
+/// Every fsync is traced on its file, however short-lived its fd: the
+/// kernel names the inode it syncs, which stays true after the close that
+/// leaves /proc nothing to read.
+#[test]
+fn fsyncs_on_fds_closed_at_once_are_traced_on_their_files() {
+    require_root!();
+    let dev = Loop::new(64 << 20);
+    let mnt = Mount::ext4(&dev.dev);
+    let data = mnt.dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    for s in 0..5 {
+        std::fs::write(data.join(format!("seg{s}")), vec![7u8; 8192]).unwrap();
+    }
+    let mut cp = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "role", "--nocapture", "--test-threads=1"])
+        .env(ROLE, "checkpointer")
+        .env("FLASHLAB_IOTRACE_DIR", &data)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let session = start(TraceSpec {
+        out_dir: out.path().to_path_buf(),
+        logical: Some(LogicalSpec {
+            root_pid: cp.id(),
+            under_dir: data.clone(),
+        }),
+        physical: None,
+        reader: Default::default(),
+    })
+    .unwrap();
+    std::fs::write(mnt.dir.path().join("go"), b"").unwrap();
+    assert!(cp.wait().unwrap().success());
+    let summary = session.stop().unwrap();
+    assert_eq!(summary.lost_events, 0);
+    let text = std::fs::read_to_string(summary.logical_path.as_ref().unwrap()).unwrap();
+    let trace = parse_file_trace(&text).unwrap();
+    let mut per_file: BTreeMap<String, usize> = BTreeMap::new();
+    for io in &trace.ios {
+        let f = trace.files.iter().find(|f| f.id == io.file).unwrap();
+        assert_eq!(io.op.letter(), 'F', "{text}");
+        *per_file.entry(f.path.clone()).or_default() += 1;
+    }
+    let expected: BTreeMap<String, usize> =
+        (0..5).map(|s| (format!("seg{s}"), SYNCS / 5)).collect();
+    let d = summary.logical_detail.as_ref().unwrap();
+    assert_eq!(
+        per_file, expected,
+        "fsyncs per file (unresolved IOs {}, by inode {})",
+        d.unresolved_ios, d.syncs_by_inode
+    );
+    assert_eq!(d.syncs_by_inode, SYNCS as u64);
+    assert_eq!(d.unresolved_ios, 0);
 }
 
 /// A file's extents on the device, in bytes, from `filefrag -v` (4 KiB blocks).

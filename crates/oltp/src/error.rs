@@ -139,6 +139,13 @@ pub enum Failure {
     },
     /// losetup printed something that is not a device path.
     NotALoopDevice { printed: String },
+    /// A statement flashlab sent to its own server failed (`what` says which).
+    Sql {
+        what: String,
+        source: postgres::Error,
+    },
+    /// The server answered something flashlab cannot read.
+    Unexpected { what: String, answer: String },
 }
 
 /// Why the TPC-C driver could not run.
@@ -342,6 +349,10 @@ impl fmt::Display for Failure {
             Failure::NotALoopDevice { printed } => {
                 write!(f, "losetup printed '{printed}', not a loop device")
             }
+            Failure::Sql { what, source } => write!(f, "PostgreSQL: {what}: {source}"),
+            Failure::Unexpected { what, answer } => {
+                write!(f, "PostgreSQL: {what}: unexpected answer '{answer}'")
+            }
         }
     }
 }
@@ -385,6 +396,7 @@ impl std::error::Error for Failure {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Failure::Io { source, .. } => Some(source),
+            Failure::Sql { source, .. } => Some(source),
             _ => None,
         }
     }

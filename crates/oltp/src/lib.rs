@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub mod blockstat;
+pub mod checkpoints;
 pub mod device;
 pub mod driver;
 pub mod endurance;
@@ -62,6 +63,8 @@ pub struct OltpConfig {
     pub warehouses: u32,
     pub load_workers: u32,
     pub terminals: u32,
+    /// Warm-up: TPC-C runs this long, untraced and uncounted, before the
+    /// CHECKPOINT that starts the measured window.
     pub ramp_up_s: f64,
     pub duration_s: f64,
     pub keying_and_think: bool,
@@ -104,20 +107,33 @@ pub fn bytes_needed(warehouses: u32, max_wal_bytes: u64) -> u64 {
     BASE_BYTES + warehouses as u64 * BYTES_PER_WAREHOUSE + max_wal_bytes + (64 << 20)
 }
 
-/// PostgreSQL sizes ("1GB", "512MB", "64kB") in bytes.
+/// A simulated device's capacity when no `--size` or `capacity=` says:
+/// 1.5x what the warehouses need, at least 2 GiB, in whole GiB.
+pub fn default_sim_capacity_bytes(needed_bytes: u64) -> u64 {
+    (needed_bytes * 3 / 2).max(2 << 30).div_ceil(1 << 30) << 30
+}
+
+/// PostgreSQL sizes ("1GB", "512MB", "64kB") in bytes, read as PostgreSQL
+/// reads them: its unit words are powers of 1024 (its "MB" is flashlab's
+/// "MiB"), case-sensitive, a bare number counts 8 kB pages. The
+/// arithmetic is the shared size parser's.
 pub fn pg_size_bytes(text: &str) -> Option<u64> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let n: u64 = t[..split].parse().ok()?;
-    let mult = match t[split..].trim() {
-        "" => 8192, // blocks of 8 kB for the page-sized settings
-        "kB" => 1 << 10,
-        "MB" => 1 << 20,
-        "GB" => 1 << 30,
-        "TB" => 1 << 40,
+    let (n, unit) = (&t[..split], t[split..].trim());
+    if n.is_empty() {
+        return None;
+    }
+    let (iec, pages) = match unit {
+        "" => ("KiB", 8), // blocks of 8 kB for the page-sized settings
+        "kB" => ("KiB", 1),
+        "MB" => ("MiB", 1),
+        "GB" => ("GiB", 1),
+        "TB" => ("TiB", 1),
         _ => return None,
     };
-    Some(n * mult)
+    let bytes = flashlab_pattern::units::parse_size(&format!("{n}{iec}")).ok()?;
+    bytes.checked_mul(pages)
 }
 
 /// The checks made before anything is set up: each a one-line error.
@@ -175,7 +191,10 @@ pub fn cleanup_killed_runs() -> Result<Vec<String>> {
     if !proc::is_root() {
         return Err(OltpError::NotRoot);
     }
-    Ok(stale::cleanup())
+    let done = stale::cleanup();
+    // No empty parent left behind either (removed only when empty).
+    let _ = std::fs::remove_dir(stale::ROOT);
+    Ok(done)
 }
 
 /// Runs everything; the teardown stack is unwound before this returns,
@@ -202,6 +221,9 @@ pub fn run(cfg: &OltpConfig, stop: &AtomicBool, progress: &mut dyn Progress) -> 
     );
     progress.say("tearing down");
     teardown.unwind();
+    // The parent of the run directories goes too when no other run uses it
+    // (remove_dir removes only an empty directory).
+    let _ = std::fs::remove_dir(stale::ROOT);
     let left = leftovers::check(&rdir, &doc.watch);
     doc.set(
         "teardown",
@@ -241,9 +263,16 @@ fn setup_and_run(
     let max_wal = pg_size_bytes(&cfg.pg.max_wal_size).unwrap_or(1 << 30);
     let needed = bytes_needed(cfg.warehouses, max_wal);
     // A new directory (not create_dir_all): the cleanup above removed any
-    // earlier one of this PID, so one that exists now is not ours.
-    std::fs::create_dir(rdir)
-        .map_err(|e| OltpError::failed(format!("cannot create {}", rdir.display()), e))?;
+    // earlier one of this PID, so one that exists now is not ours. Once
+    // more if another run's teardown removed the empty parent meanwhile.
+    let created = std::fs::create_dir(rdir).or_else(|e| {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            return Err(e);
+        }
+        stale::prepare_root()?;
+        std::fs::create_dir(rdir)
+    });
+    created.map_err(|e| OltpError::failed(format!("cannot create {}", rdir.display()), e))?;
     {
         let d = rdir.to_path_buf();
         teardown.push(format!("remove {}", rdir.display()), move || {
@@ -286,7 +315,7 @@ fn setup_and_run(
         DeviceArg::Sim { spec } => {
             let capacity = cfg
                 .size_bytes
-                .unwrap_or_else(|| (needed * 3 / 2).max(2 << 30).div_ceil(1 << 30) << 30);
+                .unwrap_or_else(|| default_sim_capacity_bytes(needed));
             let setup = device::sim::SimSetup {
                 spec,
                 default_capacity_bytes: capacity,
@@ -414,7 +443,33 @@ fn setup_and_run(
     doc.save()?;
     check_stop(stop)?;
 
-    // 5. Measure: block stat and serve before, tracers, TPC-C, tracers, after.
+    // 5. Warm-up, then a CHECKPOINT: the measured window starts from a
+    // warmed-up, checkpointed steady state (the load's dirty buffers on disk,
+    // the next timed checkpoint one interval into the window), as a long run
+    // would be at any checkpoint.
+    if cfg.ramp_up_s > 0.0 {
+        doc.set_status("warming-up", None);
+        doc.save()?;
+        let warm = driver::warm_up(
+            &db,
+            cfg,
+            stop,
+            &cfg.results.join("warm-up-seconds.jsonl"),
+            progress,
+        )?;
+        doc.set("warm_up", warm.report);
+        doc.save()?;
+        check_stop(stop)?;
+    }
+    progress.say("CHECKPOINT: the measured window starts from a checkpointed state");
+    checkpoints::checkpoint(&db)?;
+    let block_bytes = checkpoints::block_bytes(&db)?;
+    let (ckpt_view, ckpt_before) = checkpoints::read(&db)?;
+    let pg_log = cfg.results.join("postgres.log");
+    let ckpt_log_from = checkpoints::log_len(&pg_log);
+    check_stop(stop)?;
+
+    // 6. Measure: block stat and serve before, tracers, TPC-C, tracers, after.
     // The block statistics are read while the file system is frozen (every
     // dirty page written back, no write can start), right before the
     // tracers start and right after they stop: both count the same
@@ -453,6 +508,9 @@ fn setup_and_run(
         progress,
     );
     let elapsed_s = started.elapsed().as_secs_f64();
+    // The checkpointer's counters at the end of the window (a server that
+    // went away leaves the section out; the run's own error says why).
+    let ckpt_after = checkpoints::read(&db).ok();
     let frozen = if freezable {
         fs::freeze(&mnt).ok()
     } else {
@@ -465,7 +523,42 @@ fn setup_and_run(
         .and_then(blockstat::BlockStat::read);
     let serve_after = attached.serve.as_ref().and_then(|s| s.snapshot());
     drop(frozen);
-    let run = run?;
+    if let Some((_, after)) = &ckpt_after {
+        let report = checkpoints::CheckpointReport::between(
+            ckpt_view,
+            checkpoint_interval_s(&cfg.pg.checkpoint_timeout),
+            block_bytes,
+            &ckpt_before,
+            after,
+            checkpoints::started_since(&pg_log, ckpt_log_from),
+        );
+        progress.say(&format!(
+            "checkpoints in the window: {} started, {} completed, {:.1} MB written by them",
+            report.started,
+            report.completed,
+            report.bytes_written as f64 / 1e6
+        ));
+        doc.set(
+            "checkpoints",
+            serde_json::to_value(&report).expect("serializes"),
+        );
+    }
+    // A failed run keeps what it measured: the trace's summary and the
+    // TPC-C seconds that completed, then the error.
+    if let Ok(Some(t)) = &traced {
+        doc.set("trace", t.summary.clone());
+    }
+    let run = match run {
+        Ok(r) => r,
+        Err(e) => {
+            doc.set(
+                "tpcc_partial",
+                results::partial_tpcc(&cfg.results.join("tpcc-seconds.jsonl")),
+            );
+            doc.save()?;
+            return Err(e);
+        }
+    };
     let traced = traced?;
     doc.set("tpcc", run.report.clone());
     let delta = match (&stat_before, &stat_after) {
@@ -484,7 +577,7 @@ fn setup_and_run(
     }
     doc.save()?;
 
-    // 6. Analysis: series, file-system WAF, consistency, endurance.
+    // 7. Analysis: series, file-system WAF, consistency, endurance.
     let measured_s = run.measured_s.unwrap_or(elapsed_s).max(1e-9);
     if let Some(t) = &traced {
         doc.set("trace", t.summary.clone());
@@ -530,6 +623,11 @@ fn setup_and_run(
     }
     doc.save()?;
     Ok(())
+}
+
+/// checkpoint_timeout as flashlab passes it ("30s"), in seconds.
+fn checkpoint_interval_s(text: &str) -> f64 {
+    flashlab_pattern::units::parse_duration_ns(text).map_or(0.0, |ns| ns as f64 / 1e9)
 }
 
 fn too_small(what: &str, have: u64, needed: u64, cfg: &OltpConfig, flag: &str) -> OltpError {

@@ -35,7 +35,8 @@ impl Default for PgSettings {
         PgSettings {
             shared_buffers: "128MB".into(),
             wal_buffers: "4MB".into(),
-            checkpoint_timeout: "5min".into(),
+            // PostgreSQL's minimum: a 60 s window holds a whole checkpoint.
+            checkpoint_timeout: "30s".into(),
             max_wal_size: "1GB".into(),
             synchronous_commit: "on".into(),
             full_page_writes: "on".into(),
@@ -237,6 +238,8 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
         ("full_page_writes", &st.full_page_writes),
         ("max_connections", &s.max_connections.to_string()),
         ("logging_collector", "off"),
+        // The window's started checkpoints are counted from these lines.
+        ("log_checkpoints", "on"),
     ] {
         cmd.arg("-c").arg(format!("{k}={v}"));
     }
@@ -281,7 +284,7 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
             return Err(OltpError::Failed(Failure::Exited {
                 what: "postgres",
                 status: st,
-                last_line: proc::last_log_line(s.log),
+                last_line: proc::last_error_line(s.log),
             }));
         }
         if let Ok(mut c) = cfg.connect(postgres::NoTls) {
@@ -293,7 +296,7 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
             return Err(OltpError::Failed(Failure::NotReady {
                 what: "PostgreSQL did not accept connections".into(),
                 within_s: 120,
-                last_log_line: Some(proc::last_log_line(s.log)),
+                last_log_line: Some(proc::last_error_line(s.log)),
             }));
         }
         std::thread::sleep(Duration::from_millis(200));

@@ -68,6 +68,21 @@ pub fn last_log_line(path: &Path) -> String {
         .unwrap_or_else(|| format!("see {}", path.display()))
 }
 
+/// A PostgreSQL log's most telling line: the last FATAL, PANIC or ERROR
+/// (PostgreSQL follows it with DETAIL and HINT lines, which alone do not
+/// say what went wrong), else the last line.
+pub fn last_error_line(path: &Path) -> String {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return format!("see {}", path.display());
+    };
+    text.lines()
+        .rev()
+        .find(|l| ["FATAL:", "PANIC:", "ERROR:"].iter().any(|k| l.contains(k)))
+        .map(|l| l.trim().to_string())
+        .or_else(|| last_line(&text))
+        .unwrap_or_else(|| format!("see {}", path.display()))
+}
+
 /// Waits for a child up to `timeout`; None if it is still running.
 pub fn wait_timeout(child: &mut Child, timeout: Duration) -> Option<ExitStatus> {
     let end = Instant::now() + timeout;
@@ -137,4 +152,27 @@ pub fn chown(path: &Path, uid: u32, gid: u32) -> Result<()> {
 /// Whether a process with this pid exists.
 pub fn pid_alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_s_error_line_is_shown_not_its_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("postgres.log");
+        std::fs::write(
+            &log,
+            "2026-11-27 01:40:00.000 UTC [9] FATAL:  invalid value for parameter \"shared_buffers\": \"lots\"\n\
+             2026-11-27 01:40:00.000 UTC [9] HINT:  Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\".\n",
+        )
+        .unwrap();
+        assert_eq!(
+            last_error_line(&log),
+            "2026-11-27 01:40:00.000 UTC [9] FATAL:  invalid value for parameter \"shared_buffers\": \"lots\""
+        );
+        std::fs::write(&log, "LOG:  starting\nLOG:  still starting\n").unwrap();
+        assert_eq!(last_error_line(&log), "LOG:  still starting");
+    }
 }

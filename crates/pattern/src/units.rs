@@ -52,6 +52,7 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
         "mb" => 1_000_000,
         "gb" => 1_000_000_000,
         "tb" => 1_000_000_000_000,
+        // Drive makers rate lifetime writes in petabytes (the X25-E: 2 PB).
         "pb" => 1_000_000_000_000_000,
         other => {
             return Err(UnitError::UnknownSizeUnit {
@@ -199,6 +200,9 @@ mod tests {
     #[test]
     fn sizes() {
         size("4096", 4096);
+        // Lifetime-write ratings: decimal petabytes, and the binary unit.
+        size("2PB", 2_000_000_000_000_000);
+        size("1PiB", 1 << 50);
         size("32K", 32768);
         size("32KiB", 32768);
         size("32kb", 32_000);

@@ -28,7 +28,7 @@ pub use load::{
     LoadProgress, LoadReport, TableRows, LOAD_TIMESTAMP,
 };
 pub use run::{
-    run, NurandConstants, PerType, ResponseTimes, SecondSample, TpccConfig, TpccReport, TypeReport,
-    MAX_RETRIES,
+    run, MixAudit, MixShare, NurandConstants, PerType, ResponseTimes, SecondSample, TpccConfig,
+    TpccReport, TypeReport, MAX_RETRIES,
 };
 pub use schema::TABLES;

@@ -45,12 +45,26 @@ impl TxnType {
         }
     }
 
-    /// Cards per 100 in the deck (clause 5.2.3's minimum mix, New-Order the rest).
+    /// Cards per deck of 23: the 10/10/1/1/1 deck other drivers take from
+    /// clause 5.2.4.2's example. It keeps every type above clause 5.2.3's
+    /// minimum (Payment 43.48 % against 43 %, the others 4.35 % against 4 %),
+    /// so a measured window that cuts decks short still lands inside the
+    /// specification; a deck of exactly the minimums (45/43/4/4/4) fell
+    /// below in about half of all windows.
     fn cards(self) -> usize {
         match self {
-            TxnType::NewOrder => 45,
-            TxnType::Payment => 43,
-            _ => 4,
+            TxnType::NewOrder | TxnType::Payment => 10,
+            _ => 1,
+        }
+    }
+
+    /// Clause 5.2.3's minimum share of the mix, percent (New-Order has none:
+    /// it is what is left).
+    pub fn minimum_percent(self) -> f64 {
+        match self {
+            TxnType::NewOrder => 0.0,
+            TxnType::Payment => 43.0,
+            _ => 4.0,
         }
     }
 
@@ -66,9 +80,9 @@ impl TxnType {
     }
 }
 
-/// A shuffled deck of 100 cards with the exact mix (45/43/4/4/4), dealt
-/// card by card and reshuffled when empty: every 100 transactions of a
-/// terminal hold the mix exactly, in random order.
+/// A shuffled deck of 23 cards (10 New-Order, 10 Payment, 1 each of the
+/// others), dealt card by card and reshuffled when empty: every 23
+/// transactions of a terminal hold that mix exactly, in random order.
 pub struct Deck {
     cards: Vec<TxnType>,
     next: usize,
@@ -649,15 +663,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_hundred_cards_hold_the_exact_mix() {
+    fn every_deck_of_23_cards_holds_the_mix_above_the_minimums() {
         let mut deck = Deck::new();
         let mut rng = Rng::new(1);
         for _ in 0..3 {
             let mut n = [0; 5];
-            for _ in 0..100 {
+            for _ in 0..23 {
                 n[deck.deal(&mut rng) as usize] += 1;
             }
-            assert_eq!(n, [45, 43, 4, 4, 4]);
+            assert_eq!(n, [10, 10, 1, 1, 1]);
+            for t in TxnType::ALL {
+                assert!(n[t as usize] as f64 * 100.0 / 23.0 > t.minimum_percent());
+            }
         }
     }
 

@@ -7,58 +7,14 @@ use std::path::{Path, PathBuf};
 use super::{sysfs_name, Attached};
 use crate::error::{InputError, OltpError, Result};
 
-#[derive(Clone, Debug)]
-pub struct MountEntry {
-    pub major: u32,
-    pub minor: u32,
-    pub mount_point: PathBuf,
-    pub fs_type: String,
-    pub source: String,
-}
+/// One mount, as realdev's safety check reads it.
+pub use flashlab_realdev::safety::MountEntry;
 
-/// /proc/self/mountinfo, parsed (octal escapes in paths decoded).
+/// /proc/self/mountinfo, parsed by realdev's parser (the one the
+/// write-safety check uses; octal escapes in paths decoded).
 pub fn mounts() -> Vec<MountEntry> {
     let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split(' ').collect();
-        let Some(dash) = f.iter().position(|x| *x == "-") else {
-            continue;
-        };
-        if f.len() < dash + 3 || f.len() < 5 {
-            continue;
-        }
-        let Some((ma, mi)) = f[2].split_once(':') else {
-            continue;
-        };
-        out.push(MountEntry {
-            major: ma.parse().unwrap_or(0),
-            minor: mi.parse().unwrap_or(0),
-            mount_point: PathBuf::from(unescape(f[4])),
-            fs_type: f[dash + 1].to_string(),
-            source: unescape(f[dash + 2]),
-        });
-    }
-    out
-}
-
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    flashlab_realdev::safety::parse_mountinfo(&text)
 }
 
 /// The mount holding `dir` (the longest mount point that prefixes it).

@@ -288,7 +288,7 @@ fn open_fuse_file(disk: &Path, mnt: &Path) -> Result<std::fs::File> {
         .metadata()
         .map_err(|e| OltpError::failed(format!("cannot stat {}", disk.display()), e))?;
     let on_fuse = crate::device::mount::mounts().iter().any(|e| {
-        e.fs_type.starts_with("fuse")
+        e.fstype.starts_with("fuse")
             && libc::makedev(e.major, e.minor) == m.dev()
             && std::fs::canonicalize(mnt).is_ok_and(|c| c == e.mount_point)
     });
