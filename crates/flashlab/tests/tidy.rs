@@ -178,6 +178,10 @@ const READ_TO_STRING_ALLOWED: &[(&str, &str)] = &[
         "reads back oltp.json that flashlab itself wrote into the run directory",
     ),
     (
+        "crates/oltp/src/results.rs",
+        "tpcc-seconds.jsonl, written by flashlab itself during the failed run",
+    ),
+    (
         "crates/oltp/src/stale.rs",
         "reads flashlab's own stale-run records in the run directory",
     ),
