@@ -705,6 +705,16 @@ pub struct GcConfig {
     /// Idle-time (background) GC on/off.
     #[serde(default)]
     pub background: bool,
+    /// Lazy, incremental foreground cleaning (page FTL): once a die's free
+    /// blocks are below `fg_low_watermark`, every host write to the die first
+    /// relocates its share of the current victim's valid pages, paced so the
+    /// victim is empty (and erased) when the die's open host block is full,
+    /// instead of the write that opens the next block reclaiming a whole
+    /// victim. Chen et al. 2009 section 5.8 on SSD-M: "SSD-M may take a
+    /// 'lazy' cleaning policy. This causes each write to clean and recycle
+    /// invalidated pages synchronously." Off: the whole-victim behaviour.
+    #[serde(default)]
+    pub incremental: bool,
     /// Background GC cleans a die until it has this many free blocks.
     #[serde(default = "eight")]
     pub bg_high_watermark: u32,
@@ -720,6 +730,7 @@ impl Default for GcConfig {
             reserve_blocks: 1,
             fg_low_watermark: 2,
             background: false,
+            incremental: false,
             bg_high_watermark: 8,
             idle_threshold_ns: 1_000_000,
         }

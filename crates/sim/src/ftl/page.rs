@@ -24,6 +24,9 @@
 //!   time up to `gc.bg_high_watermark`. The victim comes from the configured
 //!   [`VictimPolicy`]; its valid pages are copied inside the die (copy-back)
 //!   and it is erased. `gc.reserve_blocks` free blocks are never given to host writes.
+//!   With `gc.incremental` (lazy cleaning, Chen et al. 5.8) a die below the
+//!   watermark cleans in steps instead: every host write first relocates its
+//!   share of the victim's valid pages ([`PageFtl::clean_step`]).
 //! - Static wear levelling: every `wear.check_interval` erases on a die, if the
 //!   die's max - min erase count exceeds `wear.static_threshold`, the closed block
 //!   with the fewest erases (cold data) is relocated and its block freed for hot data.
@@ -286,11 +289,92 @@ impl PageFtl {
         Ok(b * self.ppb)
     }
 
+    /// Free blocks a die keeps before a host block is opened: below this,
+    /// foreground GC runs. With multi-plane operations a reclaim may open a
+    /// GC block on each plane.
+    #[inline]
+    fn fg_need(&self) -> usize {
+        (self.gc.fg_low_watermark.max(self.gc.reserve_blocks + 1) + self.planes - 1) as usize
+    }
+
+    /// `gc.incremental`: before a host write to die `unit` whose free blocks
+    /// are below [`Self::fg_need`], relocate this write's share of the
+    /// victim's valid pages: paced over the pages left in the die's open host
+    /// blocks (this one included), counting that the copies fill GC pages
+    /// too, so the die gains a block by the time they are full and the next
+    /// block opens without a whole-victim reclaim. The victim is whichever block the policy picks now (greedy
+    /// keeps picking the one being emptied: its valid count only falls), so
+    /// no cleaning state outlives the write. Returns when the step's flash
+    /// work ends.
+    fn clean_step(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
+        if self.free[unit as usize].len() >= self.fg_need() {
+            return Ok(at);
+        }
+        let Some(victim) = self.policy.select(unit, &self.blocks, self.seq) else {
+            return Ok(at);
+        };
+        let valid = self.blocks.valid(victim);
+        if valid == 0 {
+            flash.acct.gc_foreground += 1;
+            return self.reclaim(unit, victim, Cause::Gc, at, flash);
+        }
+        let planes = self.planes as usize;
+        let left: u32 = self.host_open[unit as usize * planes..(unit as usize + 1) * planes]
+            .iter()
+            .filter(|f| f.block != NONE)
+            .map(|f| self.ppb - f.next)
+            .sum();
+        // Copies consume pages of the die's GC block too: emptying a victim
+        // of `valid` pages gains `ppb - valid` pages, so each host page
+        // needs `valid / (ppb - valid)` copies, over the host pages left.
+        let gain = (self.ppb - valid).max(1) as u64;
+        let share = (valid as u64 * self.ppb as u64).div_ceil((left as u64 + 1) * gain) as u32;
+        let multi_plane = flash.multi_planes() > 1 || flash.t.page_kinds > 0;
+        let (mut srcs, mut dsts) = std::mem::take(&mut self.moves);
+        srcs.clear();
+        dsts.clear();
+        let base = victim * self.ppb;
+        let mut moved = 0u32;
+        for i in 0..self.ppb {
+            if moved == share {
+                break;
+            }
+            let src = base + i;
+            let Some(lpn) = self.lpn_at(src) else {
+                continue;
+            };
+            let dst = self.alloc_gc(unit)?;
+            self.blocks.dec_valid(victim);
+            self.p2l[dst as usize] = lpn;
+            self.l2p[lpn as usize] = dst;
+            self.blocks.inc_valid(dst / self.ppb);
+            moved += 1;
+            if multi_plane {
+                srcs.push(src);
+                dsts.push(dst);
+            }
+            if let Some(r) = self.relocated.as_mut() {
+                r.push(lpn);
+            }
+            self.seq += 1;
+        }
+        let end = if multi_plane {
+            flash.copy_pages(unit, Cause::Gc, at, &srcs, &dsts)
+        } else {
+            flash.copy_n(unit, Cause::Gc, at, moved as u64)
+        };
+        self.moves = (srcs, dsts);
+        flash.acct.gc_relocated_pages += moved as u64;
+        if self.blocks.valid(victim) == 0 {
+            flash.acct.gc_foreground += 1;
+            return self.reclaim(unit, victim, Cause::Gc, end, flash);
+        }
+        Ok(end)
+    }
+
     /// Foreground GC: clean die `unit` until it has enough free blocks.
     fn ensure_free(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<(), SimError> {
-        // With multi-plane operations a reclaim may open a GC block on each plane.
-        let need =
-            (self.gc.fg_low_watermark.max(self.gc.reserve_blocks + 1) + self.planes - 1) as usize;
+        let need = self.fg_need();
         let mut fruitless = 0u32;
         while self.free[unit as usize].len() < need {
             debug_assert!(
@@ -481,6 +565,9 @@ impl Ftl for PageFtl {
             self.rr + 1
         };
         let ppn = self.alloc_host(unit, at, flash)?;
+        if self.gc.incremental {
+            ready = ready.max(self.clean_step(unit, at, flash)?);
+        }
         debug_assert_eq!(self.p2l[ppn as usize], NONE);
         // `mapped` apart from `seq`: incremented together, the compiler loads
         // both with one 16-byte load, which cannot be forwarded from the
