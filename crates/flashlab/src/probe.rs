@@ -96,6 +96,20 @@ pub fn parse_budget(text: &str) -> CliResult<u64> {
     parse_duration_ns(t).map_err(|e| bad(e.to_string()))
 }
 
+/// A real target's identity and size, without opening it for IO: the
+/// target arguments probe and twin use (the automatic engine, direct IO).
+pub fn probe_path(device: &str, seed: u64) -> CliResult<(TargetArgs, crate::target::Probed)> {
+    let t = TargetArgs {
+        device: device.to_string(),
+        size: None,
+        engine: EngineArg::Auto,
+        buffered: false,
+        allow_write_to: None,
+    };
+    let probed = crate::target::probe(&t, seed)?;
+    Ok((t, probed))
+}
+
 /// Opens DEVICE, for writing only when `writes` (after the safety check,
 /// inside flashlab-realdev). Returns the device and the ranges allowed.
 pub fn open_target(
@@ -118,14 +132,7 @@ pub fn open_target(
         }));
         return Ok((Box::new(dev), writes));
     }
-    let t = TargetArgs {
-        device: device.to_string(),
-        size: None,
-        engine: EngineArg::Auto,
-        buffered: false,
-        allow_write_to: None,
-    };
-    let probed = crate::target::probe(&t, seed)?;
+    let (t, probed) = probe_path(device, seed)?;
     let size = probed.info.size_bytes;
     let mut best = None::<ByteRange>;
     for r in ranges {

@@ -9,7 +9,6 @@ use flashlab_pattern::units::{format_duration_ns, format_size, parse_size};
 use flashlab_probe::twin::{Stat, Twin, TwinOptions};
 use flashlab_probe::ProbeError;
 
-use crate::cli::{EngineArg, TargetArgs};
 use crate::error::{CliError, CliResult};
 use crate::probe::{open_target, parse_budget, write_json};
 
@@ -50,14 +49,7 @@ pub struct TwinArgs {
 /// RAM-backed file or through the page cache), the same test every run's
 /// warnings use.
 pub fn ram_backed(device: &str, seed: u64) -> CliResult<Option<String>> {
-    let t = TargetArgs {
-        device: device.to_string(),
-        size: None,
-        engine: EngineArg::Auto,
-        buffered: false,
-        allow_write_to: None,
-    };
-    let probed = crate::target::probe(&t, seed)?;
+    let (_, probed) = crate::probe::probe_path(device, seed)?;
     Ok(flashlab_results::warnings::not_flash_reason(
         &probed.info.identity,
     ))
