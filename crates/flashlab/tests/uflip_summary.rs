@@ -1,5 +1,5 @@
 //! What `flashlab suite uflip` says at the end, when only some
-//! micro-benchmarks ran: Table 3 says "not measured" for the columns no run
+//! micro-benchmarks ran: Table 3 says "n/m" (not measured) for the columns no run
 //! measured (not "No" or "-", which mean measured and none), every design
 //! hint keeps its number and says when it is not applicable, and a row that
 //! contradicts the paper's devices (sequential writes slower than random
@@ -45,9 +45,18 @@ fn granularity_only_run_says_what_was_not_measured() {
         (7, "Partitions"),
         (10, "Large Incr"),
     ] {
-        assert_eq!(cells[i + 1], "not measured", "{name}: {row}");
+        assert_eq!(
+            cells[i + 1],
+            flashlab_suite::table3::NOT_MEASURED,
+            "{name}: {row}"
+        );
     }
-    assert!(cells[2].parse::<f64>().is_ok(), "SR measured: {row}");
+    // Times carry the device's unit in each cell ("0.174 ms", "87.6 us").
+    let (value, unit) = cells[2].split_once(' ').expect("a value and its unit");
+    assert!(
+        value.parse::<f64>().is_ok() && ["us", "ms"].contains(&unit),
+        "SR measured: {row}"
+    );
     // JSON: the never-measured columns are listed, their values null.
     let json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("g/uflip-summary.json")).unwrap(),
@@ -72,8 +81,9 @@ fn granularity_only_run_says_what_was_not_measured() {
     }
     assert!(text.contains("| 5 | Not applicable"), "{text}");
     // sim:ssd-m writes sequentially slower than randomly here: said, and why.
-    let sw: f64 = cells[4].parse().unwrap();
-    let rw: f64 = cells[5].parse().unwrap();
+    // One unit per device, so the two cells compare by their numbers.
+    let number = |cell: &str| -> f64 { cell.split(' ').next().unwrap().parse().unwrap() };
+    let (sw, rw) = (number(cells[4]), number(cells[5]));
     if sw > rw {
         assert!(
             text.contains("are slower than random ones") && text.contains("pages per page written"),
