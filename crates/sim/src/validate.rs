@@ -178,12 +178,30 @@ impl SimConfig {
                 .logical_pages
                 .div_ceil(geo.units as u64)
                 .div_ceil(geo.pages_per_block as u64);
-        // two open blocks (host + GC) plus the watermark must fit in the spare space.
-        let need = 2 + self.gc.fg_low_watermark as u64 + 1;
+        // The open blocks (a host and a GC frontier; one of each per plane
+        // with multi-plane operations, see ftl/page.rs), the free blocks
+        // foreground GC keeps (the watermark, plus a GC block per extra
+        // plane) and one block of slack must fit in the spare space. With
+        // less, the closed blocks can be all valid data, a reclaim gains
+        // nothing, and GC cannot make progress: refuse the profile here
+        // rather than stall (or loop) in the middle of a run.
+        let page_mapped = matches!(
+            self.ftl.kind,
+            crate::config::FtlKind::Page
+                | crate::config::FtlKind::Dftl
+                | crate::config::FtlKind::TwoLevel
+        );
+        let planes = if self.nand.multi_plane && page_mapped {
+            g.planes_per_die.max(1) as u64
+        } else {
+            1
+        };
+        let need = 2 * planes + self.gc.fg_low_watermark as u64 + (planes - 1) + 1;
         if spare_blocks < need {
             return Err(ConfigError::invalid(n, format!(
-                "over-provisioning {} leaves {spare_blocks} spare blocks per die, need at least {need}; raise op or capacity, or use fewer dies",
-                g.over_provisioning
+                "over-provisioning {} leaves {spare_blocks} spare blocks per die, need at least {need}{}; raise op or capacity, or use fewer dies",
+                g.over_provisioning,
+                if planes > 1 { format!(" (a host and a GC block open on each of {planes} planes: multi_plane=off needs fewer)") } else { String::new() }
             )));
         }
         ftl::validate(self, &geo)

@@ -17,7 +17,9 @@
 //!
 //! `FLASHLAB_SWARM_SEEDS=N` runs N seeds (default 200), starting at
 //! `FLASHLAB_SWARM_FIRST` (default 1). A failing seed is printed with the
-//! command that reruns exactly it: `FLASHLAB_SWARM_SEED=S`.
+//! command that reruns exactly it: `FLASHLAB_SWARM_SEED=S`; add
+//! `FLASHLAB_SWARM_APPEND=key=value,...` to override its device and find the
+//! mechanism at fault.
 mod common;
 
 use common::{random_device::device_spec, Rng};
@@ -103,7 +105,12 @@ enum Sabotage {
 
 fn run_seed(seed: u64, sabotage: Sabotage) -> Result<Outcome, String> {
     let mut rng = Rng(seed);
-    let spec = device_spec(&mut rng);
+    let mut spec = device_spec(&mut rng);
+    // `FLASHLAB_SWARM_APPEND=key=value,...` overrides a failing seed's
+    // device, to find the mechanism that fails (the workload is unchanged).
+    if let Ok(extra) = std::env::var("FLASHLAB_SWARM_APPEND") {
+        spec = format!("{spec},{extra}");
+    }
     let device_seed = if sabotage == Sabotage::OtherDeviceSeed {
         seed ^ 0x5eed
     } else {

@@ -373,6 +373,15 @@ impl PageFtl {
     }
 
     /// Foreground GC: clean die `unit` until it has enough free blocks.
+    ///
+    /// Termination: each reclaim adds the victim's invalid pages to the die's
+    /// free space (free blocks plus the unwritten pages of its GC blocks),
+    /// which is bounded, so the loop ends once victims with invalid pages
+    /// run out. The guard therefore counts *fruitless* reclaims, those whose
+    /// victim was all valid data, and gives up after a die's worth of them in
+    /// a row. (Counting free blocks instead is wrong: with multi-plane GC a
+    /// reclaim can gain a block while a GC frontier on another plane takes
+    /// one, so the count can stay level forever without any progress.)
     fn ensure_free(&mut self, unit: u32, at: Nanos, flash: &mut Flash) -> Result<(), SimError> {
         let need = self.fg_need();
         let mut fruitless = 0u32;
@@ -381,16 +390,16 @@ impl PageFtl {
                 !self.free[unit as usize].is_empty(),
                 "die {unit}: free pool empty outside GC"
             );
-            let before = self.free[unit as usize].len();
             let victim = self.policy.select(unit, &self.blocks, self.seq).ok_or_else(|| {
                 SimError::Stall(format!(
                     "die {unit} needs a free block but has no closed block to clean ({} mapped of {} logical pages)",
                     self.mapped, self.geo.logical_pages
                 ))
             })?;
+            let gained_pages = self.ppb - self.blocks.valid(victim);
             flash.acct.gc_foreground += 1;
             self.reclaim(unit, victim, Cause::Gc, at, flash)?;
-            if self.free[unit as usize].len() <= before {
+            if gained_pages == 0 {
                 fruitless += 1;
                 if fruitless > self.geo.blocks_per_unit {
                     return Err(SimError::Stall(format!(

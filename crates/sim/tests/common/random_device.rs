@@ -21,7 +21,7 @@ pub fn device_spec(rng: &mut Rng) -> String {
 
     let channels = [1u32, 2, 4][rng.below(3) as usize];
     let chips = 1 + rng.below(2) as u32;
-    let planes = 1 + rng.below(2) as u32;
+    let planes = [1u32, 2, 4][rng.below(3) as usize];
     let pages_per_block = [16u32, 32, 64][rng.below(3) as usize];
     let page_bytes = [2048u64, 4096, 8192, 16384][rng.below(4) as usize];
     let block_bytes = page_bytes * pages_per_block as u64;
@@ -70,6 +70,9 @@ pub fn device_spec(rng: &mut Rng) -> String {
         1 => set("cache", "on".into()),
         _ => set("cache", format!("{}KiB", 64 << rng.below(6))),
     }
+    // Multi-plane programs open a host and a GC block per plane (ftl/page.rs);
+    // it once looped forever in foreground GC when those ate the spare space.
+    set("nand.multi_plane", coin(rng).into());
     set("readahead.enabled", coin(rng).into());
     set("sched.read_priority", coin(rng).into());
     set(
