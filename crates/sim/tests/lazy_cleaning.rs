@@ -101,3 +101,25 @@ fn lazy_cleaning_is_inert_on_a_device_with_free_blocks() {
     let t = |c: &[flashlab_device::Completion]| c.iter().map(|c| c.complete_ns).collect::<Vec<_>>();
     assert_eq!(t(&a), t(&b));
 }
+
+#[test]
+fn lazy_cleaning_finishes_each_victim_whatever_the_victim_policy() {
+    // A FIFO policy hands out each block once (its queue pops), so a victim
+    // half cleaned by one write must be finished by the next ones, not
+    // chosen again. When it was forgotten, the die ran out of free blocks:
+    // "stall: die 1 ran out of free blocks during garbage collection" on
+    // examples/op-x-gc.toml's point gc=fifo, op=0.07.
+    for gc in ["fifo", "greedy", "cost-benefit"] {
+        let spec = format!(
+            "ssd-m,capacity=128MiB,channels=2,cache=off,prefill=on,op=0.07,gc={gc},gc.incremental=true,check=on"
+        );
+        let mut d = open_device(&spec, 1, 32).unwrap();
+        let size = d.info().size_bytes;
+        let writes = 2 * size / (4 * KIB);
+        // (a stall fails the run's poll, naming the die)
+        let c = run(&mut d, random(5, size, 4 * KIB, writes, Mode::Write), 1);
+        assert_eq!(c.len() as u64, writes, "{gc}");
+        assert!(d.accounting().gc_relocated_pages > writes, "{gc}: GC ran");
+        d.check().unwrap();
+    }
+}

@@ -81,6 +81,12 @@ pub struct PageFtl {
     gc_plane: Vec<u8>,
     /// Scratch for GC relocations with multi-plane operations: (source, destination).
     moves: (Vec<u32>, Vec<u32>),
+    /// `gc.incremental`: per die, the victim whose valid pages the host
+    /// writes are relocating a share at a time (`NONE`: none). It is kept,
+    /// not asked of the policy again, because a policy's choice has effects
+    /// (FIFO pops its queue: a half-cleaned block it forgot was never
+    /// reclaimed, and the die ran out of free blocks).
+    cleaning: Vec<u32>,
     rr: u32,
     policy: Box<dyn VictimPolicy>,
     gc: GcConfig,
@@ -127,6 +133,7 @@ impl PageFtl {
             host_plane: vec![0; if planes > 1 { units as usize } else { 0 }],
             gc_plane: vec![0; if planes > 1 { units as usize } else { 0 }],
             moves: (Vec::new(), Vec::new()),
+            cleaning: vec![NONE; units as usize],
             rr: 0,
             policy: gc::make(cfg.gc.policy, units),
             gc: cfg.gc.clone(),
@@ -310,9 +317,14 @@ impl PageFtl {
         if self.free[unit as usize].len() >= self.fg_need() {
             return Ok(at);
         }
-        let Some(victim) = self.policy.select(unit, &self.blocks, self.seq) else {
-            return Ok(at);
+        let victim = match self.cleaning[unit as usize] {
+            NONE => match self.policy.select(unit, &self.blocks, self.seq) {
+                Some(v) => v,
+                None => return Ok(at),
+            },
+            v => v,
         };
+        self.cleaning[unit as usize] = victim;
         let valid = self.blocks.valid(victim);
         if valid == 0 {
             flash.acct.gc_foreground += 1;
@@ -390,7 +402,13 @@ impl PageFtl {
                 !self.free[unit as usize].is_empty(),
                 "die {unit}: free pool empty outside GC"
             );
-            let victim = self.policy.select(unit, &self.blocks, self.seq).ok_or_else(|| {
+            let in_progress = self.cleaning[unit as usize];
+            let chosen = if in_progress != NONE {
+                Some(in_progress)
+            } else {
+                self.policy.select(unit, &self.blocks, self.seq)
+            };
+            let victim = chosen.ok_or_else(|| {
                 SimError::Stall(format!(
                     "die {unit} needs a free block but has no closed block to clean ({} mapped of {} logical pages)",
                     self.mapped, self.geo.logical_pages
@@ -423,6 +441,9 @@ impl PageFtl {
         flash: &mut Flash,
     ) -> Result<Nanos, SimError> {
         debug_assert_eq!(self.geo.unit_of_block(victim), unit);
+        if self.cleaning[unit as usize] == victim {
+            self.cleaning[unit as usize] = NONE;
+        }
         self.blocks.take_victim(victim);
         let base = victim * self.ppb;
         let victim_range = base as usize..(base + self.ppb) as usize;

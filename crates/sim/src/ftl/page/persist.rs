@@ -43,6 +43,11 @@ impl PageFtl {
         let mut policy = Enc::default();
         self.policy.save_state(&mut policy);
         e.bytes(&policy.buf);
+        // Only with lazy cleaning, so that other checkpoints keep their
+        // format (the configuration, in the header, says which).
+        if self.gc.incremental {
+            e.vec_u32(&self.cleaning);
+        }
         Ok(())
     }
 
@@ -122,6 +127,21 @@ impl PageFtl {
                 "checkpoint: GC policy state has trailing bytes",
             )
             .into());
+        }
+        if self.gc.incremental {
+            let cleaning = d.vec_u32_len(self.cleaning.len(), "blocks being cleaned")?;
+            let bpu = self.geo.blocks_per_unit;
+            if cleaning
+                .iter()
+                .enumerate()
+                .any(|(u, &b)| b != NONE && (b >= nblocks || b / bpu != u as u32))
+            {
+                return Err(CheckpointError::Malformed(
+                    "checkpoint: a block being cleaned is out of range",
+                )
+                .into());
+            }
+            self.cleaning.copy_from_slice(&cleaning);
         }
         self.l2p.copy_from_slice(&l2p);
         self.p2l.copy_from_slice(&p2l);
