@@ -214,7 +214,9 @@ fn main() {
         "hs-intel-x25m-g2,capacity=1GiB,op=0.25",
         "ssd-m,capacity=256MiB,op=0.25,multi_plane=on",
         "ssd-m,capacity=256MiB,op=0.25,multi_plane=on,cache.ack_after_channel=true",
-        "nvme-tlc,capacity=1GiB,op=0.25,multi_plane=on,suspend=program-erase",
+        // op 0.75: four planes keep a host and a GC block open each, more than
+        // op 0.25 leaves spare on 1 GiB (refused since; it looped in GC before)
+        "nvme-tlc,capacity=1GiB,op=0.75,multi_plane=on,suspend=program-erase",
     ];
     for spec in cases {
         println!("{}", run(spec, ios));
