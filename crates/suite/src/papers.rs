@@ -863,7 +863,7 @@ mod tests {
                 writes * size >= WANG11_STEADY_WRITE_BYTES / 2 || total >= window,
                 "{}: {total} IOs of {size} bytes write {} MiB, under the 64 MB buffer",
                 run.name,
-                writes * size >> 20
+                (writes * size) >> 20
             );
             checked += 1;
         }
