@@ -82,6 +82,10 @@ pub struct Accounting {
     pub cache_write_pages: u64,
     pub cache_read_hits: u64,
     pub cache_full_waits: u64,
+    /// Pages that waited for a write-back in flight to end because the
+    /// back-pressure window was full while the cache had room
+    /// (`cache.writeback_window`).
+    pub cache_window_waits: u64,
     /// Host pages written into a dirty cached copy before its write-back started (no program).
     pub cache_absorbed_pages: u64,
     /// Reads that waited for the page registers' programs they triggered (`cache.program_on_read`).
@@ -287,6 +291,7 @@ impl Accounting {
                 "write_pages": self.cache_write_pages,
                 "read_hits": self.cache_read_hits,
                 "full_waits": self.cache_full_waits,
+                "window_waits": self.cache_window_waits,
                 "absorbed_pages": self.cache_absorbed_pages,
                 "register_programs_on_read": self.register_programs_on_read,
             },

@@ -17,8 +17,24 @@ use std::collections::BinaryHeap;
 
 use crate::Nanos;
 
+/// Why a page entering the cache had to wait for a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// It got one at once.
+    None,
+    /// Every slot held a page (`cache.size`).
+    Full,
+    /// The write-backs in flight filled the back-pressure window
+    /// (`cache.writeback_window`) while the cache had room.
+    Window,
+}
+
 pub struct WriteCache {
     capacity: usize,
+    /// At most this many write-backs in flight (<= capacity). Every cached
+    /// page is written back at once and leaves the cache when programmed, so
+    /// the pages in the cache are the write-backs in flight.
+    window: usize,
     pub serve_reads: bool,
     /// Slot release times (write-back end) with their page.
     slots: SlotQueue,
@@ -27,9 +43,17 @@ pub struct WriteCache {
 }
 
 impl WriteCache {
-    pub fn new(capacity_pages: usize, serve_reads: bool) -> WriteCache {
+    /// A cache of `capacity_pages`, at most `window_pages` of them being
+    /// written back at once (0: no window).
+    pub fn new(capacity_pages: usize, window_pages: usize, serve_reads: bool) -> WriteCache {
+        let capacity = capacity_pages.max(1);
         WriteCache {
-            capacity: capacity_pages.max(1),
+            capacity,
+            window: if window_pages == 0 {
+                capacity
+            } else {
+                window_pages.min(capacity)
+            },
             serve_reads,
             slots: SlotQueue::new(),
             pages: PageTable::new(),
@@ -42,25 +66,31 @@ impl WriteCache {
         Some(t)
     }
 
-    /// The time a page arriving at `at` gets a slot (>= `at`), and whether it had to wait.
-    pub fn admit(&mut self, at: Nanos) -> (Nanos, bool) {
+    /// The time a page arriving at `at` gets a slot (>= `at`), and what it waited for.
+    pub fn admit(&mut self, at: Nanos) -> (Nanos, Wait) {
         while let Some(t) = self.slots.peek_time() {
             if t > at {
                 break;
             }
             self.release_one();
         }
-        if self.slots.len() < self.capacity {
-            (at, false)
+        if self.slots.len() < self.window {
+            (at, Wait::None)
         } else {
+            // the earliest write-back to end frees its slot
+            let wait = if self.slots.len() >= self.capacity {
+                Wait::Full
+            } else {
+                Wait::Window
+            };
             let t = self.release_one().unwrap_or(at);
-            (t.max(at), true)
+            (t.max(at), wait)
         }
     }
 
     /// Record page `lpn` in the cache until its write-back ends at `release`.
     pub fn insert(&mut self, lpn: u64, release: Nanos) {
-        debug_assert!(self.slots.len() < self.capacity);
+        debug_assert!(self.slots.len() < self.window);
         self.slots.push(release, lpn);
         self.pages.insert(lpn, release);
     }

@@ -813,6 +813,34 @@ pub struct CacheConfig {
     /// ran at link speed: large writes streamed to flash, small ones cached.
     #[serde(default = "zero_bytes", skip_serializing_if = "is_zero_bytes")]
     pub bypass_above: ByteSize,
+    /// Write-back back-pressure: at most this much cached data is being
+    /// written back to flash at once (placed on the dies, not yet
+    /// programmed). A page entering the cache while the window is full waits
+    /// for the earliest write-back in flight to end, though the cache itself
+    /// has room, so writes slow down when the flash falls behind, before the
+    /// cache is full. MQSim's cache manager (CMU-SAFARI/MQSim,
+    /// `Data_Cache_Manager_Flash_Advanced`) holds a user write back once the
+    /// sectors it has sent to flash and not yet seen programmed reach its
+    /// back-pressure depth, which `SSD_Device` sets to one page per plane of
+    /// the device. 0: only `size` limits the write-backs in flight.
+    #[serde(default = "zero_bytes", skip_serializing_if = "is_zero_bytes")]
+    pub writeback_window: ByteSize,
+    /// The cache manager's DRAM bandwidth, MB/s (0: the copy into DRAM is
+    /// free). A write's data is copied into the DRAM after it has crossed the
+    /// host link, one copy at a time (one DRAM channel), taking
+    /// `dram_access_ns + bytes / dram_mb_per_s`; the write is acknowledged
+    /// when its copy has ended. MQSim charges each user write one DRAM access
+    /// of its size the same way, on one DRAM request queue.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub dram_mb_per_s: f64,
+    /// Fixed time of one DRAM access (row activation and column latency,
+    /// tRCD + tCL), with `dram_mb_per_s`.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub dram_access_ns: u64,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }
 
 fn is_zero_bytes(b: &ByteSize) -> bool {
@@ -834,6 +862,9 @@ impl Default for CacheConfig {
             ack_after_channel: false,
             program_on_read: false,
             bypass_above: ByteSize(0),
+            writeback_window: ByteSize(0),
+            dram_mb_per_s: 0.0,
+            dram_access_ns: 0,
         }
     }
 }

@@ -37,7 +37,7 @@ use flashlab_device::{
 };
 
 use crate::accounting::{Accounting, EraseSummary};
-use crate::cache::WriteCache;
+use crate::cache::{Wait, WriteCache};
 use crate::config::{Duplex, SimConfig, UnmappedRead};
 use crate::error::SimError;
 use crate::ftl::{self, Ftl};
@@ -86,6 +86,11 @@ pub struct SimDevice {
     /// When the last issued request completes (the device is busy until then).
     busy_until: Nanos,
     host_ps_per_byte: u64,
+    /// The cache manager's DRAM copy, nanoseconds per byte (0: free;
+    /// `cache.dram_mb_per_s`).
+    dram_ns_per_byte: f64,
+    /// When the DRAM's last copy ends (one copy at a time).
+    dram_free_at: Nanos,
     /// A host write-back's program (channel transfer + command + array
     /// program): it ends the write-back, GC or a read-modify-write read come before it.
     write_back_ns: Nanos,
@@ -125,9 +130,17 @@ impl SimDevice {
         let cache = cfg.cache.enabled.then(|| {
             WriteCache::new(
                 (cfg.cache.size.0 / geo.page_bytes) as usize,
+                (cfg.cache.writeback_window.0 / geo.page_bytes) as usize,
                 cfg.cache.serve_reads,
             )
         });
+        // a float: 51 200 MB/s is 0.0195 ns per byte, too fine for integer
+        // picoseconds (20 ps would be 2.4 % slow)
+        let dram_ns_per_byte = if cfg.cache.dram_mb_per_s > 0.0 {
+            1000.0 / cfg.cache.dram_mb_per_s
+        } else {
+            0.0
+        };
         let readahead = cfg.readahead.enabled.then(|| {
             ReadAhead::new(
                 cfg.readahead.trigger,
@@ -172,6 +185,8 @@ impl SimDevice {
             completed_seq_max: None,
             busy_until: 0,
             host_ps_per_byte,
+            dram_ns_per_byte,
+            dram_free_at: 0,
             write_back_ns: timing.page_transfer_ns + timing.command_ns + timing.program_ns,
             page_transfer_ns: timing.page_transfer_ns,
             registers_pending: false,
@@ -380,7 +395,15 @@ impl SimDevice {
                     ra.invalidate(first, last);
                 }
                 let dur = self.host_xfer(bytes);
-                let xe = self.link[0].place(t_cmd, dur) + dur;
+                let mut xe = self.link[0].place(t_cmd, dur) + dur;
+                if self.dram_ns_per_byte > 0.0 && self.cache.is_some() {
+                    // store and forward: the data is copied into the cache's
+                    // DRAM once it has crossed the link, one copy at a time
+                    let copy = self.cfg.cache.dram_access_ns
+                        + (bytes as f64 * self.dram_ns_per_byte).round() as u64;
+                    xe = xe.max(self.dram_free_at) + copy;
+                    self.dram_free_at = xe;
+                }
                 let mut done = xe;
                 // Large writes bypass the cache (cache.bypass_above).
                 let bypass =
@@ -434,9 +457,11 @@ impl SimDevice {
                             xe
                         }
                         Some(cache) => {
-                            let (entry, waited) = cache.admit(xe);
-                            if waited {
-                                self.flash.acct.cache_full_waits += 1;
+                            let (entry, wait) = cache.admit(xe);
+                            match wait {
+                                Wait::None => {}
+                                Wait::Full => self.flash.acct.cache_full_waits += 1,
+                                Wait::Window => self.flash.acct.cache_window_waits += 1,
                             }
                             self.flash.acct.cache_write_pages += 1;
                             let release = self.ftl.write(lpn, partial, entry, &mut self.flash)?;
@@ -800,6 +825,7 @@ impl Device for SimDevice {
         if enabled {
             self.cache = Some(WriteCache::new(
                 (self.cfg.cache.size.0 / self.geo.page_bytes) as usize,
+                (self.cfg.cache.writeback_window.0 / self.geo.page_bytes) as usize,
                 self.cfg.cache.serve_reads,
             ));
         } else if let Some(cache) = self.cache.take() {

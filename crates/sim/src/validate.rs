@@ -134,6 +134,23 @@ impl SimConfig {
                 format!("cache.size must hold at least one page ({})", g.page_bytes),
             ));
         }
+        let w = self.cache.writeback_window.0;
+        if self.cache.enabled && w != 0 && w < g.page_bytes.0 {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "cache.writeback_window must be 0 (off) or hold at least one page ({})",
+                    g.page_bytes
+                ),
+            ));
+        }
+        let bw = self.cache.dram_mb_per_s;
+        if !bw.is_finite() || bw < 0.0 {
+            return Err(ConfigError::invalid(
+                n,
+                format!("cache.dram_mb_per_s must be 0 (off) or a positive bandwidth, not {bw}"),
+            ));
+        }
         if self.readahead.enabled
             && (self.readahead.trigger == 0 || self.readahead.window.0 < g.page_bytes.0)
         {
