@@ -112,7 +112,13 @@ fn the_sata_link_flattens_32k_reads_beyond_qd2() {
     assert!(qd2 > 1.3 * qd1, "QD2 {qd2} vs QD1 {qd1}");
     assert!(qd32 < 1.15 * qd2, "QD32 {qd32} vs QD2 {qd2}");
     // the link is what binds: QD 32 runs at its bandwidth
-    assert!(qd32 * 32.0 * 1024.0 / 1e6 > 0.95 * link, "QD32 {qd32} below the link");
+    assert!(
+        qd32 * 32.0 * 1024.0 / 1e6 > 0.95 * link,
+        "QD32 {qd32} below the link"
+    );
     // a faster link: the controller core and the dies bind instead, later
-    assert!(fast32 > 1.2 * fast2, "fast link: QD32 {fast32} vs QD2 {fast2}");
+    assert!(
+        fast32 > 1.2 * fast2,
+        "fast link: QD32 {fast32} vs QD2 {fast2}"
+    );
 }
