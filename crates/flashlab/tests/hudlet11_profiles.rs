@@ -47,7 +47,7 @@ fn measured(v: &serde_json::Value, what: &str) -> f64 {
 /// command per `overhead_us` (Figure 6 shows no such gain beyond QD 2 on the
 /// X25-M and the RealSSD: those scoreboard rows fail, docs/profiles.md).
 fn queue_depth_curve_from_the_controller(v: &serde_json::Value, overhead_us: f64) {
-    assert!(measured(v, "random-read throughput, QD2 / QD1") >= 1.3);
+    assert!(measured(v, "random-read throughput (32 KiB), QD2 / QD1") >= 1.3);
     let qd32 = measured(v, "random-read IOPS (4 KiB, QD 32)");
     assert!(qd32 <= 1.001e6 / overhead_us, "QD 32: {qd32} IOPS");
     assert!(qd32 >= 0.95e6 / overhead_us, "QD 32: {qd32} IOPS");
