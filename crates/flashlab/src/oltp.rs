@@ -13,6 +13,13 @@ use serde_json::Value;
 use crate::error::{CliError, CliResult};
 use crate::signals;
 
+/// `--dbms`: clap names the choices (and the nearest one) for a bad value.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum DbmsArg {
+    Postgres,
+    Mariadb,
+}
+
 #[derive(Args, Debug)]
 pub struct OltpArgs {
     /// The device: a file (a loop device over it), a block device (mkfs: the
@@ -40,6 +47,11 @@ pub struct OltpArgs {
     /// Block scheduler while the run lasts (e.g. none, mq-deadline, bfq), restored afterwards.
     #[arg(long, value_name = "NAME")]
     pub scheduler: Option<String>,
+
+    /// The DBMS under test: postgres (PostgreSQL) or mariadb (MariaDB with
+    /// InnoDB, Wang et al.'s "MySQL"; its buffer pool is --shared-buffers).
+    #[arg(long, value_enum, value_name = "DBMS", default_value = "postgres")]
+    pub dbms: DbmsArg,
 
     /// PostgreSQL's server binaries [default: the newest /usr/lib/postgresql/N/bin].
     #[arg(long, value_name = "DIR")]
@@ -262,6 +274,10 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
         allow_write_to: a.allow_write_to.clone(),
         fs,
         scheduler: a.scheduler.clone(),
+        dbms: match a.dbms {
+            DbmsArg::Postgres => flashlab_oltp::dbms::DbmsKind::Postgres,
+            DbmsArg::Mariadb => flashlab_oltp::dbms::DbmsKind::Mariadb,
+        },
         pg_bin: a.pg_bin.clone(),
         pg: PgSettings {
             shared_buffers: a.shared_buffers.clone(),
@@ -460,6 +476,18 @@ pub fn summary_text(doc: &Value) -> String {
             c["bytes_written"].as_f64().unwrap_or(0.0) / 1e6,
             c["interval_s"]
         );
+    }
+    // InnoDB's own counters beside the logical trace of the same window.
+    if let Some(rows) = doc
+        .pointer("/innodb/counter_vs_trace")
+        .and_then(Value::as_array)
+    {
+        out += "InnoDB's counters vs the logical trace:";
+        for r in rows {
+            out += &format!(" {} {} vs {};", r[0].as_str().unwrap_or(""), r[1], r[2]);
+        }
+        out.pop();
+        out += "\n";
     }
     let rate = f(doc, "/endurance/physical_write_bytes_per_s").unwrap_or(0.0);
     out += &format!("physical write rate: {:.2} MB/s\n", rate / 1e6);

@@ -113,7 +113,10 @@ impl<T> During<T> for Result<T, postgres::Error> {
 
 /// A MariaDB client error on one line.
 pub(crate) fn mariadb_line(e: &mysql::Error) -> String {
-    e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+    e.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl<T> During<T> for Result<T, mysql::Error> {

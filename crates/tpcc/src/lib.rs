@@ -29,10 +29,10 @@ pub use load::{
     drop_schema, estimated_database_bytes, generate_rows, load, load_cancellable, LoadPhase,
     LoadProgress, LoadReport, TableRows, LOAD_TIMESTAMP,
 };
+/// The MariaDB client the `mariadb` module speaks through.
+pub use mysql;
 pub use run::{
     run, MixAudit, MixShare, NurandConstants, PerType, ResponseTimes, SecondSample, TpccConfig,
     TpccReport, TypeReport, MAX_RETRIES,
 };
 pub use schema::TABLES;
-/// The MariaDB client the `mariadb` module speaks through.
-pub use mysql;

@@ -168,8 +168,7 @@ pub fn load(
         });
     }
     for stmt in create_statements() {
-        conn.query_drop(stmt)
-            .during("creating the TPC-C tables")?;
+        conn.query_drop(stmt).during("creating the TPC-C tables")?;
     }
     // The primary keys (the first 8 of INDEXES) on the empty tables.
     for stmt in &schema::INDEXES[..8] {
@@ -198,7 +197,9 @@ pub fn load(
     let tasks: Vec<(&str, u32)> = std::iter::once(("item", 0))
         .chain((1..=warehouses).flat_map(|w| PER_WAREHOUSE.iter().map(move |t| (*t, w))))
         .collect();
-    let counts: Vec<AtomicU64> = (0..schema::TABLES.len()).map(|_| AtomicU64::new(0)).collect();
+    let counts: Vec<AtomicU64> = (0..schema::TABLES.len())
+        .map(|_| AtomicU64::new(0))
+        .collect();
     let done_warehouses = AtomicU64::new(0);
     parallel(db, load_workers, tasks.len(), cancel, |conn, i| {
         let (table, w_id) = tasks[i];
@@ -344,10 +345,14 @@ struct Mariadb<'a>(&'a MariadbTarget);
 
 fn classify(e: mysql::Error, t: u32, kind: TxnType) -> Failed {
     match &e {
-        mysql::Error::MySqlError(m) if m.code == ER_LOCK_DEADLOCK || m.code == ER_LOCK_WAIT_TIMEOUT => {
+        mysql::Error::MySqlError(m)
+            if m.code == ER_LOCK_DEADLOCK || m.code == ER_LOCK_WAIT_TIMEOUT =>
+        {
             Failed::Retry
         }
-        mysql::Error::MySqlError(m) if m.code != ER_SERVER_SHUTDOWN && m.code != ER_CONNECTION_KILLED => {
+        mysql::Error::MySqlError(m)
+            if m.code != ER_SERVER_SHUTDOWN && m.code != ER_CONNECTION_KILLED =>
+        {
             Failed::Counted
         }
         _ => Failed::Fatal(TpccError::MariadbTerminal {
@@ -414,15 +419,7 @@ impl Backend for Mariadb<'_> {
                 c_d_id,
                 customer,
                 amount_cents,
-            } => payment(
-                conn,
-                home,
-                *d_id,
-                *c_w_id,
-                *c_d_id,
-                customer,
-                *amount_cents,
-            ),
+            } => payment(conn, home, *d_id, *c_w_id, *c_d_id, customer, *amount_cents),
             Input::OrderStatus { d_id, customer } => order_status(conn, home, *d_id, customer),
             Input::Delivery { carrier_id } => delivery(conn, home, *carrier_id),
             Input::StockLevel { threshold } => stock_level(conn, home, *threshold),
@@ -465,7 +462,10 @@ fn new_order(
     let w_id = home.w_id;
     let mut tx = read_write(conn)?;
     let w_tax: f64 = tx
-        .exec_first("SELECT CAST(w_tax AS DOUBLE) FROM warehouse WHERE w_id = ?", (w_id,))?
+        .exec_first(
+            "SELECT CAST(w_tax AS DOUBLE) FROM warehouse WHERE w_id = ?",
+            (w_id,),
+        )?
         .ok_or_else(|| missing("warehouse"))?;
     let (d_tax, o_id): (f64, i32) = tx
         .exec_first(
@@ -587,10 +587,7 @@ fn payment(
         (amount_cents, w_id),
     )?;
     let w_name: String = tx
-        .exec_first(
-            "SELECT w_name FROM warehouse WHERE w_id = ?",
-            (w_id,),
-        )?
+        .exec_first("SELECT w_name FROM warehouse WHERE w_id = ?", (w_id,))?
         .ok_or_else(|| missing("warehouse"))?;
     tx.exec_drop(
         "UPDATE district SET d_ytd = d_ytd + ? / 100 WHERE d_w_id = ? AND d_id = ?",
@@ -604,9 +601,8 @@ fn payment(
         .ok_or_else(|| missing("district"))?;
     let c_id = match customer {
         CustomerKey::Id(id) => *id,
-        CustomerKey::LastName(name) => {
-            customer_by_name(&mut tx, c_w_id, c_d_id, name)?.ok_or_else(|| missing("customer by last name"))?
-        }
+        CustomerKey::LastName(name) => customer_by_name(&mut tx, c_w_id, c_d_id, name)?
+            .ok_or_else(|| missing("customer by last name"))?,
     };
     let _c: Option<(String, String)> = tx.exec_first(
         "SELECT c_first, c_credit FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? FOR UPDATE",
@@ -643,9 +639,8 @@ fn order_status(
     let mut tx = read_only(conn)?;
     let c_id = match customer {
         CustomerKey::Id(id) => *id,
-        CustomerKey::LastName(name) => {
-            customer_by_name(&mut tx, w_id, d_id, name)?.ok_or_else(|| missing("customer by last name"))?
-        }
+        CustomerKey::LastName(name) => customer_by_name(&mut tx, w_id, d_id, name)?
+            .ok_or_else(|| missing("customer by last name"))?,
     };
     let _customer: Option<(f64, String, String, String)> = tx.exec_first(
         "SELECT CAST(c_balance AS DOUBLE), c_first, c_middle, c_last FROM customer
