@@ -13,7 +13,7 @@ use crate::{OltpConfig, Progress};
 /// Where the driver reaches the DBMS (`dbms::Dbms::target`).
 #[derive(Clone, Debug)]
 pub enum Target {
-    Postgres(postgres::Config),
+    Postgres(Box<postgres::Config>),
     /// MariaDB over its private socket, as root (socket authentication).
     Mariadb {
         socket: std::path::PathBuf,

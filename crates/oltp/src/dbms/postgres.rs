@@ -58,7 +58,7 @@ impl Dbms for Postgres {
     }
 
     fn target(&self) -> Target {
-        Target::Postgres(self.server.config())
+        Target::Postgres(Box::new(self.server.config()))
     }
 
     fn section(&self) -> (&'static str, Value) {
