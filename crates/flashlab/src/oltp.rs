@@ -13,13 +13,6 @@ use serde_json::Value;
 use crate::error::{CliError, CliResult};
 use crate::signals;
 
-/// `--dbms`: clap names the choices (and the nearest one) for a bad value.
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-pub enum DbmsArg {
-    Postgres,
-    Mariadb,
-}
-
 #[derive(Args, Debug)]
 pub struct OltpArgs {
     /// The device: a file (a loop device over it), a block device (mkfs: the
@@ -50,8 +43,8 @@ pub struct OltpArgs {
 
     /// The DBMS under test: postgres (PostgreSQL) or mariadb (MariaDB with
     /// InnoDB, Wang et al.'s "MySQL"; its buffer pool is --shared-buffers).
-    #[arg(long, value_enum, value_name = "DBMS", default_value = "postgres")]
-    pub dbms: DbmsArg,
+    #[arg(long, value_name = "DBMS", default_value = "postgres")]
+    pub dbms: String,
 
     /// PostgreSQL's server binaries [default: the newest /usr/lib/postgresql/N/bin].
     #[arg(long, value_name = "DIR")]
@@ -274,9 +267,16 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
         allow_write_to: a.allow_write_to.clone(),
         fs,
         scheduler: a.scheduler.clone(),
-        dbms: match a.dbms {
-            DbmsArg::Postgres => flashlab_oltp::dbms::DbmsKind::Postgres,
-            DbmsArg::Mariadb => flashlab_oltp::dbms::DbmsKind::Mariadb,
+        // Checked here, not by clap, so the one error line names the choices.
+        dbms: match a.dbms.as_str() {
+            "postgres" => flashlab_oltp::dbms::DbmsKind::Postgres,
+            "mariadb" => flashlab_oltp::dbms::DbmsKind::Mariadb,
+            other => {
+                return Err(CliError::user(format!(
+                    "--dbms {other}: unknown DBMS; use {}",
+                    flashlab_oltp::dbms::DbmsKind::NAMES.join(" or ")
+                )))
+            }
         },
         pg_bin: a.pg_bin.clone(),
         pg: PgSettings {
