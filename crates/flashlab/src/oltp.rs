@@ -41,6 +41,11 @@ pub struct OltpArgs {
     #[arg(long, value_name = "NAME")]
     pub scheduler: Option<String>,
 
+    /// The DBMS under test: postgres (PostgreSQL) or mariadb (MariaDB with
+    /// InnoDB, Wang et al.'s "MySQL"; its buffer pool is --shared-buffers).
+    #[arg(long, value_name = "DBMS", default_value = "postgres")]
+    pub dbms: String,
+
     /// PostgreSQL's server binaries [default: the newest /usr/lib/postgresql/N/bin].
     #[arg(long, value_name = "DIR")]
     pub pg_bin: Option<PathBuf>,
@@ -262,6 +267,17 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
         allow_write_to: a.allow_write_to.clone(),
         fs,
         scheduler: a.scheduler.clone(),
+        // Checked here, not by clap, so the one error line names the choices.
+        dbms: match a.dbms.as_str() {
+            "postgres" => flashlab_oltp::dbms::DbmsKind::Postgres,
+            "mariadb" => flashlab_oltp::dbms::DbmsKind::Mariadb,
+            other => {
+                return Err(CliError::user(format!(
+                    "--dbms {other}: unknown DBMS; use {}",
+                    flashlab_oltp::dbms::DbmsKind::NAMES.join(" or ")
+                )))
+            }
+        },
         pg_bin: a.pg_bin.clone(),
         pg: PgSettings {
             shared_buffers: a.shared_buffers.clone(),
@@ -460,6 +476,18 @@ pub fn summary_text(doc: &Value) -> String {
             c["bytes_written"].as_f64().unwrap_or(0.0) / 1e6,
             c["interval_s"]
         );
+    }
+    // InnoDB's own counters beside the logical trace of the same window.
+    if let Some(rows) = doc
+        .pointer("/innodb/counter_vs_trace")
+        .and_then(Value::as_array)
+    {
+        out += "InnoDB's counters vs the logical trace:";
+        for r in rows {
+            out += &format!(" {} {} vs {};", r[0].as_str().unwrap_or(""), r[1], r[2]);
+        }
+        out.pop();
+        out += "\n";
     }
     let rate = f(doc, "/endurance/physical_write_bytes_per_s").unwrap_or(0.0);
     out += &format!("physical write rate: {:.2} MB/s\n", rate / 1e6);

@@ -141,6 +141,8 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
             allow_write_to: None,
             fs: FsKind::parse(&case.fs).map_err(|e| CliError::user(e.to_string()))?,
             scheduler: None,
+            // The suite runs PostgreSQL only so far (issue 32 wants both).
+            dbms: Default::default(),
             pg_bin: None,
             pg: PgSettings {
                 shared_buffers: args.shared_buffers.clone(),

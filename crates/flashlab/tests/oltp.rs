@@ -929,3 +929,101 @@ fn a_killed_run_is_cleaned_up_by_the_next_one() {
     let again = flashlab().args(["oltp", "--cleanup"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&again.stdout).contains(&format!("killed run {pid}")));
 }
+
+/// `--dbms mariadb` on a file-backed device: the same checks as PostgreSQL's
+/// run (tpmC, both traces, the physical trace equal to /sys/block, nothing
+/// left), the InnoDB settings that make its IO synchronous, and InnoDB's
+/// own byte counters against the logical trace of the same window.
+#[test]
+fn a_short_mariadb_run_traces_both_layers_and_innodb_counts_what_the_trace_saw() {
+    if skip("oltp on MariaDB") {
+        return;
+    }
+    if !Path::new("/usr/sbin/mariadbd").exists() {
+        if std::env::var("FLASHLAB_REQUIRE_ROOT_TESTS").as_deref() == Ok("1") {
+            panic!("MariaDB is not installed but FLASHLAB_REQUIRE_ROOT_TESTS=1");
+        }
+        eprintln!("SKIPPED: oltp on MariaDB: apt-get install mariadb-server");
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let img = tmp.path().join("dev.img");
+    let res = tmp.path().join("res");
+    let (o, pid) = short_run(
+        &[
+            "--dbms",
+            "mariadb",
+            "--device",
+            img.to_str().unwrap(),
+            "--size",
+            "2GiB",
+            "--fs",
+            "ext4",
+        ],
+        &res,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json_of(&o);
+    check_run(&doc, &res);
+    let innodb = &doc["mariadb"]["innodb"];
+    assert_eq!(innodb["flush_method"], "O_DIRECT", "{innodb}");
+    assert_eq!(innodb["use_native_aio"], false, "{innodb}");
+    assert_eq!(innodb["flush_log_at_trx_commit"], 1, "{innodb}");
+    assert!(doc["postgres"].is_null(), "no PostgreSQL section");
+    assert_eq!(
+        doc["tpcc"]["mix"]["within_spec"], true,
+        "{}",
+        doc["tpcc"]["mix"]
+    );
+    // InnoDB's own counters for the window (read just before the tracers
+    // start and just after they stop) against the logical trace, file kind
+    // by file kind: what InnoDB says it wrote to its data files, and how
+    // often it synced, the trace saw as system calls on those files. The
+    // redo log is written in whole 512-byte blocks (the last, partial block
+    // again with the next write), so the trace holds up to one block per
+    // write more than InnoDB's payload count.
+    let rows = doc["innodb"]["counter_vs_trace"]
+        .as_array()
+        .expect("counter_vs_trace");
+    eprintln!("InnoDB vs trace: {}", doc["innodb"]);
+    let row = |name: &str| {
+        let r = rows.iter().find(|r| r[0] == name).expect(name);
+        (r[1].as_f64().unwrap(), r[2].as_f64().expect("traced"))
+    };
+    // (A 10 s window right after the flush may see no page written: then
+    // both are 0. The 30 s runs of docs/oltp-tracing.md agree to the byte.)
+    let (innodb, traced) = row("data files: bytes written");
+    assert!(traced <= innodb && traced >= 0.97 * innodb, "{rows:?}");
+    let (innodb, traced) = row("redo log: bytes written");
+    // The trace's few extra redo writes are the checkpoints' header
+    // writes (4 KiB each), which InnoDB's redo counters leave out.
+    let (innodb_writes, redo_writes) = row("redo log: writes");
+    let extra_writes = (redo_writes - innodb_writes).max(0.0);
+    assert!(innodb > 0.0, "{rows:?}");
+    assert!(
+        traced >= 0.99 * innodb
+            && traced <= innodb + 512.0 * redo_writes + 4096.0 * extra_writes + 65536.0,
+        "{rows:?}"
+    );
+    let (innodb, traced) = row("fsyncs");
+    assert!((innodb - traced).abs() <= 0.01 * innodb + 5.0, "{rows:?}");
+    assert_nothing_left(pid, &[&img]);
+    assert!(!img.exists(), "the file flashlab created is removed");
+}
+
+#[test]
+fn an_unknown_dbms_is_one_line_naming_the_choices() {
+    let o = flashlab()
+        .args(["oltp", "--dbms", "mysql", "--device", "x"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("mysql") && lines[0].contains("postgres") && lines[0].contains("mariadb"),
+        "{err}"
+    );
+}

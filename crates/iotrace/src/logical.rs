@@ -116,7 +116,22 @@ pub const SYNC_INODE_EVENTS: [(&str, &str); 3] = [
 /// and `pg_tblspc/` are relations (tables, indexes and their forks);
 /// anything else (the relation cache's init files, PG_VERSION, the
 /// filenode map, the commit log, the server log, config) is other.
+///
+/// An InnoDB data directory (MariaDB, `flashlab oltp --dbms mariadb`):
+/// `ib_logfile*` is the redo log (the WAL); the system tablespace
+/// `ibdata*` (which holds the doublewrite buffer), the undo tablespaces
+/// `undo*` and the tables' `*.ibd` files are data.
 pub fn classify_path(rel: &Path) -> FileKind {
+    let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if rel.components().count() == 1 && name.starts_with("ib_logfile") {
+        return FileKind::Wal;
+    }
+    if name.ends_with(".ibd")
+        || (rel.components().count() == 1
+            && (name.starts_with("ibdata") || name.starts_with("undo")))
+    {
+        return FileKind::Data;
+    }
     let first = match rel.components().next() {
         Some(Component::Normal(first)) => first.to_str(),
         _ => None,
@@ -867,6 +882,24 @@ mod tests {
         );
         assert_eq!(classify_path(Path::new("pg_xact/0000")), FileKind::Other);
         assert_eq!(classify_path(Path::new("postmaster.pid")), FileKind::Other);
+    }
+
+    #[test]
+    fn innodb_paths_are_classified_by_their_names() {
+        assert_eq!(classify_path(Path::new("ib_logfile0")), FileKind::Wal);
+        assert_eq!(classify_path(Path::new("ibdata1")), FileKind::Data);
+        assert_eq!(classify_path(Path::new("undo001")), FileKind::Data);
+        assert_eq!(classify_path(Path::new("tpcc/stock.ibd")), FileKind::Data);
+        assert_eq!(
+            classify_path(Path::new("mysql/innodb_index_stats.ibd")),
+            FileKind::Data
+        );
+        assert_eq!(classify_path(Path::new("tpcc/stock.frm")), FileKind::Other);
+        assert_eq!(
+            classify_path(Path::new("aria_log.00000001")),
+            FileKind::Other
+        );
+        assert_eq!(classify_path(Path::new("ib_buffer_pool")), FileKind::Other);
     }
 
     #[test]

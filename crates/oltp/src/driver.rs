@@ -10,6 +10,26 @@ use serde_json::Value;
 use crate::error::{OltpError, Result, WorkloadError};
 use crate::{OltpConfig, Progress};
 
+/// Where the driver reaches the DBMS (`dbms::Dbms::target`).
+#[derive(Clone, Debug)]
+pub enum Target {
+    Postgres(Box<postgres::Config>),
+    /// MariaDB over its private socket, as root (socket authentication).
+    Mariadb {
+        socket: std::path::PathBuf,
+        database: String,
+    },
+}
+
+#[cfg(feature = "tpcc")]
+fn mariadb_target(socket: &Path, database: &str) -> flashlab_tpcc::mariadb::MariadbTarget {
+    flashlab_tpcc::mariadb::MariadbTarget {
+        socket: socket.to_path_buf(),
+        user: "root".into(),
+        database: database.into(),
+    }
+}
+
 /// What the measured run gives back.
 pub struct RunResult {
     /// The driver's report (tpmC, per-type counts and percentiles, per-second series).
@@ -25,10 +45,11 @@ pub fn check_available() -> Result<()> {
 
 #[cfg(not(feature = "tpcc"))]
 pub fn load(
-    _db: &postgres::Config,
+    _db: &Target,
     _cfg: &OltpConfig,
     _stop: &AtomicBool,
-    _postmaster: u32,
+    _server_pid: u32,
+    _signal: libc::c_int,
     _p: &mut dyn Progress,
 ) -> Result<Value> {
     Err(OltpError::Workload(WorkloadError::NotBuilt))
@@ -36,7 +57,7 @@ pub fn load(
 
 #[cfg(not(feature = "tpcc"))]
 pub fn run(
-    _db: &postgres::Config,
+    _db: &Target,
     _cfg: &OltpConfig,
     _stop: &AtomicBool,
     _seconds: &Path,
@@ -47,7 +68,7 @@ pub fn run(
 
 #[cfg(not(feature = "tpcc"))]
 pub fn warm_up(
-    _db: &postgres::Config,
+    _db: &Target,
     _cfg: &OltpConfig,
     _stop: &AtomicBool,
     _seconds: &Path,
@@ -57,7 +78,7 @@ pub fn warm_up(
 }
 
 #[cfg(not(feature = "tpcc"))]
-pub fn check_consistency(_db: &postgres::Config) -> Result<Value> {
+pub fn check_consistency(_db: &Target) -> Result<Value> {
     Err(OltpError::Workload(WorkloadError::NotBuilt))
 }
 
@@ -75,10 +96,11 @@ fn err(e: flashlab_tpcc::TpccError) -> OltpError {
 /// shutdown): the loader's connections end and the load returns at once.
 #[cfg(feature = "tpcc")]
 pub fn load(
-    db: &postgres::Config,
+    db: &Target,
     cfg: &OltpConfig,
     stop: &AtomicBool,
-    postmaster: u32,
+    server_pid: u32,
+    signal: libc::c_int,
     p: &mut dyn Progress,
 ) -> Result<Value> {
     use std::sync::atomic::Ordering;
@@ -94,16 +116,26 @@ pub fn load(
         }
     };
     let report = std::thread::scope(|s| {
-        let loader = s.spawn(|| {
-            flashlab_tpcc::load(db, cfg.warehouses, cfg.load_workers, cfg.seed, &progress)
+        let loader = s.spawn(|| match db {
+            Target::Postgres(db) => {
+                flashlab_tpcc::load(db, cfg.warehouses, cfg.load_workers, cfg.seed, &progress)
+            }
+            Target::Mariadb { socket, database } => flashlab_tpcc::mariadb::load(
+                &mariadb_target(socket, database),
+                cfg.warehouses,
+                cfg.load_workers,
+                cfg.seed,
+                stop,
+                &progress,
+            ),
         });
         let mut shown = String::new();
         let mut signalled = false;
         while !loader.is_finished() {
             if stop.load(Ordering::SeqCst) && !signalled {
-                // SAFETY: kill(2) on the postmaster we started (fast shutdown).
+                // SAFETY: kill(2) on the server we started (its quick shutdown).
                 unsafe {
-                    libc::kill(postmaster as libc::pid_t, libc::SIGINT);
+                    libc::kill(server_pid as libc::pid_t, signal);
                 }
                 signalled = true;
             }
@@ -138,7 +170,7 @@ pub fn load(
 /// killed run keeps them.
 #[cfg(feature = "tpcc")]
 pub fn run(
-    db: &postgres::Config,
+    db: &Target,
     cfg: &OltpConfig,
     stop: &AtomicBool,
     seconds: &Path,
@@ -155,7 +187,7 @@ pub fn run(
 /// (the run's terminals would otherwise replay the warm-up's inputs).
 #[cfg(feature = "tpcc")]
 pub fn warm_up(
-    db: &postgres::Config,
+    db: &Target,
     cfg: &OltpConfig,
     stop: &AtomicBool,
     seconds: &Path,
@@ -184,7 +216,7 @@ pub fn warm_up(
 
 #[cfg(feature = "tpcc")]
 fn drive(
-    db: &postgres::Config,
+    db: &Target,
     cfg: &OltpConfig,
     duration_s: f64,
     seed: u64,
@@ -220,7 +252,16 @@ fn drive(
             ));
         }
     };
-    let report = flashlab_tpcc::run(db, &tc, stop, &mut on_second).map_err(err)?;
+    let report = match db {
+        Target::Postgres(db) => flashlab_tpcc::run(db, &tc, stop, &mut on_second),
+        Target::Mariadb { socket, database } => flashlab_tpcc::mariadb::run(
+            &mariadb_target(socket, database),
+            &tc,
+            stop,
+            &mut on_second,
+        ),
+    }
+    .map_err(err)?;
     Ok(RunResult {
         measured_s: Some(report.measured_s),
         report: serde_json::to_value(&report).expect("serializes"),
@@ -228,7 +269,13 @@ fn drive(
 }
 
 #[cfg(feature = "tpcc")]
-pub fn check_consistency(db: &postgres::Config) -> Result<Value> {
+pub fn check_consistency(db: &Target) -> Result<Value> {
+    // The consistency conditions are PostgreSQL queries so far.
+    let Target::Postgres(db) = db else {
+        return Ok(
+            serde_json::json!({"checked": false, "reason": "the consistency check runs on PostgreSQL only so far"}),
+        );
+    };
     let r = flashlab_tpcc::check_consistency(db).map_err(err)?;
     let ok = r.ok();
     let mut v = serde_json::to_value(&r).expect("serializes");

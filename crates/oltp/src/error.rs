@@ -54,6 +54,10 @@ pub enum InputError {
     SchedulerWithoutDevice,
     /// PostgreSQL refuses to run as root and there is no `postgres` user.
     NoPostgresUser,
+    /// `--dbms mariadb` without Debian's mariadb-server.
+    NoMariadb,
+    /// MariaDB's server drops root for the `mysql` user, which is missing.
+    NoMysqlUser,
     NoWarehouses,
     NoTerminals,
     BadWalSize {
@@ -146,6 +150,8 @@ pub enum Failure {
     },
     /// The server answered something flashlab cannot read.
     Unexpected { what: String, answer: String },
+    /// A statement flashlab sent to its own MariaDB server failed.
+    Mariadb { what: String, message: String },
 }
 
 /// Why the TPC-C driver could not run.
@@ -238,6 +244,8 @@ impl fmt::Display for InputError {
                 "--scheduler: the file system of --mount has no block device to schedule; leave --scheduler out",
             ),
             InputError::NoPostgresUser => f.write_str(NO_POSTGRES_USER),
+            InputError::NoMariadb => f.write_str("MariaDB is not installed (no /usr/sbin/mariadbd and /usr/bin/mariadb-install-db); install it: apt-get install mariadb-server"),
+            InputError::NoMysqlUser => f.write_str("there is no 'mysql' user (mariadbd runs as it); install the server package: apt-get install mariadb-server"),
             InputError::NoWarehouses => f.write_str("--warehouses must be at least 1"),
             InputError::NoTerminals => f.write_str("--terminals must be at least 1"),
             InputError::BadWalSize { given } => write!(
@@ -352,6 +360,9 @@ impl fmt::Display for Failure {
             Failure::Sql { what, source } => write!(f, "PostgreSQL: {what}: {source}"),
             Failure::Unexpected { what, answer } => {
                 write!(f, "PostgreSQL: {what}: unexpected answer '{answer}'")
+            }
+            Failure::Mariadb { what, message } => {
+                write!(f, "MariaDB failed while {what}: {message}; see mariadb.log in the results directory")
             }
         }
     }

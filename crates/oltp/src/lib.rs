@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod blockstat;
 pub mod checkpoints;
+pub mod dbms;
 pub mod device;
 pub mod driver;
 pub mod endurance;
@@ -58,6 +59,9 @@ pub struct OltpConfig {
     pub allow_write_to: Option<PathBuf>,
     pub fs: FsKind,
     pub scheduler: Option<String>,
+    /// The DBMS under test (`--dbms`); PostgreSQL unless asked.
+    #[serde(default)]
+    pub dbms: dbms::DbmsKind,
     pub pg_bin: Option<PathBuf>,
     pub pg: PgSettings,
     pub warehouses: u32,
@@ -153,10 +157,19 @@ pub fn preflight(cfg: &OltpConfig) -> Result<(DeviceArg, PathBuf)> {
             given: cfg.pg.max_wal_size.clone(),
         }));
     }
-    let pg_bin = postgres::find_bin(cfg.pg_bin.as_deref())?;
-    if postgres::proc_user_missing() {
-        return Err(OltpError::Input(InputError::NoPostgresUser));
-    }
+    let pg_bin = match cfg.dbms {
+        dbms::DbmsKind::Postgres => {
+            let bin = postgres::find_bin(cfg.pg_bin.as_deref())?;
+            if postgres::proc_user_missing() {
+                return Err(OltpError::Input(InputError::NoPostgresUser));
+            }
+            bin
+        }
+        dbms::DbmsKind::Mariadb => {
+            dbms::mariadb::check_installed()?;
+            PathBuf::new()
+        }
+    };
     // Every tool, before anything changes on the machine.
     if !matches!(dev, DeviceArg::Mount { .. }) {
         cfg.fs.find_mkfs()?;
@@ -400,45 +413,79 @@ fn setup_and_run(
     }
     check_stop(stop)?;
 
-    // 3. PostgreSQL.
-    let pgdata = match dev {
-        DeviceArg::Mount { .. } => mnt.join("flashlab-oltp-pgdata"),
-        _ => mnt.join("pgdata"),
+    // 3. The DBMS, its data directory inside the file system under test.
+    let on_users_mount = matches!(dev, DeviceArg::Mount { .. });
+    let datadir = mnt.join(cfg.dbms.data_dir_name(on_users_mount));
+    let max_connections = cfg.terminals + cfg.load_workers + 10;
+    let mut server: Box<dyn dbms::Dbms> = match cfg.dbms {
+        dbms::DbmsKind::Postgres => {
+            let version = postgres::version(pg_bin);
+            progress.say(&format!(
+                "PostgreSQL: initdb {} and start ({version})",
+                datadir.display(),
+            ));
+            let log = cfg.results.join("postgres.log");
+            let server = postgres::init_and_start(
+                &postgres::StartSpec {
+                    bin: pg_bin,
+                    pgdata: &datadir,
+                    socket_dir: &rdir.join("pgsock"),
+                    log: &log,
+                    settings: &cfg.pg,
+                    max_connections,
+                    remove_at_teardown: on_users_mount,
+                },
+                teardown,
+            )?;
+            Box::new(dbms::postgres::Postgres::new(
+                server,
+                version,
+                cfg.pg.clone(),
+                log,
+            ))
+        }
+        dbms::DbmsKind::Mariadb => {
+            progress.say(&format!(
+                "MariaDB: mariadb-install-db {} and start ({})",
+                datadir.display(),
+                dbms::mariadb::version()
+            ));
+            let buffer_pool = pg_size_bytes(&cfg.pg.shared_buffers).unwrap_or(128 << 20);
+            Box::new(dbms::mariadb::init_and_start(
+                &dbms::mariadb::StartSpec {
+                    datadir: &datadir,
+                    socket_dir: &rdir.join("mysqlsock"),
+                    log: &cfg.results.join("mariadb.log"),
+                    settings: dbms::mariadb::InnodbSettings::new(buffer_pool),
+                    max_connections,
+                    remove_at_teardown: on_users_mount,
+                },
+                teardown,
+            )?)
+        }
     };
-    progress.say(&format!(
-        "PostgreSQL: initdb {} and start ({})",
-        pgdata.display(),
-        postgres::version(pg_bin)
-    ));
-    let server = postgres::init_and_start(
-        &postgres::StartSpec {
-            bin: pg_bin,
-            pgdata: &pgdata,
-            socket_dir: &rdir.join("pgsock"),
-            log: &cfg.results.join("postgres.log"),
-            settings: &cfg.pg,
-            max_connections: cfg.terminals + cfg.load_workers + 10,
-            remove_at_teardown: matches!(dev, DeviceArg::Mount { .. }),
-        },
-        teardown,
-    )?;
-    doc.watch.pids.push(server.pid);
-    doc.set(
-        "postgres",
-        serde_json::json!({"version": postgres::version(pg_bin), "pgdata": pgdata, "pid": server.pid, "settings": cfg.pg}),
-    );
+    doc.watch.pids.push(server.pid());
+    let (key, section) = server.section();
+    doc.set(key, section);
     doc.save()?;
     check_stop(stop)?;
     if cfg.setup_only {
-        progress.say("set-up complete (--setup-only): PostgreSQL answers; tearing down");
+        progress.say("set-up complete (--setup-only): the DBMS answers; tearing down");
         return Ok(());
     }
-    let db = server.config();
+    let db = server.target();
 
     // 4. Load (a Ctrl-C stops the server, which ends the load at once).
     doc.set_status("loading", None);
     doc.save()?;
-    let load = driver::load(&db, cfg, stop, server.pid, progress)?;
+    let load = driver::load(
+        &db,
+        cfg,
+        stop,
+        server.pid(),
+        server.shutdown_signal(),
+        progress,
+    )?;
     doc.set("load", load);
     doc.save()?;
     check_stop(stop)?;
@@ -461,12 +508,8 @@ fn setup_and_run(
         doc.save()?;
         check_stop(stop)?;
     }
-    progress.say("CHECKPOINT: the measured window starts from a checkpointed state");
-    checkpoints::checkpoint(&db)?;
-    let block_bytes = checkpoints::block_bytes(&db)?;
-    let (ckpt_view, ckpt_before) = checkpoints::read(&db)?;
-    let pg_log = cfg.results.join("postgres.log");
-    let ckpt_log_from = checkpoints::log_len(&pg_log);
+    server.flush(progress)?;
+    server.window_start()?;
     check_stop(stop)?;
 
     // 6. Measure: block stat and serve before, tracers, TPC-C, tracers, after.
@@ -489,8 +532,8 @@ fn setup_and_run(
     let tracer = if cfg.trace {
         Some(tracing::start(
             &cfg.results,
-            server.pid,
-            &pgdata,
+            server.pid(),
+            server.data_dir(),
             &attached,
         )?)
     } else {
@@ -508,9 +551,6 @@ fn setup_and_run(
         progress,
     );
     let elapsed_s = started.elapsed().as_secs_f64();
-    // The checkpointer's counters at the end of the window (a server that
-    // went away leaves the section out; the run's own error says why).
-    let ckpt_after = checkpoints::read(&db).ok();
     let frozen = if freezable {
         fs::freeze(&mnt).ok()
     } else {
@@ -523,25 +563,16 @@ fn setup_and_run(
         .and_then(blockstat::BlockStat::read);
     let serve_after = attached.serve.as_ref().and_then(|s| s.snapshot());
     drop(frozen);
-    if let Some((_, after)) = &ckpt_after {
-        let report = checkpoints::CheckpointReport::between(
-            ckpt_view,
-            checkpoint_interval_s(&cfg.pg.checkpoint_timeout),
-            block_bytes,
-            &ckpt_before,
-            after,
-            checkpoints::started_since(&pg_log, ckpt_log_from),
-        );
-        progress.say(&format!(
-            "checkpoints in the window: {} started, {} completed, {:.1} MB written by them",
-            report.started,
-            report.completed,
-            report.bytes_written as f64 / 1e6
-        ));
-        doc.set(
-            "checkpoints",
-            serde_json::to_value(&report).expect("serializes"),
-        );
+    // The server's own counters for the window (checkpoints, InnoDB's
+    // bytes), set against the trace; a server that went away leaves the
+    // section out (the run's own error says why).
+    let trace_summary = match &traced {
+        Ok(Some(t)) => Some(&t.summary),
+        _ => None,
+    };
+    if let Some((key, value, line)) = server.window_end(trace_summary) {
+        progress.say(&line);
+        doc.set(key, value);
     }
     // A failed run keeps what it measured: the trace's summary and the
     // TPC-C seconds that completed, then the error.
@@ -626,7 +657,7 @@ fn setup_and_run(
 }
 
 /// checkpoint_timeout as flashlab passes it ("30s"), in seconds.
-fn checkpoint_interval_s(text: &str) -> f64 {
+pub(crate) fn checkpoint_interval_s(text: &str) -> f64 {
     flashlab_pattern::units::parse_duration_ns(text).map_or(0.0, |ns| ns as f64 / 1e9)
 }
 

@@ -86,13 +86,17 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
                 .unwrap_or("")
                 .to_string(),
         ],
-        vec![
-            "PostgreSQL".into(),
-            doc.pointer("/postgres/version")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-        ],
+        // The DBMS's own section names it (`--dbms`): postgres or mariadb.
+        match doc.pointer("/mariadb/version").and_then(Value::as_str) {
+            Some(v) => vec!["DBMS".into(), format!("MariaDB/InnoDB: {v}")],
+            None => vec![
+                "PostgreSQL".into(),
+                doc.pointer("/postgres/version")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            ],
+        },
         vec![
             "warehouses / terminals".into(),
             format!(

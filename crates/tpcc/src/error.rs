@@ -72,6 +72,19 @@ pub enum TpccError {
         #[source]
         source: postgres::Error,
     },
+    #[error("cannot connect to MariaDB at {target}: {message}; check the socket path and that the server is running")]
+    MariadbConnect { target: String, message: String },
+    #[error("MariaDB failed while {during}: {message}; see the server log")]
+    Mariadb {
+        during: &'static str,
+        message: String,
+    },
+    #[error("terminal {terminal} failed during {transaction}: {message}; see the server log (the run was stopped)")]
+    MariadbTerminal {
+        terminal: u32,
+        transaction: &'static str,
+        message: String,
+    },
     #[error("writing rows into table {table} failed: {source}; see the server log")]
     CopyIo {
         table: &'static str,
@@ -94,6 +107,23 @@ impl<T> During<T> for Result<T, postgres::Error> {
         self.map_err(|source| TpccError::Sql {
             during: what,
             source,
+        })
+    }
+}
+
+/// A MariaDB client error on one line.
+pub(crate) fn mariadb_line(e: &mysql::Error) -> String {
+    e.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl<T> During<T> for Result<T, mysql::Error> {
+    fn during(self, what: &'static str) -> Result<T, TpccError> {
+        self.map_err(|e| TpccError::Mariadb {
+            during: what,
+            message: mariadb_line(&e),
         })
     }
 }

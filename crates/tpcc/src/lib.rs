@@ -1,4 +1,5 @@
-//! flashlab-tpcc: our own TPC-C driver for PostgreSQL (TPC-C standard
+//! flashlab-tpcc: our own TPC-C driver for PostgreSQL and MariaDB/InnoDB
+//! ([`mariadb`]: the same schema, rows and terminals in MariaDB's dialect) (TPC-C standard
 //! specification revision 5.11), the workload of Wang et al.'s sections 3-4.
 //!
 //! - [`load`] creates the nine tables of clause 1.3 and fills them as clause
@@ -16,6 +17,7 @@
 mod consistency;
 mod error;
 mod load;
+pub mod mariadb;
 mod rand;
 mod run;
 mod schema;
@@ -27,6 +29,8 @@ pub use load::{
     drop_schema, estimated_database_bytes, generate_rows, load, load_cancellable, LoadPhase,
     LoadProgress, LoadReport, TableRows, LOAD_TIMESTAMP,
 };
+/// The MariaDB client the `mariadb` module speaks through.
+pub use mysql;
 pub use run::{
     run, MixAudit, MixShare, NurandConstants, PerType, ResponseTimes, SecondSample, TpccConfig,
     TpccReport, TypeReport, MAX_RETRIES,

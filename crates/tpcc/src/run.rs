@@ -21,7 +21,7 @@ use crate::error::{During, TpccError};
 use crate::load::{connect, load_constants, DISTRICTS_PER_WAREHOUSE};
 use crate::rand::{NuConstants, Rng};
 use crate::schema;
-use crate::txn::{draw_input, execute, Deck, Home, Outcome, Statements, TxnType};
+use crate::txn::{draw_input, execute, Deck, Extra, Home, Input, Outcome, Statements, TxnType};
 
 /// A run's settings (see the crate docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,6 +52,102 @@ impl Default for TpccConfig {
 /// How many times one business transaction is re-run after serialization
 /// failures or deadlocks before it counts as an error.
 pub const MAX_RETRIES: u32 = 20;
+
+/// How one attempt of a transaction failed, as the terminal loop treats it.
+pub(crate) enum Failed {
+    /// A serialization failure or deadlock: the same inputs run again.
+    Retry,
+    /// The connection or the server is gone: the terminal stops, and so
+    /// does the run.
+    Fatal(TpccError),
+    /// One statement failed: counted as an error, the terminal goes on.
+    Counted,
+}
+
+/// The seam between the terminal loop (DBMS-neutral: decks, inputs, timing,
+/// counting) and one DBMS's connections and SQL dialect.
+pub(crate) trait Backend: Sync {
+    type Terminal;
+    /// The loaded warehouses and the loader's NURand constants (tpcc_meta),
+    /// after checking that every table is there.
+    fn loaded(&self) -> Result<(u32, NuConstants, u64), TpccError>;
+    fn open_terminal(&self, t: u32) -> Result<Self::Terminal, TpccError>;
+    fn execute(
+        &self,
+        term: &mut Self::Terminal,
+        t: u32,
+        kind: TxnType,
+        home: &Home,
+        input: &Input,
+    ) -> Result<(Outcome, Extra), Failed>;
+}
+
+/// PostgreSQL: one connection and its prepared statements per terminal.
+struct Postgres<'a>(&'a postgres::Config);
+
+impl Backend for Postgres<'_> {
+    type Terminal = (postgres::Client, Statements);
+
+    fn loaded(&self) -> Result<(u32, NuConstants, u64), TpccError> {
+        let mut client = connect(self.0)?;
+        if let Some(table) = schema::missing_table(&mut client)? {
+            return Err(TpccError::NotLoaded {
+                target: crate::load::describe(self.0),
+                table,
+            });
+        }
+        let meta = client
+            .query_one(
+                "SELECT warehouses, seed, c_last_load, c_id_load, ol_i_id_load FROM tpcc_meta",
+                &[],
+            )
+            .during("reading the load's constants")?;
+        let load_c = NuConstants {
+            c_last: meta.get::<_, i32>(2) as i64,
+            c_id: meta.get::<_, i32>(3) as i64,
+            ol_i_id: meta.get::<_, i32>(4) as i64,
+        };
+        Ok((
+            meta.get::<_, i32>(0) as u32,
+            load_c,
+            meta.get::<_, i64>(1) as u64,
+        ))
+    }
+
+    fn open_terminal(&self, t: u32) -> Result<Self::Terminal, TpccError> {
+        let mut client = connect(self.0)?;
+        let statements =
+            Statements::prepare(&mut client).map_err(|source| TpccError::Terminal {
+                terminal: t,
+                transaction: "preparing statements",
+                source,
+            })?;
+        Ok((client, statements))
+    }
+
+    fn execute(
+        &self,
+        (client, statements): &mut Self::Terminal,
+        t: u32,
+        kind: TxnType,
+        home: &Home,
+        input: &Input,
+    ) -> Result<(Outcome, Extra), Failed> {
+        execute(client, statements, home, input).map_err(|e| {
+            if retryable(&e) {
+                Failed::Retry
+            } else if fatal(&e) || client.is_closed() {
+                Failed::Fatal(TpccError::Terminal {
+                    terminal: t,
+                    transaction: kind.name(),
+                    source: e,
+                })
+            } else {
+                Failed::Counted
+            }
+        })
+    }
+}
 
 /// One value per transaction type.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -406,8 +502,8 @@ fn sleep_until(until: Instant, stop: &AtomicBool) {
     }
 }
 
-struct Shared<'a> {
-    db: &'a postgres::Config,
+struct Shared<'a, B: Backend> {
+    backend: &'a B,
     cfg: &'a TpccConfig,
     constants: NuConstants,
     ramp_end: Instant,
@@ -420,6 +516,16 @@ struct Shared<'a> {
 /// Runs the benchmark; see the crate docs.
 pub fn run(
     db: &postgres::Config,
+    cfg: &TpccConfig,
+    cancel: &AtomicBool,
+    on_second: &mut dyn FnMut(&SecondSample),
+) -> Result<TpccReport, TpccError> {
+    run_on(&Postgres(db), cfg, cancel, on_second)
+}
+
+/// The run on any backend.
+pub(crate) fn run_on<B: Backend>(
+    backend: &B,
     cfg: &TpccConfig,
     cancel: &AtomicBool,
     on_second: &mut dyn FnMut(&SecondSample),
@@ -439,33 +545,14 @@ pub fn run(
             fix: "give the run a duration of at least 1 s",
         });
     }
-    let mut client = connect(db)?;
-    if let Some(table) = schema::missing_table(&mut client)? {
-        return Err(TpccError::NotLoaded {
-            target: crate::load::describe(db),
-            table,
-        });
-    }
-    let meta = client
-        .query_one(
-            "SELECT warehouses, seed, c_last_load, c_id_load, ol_i_id_load FROM tpcc_meta",
-            &[],
-        )
-        .during("reading the load's constants")?;
-    let loaded = meta.get::<_, i32>(0) as u32;
+    let (loaded, load_c, load_seed) = backend.loaded()?;
     if cfg.warehouses > loaded {
         return Err(TpccError::TooFewWarehouses {
             asked: cfg.warehouses,
             loaded,
         });
     }
-    let load_c = NuConstants {
-        c_last: meta.get::<_, i32>(2) as i64,
-        c_id: meta.get::<_, i32>(3) as i64,
-        ol_i_id: meta.get::<_, i32>(4) as i64,
-    };
-    debug_assert_eq!(load_c, load_constants(meta.get::<_, i64>(1) as u64));
-    drop(client);
+    debug_assert_eq!(load_c, load_constants(load_seed));
     let constants = NuConstants::for_run(&load_c, &mut Rng::stream(cfg.seed, &[0x0072_756e]));
 
     let start = Instant::now();
@@ -475,7 +562,7 @@ pub fn run(
         .map_or(0, |d| d.as_nanos() as u64);
     let ramp_end = start + cfg.ramp_up;
     let shared = Shared {
-        db,
+        backend,
         cfg,
         constants,
         ramp_end,
@@ -606,7 +693,7 @@ fn home_of(t: u32, warehouses: u32) -> Home {
 
 /// Runs terminal `t` until the end or a stop; `None` after a fatal failure
 /// (recorded in `shared.failure`).
-fn terminal(shared: &Shared<'_>, t: u32) -> Option<TerminalStats> {
+fn terminal<B: Backend>(shared: &Shared<'_, B>, t: u32) -> Option<TerminalStats> {
     let fail = |e: TpccError| {
         shared.stop.store(true, Ordering::Relaxed);
         shared
@@ -615,21 +702,10 @@ fn terminal(shared: &Shared<'_>, t: u32) -> Option<TerminalStats> {
             .unwrap_or_else(|p| p.into_inner())
             .get_or_insert(e);
     };
-    let mut client = match connect(shared.db) {
+    let mut term = match shared.backend.open_terminal(t) {
         Ok(c) => c,
         Err(e) => {
             fail(e);
-            return None;
-        }
-    };
-    let statements = match Statements::prepare(&mut client) {
-        Ok(s) => s,
-        Err(source) => {
-            fail(TpccError::Terminal {
-                terminal: t,
-                transaction: "preparing statements",
-                source,
-            });
             return None;
         }
     };
@@ -656,8 +732,8 @@ fn terminal(shared: &Shared<'_>, t: u32) -> Option<TerminalStats> {
         let began = Instant::now();
         let mut retries = 0u64;
         let result = loop {
-            match execute(&mut client, &statements, &home, &input) {
-                Err(e) if retryable(&e) && retries < MAX_RETRIES as u64 => {
+            match shared.backend.execute(&mut term, t, kind, &home, &input) {
+                Err(Failed::Retry) if retries < MAX_RETRIES as u64 => {
                     retries += 1;
                     live.retries.fetch_add(1, Ordering::Relaxed);
                 }
@@ -686,15 +762,11 @@ fn terminal(shared: &Shared<'_>, t: u32) -> Option<TerminalStats> {
                 }
             }
             // A lost connection ends the run; a failed statement is counted.
-            Err(e) if fatal(&e) || client.is_closed() => {
-                fail(TpccError::Terminal {
-                    terminal: t,
-                    transaction: kind.name(),
-                    source: e,
-                });
+            Err(Failed::Fatal(e)) => {
+                fail(e);
                 return None;
             }
-            Err(_) => {
+            Err(Failed::Retry | Failed::Counted) => {
                 live.errors.fetch_add(1, Ordering::Relaxed);
                 if measured {
                     stats.errors[k] += 1;
