@@ -296,6 +296,20 @@ impl PageFtl {
         Ok(b * self.ppb)
     }
 
+    /// Whether die `unit`'s next GC page opens a block (its plane's GC
+    /// frontier is full or absent); does not move the plane cursor.
+    #[inline]
+    fn gc_needs_block(&self, unit: u32) -> bool {
+        let p = self.planes as usize;
+        let cursor = if p > 1 {
+            self.gc_plane[unit as usize] as usize
+        } else {
+            0
+        };
+        let f = self.gc_open[unit as usize * p + cursor];
+        f.block == NONE || f.next >= self.ppb
+    }
+
     /// Free blocks a die keeps before a host block is opened: below this,
     /// foreground GC runs. With multi-plane operations a reclaim may open a
     /// GC block on each plane.
@@ -355,6 +369,17 @@ impl PageFtl {
             let Some(lpn) = self.lpn_at(src) else {
                 continue;
             };
+            // With multi-plane GC, a lazy step never takes the blocks the
+            // other planes' GC frontiers need in a whole-victim reclaim: it
+            // stops, and the reclaim at the next block opening finishes the
+            // victim. (Taking them left the pool empty outside GC: swarm
+            // seed 171 under debug assertions.)
+            if self.planes > 1
+                && self.gc_needs_block(unit)
+                && self.free[unit as usize].len() < self.planes as usize
+            {
+                break;
+            }
             let dst = self.alloc_gc(unit)?;
             self.blocks.dec_valid(victim);
             self.p2l[dst as usize] = lpn;
