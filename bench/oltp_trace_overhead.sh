@@ -31,6 +31,7 @@
 # load average at the start and the end.
 #
 # TRACE_RUN=PATH uses that trace_run binary instead of building one.
+# TPCC=PATH uses that TPC-C driver (crates/tpcc/examples/tpcc.rs) instead of building one.
 # BASELINE_TRACE_RUN=PATH adds a third side: the same tracing by another
 # build of trace_run (e.g. an older commit's), interleaved in the same
 # rounds, to tell a regression of the tracer from the machine's noise.
@@ -73,7 +74,8 @@ for bin in "$TRACE_RUN" ${BASELINE_TRACE_RUN:+"$BASELINE_TRACE_RUN"}; do
         exit 2
     fi
 done
-if [ "$WORKLOAD" = tpcc ]; then
+# TPCC: a prebuilt TPC-C driver (CI passes the one its test build made).
+if [ "$WORKLOAD" = tpcc ] && [ -z "${TPCC:-}" ]; then
     cargo build --release -q -p flashlab-tpcc --example tpcc
     TPCC=$CARGO_TARGET_DIR/release/examples/tpcc
 fi

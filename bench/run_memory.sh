@@ -6,12 +6,18 @@
 # RSS difference (target: within 50 MB; end-to-end target: >= 1,000,000 IO/s).
 #
 #   bash bench/run_memory.sh [SMALL_IOS] [LARGE_IOS]   (default 1000000 50000000)
+#   FLASHLAB=PATH uses that binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 small=${1:-1000000}
 large=${2:-50000000}
-cargo build -q --release -p flashlab
-bin=${CARGO_TARGET_DIR:-target}/release/flashlab
+# FLASHLAB: a prebuilt binary (CI passes the one its test build made).
+if [ -n "${FLASHLAB:-}" ]; then
+  bin=$FLASHLAB
+else
+  cargo build -q --release -p flashlab
+  bin=${CARGO_TARGET_DIR:-target}/release/flashlab
+fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 measure() {
