@@ -18,6 +18,9 @@
 # --device: it runs once, in the budilovsky11 row.
 # A suite that takes longer than TIMEOUT seconds (default 3600) counts as
 # "timeout" (incomplete).
+# JOBS=N runs N suites at once (default 1; each is one simulator thread, so
+# N up to the number of cores shortens the whole; a row's wall_s then
+# includes the sharing). Rows print in the same order either way.
 set -u
 FLASHLAB=${1:-target/release/flashlab}
 shift || true
@@ -32,11 +35,39 @@ esac
 if [ -z "${PROFILES:-}" ]; then
   PROFILES=$(ls "$(dirname "$0")"/../crates/sim/profiles/*.toml | xargs -n1 basename | sed 's/\.toml$//')
 fi
+JOBS=${JOBS:-1}
+case "$JOBS" in ''|*[!0-9]*|0) echo "JOBS must be a positive integer (got '$JOBS')" >&2; exit 2 ;; esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "size: $SIZE"
 printf '%-14s %-20s %-10s %9s  %s\n' suite profile status wall_s error
-total=0; ok=0
+# One suite x profile run; its row goes to $work/row.IDX (status first).
+run_one() {
+  local idx=$1 s=$2 p=$3 dir="$work/$1" rc status err start end wall
+  shift 3
+  start=$(date +%s.%N)
+  timeout "$TIMEOUT" "$FLASHLAB" suite "$s" "$@" $QUICK_FLAG -q -o "$dir" >/dev/null 2>"$work/err.$idx"
+  rc=$?
+  end=$(date +%s.%N)
+  wall=$(echo "$end - $start" | bc)
+  if [ $rc -eq 0 ]; then
+    status=complete; err=""
+  elif [ $rc -eq 124 ]; then
+    status=timeout; err="over ${TIMEOUT}s"
+  else
+    status=failed; err=$(grep -m1 -i 'error' "$work/err.$idx" | cut -c1-160)
+  fi
+  printf '%-14s %-20s %-10s %9.1f  %s\n' "$s" "$p" "$status" "$wall" "$err" > "$work/row.$idx"
+  rm -rf "$dir" "$work/err.$idx"
+}
+total=0; printed=0
+# Print the finished rows in order, as far as they are all done.
+flush_rows() {
+  while [ "$printed" -lt "$total" ] && [ -f "$work/row.$((printed + 1))" ]; do
+    printed=$((printed + 1))
+    cat "$work/row.$printed"
+  done
+}
 for s in $SUITES; do
   for p in $PROFILES; do
     if [ "$s" = budilovsky11 ]; then
@@ -51,22 +82,13 @@ for s in $SUITES; do
       args=(--device "sim:$p$opts")
     fi
     total=$((total + 1))
-    dir="$work/$s-$p"
-    start=$(date +%s.%N)
-    timeout "$TIMEOUT" "$FLASHLAB" suite "$s" "${args[@]}" $QUICK_FLAG -q -o "$dir" >/dev/null 2>"$work/err"
-    rc=$?
-    end=$(date +%s.%N)
-    wall=$(echo "$end - $start" | bc)
-    if [ $rc -eq 0 ]; then
-      status=complete; ok=$((ok + 1)); err=""
-    elif [ $rc -eq 124 ]; then
-      status=timeout; err="over ${TIMEOUT}s"
-    else
-      status=failed; err=$(grep -m1 -i 'error' "$work/err" | cut -c1-160)
-    fi
-    printf '%-14s %-20s %-10s %9.1f  %s\n' "$s" "$p" "$status" "$wall" "$err"
-    rm -rf "$dir"
+    run_one "$total" "$s" "$p" "${args[@]}" &
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+    flush_rows
   done
 done
+wait
+flush_rows
+ok=$(cat "$work"/row.* 2>/dev/null | awk '$3 == "complete"' | wc -l)
 echo "complete: $ok of $total suite x profile runs ($(( 100 * ok / total )) %)"
 [ "$ok" -eq "$total" ]
