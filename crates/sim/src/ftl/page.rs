@@ -380,26 +380,25 @@ impl PageFtl {
             {
                 break;
             }
-            let dst = self.alloc_gc(unit)?;
             self.blocks.dec_valid(victim);
-            self.p2l[dst as usize] = lpn;
-            self.l2p[lpn as usize] = dst;
-            self.blocks.inc_valid(dst / self.ppb);
+            self.move_page(
+                unit,
+                src,
+                lpn,
+                multi_plane.then_some((&mut srcs, &mut dsts)),
+            )?;
             moved += 1;
-            if multi_plane {
-                srcs.push(src);
-                dsts.push(dst);
-            }
-            if let Some(r) = self.relocated.as_mut() {
-                r.push(lpn);
-            }
-            self.seq += 1;
         }
-        let end = if multi_plane {
-            flash.copy_pages(unit, Cause::Gc, at, &srcs, &dsts)
-        } else {
-            flash.copy_n(unit, Cause::Gc, at, moved as u64)
-        };
+        let end = Self::copy_moved(
+            flash,
+            unit,
+            Cause::Gc,
+            at,
+            moved as u64,
+            multi_plane,
+            &srcs,
+            &dsts,
+        );
         self.moves = (srcs, dsts);
         flash.acct.gc_relocated_pages += moved as u64;
         if self.blocks.valid(victim) == 0 {
@@ -456,6 +455,54 @@ impl PageFtl {
         Ok(())
     }
 
+    /// Move logical page `lpn` from physical page `src` to the die's GC
+    /// frontier: the map's side of one relocation, shared by a lazy cleaning
+    /// step and a whole-victim reclaim. The victim's valid count is the
+    /// caller's (a step decrements it page by page, a reclaim empties the
+    /// block at once). With `group`, the source and destination are recorded
+    /// for the flash's multi-plane copy (or its page kinds).
+    fn move_page(
+        &mut self,
+        unit: u32,
+        src: u32,
+        lpn: u32,
+        group: Option<(&mut Vec<u32>, &mut Vec<u32>)>,
+    ) -> Result<(), SimError> {
+        let dst = self.alloc_gc(unit)?;
+        self.p2l[dst as usize] = lpn;
+        self.l2p[lpn as usize] = dst;
+        self.blocks.inc_valid(dst / self.ppb);
+        if let Some((srcs, dsts)) = group {
+            srcs.push(src);
+            dsts.push(dst);
+        }
+        if let Some(r) = self.relocated.as_mut() {
+            r.push(lpn);
+        }
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// The flash time of `moved` relocations started at `at`: page by page
+    /// in multi-plane groups when the destinations matter, else as a count.
+    #[allow(clippy::too_many_arguments)]
+    fn copy_moved(
+        flash: &mut Flash,
+        unit: u32,
+        cause: Cause,
+        at: Nanos,
+        moved: u64,
+        multi_plane: bool,
+        srcs: &[u32],
+        dsts: &[u32],
+    ) -> Nanos {
+        if multi_plane {
+            flash.copy_pages(unit, cause, at, srcs, dsts)
+        } else {
+            flash.copy_n(unit, cause, at, moved)
+        }
+    }
+
     /// Relocate the valid pages of `victim`, erase it, return it to the free pool.
     fn reclaim(
         &mut self,
@@ -491,27 +538,17 @@ impl PageFtl {
             let Some(lpn) = self.lpn_at(src) else {
                 continue;
             };
-            let dst = self.alloc_gc(unit)?;
-            self.p2l[dst as usize] = lpn;
-            self.l2p[lpn as usize] = dst;
-            self.blocks.inc_valid(dst / self.ppb);
+            self.move_page(
+                unit,
+                src,
+                lpn,
+                multi_plane.then_some((&mut srcs, &mut dsts)),
+            )?;
             moved += 1;
-            if multi_plane {
-                srcs.push(src);
-                dsts.push(dst);
-            }
-            if let Some(r) = self.relocated.as_mut() {
-                r.push(lpn);
-            }
-            self.seq += 1;
         }
         self.blocks.emptied(victim, moved as u32);
         self.p2l[victim_range].fill(NONE);
-        let copied = if multi_plane {
-            flash.copy_pages(unit, cause, at, &srcs, &dsts)
-        } else {
-            flash.copy_n(unit, cause, at, moved)
-        };
+        let copied = Self::copy_moved(flash, unit, cause, at, moved, multi_plane, &srcs, &dsts);
         self.moves = (srcs, dsts);
         let end = flash.erase(unit, cause, copied);
         self.blocks.erased(victim);
