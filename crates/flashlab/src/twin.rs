@@ -128,8 +128,13 @@ pub fn render(t: &Twin) -> String {
         }
     }
     for p in t.params.iter().filter(|p| p.status == "no-effect") {
+        let kept = if p.fitted_to == "p99" {
+            "the value the descent left, not identified"
+        } else {
+            "kept at the template's value"
+        };
         out.push_str(&format!(
-            "note: {} has no effect on the plan's loss: kept at the template's value, not fitted; the twin cannot predict what depends on it\n",
+            "note: {} has no effect on the plan's loss: {kept}, not fitted; the twin cannot predict what depends on it\n",
             p.key
         ));
     }

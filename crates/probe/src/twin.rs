@@ -966,9 +966,14 @@ pub fn fit_twin(m: &Measurement, max_capacity_bytes: u64) -> Result<Twin, ProbeE
     // the plan: the profile says the plan cannot see it (its value is
     // whatever the descent left, from the template's). Spreads move by
     // +-0.1 of their range instead (x1.5 of 0 is 0).
-    let eval_all =
-        |c: &SimConfig| simulate(c, &t).map_or(f64::INFINITY, |p| loss(&p, &t, &all, Terms::Both));
+    // Each parameter's effect is on the loss of the stage that fits it: a
+    // timing parameter on the means, a spread on the means and p99s.
+    let eval_all = |c: &SimConfig, terms: Terms| {
+        simulate(c, &t).map_or(f64::INFINITY, |p| loss(&p, &t, &all, terms))
+    };
     let cfg = whole.fit.cfg.clone();
+    let base_loss = |terms: Terms| eval_all(&cfg, terms);
+    let (mean_loss, both_loss) = (base_loss(Terms::Mean), final_loss);
     let mut params = Vec::new();
     let mut not_good = Vec::new();
     let stage = |p: &Param| -> bool { SPREADS.iter().any(|q| q.key == p.key) };
@@ -988,7 +993,12 @@ pub fn fit_twin(m: &Measurement, max_capacity_bytes: u64) -> Result<Twin, ProbeE
             }
             let mut c = cfg.clone();
             set(&mut c, p.key, m);
-            effect = effect.max((eval_all(&c) - final_loss).abs());
+            let (terms, at) = if spread {
+                (Terms::Both, both_loss)
+            } else {
+                (Terms::Mean, mean_loss)
+            };
+            effect = effect.max((eval_all(&c, terms) - at).abs());
             evaluations += 1;
         }
         // A spread of 0 is "no spread", an answer, not a bound.
