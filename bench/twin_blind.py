@@ -22,7 +22,7 @@ For each built-in profile:
 4. print the error of mean and p99 per workload, and the geometry recovered
    vs true.
 
-Usage: bench/twin_blind.py [--seed N] [--profiles a,b,c] [--flashlab PATH]
+Usage: bench/twin_blind.py [--seed N] [--profiles a,b,c] [--flashlab PATH] [--variance]
 """
 
 import argparse
@@ -42,14 +42,22 @@ TRACE = os.path.join(ROOT, "..", "shared", "traces", "tpcc-small.trace")
 TIMING_KEYS = ("read_ns", "program_ns", "erase_ns", "command_overhead_ns", "bus_ns_per_byte")
 
 
-def perturb(text, rng):
-    """The profile's TOML text with its timing, cache and log geometry moved."""
+def perturb(text, rng, variance=False):
+    """The profile's TOML text with its timing, cache and log geometry moved;
+    with ``variance``, service-time spreads too (program-time spread uniform
+    in 0-0.4, read-retry probability 0, 0.02 or 0.08), which the twin's
+    second stage must find from the plan's p99s."""
     out = []
     section = ""
     for line in text.splitlines():
         m = re.match(r"^\[(.+)\]\s*$", line)
         if m:
             section = m.group(1)
+            if variance and section == "nand":
+                out.append(line)
+                out.append(f"program_spread = {rng.uniform(0, 0.4):.3f}")
+                out.append(f"read_retry_probability = {rng.choice([0, 0.02, 0.08])}")
+                continue
         kv = re.match(r"^(\w+) = ([^#]+?)(\s*#.*)?$", line)
         if kv:
             key, value = kv.group(1), kv.group(2).strip()
@@ -106,6 +114,13 @@ def truth(text):
     }
 
 
+def spread_truth(text):
+    def get(key):
+        m = re.search(rf"(?m)^{key} = ([0-9.]+)", text)
+        return float(m.group(1)) if m else 0.0
+    return get("program_spread"), get("read_retry_probability")
+
+
 def heldout_file(path):
     runs = [
         ("fill", "mode = \"write\"\nlocation = \"sequential\"\nio_size = \"32KiB\"\nio_count = 2048"),
@@ -153,16 +168,19 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--profiles", default=DEFAULT_PROFILES)
     ap.add_argument("--flashlab", default=os.path.join(ROOT, "target", "release", "flashlab"))
+    ap.add_argument("--variance", action="store_true",
+                    help="hide service-time spreads too (program spread, read retries)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     errors = {}
     geometry = []
+    spreads = []
     with tempfile.TemporaryDirectory(prefix="twin-blind-") as work:
         heldout_file(os.path.join(work, "heldout.toml"))
         for name in a.profiles.split(","):
             text = subprocess.run([a.flashlab, "sim", "show", name], capture_output=True,
                                   text=True, check=True).stdout
-            hidden_text = perturb(text, rng)
+            hidden_text = perturb(text, rng, a.variance)
             hidden = os.path.join(work, f"hidden-{name}.toml")
             with open(hidden, "w") as f:
                 f.write(hidden_text)
@@ -185,6 +203,9 @@ def main():
                 "cache": pr["write_cache_bytes"]["value"],
             }
             geometry.append((name, true, got, good, wall, tj["cv_loss_rms"]))
+            if a.variance:
+                fitted = {p["key"]: p["value"] for p in tj["params"]}
+                spreads.append((name, spread_truth(hidden_text), fitted))
             m = workloads(a.flashlab, f"sim:{hidden}", work, f"m-{name}")
             q = workloads(a.flashlab, f"sim:{twin_toml}", work, f"p-{name}")
             for w, (mm, mp) in m.items():
@@ -206,6 +227,11 @@ def main():
               f"{fmt_size(t['cache']) + '/' + fmt_size(g['cache']):<20} "
               f"{'good' if good else 'NOT':<8} {cv:<7.3f} {wall:.1f}s")
     print(f"family right {fam_ok}/{len(geometry)}; unit exact {unit_ok}/{unit_n}; cache within x2 {cache_ok}/{cache_n}")
+    if spreads:
+        print("\nservice-time spreads true/fitted (stage 2, from the plan's p99s):")
+        for name, t, f in spreads:
+            print(f"{name:<16} program_spread {t[0]:.3f}/{f.get('nand.program_spread', 0):.3f}  "
+                  f"read_retry_probability {t[1]:.3f}/{f.get('nand.read_retry_probability', 0):.3f}")
     print("\nheld-out workloads: error of the twin's mean and p99 (per device, then mean |error| and p99 of |error|)")
     within_mean = within_p99 = total = 0
     for w, rows in errors.items():

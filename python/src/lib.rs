@@ -1,6 +1,7 @@
 //! `flashlab._native`: the Rust side of the Python package. Thin: every
 //! function calls `flashlab-sweep` (the same code as `flashlab sweep`) or
-//! `flashlab-workload` (the scoreboard of `flashlab validate`) and
+//! `flashlab-workload` (the scoreboard of `flashlab validate`) or
+//! `flashlab-probe` (`flashlab twin`) and
 //! passes JSON text across; long calls release the GIL so that threads
 //! (and Dask workers with several threads) run simulations in parallel.
 
@@ -183,6 +184,129 @@ fn profile_toml(spec: &str) -> PyResult<String> {
     Ok(flashlab_sim::resolve_spec(spec).map_err(err)?.to_toml())
 }
 
+/// Opens a twin's target: `sim:SPEC` (always writable: a model), or a file
+/// or block device, refused when it is RAM-backed (the test every run's
+/// warnings use) and opened for writing only with a range, after
+/// flashlab-realdev's write-safety check, as `flashlab twin` does.
+fn open_twin_target(
+    device: &str,
+    allow_write_to: Option<&str>,
+    seed: u64,
+) -> Result<(Box<dyn flashlab_device::Device>, flashlab_probe::ByteRange), String> {
+    use flashlab_probe::session::parse_range;
+    let range = |text: Option<&str>, size: u64| -> Result<Option<flashlab_probe::ByteRange>, String> {
+        text.map(|t| {
+            parse_range(t, size).map_err(|why| {
+                format!(
+                    "allow_write_to={t:?}: {why}; write \"OFFSET+LENGTH\" (e.g. \"1GiB+256MiB\") or \"all\""
+                )
+            })
+        })
+        .transpose()
+    };
+    if let Some(spec) = device.strip_prefix("sim:") {
+        let dev = flashlab_sim::open_device(spec, seed, 64).map_err(|e| e.to_string())?;
+        let size = flashlab_device::Device::info(&dev).size_bytes;
+        // A model has nothing to lose: the whole device unless a range is given.
+        let r = range(allow_write_to, size)?.unwrap_or(flashlab_probe::ByteRange {
+            offset_bytes: 0,
+            len_bytes: size,
+        });
+        return Ok((Box::new(dev), r));
+    }
+    let path = PathBuf::from(device);
+    let info = flashlab_realdev::probe(&path).map_err(|e| e.to_string())?;
+    if let Some(why) = flashlab_results::warnings::not_flash_reason(&info.identity) {
+        return Err(format!(
+            "refusing to twin {device}: {why}; twin a flash device (an SSD, a USB stick, an SD card) or a sim: profile"
+        ));
+    }
+    let Some(r) = range(allow_write_to, info.size_bytes)? else {
+        return Err(format!(
+            "a twin needs writes: give allow_write_to=\"OFFSET+LENGTH\" (at least 64MiB) of {device} that may be overwritten"
+        ));
+    };
+    let mut opts = flashlab_realdev::OpenOptions::new(&path);
+    opts.write = true;
+    opts.max_outstanding = 64;
+    let opened = flashlab_realdev::open(&opts).map_err(|e| e.to_string())?;
+    let got = opened.device.info();
+    if got.kind != info.kind || got.size_bytes != info.size_bytes {
+        return Err(format!(
+            "{device} changed while flashlab opened it (first {} bytes, then {} bytes): it names another device or file now; check the path and run again",
+            info.size_bytes, got.size_bytes
+        ));
+    }
+    Ok((opened.device, r))
+}
+
+/// `flashlab twin DEVICE` in this process: probe, plan, fit (both stages),
+/// cross-validation; returns the twin (probe, parts, parameters, folds,
+/// profile text) as JSON. A refusal (RAM-backed target, memory speed) is a
+/// FlashlabError naming the reason. The GIL is released while it runs.
+#[pyfunction]
+#[pyo3(signature = (device, allow_write_to, budget, max_write_bytes, max_capacity, seed))]
+fn twin(
+    py: Python<'_>,
+    device: &str,
+    allow_write_to: Option<&str>,
+    budget: &str,
+    max_write_bytes: &str,
+    max_capacity: &str,
+    seed: u64,
+) -> PyResult<String> {
+    use flashlab_pattern::units::parse_size;
+    let budget_ns = flashlab_probe::session::parse_budget_ns(budget).map_err(|e| {
+        err(format!(
+            "budget={budget:?}: {e}; write a duration such as \"10m\" or \"90s\""
+        ))
+    })?;
+    let max_write_bytes = parse_size(max_write_bytes)
+        .map_err(|e| err(format!("max_write_bytes={max_write_bytes:?}: {e}")))?;
+    let max_capacity_bytes =
+        parse_size(max_capacity).map_err(|e| err(format!("max_capacity={max_capacity:?}: {e}")))?;
+    // The device is opened inside the released section: an io_uring engine
+    // stays on the thread that runs it.
+    let t = py
+        .detach(|| {
+            let (mut dev, writes) = open_twin_target(device, allow_write_to, seed)?;
+            let opts = flashlab_probe::twin::TwinOptions {
+                budget_ns,
+                max_write_bytes,
+                writes,
+                seed,
+                max_capacity_bytes,
+            };
+            flashlab_probe::twin::twin(&mut *dev, &opts).map_err(|e| match e {
+                flashlab_probe::ProbeError::Refused(why) => {
+                    format!("refusing to twin {device}: {why}")
+                }
+                e => e.to_string(),
+            })
+        })
+        .map_err(err)?;
+    to_json(&t)
+}
+
+/// Refits a saved twin (its JSON, `PROFILE.twin.json`) from the measurement
+/// it holds, without the device: the same probe report and plan statistics,
+/// fitted again by this version's code. Returns the new twin as JSON.
+#[pyfunction]
+fn refit_twin(py: Python<'_>, twin_json: &str, max_capacity: &str) -> PyResult<String> {
+    let max_capacity_bytes = flashlab_pattern::units::parse_size(max_capacity)
+        .map_err(|e| err(format!("max_capacity={max_capacity:?}: {e}")))?;
+    let saved: flashlab_probe::twin::Twin = serde_json::from_str(twin_json).map_err(|e| {
+        err(format!(
+            "not a twin's JSON ({e}); give the PROFILE.twin.json that flashlab twin or flashlab.twin wrote"
+        ))
+    })?;
+    let m = flashlab_probe::twin::Measurement::from_twin(&saved);
+    let t = py
+        .detach(|| flashlab_probe::twin::fit_twin(&m, max_capacity_bytes))
+        .map_err(err)?;
+    to_json(&t)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FlashlabError", m.py().get_type::<FlashlabError>())?;
@@ -195,5 +319,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(profile_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(twin, m)?)?;
+    m.add_function(wrap_pyfunction!(refit_twin, m)?)?;
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use flashlab_device::Device;
-use flashlab_pattern::units::{format_duration_ns, format_size, parse_duration_ns, parse_size};
+use flashlab_pattern::units::{format_duration_ns, format_size};
 use flashlab_probe::{render_curve, ByteRange, ProbeOptions, ProbeReport};
 
 use crate::cli::{EngineArg, TargetArgs};
@@ -43,57 +43,20 @@ pub struct ProbeArgs {
 
 /// `OFFSET+LENGTH` or `all`, inside a device of `size` bytes.
 pub fn parse_range(text: &str, size: u64) -> CliResult<ByteRange> {
-    let bad = |why: String| {
+    flashlab_probe::session::parse_range(text, size).map_err(|why| {
         CliError::user(format!(
             "--allow-write-to {text}: {why}; write OFFSET+LENGTH (e.g. 1GiB+256MiB) or all"
         ))
-    };
-    if text == "all" {
-        return Ok(ByteRange {
-            offset_bytes: 0,
-            len_bytes: size,
-        });
-    }
-    let (o, l) = text
-        .split_once('+')
-        .ok_or_else(|| bad("no '+' between offset and length".into()))?;
-    let o = parse_size(o).map_err(|e| bad(e.to_string()))?;
-    let l = parse_size(l).map_err(|e| bad(e.to_string()))?;
-    if o.checked_add(l).is_none_or(|end| end > size) {
-        return Err(bad(format!(
-            "the range ends past the device's {}",
-            format_size(size)
-        )));
-    }
-    Ok(ByteRange {
-        offset_bytes: o,
-        len_bytes: l,
     })
 }
 
-/// A duration; also minutes and hours (`10m`, `1h`), which a budget needs
-/// and IO-pattern durations do not.
+/// A duration; also minutes and hours (`10m`, `1h`).
 pub fn parse_budget(text: &str) -> CliResult<u64> {
-    let bad = |e: String| {
+    flashlab_probe::session::parse_budget_ns(text).map_err(|e| {
         CliError::user(format!(
             "--budget {text}: {e}; write a duration such as 10m or 90s"
         ))
-    };
-    let t = text.trim();
-    let scaled = |num: &str, mult: f64| -> CliResult<u64> {
-        let v: f64 = num.parse().map_err(|_| bad("not a number".into()))?;
-        if !(v.is_finite() && v > 0.0) {
-            return Err(bad("not a positive duration".into()));
-        }
-        Ok((v * mult) as u64)
-    };
-    if let Some(n) = t.strip_suffix('h') {
-        return scaled(n, 3.6e12);
-    }
-    if let Some(n) = t.strip_suffix('m') {
-        return scaled(n, 6e10);
-    }
-    parse_duration_ns(t).map_err(|e| bad(e.to_string()))
+    })
 }
 
 /// A real target's identity and size, without opening it for IO: the

@@ -12,6 +12,7 @@ use crate::error::{CliError, CliResult};
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Results directories (of `flashlab run`, `replay` or `suite`); several compare devices.
+    /// Or one twin's result, PROFILE.twin.json (of `flashlab twin`).
     #[arg(value_name = "RESULTS_DIR")]
     pub dirs: Vec<PathBuf>,
 
@@ -54,6 +55,22 @@ impl FormatArg {
 /// Builds a report; the library's errors are one line naming the problem
 /// and the fix, and all come from what the user passed (exit 2).
 fn build(dirs: &[PathBuf], runs: Vec<String>) -> CliResult<Report> {
+    // A twin's result (`flashlab twin -o X` writes X.twin.json) is reported
+    // on its own: the probe, the fitted parameters, predicted vs measured.
+    if let [one] = dirs {
+        if flashlab_report::twin::is_twin_json(one) {
+            if !runs.is_empty() {
+                return Err(CliError::user(
+                    "--run selects runs of results directories; a twin's report has none: drop --run",
+                ));
+            }
+            return flashlab_report::twin::load(
+                one,
+                &format!("flashlab {}", env!("CARGO_PKG_VERSION")),
+            )
+            .map_err(CliError::user);
+        }
+    }
     let options = Options {
         runs,
         ..Options::default()
@@ -84,7 +101,15 @@ pub fn report(args: ReportArgs) -> CliResult<()> {
     match output {
         Some(path) => {
             write_file(&path, &text)?;
-            if !args.quiet {
+            if !args.quiet && report.devices.is_empty() {
+                eprintln!(
+                    "report: {} ({}, {:.1} MB, {:.1} s)",
+                    path.display(),
+                    report.title,
+                    text.len() as f64 / 1e6,
+                    start.elapsed().as_secs_f64()
+                );
+            } else if !args.quiet {
                 let runs: usize = report.devices.iter().map(|d| d.runs.len()).sum();
                 eprintln!(
                     "report: {} ({} device{}, {runs} runs, {:.1} MB, {:.1} s)",

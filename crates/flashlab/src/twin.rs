@@ -66,7 +66,7 @@ fn pct(e: Option<f64>) -> String {
 
 pub fn render(t: &Twin) -> String {
     let mut out = format!(
-        "twin of {}: FTL {} (tried {}), training rms log error {:.3}, cross-validated {:.3}, {} simulations\n\n",
+        "twin of {}: FTL {} (tried {}), {} simulations\n  means: training rms log error {:.3}, held-out {:.3}; p99s: training {:.3}, held-out {:.3}\n\n",
         t.probe.device,
         t.ftl_kind,
         t.kinds_tried
@@ -74,32 +74,44 @@ pub fn render(t: &Twin) -> String {
             .map(|(k, l)| format!("{k} {l:.3}"))
             .collect::<Vec<_>>()
             .join(", "),
+        t.evaluations,
         t.loss_rms,
         t.cv_loss_rms,
-        t.evaluations
+        t.p99_loss_rms,
+        t.cv_p99_loss_rms,
     );
-    out.push_str("parameter                      value         status     effect of x1.5\n");
+    out.push_str("parameter                      value         status     fitted to  effect\n");
     for p in &t.params {
         out.push_str(&format!(
-            "{:<30} {:<13} {:<10} {:.3}\n",
+            "{:<30} {:<13} {:<10} {:<10} {:.3}\n",
             p.key,
-            format!("{}", (p.value * 100.0).round() / 100.0),
+            format!("{}", (p.value * 1000.0).round() / 1000.0),
             p.status,
+            p.fitted_to,
             p.effect
         ));
     }
-    out.push_str("\npart            group        measured mean/p99 us   predicted (err)          held-out (err)\n");
+    out.push_str("\ncross-validation: each fold's parts are predicted by a fit (FTL kind, cache, both stages) on the other folds' parts only\n");
+    for (i, f) in t.folds.iter().enumerate() {
+        out.push_str(&format!(
+            "  fold {i}: held out {}; trained on {}; chose {}\n",
+            f.held_out.join(", "),
+            f.trained_on.join(", "),
+            f.ftl_kind
+        ));
+    }
+    out.push_str("\npart            group        fold  measured mean/p99 us   fitted on all (mean err)    held-out mean/p99 us (mean err, p99 err)\n");
     for s in &t.parts {
-        let m = s.measured;
         let cell = |x: Option<Stat>| -> String {
             x.map(|x| format!("{}/{}", us(x.mean_ns), us(x.p99_ns)))
                 .unwrap_or_else(|| "skipped".into())
         };
         out.push_str(&format!(
-            "{:<15} {:<12} {:<22} {:<12} {:<6} {:<12} {} / p99 {}\n",
+            "{:<15} {:<12} {:<5} {:<22} {:<14} {:<12} {:<18} {}, {}\n",
             s.name,
             s.group,
-            cell(m),
+            s.fold,
+            cell(s.measured),
             cell(s.predicted),
             pct(s.mean_error(s.predicted)),
             cell(s.held_out),
@@ -109,15 +121,20 @@ pub fn render(t: &Twin) -> String {
     }
     out.push('\n');
     if t.is_good() {
-        out.push_str("verdict: good: no fitted parameter on its bound, held-out means within 20 % on at least 80 % of the parts\n");
+        out.push_str("verdict: good: no fitted parameter on its bound, held-out means within 20 % on at least 80 % of the parts and p99s within 35 % on at least 70 %\n");
     } else {
         for r in &t.not_good {
             out.push_str(&format!("verdict: NOT GOOD: {r}\n"));
         }
     }
     for p in t.params.iter().filter(|p| p.status == "no-effect") {
+        let kept = if p.fitted_to == "p99" {
+            "the value the descent left, not identified"
+        } else {
+            "kept at the template's value"
+        };
         out.push_str(&format!(
-            "note: {} has no effect on the plan's loss: kept at the template's value, not fitted; the twin cannot predict what depends on it\n",
+            "note: {} has no effect on the plan's loss: {kept}, not fitted; the twin cannot predict what depends on it\n",
             p.key
         ));
     }

@@ -71,6 +71,33 @@ fn twin_of_a_simulated_ssd_writes_a_profile_that_flashlab_runs() {
         dir.path(),
     );
     ok(&run);
+    // The twin's report: what was probed, the parameters with the plan parts
+    // they were fitted to, and the held-out predictions apart from the fit.
+    let rep = flashlab(
+        &["report", "twin.toml.twin.json", "--format", "md", "-o", "-"],
+        dir.path(),
+    );
+    let md = ok(&rep);
+    for want in [
+        "### Probe of sim:nvme-tlc",
+        "| FTL family | page-mapped |",
+        "| nand.read_ns |",
+        "fitted: flashlab twin, coordinate descent on the means of plan parts sr-4k, rr-4k",
+        "| nand.read_retry_probability |",
+        "| fold | held out | trained on | FTL chosen |",
+        "| 0 | sr-4k, rw-32k, rw-4k-pause |",
+        "| part | group | fold | measured mean (us) | measured p99 (us) | held-out mean (us) | mean error | held-out p99 (us) | p99 error |",
+        "Verdict: good",
+    ] {
+        assert!(md.contains(want), "{want:?} missing from the twin's report:\n{md}");
+    }
+    let html = flashlab(
+        &["report", "twin.toml.twin.json", "-o", "t.html"],
+        dir.path(),
+    );
+    ok(&html);
+    let page = std::fs::read_to_string(dir.path().join("t.html")).unwrap();
+    assert!(page.contains("<svg"), "the probe's curves are charted");
 }
 
 #[test]

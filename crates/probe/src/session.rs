@@ -184,3 +184,63 @@ impl<'a> Session<'a> {
         self.dev.idle_until(until).map_err(ProbeError::Device)
     }
 }
+
+/// Why a write range or a budget given by a user could not be read: the
+/// problem alone; each front end words it with its own flag or argument name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArgError(pub String);
+
+impl std::fmt::Display for ArgError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ArgError {}
+
+/// `OFFSET+LENGTH` (sizes as flashlab writes them) or `all`, inside a device
+/// of `size_bytes`.
+pub fn parse_range(text: &str, size_bytes: u64) -> Result<ByteRange, ArgError> {
+    use flashlab_pattern::units::{format_size, parse_size};
+    if text == "all" {
+        return Ok(ByteRange {
+            offset_bytes: 0,
+            len_bytes: size_bytes,
+        });
+    }
+    let (o, l) = text
+        .split_once('+')
+        .ok_or_else(|| ArgError("no '+' between offset and length".into()))?;
+    let o = parse_size(o).map_err(|e| ArgError(e.to_string()))?;
+    let l = parse_size(l).map_err(|e| ArgError(e.to_string()))?;
+    if o.checked_add(l).is_none_or(|end| end > size_bytes) {
+        return Err(ArgError(format!(
+            "the range ends past the device's {}",
+            format_size(size_bytes)
+        )));
+    }
+    Ok(ByteRange {
+        offset_bytes: o,
+        len_bytes: l,
+    })
+}
+
+/// A duration as IO patterns write them (`90s`, `500ms`), and also minutes
+/// and hours (`10m`, `1h`), which a budget needs and patterns do not.
+pub fn parse_budget_ns(text: &str) -> Result<Nanos, ArgError> {
+    let t = text.trim();
+    let scaled = |num: &str, mult: f64| -> Result<Nanos, ArgError> {
+        let v: f64 = num.parse().map_err(|_| ArgError("not a number".into()))?;
+        if !(v.is_finite() && v > 0.0) {
+            return Err(ArgError("not a positive duration".into()));
+        }
+        Ok((v * mult) as Nanos)
+    };
+    if let Some(n) = t.strip_suffix('h') {
+        return scaled(n, 3.6e12);
+    }
+    if let Some(n) = t.strip_suffix('m') {
+        return scaled(n, 6e10);
+    }
+    flashlab_pattern::units::parse_duration_ns(t).map_err(|e| ArgError(e.to_string()))
+}

@@ -11,15 +11,22 @@
 //!    log space, halving its steps): no Optuna, no Python, the same answer
 //!    every time. For a log-block device both log-block FTLs are fitted and
 //!    the better kept.
+//!    A second stage fits the service-time spreads (program-time spread,
+//!    read-retry probability) to the parts' 99th percentiles, the means
+//!    still in the loss: constant service times leave p99 to queueing alone.
 //! 4. Cross-validation over the plan's parts: each fold's parts are left out
-//!    of the loss, the parameters refitted, and those parts predicted; those
-//!    held-out predictions are the twin's honest score.
+//!    of the loss and the whole fit is repeated from the template's start
+//!    (FTL kind and cache choice, both stages) on the other parts only; the
+//!    left-out parts' mean and p99 are then predicted. Those held-out
+//!    predictions are the twin's honest score: no number a held-out part
+//!    measured enters the fit that predicts it.
 //! 5. A parameter that ends on its bound makes the twin "not good"; one whose
 //!    change does not move the loss is not fitted (the plan cannot see it):
 //!    it keeps the template's value and the profile says so.
 //!
 //! The loss is never scored on a number a parameter was fitted to: the
-//! held-out score is the cross-validated one.
+//! held-out score is the cross-validated one ([`PartScore::fold`] names the
+//! fold a part was held out in).
 
 use std::collections::BTreeMap;
 
@@ -60,6 +67,8 @@ pub struct Part {
     pub ios: Vec<(u64, u32, Mode)>,
     pub qd: usize,
     pub pause_ns: Nanos,
+    /// Its cross-validation fold (see [`FOLDS`]).
+    pub fold: usize,
 }
 
 impl Part {
@@ -71,6 +80,23 @@ impl Part {
             .sum()
     }
 }
+
+/// Cross-validation folds, by part name. Each fold holds reads and writes,
+/// so that every fold's training parts still show the reads' and the
+/// writes' costs (with folds by position, one fold held out all three
+/// random-read parts and its fit never saw a random read's p99).
+pub const FOLDS: [(&str, usize); 10] = [
+    ("sr-4k", 0),
+    ("rw-32k", 0),
+    ("rw-4k-pause", 0),
+    ("rr-4k", 1),
+    ("sw-32k", 1),
+    ("rw-4k-local", 1),
+    ("mix-70r-4k", 1),
+    ("rr-64k", 2),
+    ("sw-4k", 2),
+    ("rr-4k-qd8", 2),
+];
 
 /// The plan: a fill of the region, then the parts, in this order (the
 /// device's state after each is the next one's start, on the target and on
@@ -99,6 +125,11 @@ pub fn plan(base: u64, len: u64, seed: u64) -> Vec<Part> {
         ios,
         qd,
         pause_ns,
+        fold: FOLDS
+            .iter()
+            .find(|f| f.0 == name)
+            .map(|f| f.1)
+            .expect("every plan part has a fold"),
     };
     let mut read = |_: &mut Rng| Mode::Read;
     let mut write = |_: &mut Rng| Mode::Write;
@@ -261,8 +292,25 @@ const PARAMS: [Param; 6] = [
     },
 ];
 
+/// Service-time spreads fitted to the p99s (stage 2). Linear, from 0 (no
+/// spread) to `hi`; 0 is a legitimate answer, so only `hi` counts as a bound.
+const SPREADS: [Param; 2] = [
+    Param {
+        key: "nand.program_spread",
+        lo: 0.0,
+        hi: 0.9,
+    },
+    Param {
+        key: "nand.read_retry_probability",
+        lo: 0.0,
+        hi: 0.3,
+    },
+];
+
 fn get(cfg: &SimConfig, key: &str) -> f64 {
     match key {
+        "nand.program_spread" => cfg.nand.program_spread,
+        "nand.read_retry_probability" => cfg.nand.read_retry_probability,
         "nand.read_ns" => cfg.nand.read_ns.unwrap_or(50_000) as f64,
         "nand.program_ns" => cfg.nand.program_ns.unwrap_or(900_000) as f64,
         "nand.erase_ns" => cfg.nand.erase_ns.unwrap_or(3_500_000) as f64,
@@ -275,6 +323,11 @@ fn get(cfg: &SimConfig, key: &str) -> f64 {
 
 fn set(cfg: &mut SimConfig, key: &str, v: f64) {
     match key {
+        // Three decimals: finer spreads do not move a plan's p99.
+        "nand.program_spread" => cfg.nand.program_spread = (v * 1000.0).round() / 1000.0,
+        "nand.read_retry_probability" => {
+            cfg.nand.read_retry_probability = (v * 1000.0).round() / 1000.0
+        }
         "nand.read_ns" => cfg.nand.read_ns = Some(v.round() as u64),
         "nand.program_ns" => cfg.nand.program_ns = Some(v.round() as u64),
         "nand.erase_ns" => cfg.nand.erase_ns = Some(v.round() as u64),
@@ -296,6 +349,9 @@ pub struct PartScore {
     pub predicted: Option<Stat>,
     /// Cross-validated: fitted without this part's fold.
     pub held_out: Option<Stat>,
+    /// The cross-validation fold this part was held out in (its
+    /// `held_out` prediction comes from a fit on the other folds' parts).
+    pub fold: usize,
 }
 
 impl PartScore {
@@ -318,8 +374,11 @@ pub struct ParamResult {
     pub hi: f64,
     /// fitted, on-bound, no-effect.
     pub status: String,
-    /// Loss change (rms log error) when the value is x1.5 or /1.5.
+    /// Loss change (rms log error) when the value is x1.5 or /1.5 (a
+    /// spread: +-0.1 of its range).
     pub effect: f64,
+    /// What it was fitted to: "means" (stage 1) or "p99" (stage 2).
+    pub fitted_to: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -330,13 +389,34 @@ pub struct Twin {
     pub kinds_tried: Vec<(String, f64)>,
     pub params: Vec<ParamResult>,
     pub parts: Vec<PartScore>,
+    /// rms log error of the means over the plan's parts (training).
     pub loss_rms: f64,
+    /// The same over each part's held-out prediction.
     pub cv_loss_rms: f64,
+    /// rms log error of the p99s (training).
+    pub p99_loss_rms: f64,
+    /// The same over each part's held-out prediction.
+    pub cv_p99_loss_rms: f64,
+    /// Per fold: the parts held out, and the FTL kind its own fit chose.
+    pub folds: Vec<Fold>,
+    /// The plan's region and seed (the plan is regenerated from them).
+    pub plan_base_bytes: u64,
+    pub plan_len_bytes: u64,
+    pub seed: u64,
     pub evaluations: usize,
     /// Why the twin is not good; empty when it is.
     pub not_good: Vec<String>,
     /// The profile text, every key with its provenance comment.
     pub profile_toml: String,
+}
+
+/// One cross-validation fold: the parts it held out and what the fit on the
+/// other parts chose.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Fold {
+    pub held_out: Vec<String>,
+    pub trained_on: Vec<String>,
+    pub ftl_kind: String,
 }
 
 impl Twin {
@@ -369,18 +449,38 @@ fn simulate(cfg: &SimConfig, t: &Target) -> Option<Vec<Option<Stat>>> {
     run_plan(&mut s, t.base, t.len, t.parts, u64::MAX).ok()
 }
 
-/// rms of log(predicted/measured) means over the parts in `use_part`.
-fn loss(pred: &[Option<Stat>], t: &Target, use_part: &dyn Fn(usize) -> bool) -> f64 {
+/// Which statistics a loss compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Terms {
+    /// The parts' means (stage 1: the timing parameters).
+    Mean,
+    /// The parts' p99s alone (reported, not fitted to alone).
+    P99,
+    /// Means and p99s (stage 2: the spreads; the means stay in so that a
+    /// spread cannot buy a p99 with a wrong mean).
+    Both,
+}
+
+/// rms of log(predicted/measured) over the parts in `use_part`.
+fn loss(pred: &[Option<Stat>], t: &Target, use_part: &dyn Fn(usize) -> bool, terms: Terms) -> f64 {
     let mut sum = 0.0;
     let mut n = 0.0;
+    let mut add = |p: f64, m: f64| {
+        let e = (p.max(1.0) / m.max(1.0)).ln();
+        sum += e * e;
+        n += 1.0;
+    };
     for (i, (p, m)) in pred.iter().zip(t.measured).enumerate() {
         if !use_part(i) {
             continue;
         }
         if let (Some(p), Some(m)) = (p, m) {
-            let e = (p.mean_ns.max(1.0) / m.mean_ns.max(1.0)).ln();
-            sum += e * e;
-            n += 1.0;
+            if terms != Terms::P99 {
+                add(p.mean_ns, m.mean_ns);
+            }
+            if terms != Terms::Mean {
+                add(p.p99_ns, m.p99_ns);
+            }
         }
     }
     if n == 0.0 {
@@ -400,7 +500,9 @@ struct Fit {
 /// x/step (inside its bounds); a pass with no improvement takes the square
 /// root of the step. Deterministic: same evidence, same answer.
 fn fit(start: &SimConfig, t: &Target, fitted: &[Param], use_part: &dyn Fn(usize) -> bool) -> Fit {
-    let eval = |c: &SimConfig| simulate(c, t).map_or(f64::INFINITY, |p| loss(&p, t, use_part));
+    let eval = |c: &SimConfig| {
+        simulate(c, t).map_or(f64::INFINITY, |p| loss(&p, t, use_part, Terms::Mean))
+    };
     let mut cfg = start.clone();
     let mut best = eval(&cfg);
     let mut evals = 1;
@@ -437,6 +539,97 @@ fn fit(start: &SimConfig, t: &Target, fitted: &[Param], use_part: &dyn Fn(usize)
     }
 }
 
+/// Stage 2: the spreads, by linear coordinate descent from 0 (a quarter of
+/// each range first, halved after a pass with no gain, down to 1/64), on
+/// means and p99s of the parts in `use_part`. The timing parameters stay
+/// where stage 1 left them.
+fn fit_spreads(start: &SimConfig, t: &Target, use_part: &dyn Fn(usize) -> bool) -> Fit {
+    let eval = |c: &SimConfig| {
+        simulate(c, t).map_or(f64::INFINITY, |p| loss(&p, t, use_part, Terms::Both))
+    };
+    let mut cfg = start.clone();
+    let mut best = eval(&cfg);
+    let mut evals = 1;
+    let mut frac = 0.25;
+    while frac >= 1.0 / 64.0 && evals < 120 {
+        let mut improved = false;
+        for p in &SPREADS {
+            let x = get(&cfg, p.key);
+            let step = frac * (p.hi - p.lo);
+            for cand in [x + step, x - step] {
+                let cand = cand.clamp(p.lo, p.hi);
+                if (cand - x).abs() < 1e-9 {
+                    continue;
+                }
+                let mut c = cfg.clone();
+                set(&mut c, p.key, cand);
+                let l = eval(&c);
+                evals += 1;
+                if l < best - 1e-9 {
+                    best = l;
+                    cfg = c;
+                    improved = true;
+                    break;
+                }
+            }
+        }
+        if !improved {
+            frac /= 2.0;
+        }
+    }
+    Fit {
+        cfg,
+        loss: best,
+        evals,
+    }
+}
+
+/// One whole fit on the parts `use_part` selects: every candidate (FTL kind
+/// x cache on/off) from its template start, stage 1 on the means, stage 2
+/// on the p99s; the candidate with the lowest training loss (means and
+/// p99s) is kept. The final twin runs it on every part; each
+/// cross-validation fold runs it again on its training parts only.
+struct Whole {
+    fit: Fit,
+    kind: FtlKind,
+    notes: BTreeMap<String, String>,
+    /// (label, training loss on means and p99s) per candidate.
+    tried: Vec<(String, f64)>,
+    evals: usize,
+}
+
+fn fit_whole(
+    report: &ProbeReport,
+    t: &Target,
+    choices: &[(FtlKind, bool)],
+    capacity: u64,
+    use_part: &dyn Fn(usize) -> bool,
+) -> Whole {
+    let mut best: Option<(Fit, FtlKind, BTreeMap<String, String>)> = None;
+    let mut tried = Vec::new();
+    let mut evals = 0;
+    for &(kind, cache) in choices {
+        let mut notes = BTreeMap::new();
+        let start = candidate(report, kind, cache, capacity, &mut notes);
+        let means = fit(&start, t, &PARAMS, use_part);
+        let spreads = fit_spreads(&means.cfg, t, use_part);
+        evals += means.evals + spreads.evals;
+        let label = format!("{}{}", kind.name(), if cache { "+cache" } else { "" });
+        tried.push((label, spreads.loss));
+        if best.as_ref().is_none_or(|b| spreads.loss < b.0.loss) {
+            best = Some((spreads, kind, notes));
+        }
+    }
+    let (fit, kind, notes) = best.expect("at least one candidate");
+    Whole {
+        fit,
+        kind,
+        notes,
+        tried,
+        evals,
+    }
+}
+
 /// The candidate configuration the probe's evidence describes.
 fn candidate(
     r: &ProbeReport,
@@ -455,8 +648,8 @@ fn candidate(
         notes.insert(k.to_string(), v);
     };
     // The template's service-time variance is its own assumption: the twin
-    // starts from constant service times (p99 is then not predicted; see
-    // docs/probe.md).
+    // starts from constant service times; stage 2 fits the spreads to the
+    // plan's p99s (`fit_spreads`).
     cfg.nand.program_ns_by_page_kind.clear();
     cfg.nand.program_spread = 0.0;
     cfg.nand.erase_spread = 0.0;
@@ -655,8 +848,42 @@ fn candidate(
     cfg
 }
 
+/// What a twin is fitted to: the probe's report and the plan's measured
+/// statistics, with what regenerates the plan (its region and seed). Saved
+/// in the twin's JSON, so a twin can be refitted without the device
+/// ([`Measurement::from_twin`], Python's `flashlab.twin("x.twin.json")`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Measurement {
+    pub probe: ProbeReport,
+    pub plan_base_bytes: u64,
+    pub plan_len_bytes: u64,
+    pub seed: u64,
+    /// Per plan part, in plan order (`None`: skipped by the write budget).
+    pub measured: Vec<Option<Stat>>,
+}
+
+impl Measurement {
+    /// The measurement a saved twin was fitted to.
+    pub fn from_twin(t: &Twin) -> Measurement {
+        Measurement {
+            probe: t.probe.clone(),
+            plan_base_bytes: t.plan_base_bytes,
+            plan_len_bytes: t.plan_len_bytes,
+            seed: t.seed,
+            measured: t.parts.iter().map(|p| p.measured).collect(),
+        }
+    }
+}
+
 /// Builds the twin: probe, plan, fit, cross-validation, verdict.
 pub fn twin(dev: &mut dyn Device, opts: &TwinOptions) -> Result<Twin, ProbeError> {
+    let m = measure(dev, opts)?;
+    fit_twin(&m, opts.max_capacity_bytes)
+}
+
+/// The device's part of a twin: the probe and the plan, run on the target.
+/// Refuses a target answering at memory speed.
+pub fn measure(dev: &mut dyn Device, opts: &TwinOptions) -> Result<Measurement, ProbeError> {
     let probe_opts = ProbeOptions {
         budget_ns: opts.budget_ns / 2,
         writes: Some(opts.writes),
@@ -681,22 +908,41 @@ pub fn twin(dev: &mut dyn Device, opts: &TwinOptions) -> Result<Twin, ProbeError
     let mut s = Session::new(dev, remaining, Some(opts.writes));
     s.written_bytes = report.written_bytes;
     let measured = run_plan(&mut s, base, len, &parts, opts.max_write_bytes)?;
+    Ok(Measurement {
+        probe: report,
+        plan_base_bytes: base,
+        plan_len_bytes: len,
+        seed: opts.seed,
+        measured,
+    })
+}
+
+/// The simulator's part of a twin: candidates, both fitting stages,
+/// cross-validation, the verdict and the profile, from a measurement alone.
+pub fn fit_twin(m: &Measurement, max_capacity_bytes: u64) -> Result<Twin, ProbeError> {
+    let report = m.probe.clone();
+    let (base, len) = (m.plan_base_bytes, m.plan_len_bytes);
+    let parts = plan(base, len, m.seed);
+    if m.measured.len() != parts.len() {
+        return Err(ProbeError::Refused(format!(
+            "the measurement holds {} plan parts, the plan has {}: it was made by another version of flashlab twin; measure again",
+            m.measured.len(),
+            parts.len()
+        )));
+    }
+    let measured = m.measured.clone();
     let t = Target {
         parts: &parts,
         measured: &measured,
         base,
         len,
-        seed: opts.seed,
+        seed: m.seed,
     };
-    let capacity = report.size_bytes.min(opts.max_capacity_bytes);
+    let capacity = report.size_bytes.min(max_capacity_bytes);
     let kinds: Vec<FtlKind> = match report.family {
         Some(FtlFamily::LogBlock) => vec![FtlKind::Bast, FtlKind::Fast],
         _ => vec![FtlKind::Page],
     };
-    let all = |_: usize| true;
-    let mut evaluations = 0;
-    let mut best: Option<(Fit, FtlKind, bool, BTreeMap<String, String>)> = None;
-    let mut kinds_tried = Vec::new();
     // Without a knee the probe cannot tell "no cache" from "a cache the
     // flash drains as fast as it fills": both are fitted, the better kept.
     let caches: &[bool] = if report.write_cache_bytes.value.is_some() {
@@ -704,41 +950,63 @@ pub fn twin(dev: &mut dyn Device, opts: &TwinOptions) -> Result<Twin, ProbeError
     } else {
         &[false, true]
     };
-    for kind in kinds {
-        for &cache in caches {
-            let mut notes = BTreeMap::new();
-            let start = candidate(&report, kind, cache, capacity, &mut notes);
-            let f = fit(&start, &t, &PARAMS, &all);
-            evaluations += f.evals;
-            let label = format!("{}{}", kind.name(), if cache { "+cache" } else { "" });
-            kinds_tried.push((label, f.loss));
-            if best.as_ref().is_none_or(|b| f.loss < b.0.loss) {
-                best = Some((f, kind, cache, notes));
-            }
-        }
-    }
-    let (final_fit, kind, cache, mut notes) = best.expect("at least one kind");
+    let choices: Vec<(FtlKind, bool)> = kinds
+        .iter()
+        .flat_map(|&k| caches.iter().map(move |&c| (k, c)))
+        .collect();
+    let all = |_: usize| true;
+    let whole = fit_whole(&report, &t, &choices, capacity, &all);
+    let mut evaluations = whole.evals;
+    let kind = whole.kind;
+    let kinds_tried = whole.tried;
+    let mut notes = whole.notes;
+    let final_loss = whole.fit.loss;
     // Sensitivity at the optimum: a parameter whose x1.5 and /1.5 move the
     // loss by under 0.005 (half a percent of rms log error) is not seen by
-    // the plan: it is not refitted in cross-validation and the profile says
-    // the plan cannot see it (its value is whatever the descent left, from
-    // the template's).
-    let eval_all = |c: &SimConfig| simulate(c, &t).map_or(f64::INFINITY, |p| loss(&p, &t, &all));
-    let _ = cache;
-    let cfg = final_fit.cfg.clone();
+    // the plan: the profile says the plan cannot see it (its value is
+    // whatever the descent left, from the template's). Spreads move by
+    // +-0.1 of their range instead (x1.5 of 0 is 0).
+    // Each parameter's effect is on the loss of the stage that fits it: a
+    // timing parameter on the means, a spread on the means and p99s.
+    let eval_all = |c: &SimConfig, terms: Terms| {
+        simulate(c, &t).map_or(f64::INFINITY, |p| loss(&p, &t, &all, terms))
+    };
+    let cfg = whole.fit.cfg.clone();
+    let base_loss = |terms: Terms| eval_all(&cfg, terms);
+    let (mean_loss, both_loss) = (base_loss(Terms::Mean), final_loss);
     let mut params = Vec::new();
-    let mut fitted = Vec::new();
     let mut not_good = Vec::new();
-    for p in PARAMS {
+    let stage = |p: &Param| -> bool { SPREADS.iter().any(|q| q.key == p.key) };
+    for p in PARAMS.iter().chain(SPREADS.iter()) {
         let x = get(&cfg, p.key);
+        let spread = stage(p);
+        let moves: Vec<f64> = if spread {
+            let d = 0.1 * (p.hi - p.lo);
+            vec![(x + d).min(p.hi), (x - d).max(p.lo)]
+        } else {
+            vec![(x * 1.5).clamp(p.lo, p.hi), (x / 1.5).clamp(p.lo, p.hi)]
+        };
         let mut effect: f64 = 0.0;
-        for f in [1.5, 1.0 / 1.5] {
+        for m in moves {
+            if (m - x).abs() < 1e-12 {
+                continue;
+            }
             let mut c = cfg.clone();
-            set(&mut c, p.key, (x * f).clamp(p.lo, p.hi));
-            effect = effect.max((eval_all(&c) - final_fit.loss).abs());
+            set(&mut c, p.key, m);
+            let (terms, at) = if spread {
+                (Terms::Both, both_loss)
+            } else {
+                (Terms::Mean, mean_loss)
+            };
+            effect = effect.max((eval_all(&c, terms) - at).abs());
             evaluations += 1;
         }
-        let on_bound = (x / p.lo).ln().abs() < 0.01 || (x / p.hi).ln().abs() < 0.01;
+        // A spread of 0 is "no spread", an answer, not a bound.
+        let on_bound = if spread {
+            (x - p.hi).abs() < 1e-9
+        } else {
+            (x / p.lo).ln().abs() < 0.01 || (x / p.hi).ln().abs() < 0.01
+        };
         let status = if effect < 0.005 {
             "no-effect"
         } else if on_bound {
@@ -748,35 +1016,53 @@ pub fn twin(dev: &mut dyn Device, opts: &TwinOptions) -> Result<Twin, ProbeError
             ));
             "on-bound"
         } else {
-            fitted.push(p);
             "fitted"
         };
         params.push(ParamResult {
             key: p.key.into(),
-            value: get(&cfg, p.key),
+            value: x,
             lo: p.lo,
             hi: p.hi,
             status: status.into(),
             effect,
+            fitted_to: if spread { "p99" } else { "means" }.into(),
         });
     }
     let pred_final = simulate(&cfg, &t).unwrap_or_else(|| vec![None; parts.len()]);
-    let loss_rms = loss(&pred_final, &t, &all);
-    // Cross-validation: three folds of parts (index mod 3); each fold's
-    // parts are predicted by parameters fitted on the others.
+    let loss_rms = loss(&pred_final, &t, &all, Terms::Mean);
+    let p99_loss_rms = loss(&pred_final, &t, &all, Terms::P99);
+    // Cross-validation: three folds of parts (`FOLDS`). Each fold repeats
+    // the whole fit (candidates, both stages) from the template's start on
+    // the other folds' parts only, then predicts its own parts: starting
+    // from the all-parts optimum would carry the held-out parts' numbers
+    // into their own prediction.
     let folds = 3;
     let mut held_out: Vec<Option<Stat>> = vec![None; parts.len()];
+    let mut fold_list = Vec::new();
     for f in 0..folds {
-        let train = move |i: usize| i % folds != f;
-        let fr = fit(&cfg, &t, &fitted, &train);
-        evaluations += fr.evals;
-        if let Some(p) = simulate(&fr.cfg, &t) {
-            for i in (0..parts.len()).filter(|i| i % folds == f) {
+        let fold_of: Vec<usize> = parts.iter().map(|p| p.fold).collect();
+        let train = |i: usize| fold_of[i] != f;
+        let w = fit_whole(&report, &t, &choices, capacity, &train);
+        evaluations += w.evals;
+        if let Some(p) = simulate(&w.fit.cfg, &t) {
+            for i in (0..parts.len()).filter(|&i| parts[i].fold == f) {
                 held_out[i] = p[i];
             }
         }
+        let names = |keep: bool| -> Vec<String> {
+            (0..parts.len())
+                .filter(|&i| (parts[i].fold == f) == keep)
+                .map(|i| parts[i].name.clone())
+                .collect()
+        };
+        fold_list.push(Fold {
+            held_out: names(true),
+            trained_on: names(false),
+            ftl_kind: w.kind.name().to_string(),
+        });
     }
-    let cv_loss_rms = loss(&held_out, &t, &all);
+    let cv_loss_rms = loss(&held_out, &t, &all, Terms::Mean);
+    let cv_p99_loss_rms = loss(&held_out, &t, &all, Terms::P99);
     let scores: Vec<PartScore> = parts
         .iter()
         .enumerate()
@@ -786,6 +1072,7 @@ pub fn twin(dev: &mut dyn Device, opts: &TwinOptions) -> Result<Twin, ProbeError
             measured: measured[i],
             predicted: pred_final[i],
             held_out: held_out[i],
+            fold: p.fold,
         })
         .collect();
     let counted: Vec<f64> = scores
@@ -799,19 +1086,48 @@ pub fn twin(dev: &mut dyn Device, opts: &TwinOptions) -> Result<Twin, ProbeError
             counted.len()
         ));
     }
-    // Provenance of the fitted and kept timing keys.
+    let counted99: Vec<f64> = scores
+        .iter()
+        .filter_map(|s| s.p99_error(s.held_out))
+        .collect();
+    let within99 = counted99.iter().filter(|e| e.abs() <= 0.35).count();
+    if counted99.is_empty() || (within99 as f64) < 0.7 * counted99.len() as f64 {
+        not_good.push(format!(
+            "held-out p99s within 35 % on {within99} of {} parts (the target is 70 %)",
+            counted99.len()
+        ));
+    }
+    // Provenance of the fitted and kept timing keys: which plan parts
+    // (measured on the target by the probe's plan) each was fitted to.
+    let trained: Vec<&str> = parts.iter().map(|p| p.name.as_str()).collect();
     for p in &params {
+        let what = if p.fitted_to == "p99" {
+            format!(
+                "stage 2, the p99s and means of plan parts {} (training rms log error of the p99s {:.3}, cross-validated {:.3})",
+                trained.join(", "),
+                p99_loss_rms,
+                cv_p99_loss_rms
+            )
+        } else {
+            format!(
+                "the means of plan parts {} (training rms log error {:.3}, cross-validated {:.3})",
+                trained.join(", "),
+                loss_rms,
+                cv_loss_rms
+            )
+        };
         let text = match p.status.as_str() {
             "fitted" => format!(
-                "fitted: flashlab twin, coordinate descent on the plan's means (training rms log error {:.3}, cross-validated {:.3}); x1.5 moves the loss by {:.3}",
-                loss_rms, cv_loss_rms, p.effect
+                "fitted: flashlab twin, coordinate descent on {what}; {} moves the loss by {:.3}",
+                if p.fitted_to == "p99" { "+-0.1 of its range" } else { "x1.5" },
+                p.effect
             ),
             "on-bound" => format!(
-                "fitted: ON ITS BOUND [{}, {}] (training rms log error {:.3}): not trustworthy",
-                p.lo, p.hi, loss_rms
+                "fitted: ON ITS BOUND [{}, {}] on {what}: not trustworthy",
+                p.lo, p.hi
             ),
             _ => format!(
-                "assumed: not identified: x1.5 moved the plan's loss by {:.4} (< 0.005), so the plan cannot see it; the value is the template's as the descent left it",
+                "assumed: not identified: moving it changed the plan's loss by {:.4} (< 0.005), so the plan cannot see it; the value is the template's as the descent left it",
                 p.effect
             ),
         };
@@ -826,6 +1142,12 @@ pub fn twin(dev: &mut dyn Device, opts: &TwinOptions) -> Result<Twin, ProbeError
         parts: scores,
         loss_rms,
         cv_loss_rms,
+        p99_loss_rms,
+        cv_p99_loss_rms,
+        folds: fold_list,
+        plan_base_bytes: base,
+        plan_len_bytes: len,
+        seed: m.seed,
         evaluations,
         not_good,
         profile_toml,

@@ -6,7 +6,7 @@ use flashlab_device::{
     ClockKind, Completion, Device, DeviceError, DeviceInfo, DeviceKind, IoRequest, Mode, Nanos,
 };
 use flashlab_probe::session::{ByteRange, Session};
-use flashlab_probe::twin::{twin, Twin, TwinOptions};
+use flashlab_probe::twin::{fit_twin, measure, twin, Twin, TwinOptions};
 use flashlab_probe::ProbeError;
 use flashlab_sim::{SimConfig, SimDevice};
 
@@ -162,6 +162,81 @@ fn a_parameter_the_plan_cannot_see_is_reported_as_no_effect_not_fitted() {
     let erase = t.params.iter().find(|p| p.key == "nand.erase_ns").unwrap();
     assert_eq!(erase.status, "no-effect");
     assert!(t.profile_toml.contains("assumed: not identified"));
+}
+
+#[test]
+fn a_held_out_prediction_does_not_move_when_its_own_parts_measurements_change() {
+    // The separation the twin's score rests on: a part held out in a fold is
+    // predicted by a fit on the other folds' parts only, so its own
+    // measurement cannot reach its prediction. Triple what fold 0's parts
+    // measured: their held-out predictions stay the same bytes, while the
+    // final twin (fitted on every part) does move.
+    let mut dev = flashlab_sim::open_device("intel-x25e", 1, 64).unwrap();
+    let size = dev.info().size_bytes;
+    let m = measure(&mut dev, &opts(size)).unwrap();
+    let a = fit_twin(&m, 8 << 30).unwrap();
+    let mut changed = m.clone();
+    for (i, s) in changed.measured.iter_mut().enumerate() {
+        if let (0, Some(s)) = (a.parts[i].fold, s.as_mut()) {
+            s.mean_ns *= 3.0;
+            s.p99_ns *= 3.0;
+        }
+    }
+    let b = fit_twin(&changed, 8 << 30).unwrap();
+    let mut moved = false;
+    for (pa, pb) in a.parts.iter().zip(&b.parts) {
+        if pa.fold != 0 {
+            continue;
+        }
+        let (ha, hb) = (pa.held_out.unwrap(), pb.held_out.unwrap());
+        assert_eq!(
+            (ha.mean_ns, ha.p99_ns),
+            (hb.mean_ns, hb.p99_ns),
+            "{}: its held-out prediction moved with its own measurement",
+            pa.name
+        );
+        moved |= pa.predicted.unwrap().mean_ns != pb.predicted.unwrap().mean_ns;
+    }
+    assert!(moved, "the all-parts fit should see fold 0's measurements");
+    assert_eq!(a.folds[0].held_out, ["sr-4k", "rw-32k", "rw-4k-pause"]);
+}
+
+#[test]
+fn read_retries_are_fitted_to_the_p99s_and_predict_held_out_p99s() {
+    // A device whose reads retry 8 % of the time (Cai et al.'s read-retry
+    // mechanism, nand.read_retry_probability): its read p99s sit at two
+    // sensings while the means move little. Stage 2 must find the
+    // probability from the plan's p99s, and the held-out read parts' p99s
+    // must then be predicted within the 35 %.
+    let t = twin_of("nvme-tlc,nand.read_retry_probability=0.08");
+    let retry = t
+        .params
+        .iter()
+        .find(|p| p.key == "nand.read_retry_probability")
+        .unwrap();
+    assert_eq!(retry.fitted_to, "p99");
+    assert!(
+        (0.04..=0.16).contains(&retry.value),
+        "fitted read-retry probability {} (true 0.08)",
+        retry.value
+    );
+    for name in ["sr-4k", "rr-4k", "rr-4k-qd8"] {
+        let s = t.parts.iter().find(|p| p.name == name).unwrap();
+        let e = s.p99_error(s.held_out).unwrap();
+        eprintln!("{name}: held-out p99 error {:+.1} %", e * 100.0);
+        assert!(e.abs() <= 0.35, "{name}: held-out p99 error {e:+.2}");
+    }
+    assert!(t
+        .profile_toml
+        .contains("stage 2, the p99s and means of plan parts"));
+    // Without retries, none is fitted.
+    let plain = twin_of("nvme-tlc");
+    let p = plain
+        .params
+        .iter()
+        .find(|p| p.key == "nand.read_retry_probability")
+        .unwrap();
+    assert!(p.value < 0.02, "{}", p.value);
 }
 
 /// Answers every IO in one microsecond: RAM, not flash.

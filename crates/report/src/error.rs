@@ -57,6 +57,8 @@ pub enum ReportError {
     },
     /// A run's records file without flashlab's magic.
     NotRecords { path: String },
+    /// A `*.twin.json` that is not a twin's result (no probe or parts).
+    NotATwin { path: String },
     /// A records file of another layout.
     RecordsLayout {
         path: String,
@@ -138,6 +140,10 @@ impl fmt::Display for ReportError {
             ReportError::InvalidJson { path, what, source } => {
                 write!(f, "{path}: {what} ({source})")
             }
+            ReportError::NotATwin { path } => write!(
+                f,
+                "{path} is not a twin's result (no probe or parts); give the PROFILE.twin.json that flashlab twin wrote"
+            ),
             ReportError::NotRecords { path } => write!(
                 f,
                 "{path}: not a flashlab records file (bad magic); the run's records are damaged, re-run it or remove it from manifest.json"

@@ -55,6 +55,7 @@ pub mod scan;
 pub mod suites;
 pub mod svg;
 mod text;
+pub mod twin;
 
 pub use error::ReportError;
 pub use model::{Analysis, Report, Section, Table};

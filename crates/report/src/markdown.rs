@@ -26,20 +26,31 @@ pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# {}\n", md_cell(&r.title));
     let runs: usize = r.devices.iter().map(|d| d.runs.len()).sum();
-    let _ = writeln!(
-        o,
-        "{} device{}, {} run{}. Rendered by {} from saved results only; statistics use every record.\n",
-        r.devices.len(),
-        if r.devices.len() == 1 { "" } else { "s" },
-        runs,
-        if runs == 1 { "" } else { "s" },
-        r.generator
-    );
+    if r.devices.is_empty() {
+        let _ = writeln!(o, "Rendered by {} from saved results only.\n", r.generator);
+    } else {
+        let _ = writeln!(
+            o,
+            "{} device{}, {} run{}. Rendered by {} from saved results only; statistics use every record.\n",
+            r.devices.len(),
+            if r.devices.len() == 1 { "" } else { "s" },
+            runs,
+            if runs == 1 { "" } else { "s" },
+            r.generator
+        );
+    }
     if r.devices.len() > 1 {
         comparison(&mut o, r);
     }
     for d in &r.devices {
         device(&mut o, d);
+    }
+    // A report of no device (a twin's, the validate scoreboard): its
+    // sections alone, as the HTML renderer does.
+    if r.devices.is_empty() {
+        for s in &r.sections {
+            section(&mut o, s);
+        }
     }
     o
 }
