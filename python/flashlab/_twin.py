@@ -83,10 +83,12 @@ class Twin:
     ) -> Simulation:
         """Runs a workload on the twin (as :func:`flashlab.simulate` on its
         profile): the prediction of what the device would do."""
-        d = Path(tempfile.mkdtemp(prefix="flashlab-twin-"))
-        profile = d / "twin.toml"
-        profile.write_text(self.profile_toml)
-        return simulate(f"sim:{profile}", pattern=pattern, trace=trace, seed=seed, results=results)
+        # The profile file is read when the simulator starts: it need not
+        # outlive the run.
+        with tempfile.TemporaryDirectory(prefix="flashlab-twin-") as d:
+            profile = Path(d) / "twin.toml"
+            profile.write_text(self.profile_toml)
+            return simulate(f"sim:{profile}", pattern=pattern, trace=trace, seed=seed, results=results)
 
 
 def _frames(t: Dict[str, Any]) -> Twin:
