@@ -6,9 +6,10 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use flashlab_oltp::{fs::FsKind, postgres::PgSettings, OltpConfig, OltpError};
+use flashlab_oltp::dbms::mariadb::InnodbSettings;
+use flashlab_oltp::{dbms::DbmsKind, fs::FsKind, postgres::PgSettings, OltpConfig, OltpError};
 use flashlab_pattern::units::{parse_duration_ns, parse_size};
-use serde_json::Value;
+use flashlab_results::oltp::OltpResult;
 
 use crate::error::{CliError, CliResult};
 use crate::signals;
@@ -77,6 +78,28 @@ pub struct OltpArgs {
     /// PostgreSQL full_page_writes.
     #[arg(long, value_name = "on|off", default_value = "on")]
     pub full_page_writes: String,
+    /// PostgreSQL wal_sync_method: fdatasync, fsync, open_datasync or
+    /// open_sync (the WAL written with O_DSYNC/O_SYNC, each write synchronous).
+    #[arg(long, value_name = "METHOD", default_value = "fdatasync")]
+    pub wal_sync_method: String,
+
+    /// MariaDB: InnoDB's buffer pool (flashlab sizes, e.g. 64MiB) [default: --shared-buffers].
+    #[arg(long, value_name = "SIZE")]
+    pub innodb_buffer_pool_size: Option<String>,
+    /// MariaDB: innodb_flush_method, one of fsync, O_DSYNC, O_DIRECT,
+    /// O_DIRECT_NO_FSYNC [default: O_DIRECT, the paper's synchronous IO].
+    #[arg(long, value_name = "METHOD")]
+    pub innodb_flush_method: Option<String>,
+    /// MariaDB: innodb_doublewrite, on or off [default: on].
+    #[arg(long, value_name = "on|off")]
+    pub innodb_doublewrite: Option<String>,
+    /// MariaDB: innodb_log_file_size, the redo log (e.g. 64MiB) [default: 64MiB].
+    #[arg(long, value_name = "SIZE")]
+    pub innodb_log_file_size: Option<String>,
+    /// MariaDB: innodb_flush_log_at_trx_commit, 0, 1 or 2 [default: 1, the
+    /// log flushed at every commit].
+    #[arg(long, value_name = "0|1|2")]
+    pub innodb_flush_log_at_trx_commit: Option<u32>,
 
     /// TPC-C scale: warehouses (about 120 MiB each).
     #[arg(long, short = 'w', value_name = "N", default_value_t = 1)]
@@ -143,10 +166,9 @@ pub struct OltpArgs {
 /// a refused command leaves no directory.
 pub fn write_manifest(cfg: &OltpConfig) {
     use flashlab_device::{ClockKind, DeviceInfo, DeviceKind};
-    let Ok(text) = std::fs::read_to_string(cfg.results.join("oltp.json")) else {
+    let Ok(doc) = OltpResult::read(&cfg.results) else {
         return;
     };
-    let doc: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     let (name, kind) = match (&cfg.device, &cfg.mount) {
         (Some(d), _) if d.starts_with("sim:") => (d.clone(), DeviceKind::Simulated),
         (Some(d), _) if d.starts_with("/dev/") => (d.clone(), DeviceKind::BlockDevice),
@@ -157,11 +179,11 @@ pub fn write_manifest(cfg: &OltpConfig) {
     let mut identity = std::collections::BTreeMap::new();
     identity.insert(
         "workload".to_string(),
-        "flashlab oltp (TPC-C on PostgreSQL)".to_string(),
+        format!("flashlab oltp (TPC-C on {})", doc.dbms_name()),
     );
     identity.insert("fs".to_string(), cfg.fs.name().to_string());
-    if let Some(b) = doc.pointer("/device/block_dev").and_then(Value::as_str) {
-        identity.insert("block_device".to_string(), b.to_string());
+    if let Some(b) = doc.device.as_ref().and_then(|d| d.block_dev.clone()) {
+        identity.insert("block_device".to_string(), b);
     }
     if let Some(p) = cfg.device.as_deref().and_then(|d| d.strip_prefix("sim:")) {
         identity.insert("profile".to_string(), p.to_string());
@@ -169,9 +191,8 @@ pub fn write_manifest(cfg: &OltpConfig) {
     let manifest = flashlab_results::dir::Manifest {
         schema_version: flashlab_results::SCHEMA_VERSION,
         tool: crate::target::tool_info(),
-        created_unix_s: doc
-            .get("started_unix_s")
-            .and_then(Value::as_u64)
+        created_unix_s: Some(doc.started_unix_s)
+            .filter(|s| *s > 0)
             .unwrap_or_else(flashlab_results::time::now_unix_s),
         command_line: std::env::args().collect(),
         host: crate::target::host_info(),
@@ -179,14 +200,15 @@ pub fn write_manifest(cfg: &OltpConfig) {
             name,
             kind,
             clock: ClockKind::Wall,
-            size_bytes: doc
-                .pointer("/device/size_bytes")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
+            size_bytes: doc.device.as_ref().map_or(0, |d| d.size_bytes),
             logical_block_bytes: 512,
             identity,
         },
-        engine: "postgresql".into(),
+        engine: if doc.config.dbms == "mariadb" {
+            "mariadb".into()
+        } else {
+            "postgresql".into()
+        },
         suite: None,
         runs: Vec::new(),
     };
@@ -230,6 +252,102 @@ fn checkpoint_interval(text: &str) -> CliResult<String> {
     Ok(format!("{}s", s as u64))
 }
 
+/// The `--innodb-*` flags over the defaults; refused with --dbms postgres
+/// (they would be recorded but change nothing).
+fn innodb(a: &OltpArgs, dbms: DbmsKind) -> CliResult<InnodbSettings> {
+    let given = [
+        (
+            "innodb-buffer-pool-size",
+            a.innodb_buffer_pool_size.is_some(),
+        ),
+        ("innodb-flush-method", a.innodb_flush_method.is_some()),
+        ("innodb-doublewrite", a.innodb_doublewrite.is_some()),
+        ("innodb-log-file-size", a.innodb_log_file_size.is_some()),
+        (
+            "innodb-flush-log-at-trx-commit",
+            a.innodb_flush_log_at_trx_commit.is_some(),
+        ),
+    ];
+    if let (DbmsKind::Postgres, Some((flag, _))) = (dbms, given.iter().find(|(_, g)| *g)) {
+        return Err(CliError::user(format!(
+            "--{flag} is an InnoDB setting: add --dbms mariadb, or leave it out for PostgreSQL"
+        )));
+    }
+    let mut s =
+        InnodbSettings::new(flashlab_oltp::pg_size_bytes(&a.shared_buffers).unwrap_or(128 << 20));
+    let size = |flag: &str, text: &str, min_bytes: u64| -> CliResult<u64> {
+        match parse_size(text) {
+            Ok(b) if b >= min_bytes => Ok(b),
+            Ok(_) => Err(CliError::user(format!(
+                "--{flag} {text}: at least {} MiB, e.g. 64MiB",
+                min_bytes >> 20
+            ))),
+            Err(e) => Err(CliError::user(format!("--{flag}: {e} (e.g. 64MiB)"))),
+        }
+    };
+    // MariaDB's minimums (10.11): 2 MiB of buffer pool, 1 MiB of redo log.
+    if let Some(t) = &a.innodb_buffer_pool_size {
+        s.buffer_pool_size_bytes = size("innodb-buffer-pool-size", t, 2 << 20)?;
+    }
+    if let Some(t) = &a.innodb_log_file_size {
+        s.log_file_size_bytes = size("innodb-log-file-size", t, 1 << 20)?;
+    }
+    if let Some(m) = &a.innodb_flush_method {
+        let Some(known) = InnodbSettings::FLUSH_METHODS
+            .iter()
+            .find(|k| k.eq_ignore_ascii_case(m))
+        else {
+            return Err(CliError::user(format!(
+                "--innodb-flush-method {m}: unknown; use one of {}",
+                InnodbSettings::FLUSH_METHODS.join(", ")
+            )));
+        };
+        s.flush_method = known.to_string();
+    }
+    if let Some(d) = &a.innodb_doublewrite {
+        s.doublewrite = match d.as_str() {
+            "on" => true,
+            "off" => false,
+            _ => {
+                return Err(CliError::user(format!(
+                    "--innodb-doublewrite {d}: use on or off"
+                )))
+            }
+        };
+    }
+    if let Some(n) = a.innodb_flush_log_at_trx_commit {
+        if n > 2 {
+            return Err(CliError::user(format!(
+                "--innodb-flush-log-at-trx-commit {n}: use 0, 1 or 2"
+            )));
+        }
+        s.flush_log_at_trx_commit = n;
+    }
+    Ok(s)
+}
+
+/// `--dbms NAME`, checked here, not by clap, so the one error line names
+/// the choices, and the nearest one when the name is a slip
+/// ("did you mean"), as for unknown pattern keys.
+pub fn parse_dbms(name: &str) -> CliResult<DbmsKind> {
+    match DbmsKind::parse(name) {
+        Some(k) => Ok(k),
+        None => {
+            let hint = DbmsKind::NAMES
+                .iter()
+                .map(|n| (strsim::osa_distance(&name.to_ascii_lowercase(), n), n))
+                .filter(|(d, _)| *d <= 3)
+                .min()
+                .map(|(_, n)| format!(" (did you mean {n}?)"))
+                .unwrap_or_default();
+            Err(CliError::user(format!(
+                "--dbms {name}: unknown DBMS{hint}; use {}",
+                DbmsKind::NAMES.join(" or ")
+            )))
+        }
+    }
+}
+
 fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
     let results = a.results.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
@@ -260,6 +378,14 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
             return Err(CliError::user(format!("--{flag} {v}: use on or off")));
         }
     }
+    let dbms = parse_dbms(&a.dbms)?;
+    if !flashlab_oltp::postgres::WAL_SYNC_METHODS.contains(&a.wal_sync_method.as_str()) {
+        return Err(CliError::user(format!(
+            "--wal-sync-method {}: use one of {}",
+            a.wal_sync_method,
+            flashlab_oltp::postgres::WAL_SYNC_METHODS.join(", ")
+        )));
+    }
     Ok(OltpConfig {
         device: a.device.clone(),
         mount: a.mount.clone(),
@@ -268,16 +394,8 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
         fs,
         scheduler: a.scheduler.clone(),
         // Checked here, not by clap, so the one error line names the choices.
-        dbms: match a.dbms.as_str() {
-            "postgres" => flashlab_oltp::dbms::DbmsKind::Postgres,
-            "mariadb" => flashlab_oltp::dbms::DbmsKind::Mariadb,
-            other => {
-                return Err(CliError::user(format!(
-                    "--dbms {other}: unknown DBMS; use {}",
-                    flashlab_oltp::dbms::DbmsKind::NAMES.join(" or ")
-                )))
-            }
-        },
+        dbms,
+        innodb: innodb(a, dbms)?,
         pg_bin: a.pg_bin.clone(),
         pg: PgSettings {
             shared_buffers: a.shared_buffers.clone(),
@@ -286,6 +404,7 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
             max_wal_size: a.max_wal_size.clone(),
             synchronous_commit: a.synchronous_commit.clone(),
             full_page_writes: a.full_page_writes.clone(),
+            wal_sync_method: a.wal_sync_method.clone(),
         },
         warehouses: a.warehouses,
         load_workers: a.load_workers.max(1),
@@ -358,10 +477,10 @@ pub fn oltp(args: OltpArgs) -> CliResult<()> {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&outcome.doc).expect("serializes")
+            serde_json::to_string_pretty(&outcome.result).expect("serializes")
         );
     } else {
-        print!("{}", summary_text(&outcome.doc));
+        print!("{}", summary_text(&outcome.result));
         println!("results: {}", cfg.results.display());
     }
     Ok(())
@@ -377,132 +496,133 @@ fn decimal_bytes(b: f64) -> String {
     format!("{b:.0} B")
 }
 
-fn f(v: &Value, ptr: &str) -> Option<f64> {
-    v.pointer(ptr).and_then(Value::as_f64)
-}
-
 /// The printed summary: tpmC, logical vs physical IO, WAF, endurance.
-pub fn summary_text(doc: &Value) -> String {
+pub fn summary_text(r: &OltpResult) -> String {
     let mut out = String::new();
     let mb = |b: f64| b / 1e6;
-    if let Some(tpmc) = f(doc, "/tpcc/tpmc") {
-        out += &format!("tpmC: {tpmc:.0}\n");
-    }
-    if let Some(v) = doc.pointer("/tpcc/mix/verdict").and_then(Value::as_str) {
-        let shares: Vec<String> = doc
-            .pointer("/tpcc/mix/types")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|t| {
-                Some(format!(
-                    "{} {:.2} %",
-                    t["name"].as_str()?,
-                    t["percent"].as_f64()?
-                ))
-            })
+    let Some(tpcc) = &r.tpcc else {
+        return out;
+    };
+    out += &format!("tpmC: {:.0}\n", tpcc.tpmc);
+    if !tpcc.mix.verdict.is_empty() {
+        let shares: Vec<String> = tpcc
+            .mix
+            .types
+            .iter()
+            .map(|t| format!("{} {:.2} %", t.name, t.percent))
             .collect();
         out += &format!(
-            "TPC-C mix: {} (clause 9.2.2.5 audit: {v})\n",
-            shares.join(", ")
+            "TPC-C mix: {} (clause 9.2.2.5 audit: {})\n",
+            shares.join(", "),
+            tpcc.mix.verdict
         );
     }
-    if doc.get("tpcc").is_none() {
-        return out;
-    }
-    let secs = f(doc, "/traced_s").unwrap_or(0.0).max(1e-9);
-    for (name, key) in [
-        ("logical (file system)", "logical"),
-        ("physical (block)", "physical"),
-    ] {
-        if let (Some(rb), Some(wb)) = (
-            f(doc, &format!("/trace/{key}/read_bytes")),
-            f(doc, &format!("/trace/{key}/write_bytes")),
-        ) {
+    if let Some(k) = &r.tpcc_consistency {
+        let broken: Vec<String> = k
+            .conditions
+            .iter()
+            .filter(|c| c.violations > 0)
+            .map(|c| {
+                format!(
+                    "condition {} ({}): {} violations",
+                    c.number, c.description, c.violations
+                )
+            })
+            .collect();
+        if k.ok {
             out += &format!(
-                "{name:<22} read {:8.2} MB/s ({:.0} IO/s)   write {:8.2} MB/s ({:.0} IO/s)\n",
-                mb(rb) / secs,
-                f(doc, &format!("/trace/{key}/reads")).unwrap_or(0.0) / secs,
-                mb(wb) / secs,
-                f(doc, &format!("/trace/{key}/writes")).unwrap_or(0.0) / secs,
+                "TPC-C consistency (clause 3.3.2, read from the database): conditions 1-{} hold\n",
+                k.conditions.len()
+            );
+        } else {
+            out += &format!(
+                "TPC-C consistency (clause 3.3.2, read from the database): {}\n",
+                broken.join("; ")
             );
         }
     }
-    if let Some(w) = f(doc, "/fs_write_amplification") {
+    for (name, physical) in [("logical (file system)", false), ("physical (block)", true)] {
+        if let (Some(rb), Some(wb)) = (r.read_bytes_per_s(physical), r.write_bytes_per_s(physical))
+        {
+            out += &format!(
+                "{name:<22} read {:8.2} MB/s ({:.0} IO/s)   write {:8.2} MB/s ({:.0} IO/s)\n",
+                mb(rb),
+                r.reads_per_s(physical).unwrap_or(0.0),
+                mb(wb),
+                r.writes_per_s(physical).unwrap_or(0.0),
+            );
+        }
+    }
+    if let Some(w) = r.fs_write_amplification {
         out += &format!(
             "file-system write amplification (physical / logical bytes written): {w:.2}\n"
         );
     }
-    if let Some(w) = f(doc, "/serve/run/ftl_write_amplification") {
-        out += &format!(
-            "simulated SSD: FTL write amplification {w:.2}, {:.0} erases during the run\n",
-            f(doc, "/serve/run/erases").unwrap_or(0.0)
-        );
+    if let Some(s) = &r.serve {
+        if let Some(w) = s.run.ftl_write_amplification {
+            out += &format!(
+                "simulated SSD: FTL write amplification {w:.2}, {:.0} erases during the run\n",
+                s.run.erases.unwrap_or(0.0)
+            );
+        }
     }
-    if let Some(c) = doc
-        .pointer("/trace_consistency")
-        .filter(|c| c["checked"] == true)
-    {
+    let n = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    if let Some(c) = r.trace_consistency.as_ref().filter(|c| c.checked) {
         out += &format!(
             "physical trace vs /sys/block stat: written {} (completed {}) vs {} bytes, read {} vs {} bytes{}\n",
-            c["trace_write_bytes"],
-            c["completed_write_bytes"],
-            c["stat_write_bytes"],
-            c["trace_read_bytes"],
-            c["stat_read_bytes"],
-            if c["other_requests"].as_u64().unwrap_or(0) > 0 {
-                format!("; {} write-zeroes requests are not in the trace file", c["other_requests"])
-            } else {
-                String::new()
+            n(c.trace_write_bytes),
+            n(c.completed_write_bytes),
+            n(c.stat_write_bytes),
+            n(c.trace_read_bytes),
+            n(c.stat_read_bytes),
+            match c.other_requests {
+                Some(o) if o > 0 => format!("; {o} write-zeroes requests are not in the trace file"),
+                _ => String::new(),
             }
         );
+        if let Some(u) = c.logical_unattributed_ios {
+            out += &format!(
+                "logical trace: {u} requests not attributable to a file (0 is the goal), {} fsyncs named by their inode\n",
+                c.logical_syncs_by_inode.unwrap_or(0)
+            );
+        }
     }
-    if let Some(n) = doc
-        .pointer("/trace_consistency/logical_unattributed_ios")
-        .and_then(Value::as_u64)
-    {
-        out += &format!(
-            "logical trace: {n} requests not attributable to a file (0 is the goal), {} fsyncs named by their inode\n",
-            doc.pointer("/trace_consistency/logical_syncs_by_inode")
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-        );
-    }
-    if let Some(c) = doc.get("checkpoints").filter(|c| c.is_object()) {
+    if let Some(c) = &r.checkpoints {
         out += &format!(
             "checkpoints in the window: {} started, {} completed, {:.1} MB written by them (interval {} s)\n",
-            c["started"],
-            c["completed"],
-            c["bytes_written"].as_f64().unwrap_or(0.0) / 1e6,
-            c["interval_s"]
+            c.started,
+            c.completed,
+            c.bytes_written as f64 / 1e6,
+            c.interval_s
         );
     }
     // InnoDB's own counters beside the logical trace of the same window.
-    if let Some(rows) = doc
-        .pointer("/innodb/counter_vs_trace")
-        .and_then(Value::as_array)
-    {
-        out += "InnoDB's counters vs the logical trace:";
-        for r in rows {
-            out += &format!(" {} {} vs {};", r[0].as_str().unwrap_or(""), r[1], r[2]);
-        }
-        out.pop();
-        out += "\n";
+    if let Some(i) = r.innodb.as_ref().filter(|i| !i.counter_vs_trace.is_empty()) {
+        let rows: Vec<String> = i
+            .counter_vs_trace
+            .iter()
+            .map(|(what, innodb, trace)| format!(" {what} {innodb} vs {trace}"))
+            .collect();
+        out += &format!(
+            "InnoDB's counters vs the logical trace:{}\n",
+            rows.join(";")
+        );
     }
-    let rate = f(doc, "/endurance/physical_write_bytes_per_s").unwrap_or(0.0);
+    let e = r.endurance.clone().unwrap_or_default();
+    let rate = e.physical_write_bytes_per_s;
     out += &format!("physical write rate: {:.2} MB/s\n", rate / 1e6);
-    match (f(doc, "/endurance/years_from_rated_writes"), f(doc, "/endurance/rated_lifetime_writes_bytes")) {
-        (Some(y), Some(b)) => out += &format!("endurance (Wang et al. Table 6): {} rated lifetime writes / {:.2} MB/s = {y:.2} years\n", decimal_bytes(b), rate / 1e6),
+    match (e.years_from_rated_writes, e.rated_lifetime_writes_bytes) {
+        (Some(y), Some(b)) => out += &format!("endurance (Wang et al. Table 6): {} rated lifetime writes / {:.2} MB/s = {y:.2} years\n", decimal_bytes(b as f64), rate / 1e6),
         _ => out += "endurance from rated lifetime writes: no rating (pass --rated-lifetime-writes, e.g. 2PB)\n",
     }
-    if f(doc, "/endurance/erases_per_s") == Some(0.0) {
+    if e.erases_per_s == Some(0.0) {
         out += "endurance from erase counts: no flash block was erased during the run (the simulated device is not full yet); a longer run or a smaller --size gives one\n";
     }
-    if let Some(y) = f(doc, "/endurance/years_from_erase_counts") {
+    if let Some(y) = e.years_from_erase_counts {
         out += &format!(
             "endurance from erase counts: {y:.2} years at {} P/E cycles ({:.2} years at the rated capacity)\n",
-            f(doc, "/endurance/rated_pe_cycles").unwrap_or(0.0),
-            f(doc, "/endurance/years_from_erase_counts_at_rated_capacity").unwrap_or(f64::NAN)
+            e.rated_pe_cycles.unwrap_or(0),
+            e.years_from_erase_counts_at_rated_capacity.unwrap_or(f64::NAN)
         );
     }
     out

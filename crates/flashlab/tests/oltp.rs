@@ -190,10 +190,41 @@ fn check_run(doc: &Value, results: &Path) {
         "{}",
         doc["teardown"]
     );
-    // The saved document is the printed one.
+    // The saved document is the printed one, and the readers' type
+    // (the report's, the suite's) holds all of it: read and written back,
+    // nothing changes.
     let saved: Value =
         serde_json::from_slice(&std::fs::read(results.join("oltp.json")).unwrap()).unwrap();
-    assert_eq!(saved["tpcc"]["tpmc"], doc["tpcc"]["tpmc"]);
+    assert_eq!(&saved, doc);
+    let typed = flashlab_results::oltp::OltpResult::read(results).unwrap();
+    assert_eq!(serde_json::to_value(&typed).unwrap(), saved);
+    // Every producer's section fits its typed place (a misfit would be kept
+    // under `other`, unseen by the readers).
+    for key in [
+        "device",
+        "tpcc",
+        "trace",
+        "series",
+        "trace_consistency",
+        "tpcc_consistency",
+        "endurance",
+        "postgres",
+        "mariadb",
+        "checkpoints",
+        "innodb",
+        "serve",
+    ] {
+        assert!(
+            !typed.other.contains_key(&format!("{key}_as_written")),
+            "{key} did not fit its type"
+        );
+    }
+    assert!(typed.tpcc.is_some() && typed.trace.is_some() && typed.series.is_some());
+    assert!(typed.dbms_section().is_some_and(|d| !d.version.is_empty()));
+    // Clause 3.3.2's consistency conditions, read from the database after the run.
+    let k = &doc["tpcc_consistency"];
+    assert_eq!(k["ok"], true, "{k}");
+    assert_eq!(k["conditions"].as_array().map(Vec::len), Some(6), "{k}");
 }
 
 /// Starts `flashlab oltp ARGS -o RESULTS` with its output captured; the
@@ -313,6 +344,8 @@ fn the_wang11_oltp_suite_puts_its_runs_beside_the_papers_findings() {
         .args([
             "suite",
             "wang11-oltp",
+            "--dbms",
+            "postgres,mariadb",
             "--profiles",
             "intel-x25e",
             "--fs",
@@ -336,23 +369,37 @@ fn the_wang11_oltp_suite_puts_its_runs_beside_the_papers_findings() {
     let s = json_of(&o);
     assert_eq!(s["suite"], "wang11-oltp");
     let rows = s["tables"][0]["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 2, "one row per run: {rows:?}");
+    assert_eq!(rows.len(), 4, "one row per run: {rows:?}");
+    let row = |i: usize| (rows[i][0].as_str().unwrap(), rows[i][2].as_str().unwrap());
     assert_eq!(
-        (rows[0][1].as_str(), rows[1][1].as_str()),
-        (Some("ext2"), Some("btrfs"))
+        [row(0), row(1), row(2), row(3)],
+        [
+            ("PostgreSQL", "ext2"),
+            ("PostgreSQL", "btrfs"),
+            ("MariaDB/InnoDB", "ext2"),
+            ("MariaDB/InnoDB", "btrfs")
+        ]
     );
+    for r in rows {
+        assert!(
+            r[3].as_str().unwrap().parse::<f64>().unwrap() > 0.0,
+            "tpmC: {r:?}"
+        );
+    }
     let findings = s["findings"].as_array().unwrap();
     assert!(
         findings.iter().all(|f| f["paper"]["text"].is_string()),
         "every finding quotes the paper"
     );
-    let btrfs_waf = findings
-        .iter()
-        .find(|f| f["what"].as_str().unwrap().starts_with("copy-on-write"))
-        .unwrap();
-    assert!(btrfs_waf["measured"].as_f64().unwrap() > 0.0, "{btrfs_waf}");
+    // Each DBMS's findings from its own runs.
+    for dbms in ["postgres", "mariadb"] {
+        let id = format!("wang11-oltp.fig7-8.btrfs-write-amplification.{dbms}");
+        let waf = findings.iter().find(|f| f["id"] == id.as_str()).unwrap();
+        assert!(waf["measured"].as_f64().unwrap() > 0.0, "{waf}");
+    }
     assert!(res.join("wang11-oltp-summary.json").exists());
     assert!(res.join("intel-x25e-btrfs/oltp.json").exists());
+    assert!(res.join("intel-x25e-btrfs-mariadb/oltp.json").exists());
     let r = flashlab()
         .arg("report")
         .arg(&res)
@@ -387,12 +434,29 @@ fn a_short_tpcc_run_on_a_file_backed_device_traces_both_layers_and_leaves_nothin
             "ext2",
             "--scheduler",
             "mq-deadline",
+            // Each WAL write synchronous (O_DSYNC), not followed by fdatasync.
+            "--wal-sync-method",
+            "open_datasync",
         ],
         &res,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc = json_of(&o);
     check_run(&doc, &res);
+    // The setting reached PostgreSQL: the WAL's writes come without their
+    // fdatasyncs (a new segment is still fsynced once when it is made).
+    assert_eq!(
+        doc["postgres"]["settings"]["wal_sync_method"],
+        "open_datasync"
+    );
+    let kinds = doc["series"]["logical"]["by_kind"].as_array().unwrap();
+    let wal = &kinds.iter().find(|k| k[0] == "wal").unwrap()[1];
+    eprintln!("WAL with open_datasync: {wal}");
+    let (writes, flushes) = (
+        wal["writes"].as_u64().unwrap(),
+        wal["flushes"].as_u64().unwrap(),
+    );
+    assert!(writes > 100 && flushes * 10 < writes, "{wal}");
     assert_eq!(doc["scheduler"]["set"], "mq-deadline");
     assert_eq!(doc["scheduler_in_use"]["current"], "mq-deadline");
     assert_nothing_left(pid, &[&img]);
@@ -960,6 +1024,11 @@ fn a_short_mariadb_run_traces_both_layers_and_innodb_counts_what_the_trace_saw()
             "2GiB",
             "--fs",
             "ext4",
+            // Not the defaults, to see them reach the server.
+            "--innodb-buffer-pool-size",
+            "96MiB",
+            "--innodb-log-file-size",
+            "48MiB",
         ],
         &res,
     );
@@ -970,6 +1039,20 @@ fn a_short_mariadb_run_traces_both_layers_and_innodb_counts_what_the_trace_saw()
     assert_eq!(innodb["flush_method"], "O_DIRECT", "{innodb}");
     assert_eq!(innodb["use_native_aio"], false, "{innodb}");
     assert_eq!(innodb["flush_log_at_trx_commit"], 1, "{innodb}");
+    // The --innodb-* flags are recorded, and the server runs with them.
+    assert_eq!(innodb["buffer_pool_size_bytes"], 96 << 20, "{innodb}");
+    assert_eq!(doc["config"]["innodb"], *innodb);
+    let server = &doc["mariadb"]["server_variables"];
+    for (name, value) in [
+        ("innodb_buffer_pool_size", "100663296"),
+        ("innodb_log_file_size", "50331648"),
+        ("innodb_flush_method", "O_DIRECT"),
+        ("innodb_doublewrite", "ON"),
+        ("innodb_use_native_aio", "OFF"),
+        ("innodb_flush_log_at_trx_commit", "1"),
+    ] {
+        assert_eq!(server[name], value, "{server}");
+    }
     assert!(doc["postgres"].is_null(), "no PostgreSQL section");
     assert_eq!(
         doc["tpcc"]["mix"]["within_spec"], true,
@@ -1026,4 +1109,48 @@ fn an_unknown_dbms_is_one_line_naming_the_choices() {
         lines[0].contains("mysql") && lines[0].contains("postgres") && lines[0].contains("mariadb"),
         "{err}"
     );
+    assert!(!lines[0].contains("did you mean"), "{err}");
+    // InnoDB's flags belong to MariaDB runs; bad values name the choices.
+    for (args, expect) in [
+        (&["--innodb-doublewrite", "off"][..], "--dbms mariadb"),
+        (
+            &["--dbms", "mariadb", "--innodb-flush-method", "direct"][..],
+            "O_DIRECT_NO_FSYNC",
+        ),
+        (
+            &["--dbms", "mariadb", "--innodb-log-file-size", "512KiB"][..],
+            "at least 1 MiB",
+        ),
+        (&["--wal-sync-method", "direct"][..], "open_datasync"),
+    ] {
+        let o = flashlab()
+            .args(["oltp", "--device", "x"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.trim().lines().count() == 1 && err.contains(expect),
+            "{args:?}: {err}"
+        );
+    }
+    // A slip gets the nearest name, in the suite too.
+    for args in [
+        &["oltp", "--dbms", "mariabd", "--device", "x"][..],
+        &["suite", "wang11-oltp", "--dbms", "postgres,postgress"][..],
+    ] {
+        let o = flashlab().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let want = if args[0] == "oltp" {
+            "mariadb"
+        } else {
+            "postgres"
+        };
+        assert!(
+            err.trim().lines().count() == 1 && err.contains(&format!("did you mean {want}?")),
+            "{args:?}: {err}"
+        );
+    }
 }

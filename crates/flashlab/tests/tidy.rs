@@ -174,10 +174,6 @@ const READ_TO_STRING_ALLOWED: &[(&str, &str)] = &[
         "--update-doc/--check-doc read the project's own docs/profiles.md, named by the developer",
     ),
     (
-        "crates/flashlab/src/oltp.rs",
-        "reads back oltp.json that flashlab itself wrote into the run directory",
-    ),
-    (
         "crates/oltp/src/results.rs",
         "tpcc-seconds.jsonl, written by flashlab itself during the failed run",
     ),

@@ -26,51 +26,33 @@ pub struct Counters {
     pub sync_time_ms: f64,
 }
 
-/// The checkpoints of the measured window (in oltp.json).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CheckpointReport {
-    /// The view the counters come from.
-    pub source: String,
-    /// PostgreSQL's checkpoint_timeout over the window, seconds.
-    pub interval_s: f64,
-    /// Checkpoints completed inside the window (timed + requested).
-    pub completed: u64,
-    pub timed: u64,
-    pub requested: u64,
-    /// Checkpoints started inside the window ("checkpoint starting" log
-    /// lines): one still writing at the end is started, not completed.
-    pub started: u64,
-    /// Buffers the completed checkpoints wrote, and those in bytes.
-    pub buffers_written: u64,
-    pub bytes_written: u64,
-    pub write_time_ms: f64,
-    pub sync_time_ms: f64,
-}
+/// The checkpoints of the measured window, typed in the results crate's
+/// `oltp.json` schema.
+pub use flashlab_results::oltp::CheckpointReport;
 
-impl CheckpointReport {
-    pub fn between(
-        source: &str,
-        interval_s: f64,
-        block_bytes: u64,
-        before: &Counters,
-        after: &Counters,
-        started: u64,
-    ) -> CheckpointReport {
-        let timed = after.timed.saturating_sub(before.timed);
-        let requested = after.requested.saturating_sub(before.requested);
-        let buffers = after.buffers_written.saturating_sub(before.buffers_written);
-        CheckpointReport {
-            source: source.to_string(),
-            interval_s,
-            completed: timed + requested,
-            timed,
-            requested,
-            started,
-            buffers_written: buffers,
-            bytes_written: buffers * block_bytes,
-            write_time_ms: after.write_time_ms - before.write_time_ms,
-            sync_time_ms: after.sync_time_ms - before.sync_time_ms,
-        }
+/// The report of the counters read at the window's start and end.
+pub fn between(
+    source: &str,
+    interval_s: f64,
+    block_bytes: u64,
+    before: &Counters,
+    after: &Counters,
+    started: u64,
+) -> CheckpointReport {
+    let timed = after.timed.saturating_sub(before.timed);
+    let requested = after.requested.saturating_sub(before.requested);
+    let buffers = after.buffers_written.saturating_sub(before.buffers_written);
+    CheckpointReport {
+        source: source.to_string(),
+        interval_s,
+        completed: timed + requested,
+        timed,
+        requested,
+        started,
+        buffers_written: buffers,
+        bytes_written: buffers * block_bytes,
+        write_time_ms: after.write_time_ms - before.write_time_ms,
+        sync_time_ms: after.sync_time_ms - before.sync_time_ms,
     }
 }
 
@@ -199,7 +181,7 @@ mod tests {
             write_time_ms: 27_010.0,
             sync_time_ms: 21.0,
         };
-        let r = CheckpointReport::between("pg_stat_bgwriter", 30.0, 8192, &before, &after, 2);
+        let r = between("pg_stat_bgwriter", 30.0, 8192, &before, &after, 2);
         assert_eq!((r.completed, r.timed, r.requested, r.started), (1, 1, 0, 2));
         assert_eq!(r.bytes_written, 2500 * 8192);
         assert_eq!(r.write_time_ms, 27_000.0);

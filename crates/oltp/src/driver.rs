@@ -270,13 +270,14 @@ fn drive(
 
 #[cfg(feature = "tpcc")]
 pub fn check_consistency(db: &Target) -> Result<Value> {
-    // The consistency conditions are PostgreSQL queries so far.
-    let Target::Postgres(db) = db else {
-        return Ok(
-            serde_json::json!({"checked": false, "reason": "the consistency check runs on PostgreSQL only so far"}),
-        );
-    };
-    let r = flashlab_tpcc::check_consistency(db).map_err(err)?;
+    // Clause 3.3.2's conditions, the same queries on both DBMSs.
+    let r = match db {
+        Target::Postgres(db) => flashlab_tpcc::check_consistency(db),
+        Target::Mariadb { socket, database } => {
+            flashlab_tpcc::mariadb::check_consistency(&mariadb_target(socket, database))
+        }
+    }
+    .map_err(err)?;
     let ok = r.ok();
     let mut v = serde_json::to_value(&r).expect("serializes");
     if let Some(o) = v.as_object_mut() {

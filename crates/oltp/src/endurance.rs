@@ -2,31 +2,10 @@
 //! the physical write rate, in years; on a simulated device also from its
 //! erase counts against the rated program/erase cycles of its blocks.
 
-use serde::{Deserialize, Serialize};
-
 pub const SECONDS_PER_YEAR: f64 = 365.25 * 86400.0;
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Endurance {
-    /// Physical bytes written per second during the measured run.
-    pub physical_write_bytes_per_s: f64,
-    pub rated_lifetime_writes_bytes: Option<u64>,
-    /// Where the rating comes from (`--rated-lifetime-writes` or the profile).
-    pub rated_lifetime_writes_source: Option<String>,
-    /// rated lifetime writes / physical write rate (Table 6).
-    pub years_from_rated_writes: Option<f64>,
-    pub rated_pe_cycles: Option<u64>,
-    /// Simulated device: block erases per second during the run.
-    pub erases_per_s: Option<f64>,
-    /// Simulated device: its flash blocks.
-    pub flash_blocks: Option<u64>,
-    /// Simulated device: rated P/E cycles x blocks / erase rate (perfect
-    /// wear levelling), for the simulated capacity.
-    pub years_from_erase_counts: Option<f64>,
-    /// The same, scaled to the rated device's capacity (the run's erase
-    /// rate spread over proportionally more blocks).
-    pub years_from_erase_counts_at_rated_capacity: Option<f64>,
-}
+/// The figures, typed in the results crate's `oltp.json` schema.
+pub use flashlab_results::oltp::Endurance;
 
 /// Table 6: lifetime writes / write rate.
 pub fn years_from_writes(rated_lifetime_writes_bytes: u64, write_bytes_per_s: f64) -> Option<f64> {

@@ -40,6 +40,7 @@ pub mod tracing;
 pub use error::{Failure, InputError, OltpError, Result, WorkloadError};
 
 use device::DeviceArg;
+use flashlab_results::oltp::{OltpResult, OltpStatus};
 use fs::FsKind;
 use postgres::PgSettings;
 
@@ -64,6 +65,10 @@ pub struct OltpConfig {
     pub dbms: dbms::DbmsKind,
     pub pg_bin: Option<PathBuf>,
     pub pg: PgSettings,
+    /// InnoDB's settings (`--innodb-*`; MariaDB only; its buffer pool is
+    /// `--shared-buffers` unless `--innodb-buffer-pool-size` says).
+    #[serde(default)]
+    pub innodb: dbms::mariadb::InnodbSettings,
     pub warehouses: u32,
     pub load_workers: u32,
     pub terminals: u32,
@@ -102,7 +107,7 @@ impl<F: FnMut(&str)> Progress for F {
 /// The run's outcome: the final oltp.json, and what teardown left behind
 /// (empty when all is well).
 pub struct Outcome {
-    pub doc: serde_json::Value,
+    pub result: OltpResult,
     pub leftovers: Vec<String>,
 }
 
@@ -243,13 +248,13 @@ pub fn run(cfg: &OltpConfig, stop: &AtomicBool, progress: &mut dyn Progress) -> 
         serde_json::json!({"log": teardown.log, "errors": teardown.errors, "leftovers": left}),
     );
     match &result {
-        Ok(()) => doc.set_status("complete", None),
-        Err(OltpError::Interrupted) => doc.set_status("interrupted", None),
-        Err(e) => doc.set_status("failed", Some(e.to_string())),
+        Ok(()) => doc.set_status(OltpStatus::Complete, None),
+        Err(OltpError::Interrupted) => doc.set_status(OltpStatus::Interrupted, None),
+        Err(e) => doc.set_status(OltpStatus::Failed, Some(e.to_string())),
     }
     doc.save()?;
     result.map(|()| Outcome {
-        doc: doc.value(),
+        result: doc.result.clone(),
         leftovers: left,
     })
 }
@@ -450,13 +455,12 @@ fn setup_and_run(
                 datadir.display(),
                 dbms::mariadb::version()
             ));
-            let buffer_pool = pg_size_bytes(&cfg.pg.shared_buffers).unwrap_or(128 << 20);
             Box::new(dbms::mariadb::init_and_start(
                 &dbms::mariadb::StartSpec {
                     datadir: &datadir,
                     socket_dir: &rdir.join("mysqlsock"),
                     log: &cfg.results.join("mariadb.log"),
-                    settings: dbms::mariadb::InnodbSettings::new(buffer_pool),
+                    settings: cfg.innodb.clone(),
                     max_connections,
                     remove_at_teardown: on_users_mount,
                 },
@@ -476,7 +480,7 @@ fn setup_and_run(
     let db = server.target();
 
     // 4. Load (a Ctrl-C stops the server, which ends the load at once).
-    doc.set_status("loading", None);
+    doc.set_status(OltpStatus::Loading, None);
     doc.save()?;
     let load = driver::load(
         &db,
@@ -495,7 +499,7 @@ fn setup_and_run(
     // the next timed checkpoint one interval into the window), as a long run
     // would be at any checkpoint.
     if cfg.ramp_up_s > 0.0 {
-        doc.set_status("warming-up", None);
+        doc.set_status(OltpStatus::WarmingUp, None);
         doc.save()?;
         let warm = driver::warm_up(
             &db,
@@ -540,7 +544,7 @@ fn setup_and_run(
         None
     };
     drop(frozen);
-    doc.set_status("running", None);
+    doc.set_status(OltpStatus::Running, None);
     doc.save()?;
     let started = std::time::Instant::now();
     let run = driver::run(
@@ -613,10 +617,7 @@ fn setup_and_run(
     if let Some(t) = &traced {
         doc.set("trace", t.summary.clone());
         doc.set("series", t.series(cfg.interval_s));
-        doc.set(
-            "fs_write_amplification",
-            serde_json::json!(t.fs_write_amplification()),
-        );
+        doc.result.fs_write_amplification = t.fs_write_amplification();
         doc.set("trace_consistency", results::consistency(t, delta.as_ref()));
     }
     let physical_write_bytes = traced
@@ -631,7 +632,7 @@ fn setup_and_run(
         .map(|t| t.duration_s())
         .filter(|s| *s > 0.0)
         .unwrap_or(elapsed_s);
-    doc.set("traced_s", serde_json::json!(traced_s));
+    doc.result.traced_s = Some(traced_s);
     let endurance = results::endurance(
         cfg,
         dev,
@@ -640,11 +641,8 @@ fn setup_and_run(
         serve_before.as_ref(),
         serve_after.as_ref(),
     );
-    doc.set(
-        "endurance",
-        serde_json::to_value(&endurance).expect("serializes"),
-    );
-    doc.set("measured_s", serde_json::json!(measured_s));
+    doc.result.endurance = Some(endurance);
+    doc.result.measured_s = Some(measured_s);
     doc.save()?;
     if stop.load(Ordering::SeqCst) {
         return Err(OltpError::Interrupted);

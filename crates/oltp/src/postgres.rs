@@ -28,7 +28,19 @@ pub struct PgSettings {
     pub max_wal_size: String,
     pub synchronous_commit: String,
     pub full_page_writes: String,
+    /// How the WAL is made durable (PostgreSQL's wal_sync_method); records
+    /// from before the flag had PostgreSQL's Linux default.
+    #[serde(default = "default_wal_sync_method")]
+    pub wal_sync_method: String,
 }
+
+fn default_wal_sync_method() -> String {
+    "fdatasync".into()
+}
+
+/// What `--wal-sync-method` takes on Linux (fsync_writethrough is
+/// Windows' and macOS's).
+pub const WAL_SYNC_METHODS: [&str; 4] = ["fdatasync", "fsync", "open_datasync", "open_sync"];
 
 impl Default for PgSettings {
     fn default() -> Self {
@@ -40,6 +52,7 @@ impl Default for PgSettings {
             max_wal_size: "1GB".into(),
             synchronous_commit: "on".into(),
             full_page_writes: "on".into(),
+            wal_sync_method: default_wal_sync_method(),
         }
     }
 }
@@ -236,6 +249,7 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Server> 
         ("max_wal_size", &st.max_wal_size),
         ("synchronous_commit", &st.synchronous_commit),
         ("full_page_writes", &st.full_page_writes),
+        ("wal_sync_method", &st.wal_sync_method),
         ("max_connections", &s.max_connections.to_string()),
         ("logging_collector", "off"),
         // The window's started checkpoints are counted from these lines.

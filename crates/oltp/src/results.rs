@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Map, Value};
+use flashlab_results::oltp::{OltpResult, OltpStatus};
+use serde_json::{json, Value};
 
 use crate::blockstat::BlockStat;
 use crate::device::DeviceArg;
@@ -17,11 +18,15 @@ use crate::error::{InputError, OltpError, Result};
 use crate::leftovers::Watch;
 use crate::OltpConfig;
 
-pub const FILE: &str = "oltp.json";
+pub const FILE: &str = flashlab_results::oltp::OLTP_FILE;
+/// The key suffix of a section kept as written because it did not fit its type.
+pub const MISFIT_SUFFIX: &str = "_as_written";
 
+/// `oltp.json` as the run goes: the typed [`OltpResult`], saved at every
+/// stage.
 pub struct Doc {
     path: PathBuf,
-    map: Map<String, Value>,
+    pub result: OltpResult,
     pub watch: Watch,
 }
 
@@ -43,44 +48,76 @@ impl Doc {
                 source: e,
             })
         })?;
-        let mut map = Map::new();
-        map.insert("format".into(), json!("flashlab-oltp/1"));
-        map.insert("status".into(), json!("setting-up"));
-        map.insert(
-            "config".into(),
-            serde_json::to_value(cfg).expect("serializes"),
-        );
-        map.insert(
-            "started_unix_s".into(),
-            json!(flashlab_results::time::now_unix_s()),
-        );
-        let d = Doc {
+        let mut d = Doc {
             path: dir.join(FILE),
-            map,
+            result: OltpResult::new(Default::default(), flashlab_results::time::now_unix_s()),
             watch: Watch::default(),
         };
+        d.set("config", serde_json::to_value(cfg).expect("serializes"));
         d.save()?;
         Ok(d)
     }
 
+    /// Puts a producer's section (the driver's report, the tracer's
+    /// summary, a DBMS's counters) in its typed place; sections no reader
+    /// interprets go to `other` as they are. The producers live in other
+    /// crates (tpcc, iotrace) that do not depend on the results schema, so
+    /// their values cross here, in memory, through serde's data model; one
+    /// that does not fit its typed section (a bug between two of our crates,
+    /// which `every_section_lands_in_its_typed_place` and the runs' tests
+    /// guard) is kept under `other` as `KEY_as_written`, not lost.
     pub fn set(&mut self, key: &str, v: Value) {
-        self.map.insert(key.into(), v);
+        fn typed<T: serde::de::DeserializeOwned>(
+            other: &mut std::collections::BTreeMap<String, Value>,
+            key: &str,
+            v: Value,
+        ) -> Option<T> {
+            match serde_json::from_value(v.clone()) {
+                Ok(t) => Some(t),
+                Err(_) => {
+                    // Not under `key` itself: readers would then fail on
+                    // the whole document, not only miss this section.
+                    other.insert(format!("{key}{MISFIT_SUFFIX}"), v);
+                    None
+                }
+            }
+        }
+        let r = &mut self.result;
+        let o = &mut r.other;
+        match key {
+            "config" => r.config = typed(o, key, v).unwrap_or_default(),
+            "device" => r.device = typed(o, key, v),
+            "postgres" => r.postgres = typed(o, key, v),
+            "mariadb" => r.mariadb = typed(o, key, v),
+            "tpcc" => r.tpcc = typed(o, key, v),
+            "tpcc_partial" => r.tpcc_partial = Some(v),
+            "tpcc_consistency" => r.tpcc_consistency = typed(o, key, v),
+            "trace" => r.trace = typed(o, key, v),
+            "series" => r.series = typed(o, key, v),
+            "fs_write_amplification" => r.fs_write_amplification = v.as_f64(),
+            "trace_consistency" => r.trace_consistency = typed(o, key, v),
+            "serve" => r.serve = typed(o, key, v),
+            "checkpoints" => r.checkpoints = typed(o, key, v),
+            "innodb" => r.innodb = typed(o, key, v),
+            "traced_s" => r.traced_s = v.as_f64(),
+            "measured_s" => r.measured_s = v.as_f64(),
+            "endurance" => r.endurance = typed(o, key, v),
+            _ => {
+                o.insert(key.into(), v);
+            }
+        }
     }
 
-    pub fn set_status(&mut self, status: &str, error: Option<String>) {
-        self.map.insert("status".into(), json!(status));
-        if let Some(e) = error {
-            self.map.insert("error".into(), json!(e));
+    pub fn set_status(&mut self, status: OltpStatus, error: Option<String>) {
+        self.result.status = status;
+        if error.is_some() {
+            self.result.error = error;
         }
     }
 
     pub fn save(&self) -> Result<()> {
-        flashlab_results::dir::write_json_atomic(&self.path, &self.map)
+        flashlab_results::dir::write_json_atomic(&self.path, &self.result)
             .map_err(|e| OltpError::failed(format!("cannot write {}", self.path.display()), e))
-    }
-
-    pub fn value(&self) -> Value {
-        Value::Object(self.map.clone())
     }
 }
 
@@ -271,6 +308,91 @@ pub fn endurance(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn config(results: &Path) -> OltpConfig {
+        OltpConfig {
+            device: Some("sim:intel-x25e".into()),
+            mount: None,
+            size_bytes: None,
+            allow_write_to: None,
+            fs: crate::fs::FsKind::Ext2,
+            scheduler: None,
+            dbms: crate::dbms::DbmsKind::Mariadb,
+            pg_bin: None,
+            pg: Default::default(),
+            innodb: Default::default(),
+            warehouses: 1,
+            load_workers: 2,
+            terminals: 8,
+            ramp_up_s: 5.0,
+            duration_s: 30.0,
+            keying_and_think: false,
+            seed: 42,
+            trace: true,
+            pace: true,
+            rated_lifetime_writes_bytes: None,
+            interval_s: 1.0,
+            setup_only: false,
+            results: results.to_path_buf(),
+            exe: PathBuf::new(),
+        }
+    }
+
+    #[test]
+    fn every_section_lands_in_its_typed_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let res = dir.path().join("res");
+        let mut doc = Doc::create(&res, &config(&res)).unwrap();
+        assert_eq!(doc.result.config.dbms, "mariadb");
+        assert_eq!(doc.result.config.warehouses, 1);
+        // The producers' own values where this crate makes them.
+        doc.set("serve", serve_section(None, None));
+        doc.set(
+            "checkpoints",
+            serde_json::to_value(crate::checkpoints::CheckpointReport::default()).unwrap(),
+        );
+        doc.set(
+            "endurance",
+            serde_json::to_value(Endurance::default()).unwrap(),
+        );
+        doc.set(
+            "device",
+            json!({"block_dev": "/dev/loop0", "size_bytes": 1, "sysfs_name": "loop0"}),
+        );
+        doc.set("mariadb", json!({"version": "10.11", "innodb": {}}));
+        doc.set(
+            "tpcc",
+            json!({"tpmc": 60.0, "transactions_per_s": 2.5, "nurand": {}}),
+        );
+        doc.set(
+            "trace",
+            json!({"logical": {"reads": 1, "writes": 2, "read_bytes": 8192, "write_bytes": 16384}}),
+        );
+        doc.set("series", json!({"logical": {"rates": [], "by_kind": []}}));
+        doc.set(
+            "trace_consistency",
+            json!({"checked": false, "why": "no statistics"}),
+        );
+        doc.set("innodb", json!({"counter_vs_trace": [["fsyncs", 3, 3]]}));
+        doc.set("tpcc_consistency", json!({"conditions": [], "ok": true}));
+        doc.set("traced_s", json!(2.0));
+        doc.set("load", json!({"total_rows": 1}));
+        let r = &doc.result;
+        assert!(r.serve.is_some() && r.checkpoints.is_some() && r.endurance.is_some());
+        assert!(r.device.is_some() && r.mariadb.is_some() && r.tpcc.is_some());
+        assert!(r.trace.is_some() && r.series.is_some() && r.trace_consistency.is_some());
+        assert!(r.innodb.is_some() && r.tpcc_consistency.is_some());
+        assert_eq!(r.write_bytes_per_s(false), Some(8192.0));
+        // Only the section no reader interprets is left untyped.
+        assert_eq!(r.other.keys().collect::<Vec<_>>(), ["load"]);
+        // A value that does not fit its type is kept, not lost.
+        doc.set("tpcc", json!("not a report"));
+        assert!(doc.result.tpcc.is_none());
+        assert_eq!(doc.result.other["tpcc_as_written"], "not a report");
+        // What is saved reads back as the same document.
+        doc.save().unwrap();
+        assert_eq!(OltpResult::read(&res).unwrap(), doc.result);
+    }
 
     #[test]
     fn a_failed_run_s_seconds_add_up_to_a_partial_report() {

@@ -8,17 +8,13 @@
 
 use std::path::Path;
 
-use serde_json::Value;
+use flashlab_results::oltp::{IntervalRates, OltpResult};
 
 use crate::error::ReportError;
 use crate::model::{Analysis, DeviceReport, Section, Table};
 use crate::svg::{Axis, Chart, Scale, Series, Shape, Unit};
 
 pub struct OltpAnalysis;
-
-fn num(v: &Value, p: &str) -> Option<f64> {
-    v.pointer(p).and_then(Value::as_f64)
-}
 
 fn cell(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |v| format!("{v:.digits$}"))
@@ -48,94 +44,102 @@ fn chart(id: &str, title: &str, y: Axis, series: Vec<(String, Vec<[f64; 2]>)>) -
 }
 
 /// A rates series of the IO tracer's analysis: (seconds, value) per interval.
-fn rates(doc: &Value, layer: &str, field: &str) -> Vec<[f64; 2]> {
-    let Some(rs) = doc
-        .pointer(&format!("/series/{layer}/rates"))
-        .and_then(Value::as_array)
-    else {
-        return Vec::new();
-    };
-    rs.iter()
-        .filter_map(|r| Some([r.get("start_ns")?.as_f64()? / 1e9, r.get(field)?.as_f64()?]))
+fn rates(
+    r: &OltpResult,
+    physical: bool,
+    field: fn(&IntervalRates) -> Option<f64>,
+) -> Vec<[f64; 2]> {
+    r.rates(physical)
+        .iter()
+        .filter_map(|x| Some([x.start_ns as f64 / 1e9, field(x)?]))
         .collect()
 }
 
-pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
+fn num_cell<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or("-".into(), |v| v.to_string())
+}
+
+pub fn sections(r: &OltpResult, id_prefix: &str) -> Vec<Section> {
     let mut out = Vec::new();
-    let secs = num(doc, "/traced_s").filter(|s| *s > 0.0);
-    let per_s = |p: &str| Some(num(doc, p)? / secs?);
-    let status = doc.get("status").and_then(Value::as_str).unwrap_or("?");
+    let c = &r.config;
+    let tpcc = r.tpcc.as_ref();
     let mut summary = vec![
-        vec!["status".to_string(), status.to_string()],
+        vec!["status".to_string(), r.status.name().to_string()],
         vec![
             "device".into(),
-            doc.pointer("/config/device")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .or_else(|| {
-                    doc.pointer("/config/mount")
-                        .and_then(Value::as_str)
-                        .map(|m| format!("--mount {m}"))
-                })
+            c.device
+                .clone()
+                .or_else(|| c.mount.as_ref().map(|m| format!("--mount {}", m.display())))
                 .unwrap_or_default(),
         ],
-        vec![
-            "file system".into(),
-            doc.pointer("/config/fs")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-        ],
+        vec!["file system".into(), c.fs.clone()],
         // The DBMS's own section names it (`--dbms`): postgres or mariadb.
-        match doc.pointer("/mariadb/version").and_then(Value::as_str) {
-            Some(v) => vec!["DBMS".into(), format!("MariaDB/InnoDB: {v}")],
-            None => vec![
-                "PostgreSQL".into(),
-                doc.pointer("/postgres/version")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-            ],
-        },
         vec![
-            "warehouses / terminals".into(),
+            "DBMS".into(),
             format!(
-                "{} / {}",
-                doc.pointer("/config/warehouses").unwrap_or(&Value::Null),
-                doc.pointer("/config/terminals").unwrap_or(&Value::Null)
+                "{}: {}",
+                r.dbms_name(),
+                r.dbms_section().map_or("", |d| d.version.as_str())
             ),
         ],
-        vec!["tpmC".into(), cell(num(doc, "/tpcc/tpmc"), 0)],
+        vec![
+            "warehouses / terminals".into(),
+            format!("{} / {}", c.warehouses, c.terminals),
+        ],
+        vec!["tpmC".into(), cell(tpcc.map(|t| t.tpmc), 0)],
         vec![
             "transactions/s".into(),
-            cell(num(doc, "/tpcc/transactions_per_s"), 1),
+            cell(tpcc.map(|t| t.transactions_per_s), 1),
         ],
         vec![
             "file-system write amplification (physical / logical bytes written)".into(),
-            cell(num(doc, "/fs_write_amplification"), 3),
+            cell(r.fs_write_amplification, 3),
         ],
     ];
-    if let Some(w) = num(doc, "/serve/run/ftl_write_amplification") {
+    if let Some(t) = tpcc.filter(|t| !t.mix.verdict.is_empty()) {
+        summary.push(vec![
+            "TPC-C mix (clause 9.2.2.5)".into(),
+            t.mix.verdict.clone(),
+        ]);
+    }
+    if let Some(k) = &r.tpcc_consistency {
+        let broken: Vec<String> = k
+            .conditions
+            .iter()
+            .filter(|c| c.violations > 0)
+            .map(|c| format!("condition {}: {} violations", c.number, c.violations))
+            .collect();
+        summary.push(vec![
+            "consistency (clause 3.3.2, from the database)".into(),
+            if k.ok {
+                format!("conditions 1-{} hold", k.conditions.len())
+            } else {
+                broken.join(", ")
+            },
+        ]);
+    }
+    if let Some(s) = r
+        .serve
+        .as_ref()
+        .filter(|s| s.run.ftl_write_amplification.is_some())
+    {
         summary.push(vec![
             "simulated FTL write amplification (during the run)".into(),
-            format!("{w:.3}"),
+            cell(s.run.ftl_write_amplification, 3),
         ]);
         summary.push(vec![
             "simulated erases (during the run)".into(),
-            cell(num(doc, "/serve/run/erases"), 0),
+            cell(s.run.erases, 0),
         ]);
-        if let Some(t) = num(
-            doc,
-            "/serve/whole_device/chip_time_per_host_request_ns/total",
-        ) {
+        if let Some(t) = &s.whole_device.chip_time_per_host_request_ns {
             summary.push(vec![
                 "flash time per host request (whole device)".into(),
-                format!("{:.1} us", t / 1e3),
+                format!("{:.1} us", t.total / 1e3),
             ]);
         }
     }
-    if let Some(e) = doc.get("error").and_then(Value::as_str) {
-        summary.push(vec!["error".into(), e.to_string()]);
+    if let Some(e) = &r.error {
+        summary.push(vec!["error".into(), e.clone()]);
     }
     let mut types = Table {
         header: [
@@ -151,29 +155,28 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
         .to_vec(),
         rows: Vec::new(),
     };
-    for t in [
-        "new_order",
+    let names = [
+        "new-order",
         "payment",
-        "order_status",
+        "order-status",
         "delivery",
-        "stock_level",
-    ] {
-        if let Some(r) = doc.pointer(&format!("/tpcc/{t}")) {
-            let ms = |k: &str| {
-                r.pointer(&format!("/response_time/{k}"))
-                    .and_then(Value::as_f64)
-                    .map(|us| us / 1e3)
-            };
-            types.rows.push(vec![
-                t.replace('_', "-"),
-                cell(num(r, "/commits"), 0),
-                cell(num(r, "/mix_percent"), 2),
-                cell(ms("mean_us"), 2),
-                cell(ms("p90_us"), 2),
-                cell(ms("p99_us"), 2),
-                cell(ms("max_us"), 2),
-            ]);
-        }
+        "stock-level",
+    ];
+    for (name, t) in names
+        .iter()
+        .zip(tpcc.map(|t| t.types()).into_iter().flatten())
+    {
+        let p = &t.response_time;
+        let ms = |us: f64| Some(us / 1e3);
+        types.rows.push(vec![
+            name.to_string(),
+            t.commits.to_string(),
+            cell(Some(t.mix_percent), 2),
+            cell(ms(p.mean_us), 2),
+            cell(ms(p.p90_us as f64), 2),
+            cell(ms(p.p99_us as f64), 2),
+            cell(ms(p.max_us as f64), 2),
+        ]);
     }
     let mut io = Table {
         header: [
@@ -190,59 +193,47 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
         .to_vec(),
         rows: Vec::new(),
     };
-    for (name, l) in [
-        ("logical (file system)", "logical"),
-        ("physical (block)", "physical"),
-    ] {
-        let avg = |b: &str, n: &str| match (
-            num(doc, &format!("/trace/{l}/{b}")),
-            num(doc, &format!("/trace/{l}/{n}")),
-        ) {
-            (Some(b), Some(n)) if n > 0.0 => Some(b / n / 1024.0),
-            _ => None,
-        };
-        if doc.pointer(&format!("/trace/{l}")).is_some() {
+    for (name, physical) in [("logical (file system)", false), ("physical (block)", true)] {
+        if let Some(l) = r.layer(physical) {
             io.rows.push(vec![
                 name.into(),
-                cell(per_s(&format!("/trace/{l}/reads")), 0),
-                cell(per_s(&format!("/trace/{l}/read_bytes")).map(|b| b / 1e6), 2),
-                cell(per_s(&format!("/trace/{l}/writes")), 0),
-                cell(
-                    per_s(&format!("/trace/{l}/write_bytes")).map(|b| b / 1e6),
-                    2,
-                ),
-                cell(avg("read_bytes", "reads"), 1),
-                cell(avg("write_bytes", "writes"), 1),
-                cell(per_s(&format!("/trace/{l}/flushes")), 0),
+                cell(r.reads_per_s(physical), 0),
+                cell(r.read_bytes_per_s(physical).map(|b| b / 1e6), 2),
+                cell(r.writes_per_s(physical), 0),
+                cell(r.write_bytes_per_s(physical).map(|b| b / 1e6), 2),
+                cell(l.avg_read_bytes().map(|b| b / 1024.0), 1),
+                cell(l.avg_write_bytes().map(|b| b / 1024.0), 1),
+                cell(r.flushes_per_s(physical), 0),
             ]);
         }
     }
+    let e = r.endurance.clone().unwrap_or_default();
     let mut endurance = Table {
         header: vec!["estimate".into(), "value".into()],
         rows: vec![vec![
             "physical write rate".into(),
             cell(
-                num(doc, "/endurance/physical_write_bytes_per_s").map(|b| b / 1e6),
+                r.endurance
+                    .as_ref()
+                    .map(|e| e.physical_write_bytes_per_s / 1e6),
                 2,
             ) + " MB/s",
         ]],
     };
-    if let Some(y) = num(doc, "/endurance/years_from_rated_writes") {
+    if let Some(y) = e.years_from_rated_writes {
         endurance.rows.push(vec![
             format!(
                 "rated lifetime writes / write rate (Table 6; {})",
-                doc.pointer("/endurance/rated_lifetime_writes_source")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
+                e.rated_lifetime_writes_source.as_deref().unwrap_or("")
             ),
             format!("{y:.2} years"),
         ]);
     }
-    if let Some(y) = num(doc, "/endurance/years_from_erase_counts") {
+    if let Some(y) = e.years_from_erase_counts {
         endurance.rows.push(vec![
             format!(
                 "rated P/E cycles x blocks / erase rate ({} cycles)",
-                cell(num(doc, "/endurance/rated_pe_cycles"), 0)
+                num_cell(e.rated_pe_cycles)
             ),
             format!("{y:.2} years"),
         ]);
@@ -256,10 +247,7 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
         io,
         endurance,
     ];
-    if let Some(c) = doc
-        .get("trace_consistency")
-        .filter(|c| c["checked"] == true)
-    {
+    if let Some(c) = r.trace_consistency.as_ref().filter(|c| c.checked) {
         tables.push(Table {
             header: ["", "physical trace", "/sys/block stat delta"]
                 .map(str::to_string)
@@ -267,58 +255,55 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
             rows: vec![
                 vec![
                     "read bytes".into(),
-                    c["trace_read_bytes"].to_string(),
-                    c["stat_read_bytes"].to_string(),
+                    num_cell(c.trace_read_bytes),
+                    num_cell(c.stat_read_bytes),
                 ],
                 vec![
                     "write bytes".into(),
-                    c["trace_write_bytes"].to_string(),
-                    c["stat_write_bytes"].to_string(),
+                    num_cell(c.trace_write_bytes),
+                    num_cell(c.stat_write_bytes),
                 ],
                 vec![
                     "write bytes completed (tracer's completion events)".into(),
-                    c["completed_write_bytes"].to_string(),
-                    c["stat_write_bytes"].to_string(),
+                    num_cell(c.completed_write_bytes),
+                    num_cell(c.stat_write_bytes),
                 ],
                 vec![
                     "write-zeroes and other requests (not in the trace file)".into(),
-                    c["other_requests"].to_string(),
+                    num_cell(c.other_requests),
                     "-".into(),
                 ],
                 vec![
                     "read requests".into(),
-                    c["trace_read_ios"].to_string(),
-                    c["stat_read_ios"].to_string(),
+                    num_cell(c.trace_read_ios),
+                    num_cell(c.stat_read_ios),
                 ],
                 vec![
                     "write requests".into(),
-                    c["trace_write_ios"].to_string(),
-                    c["stat_write_ios"].to_string(),
+                    num_cell(c.trace_write_ios),
+                    num_cell(c.stat_write_ios),
                 ],
             ],
         });
     }
     out.push(Section {
         id: format!("{id_prefix}oltp"),
-        title: "OLTP: TPC-C on PostgreSQL (Wang et al. sections 3-4)".into(),
+        title: format!(
+            "OLTP: TPC-C on {} (Wang et al. sections 3-4)",
+            r.dbms_name()
+        ),
         paragraphs: vec![
-            "Logical IO: PostgreSQL's file-system requests on its data directory; physical IO: the block requests of the device under test, traced in the same run. Rates over the traced time (ramp-up and measured run). The kernel counts requests differently from the trace (a flush with data is one trace request), so compare bytes.".into(),
+            format!("Logical IO: {}'s file-system requests on its data directory; physical IO: the block requests of the device under test, traced in the same run. Rates over the traced time. The kernel counts requests differently from the trace (a flush with data is one trace request), so compare bytes.", r.dbms_name()),
         ],
         tables,
         charts: Vec::new(),
     });
     // Figures 6-9.
-    let seconds: Vec<[f64; 2]> = doc
-        .pointer("/tpcc/seconds")
-        .and_then(Value::as_array)
-        .map(|s| {
-            s.iter()
-                .filter_map(|x| {
-                    Some([
-                        x.get("second")?.as_f64()? + 1.0,
-                        x.get("transactions_per_s")?.as_f64()?,
-                    ])
-                })
+    let seconds: Vec<[f64; 2]> = tpcc
+        .map(|t| {
+            t.seconds
+                .iter()
+                .map(|x| [x.second as f64 + 1.0, x.transactions_per_s])
                 .collect()
         })
         .unwrap_or_default();
@@ -334,8 +319,8 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
             "Fig. 7: logical IO rate (file system, IO/s)",
             Axis::new("IO/s", Scale::Linear, Unit::Count),
             vec![
-                ("read".into(), rates(doc, "logical", "read_iops")),
-                ("write".into(), rates(doc, "logical", "write_iops")),
+                ("read".into(), rates(r, false, |x| Some(x.read_iops))),
+                ("write".into(), rates(r, false, |x| Some(x.write_iops))),
             ],
         ),
         chart(
@@ -343,8 +328,8 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
             "Fig. 8: physical IO rate (block device, IO/s)",
             Axis::new("IO/s", Scale::Linear, Unit::Count),
             vec![
-                ("read".into(), rates(doc, "physical", "read_iops")),
-                ("write".into(), rates(doc, "physical", "write_iops")),
+                ("read".into(), rates(r, true, |x| Some(x.read_iops))),
+                ("write".into(), rates(r, true, |x| Some(x.write_iops))),
             ],
         ),
         chart(
@@ -354,19 +339,19 @@ pub fn sections(doc: &Value, id_prefix: &str) -> Vec<Section> {
             vec![
                 (
                     "logical read".into(),
-                    rates(doc, "logical", "avg_read_size_bytes"),
+                    rates(r, false, |x| x.avg_read_size_bytes),
                 ),
                 (
                     "logical write".into(),
-                    rates(doc, "logical", "avg_write_size_bytes"),
+                    rates(r, false, |x| x.avg_write_size_bytes),
                 ),
                 (
                     "physical read".into(),
-                    rates(doc, "physical", "avg_read_size_bytes"),
+                    rates(r, true, |x| x.avg_read_size_bytes),
                 ),
                 (
                     "physical write".into(),
-                    rates(doc, "physical", "avg_write_size_bytes"),
+                    rates(r, true, |x| x.avg_write_size_bytes),
                 ),
             ],
         ),
@@ -392,13 +377,13 @@ impl Analysis for OltpAnalysis {
         else {
             return Ok(Vec::new());
         };
-        let doc: Value =
+        let result: OltpResult =
             serde_json::from_str(&text).map_err(|source| ReportError::InvalidJson {
                 path: path.display().to_string(),
-                what: "not valid JSON",
+                what: "not a flashlab oltp result",
                 source,
             })?;
-        Ok(sections(&doc, ""))
+        Ok(sections(&result, ""))
     }
 }
 
@@ -409,7 +394,7 @@ mod tests {
     #[test]
     fn an_oltp_document_gives_its_tables_and_the_four_figures() {
         let doc = serde_json::json!({
-            "status": "complete", "traced_s": 2.0,
+            "format": "flashlab-oltp/1", "status": "complete", "traced_s": 2.0,
             "config": {"device": "sim:intel-x25e", "fs": "ext4", "warehouses": 1, "terminals": 4},
             "tpcc": {"tpmc": 1200.0, "transactions_per_s": 44.0,
                      "new_order": {"commits": 10, "mix_percent": 45.0, "response_time": {"mean_us": 1500.0, "p90_us": 2000, "p99_us": 3000, "max_us": 4000}},
@@ -420,9 +405,11 @@ mod tests {
                        "physical": {"rates": [{"start_ns": 0, "read_iops": 0.0, "write_iops": 20.0, "avg_read_size_bytes": null, "avg_write_size_bytes": 11250.0}]}},
             "fs_write_amplification": 1.0986,
             "endurance": {"physical_write_bytes_per_s": 225000.0, "years_from_rated_writes": 281.7, "rated_lifetime_writes_source": "profile"},
+            "tpcc_consistency": {"ok": false, "conditions": [{"number": 1, "description": "W_YTD", "violations": 1}]},
             "trace_consistency": {"checked": true, "trace_read_bytes": 0, "stat_read_bytes": 0, "trace_write_bytes": 450000, "stat_write_bytes": 450000, "trace_read_ios": 0, "stat_read_ios": 0, "trace_write_ios": 40, "stat_write_ios": 50, "completed_write_bytes": 450000, "other_requests": 0}
         });
-        let s = sections(&doc, "");
+        let r: OltpResult = serde_json::from_value(doc).unwrap();
+        let s = sections(&r, "");
         assert_eq!(s.len(), 2);
         let io = &s[0].tables[2];
         assert_eq!(io.rows[0][1], "50", "logical reads per second");
@@ -432,5 +419,10 @@ mod tests {
         assert_eq!(ids, ["oltp-fig6", "oltp-fig7", "oltp-fig8", "oltp-fig9"]);
         // A physical read series of zeros is still drawn; a null size is left out.
         assert_eq!(s[1].charts[3].series.len(), 3);
+        // The consistency verdict names the broken condition.
+        assert!(s[0].tables[0]
+            .rows
+            .iter()
+            .any(|row| row[1] == "condition 1: 1 violations"));
     }
 }

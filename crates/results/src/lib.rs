@@ -12,12 +12,14 @@
 //! - [`stats`]: per-run statistics (IOIgnore excluded);
 //! - [`export`] writes CSV;
 //! - `parquet` (cargo feature `parquet`): the same columns as Parquet;
+//! - [`oltp`]: `oltp.json`, the typed result of one `flashlab oltp` run;
 //! - [`time`]: UTC dates without a time-zone database;
 //! - [`warnings`]: what makes a run's figures describe something else (reads of never-written pages).
 
 pub mod dir;
 pub mod export;
 pub mod journal;
+pub mod oltp;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod records;

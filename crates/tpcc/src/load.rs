@@ -231,24 +231,10 @@ pub fn load_cancellable(
     cancel: &AtomicBool,
     progress: &(dyn Fn(LoadProgress) + Sync),
 ) -> Result<LoadReport, TpccError> {
-    if warehouses == 0 {
-        return Err(TpccError::InvalidConfig {
-            problem: "0 warehouses".into(),
-            fix: "load at least 1 warehouse",
-        });
-    }
-    let load_workers = load_workers.clamp(1, warehouses + 1);
-    let start = Instant::now();
-    let report = |phase, done, rows| {
-        progress(LoadProgress {
-            phase,
-            warehouses_done: done,
-            warehouses,
-            rows_loaded: rows,
-            elapsed_s: start.elapsed().as_secs_f64(),
-        })
-    };
-    report(LoadPhase::Schema, 0, 0);
+    let lr = LoadRun::begin(warehouses, load_workers, progress)?;
+    let (load_workers, report) = (lr.load_workers, |phase, done, rows| {
+        lr.report(phase, done, rows)
+    });
 
     let mut client = connect(db)?;
     if let Some(table) = schema::existing_table(&mut client)? {
@@ -334,19 +320,76 @@ pub fn load_cancellable(
         .query_one("SELECT pg_database_size(current_database())", &[])
         .during("measuring the database size")?
         .get(0);
-    report(LoadPhase::Done, warehouses, rows.total());
-    Ok(LoadReport {
-        warehouses,
-        load_workers,
-        seed,
-        total_rows: rows.total(),
-        rows,
-        data_s,
-        index_s,
-        analyze_s,
-        load_s: start.elapsed().as_secs_f64(),
-        database_size_bytes: size.max(0) as u64,
-    })
+    Ok(lr.finish(seed, rows, [data_s, index_s, analyze_s], size.max(0) as u64))
+}
+
+/// The frame every loader shares, PostgreSQL's and MariaDB's: the
+/// warehouse check, the worker count, the clock, the progress reports and
+/// the report at the end.
+pub(crate) struct LoadRun<'a> {
+    pub warehouses: u32,
+    /// At most one per task (ITEM and each warehouse).
+    pub load_workers: u32,
+    start: Instant,
+    progress: &'a (dyn Fn(LoadProgress) + Sync),
+}
+
+impl<'a> LoadRun<'a> {
+    /// Checks the arguments and reports the schema phase.
+    pub(crate) fn begin(
+        warehouses: u32,
+        load_workers: u32,
+        progress: &'a (dyn Fn(LoadProgress) + Sync),
+    ) -> Result<LoadRun<'a>, TpccError> {
+        if warehouses == 0 {
+            return Err(TpccError::InvalidConfig {
+                problem: "0 warehouses".into(),
+                fix: "load at least 1 warehouse",
+            });
+        }
+        let lr = LoadRun {
+            warehouses,
+            load_workers: load_workers.clamp(1, warehouses + 1),
+            start: Instant::now(),
+            progress,
+        };
+        lr.report(LoadPhase::Schema, 0, 0);
+        Ok(lr)
+    }
+
+    pub(crate) fn report(&self, phase: LoadPhase, warehouses_done: u32, rows_loaded: u64) {
+        (self.progress)(LoadProgress {
+            phase,
+            warehouses_done,
+            warehouses: self.warehouses,
+            rows_loaded,
+            elapsed_s: self.start.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Reports the end and makes the load's report; `phases_s` are the
+    /// data, index and analyze times.
+    pub(crate) fn finish(
+        &self,
+        seed: u64,
+        rows: TableRows,
+        phases_s: [f64; 3],
+        database_size_bytes: u64,
+    ) -> LoadReport {
+        self.report(LoadPhase::Done, self.warehouses, rows.total());
+        LoadReport {
+            warehouses: self.warehouses,
+            load_workers: self.load_workers,
+            seed,
+            total_rows: rows.total(),
+            rows,
+            data_s: phases_s[0],
+            index_s: phases_s[1],
+            analyze_s: phases_s[2],
+            load_s: self.start.elapsed().as_secs_f64(),
+            database_size_bytes,
+        }
+    }
 }
 
 /// Runs tasks 0..n on `workers` threads, each with its own connection; the
@@ -359,6 +402,19 @@ fn run_parallel(
     cancel: &AtomicBool,
     task: impl Fn(&mut postgres::Client, usize) -> Result<(), TpccError> + Sync,
 ) -> Result<(), TpccError> {
+    parallel(workers, n, cancel, || connect(db), task)
+}
+
+/// Runs tasks 0..n on `workers` threads, each with its own connection from
+/// `connect` (either DBMS's); the first error stops the others (between
+/// tasks) and is returned; so does a cancel.
+pub(crate) fn parallel<C>(
+    workers: u32,
+    n: usize,
+    cancel: &AtomicBool,
+    connect: impl Fn() -> Result<C, TpccError> + Sync,
+    task: impl Fn(&mut C, usize) -> Result<(), TpccError> + Sync,
+) -> Result<(), TpccError> {
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let first_error: Mutex<Option<TpccError>> = Mutex::new(None);
@@ -366,7 +422,7 @@ fn run_parallel(
         for _ in 0..workers.min(n as u32) {
             s.spawn(|| {
                 let result = (|| {
-                    let mut client = connect(db)?;
+                    let mut conn = connect()?;
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         if i >= n || failed.load(Ordering::Relaxed) {
@@ -375,7 +431,7 @@ fn run_parallel(
                         if cancel.load(Ordering::Relaxed) {
                             return Err(TpccError::Cancelled);
                         }
-                        task(&mut client, i)?;
+                        task(&mut conn, i)?;
                     }
                 })();
                 if let Err(e) = result {

@@ -24,16 +24,16 @@
 //! (1205) roll the transaction back and it runs again with the same inputs.
 
 use std::io::{self, Write as _};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use mysql::prelude::Queryable;
 use mysql::{Conn, IsolationLevel, LocalInfileHandler, Opts, OptsBuilder, TxOpts};
 
+use crate::consistency::{condition, ConsistencyReport, CONDITIONS};
 use crate::error::{mariadb_line, During, TpccError};
 use crate::load::{
-    generate_rows, load_constants, LoadPhase, LoadProgress, LoadReport, TableRows,
+    generate_rows, load_constants, LoadPhase, LoadProgress, LoadReport, LoadRun, TableRows,
     DISTRICTS_PER_WAREHOUSE,
 };
 use crate::rand::NuConstants;
@@ -134,24 +134,10 @@ pub fn load(
     cancel: &AtomicBool,
     progress: &(dyn Fn(LoadProgress) + Sync),
 ) -> Result<LoadReport, TpccError> {
-    if warehouses == 0 {
-        return Err(TpccError::InvalidConfig {
-            problem: "0 warehouses".into(),
-            fix: "load at least 1 warehouse",
-        });
-    }
-    let load_workers = load_workers.clamp(1, warehouses + 1);
-    let start = Instant::now();
-    let report = |phase, done, rows| {
-        progress(LoadProgress {
-            phase,
-            warehouses_done: done,
-            warehouses,
-            rows_loaded: rows,
-            elapsed_s: start.elapsed().as_secs_f64(),
-        })
-    };
-    report(LoadPhase::Schema, 0, 0);
+    let lr = LoadRun::begin(warehouses, load_workers, progress)?;
+    let (load_workers, report) = (lr.load_workers, |phase, done, rows| {
+        lr.report(phase, done, rows)
+    });
     {
         let mut conn = Conn::new(db.opts(false)).map_err(|e| TpccError::MariadbConnect {
             target: db.describe(),
@@ -271,23 +257,15 @@ pub fn load(
              WHERE table_schema = DATABASE()",
         )
         .during("measuring the database size")?;
-    report(LoadPhase::Done, warehouses, rows.total());
-    Ok(LoadReport {
-        warehouses,
-        load_workers,
+    Ok(lr.finish(
         seed,
-        total_rows: rows.total(),
         rows,
-        data_s,
-        index_s,
-        analyze_s,
-        load_s: start.elapsed().as_secs_f64(),
-        database_size_bytes: size.unwrap_or(0).max(0) as u64,
-    })
+        [data_s, index_s, analyze_s],
+        size.unwrap_or(0).max(0) as u64,
+    ))
 }
 
-/// Runs tasks 0..n on `workers` threads, each with its own connection; the
-/// first error stops the others (between tasks), and so does a cancel.
+/// `load::parallel` over MariaDB connections.
 fn parallel(
     db: &MariadbTarget,
     workers: u32,
@@ -295,39 +273,7 @@ fn parallel(
     cancel: &AtomicBool,
     task: impl Fn(&mut Conn, usize) -> Result<(), TpccError> + Sync,
 ) -> Result<(), TpccError> {
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let first: Mutex<Option<TpccError>> = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..workers.min(n as u32) {
-            s.spawn(|| {
-                let result = (|| {
-                    let mut conn = db.connect()?;
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= n || failed.load(Ordering::Relaxed) {
-                            return Ok(());
-                        }
-                        if cancel.load(Ordering::Relaxed) {
-                            return Err(TpccError::Cancelled);
-                        }
-                        task(&mut conn, i)?;
-                    }
-                })();
-                if let Err(e) = result {
-                    failed.store(true, Ordering::Relaxed);
-                    first
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .get_or_insert(e);
-                }
-            });
-        }
-    });
-    match first.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    crate::load::parallel(workers, n, cancel, || db.connect(), task)
 }
 
 /// Runs the benchmark on MariaDB; see `run` (the same terminals, decks,
@@ -726,6 +672,27 @@ fn stock_level(conn: &mut Conn, home: &Home, threshold: i32) -> Res<(Outcome, Ex
     )?;
     tx.commit()?;
     Ok((Outcome::Committed, Extra::default()))
+}
+
+/// Checks conditions 1-6 of clause 3.3.2 (the same queries as on
+/// PostgreSQL) in one consistent snapshot: REPEATABLE READ WITH CONSISTENT
+/// SNAPSHOT, READ ONLY, as Order-Status and Stock-Level read.
+pub fn check_consistency(db: &MariadbTarget) -> Result<ConsistencyReport, TpccError> {
+    let mut conn = db.connect()?;
+    if let Some(table) = find_table(&mut conn, false)? {
+        return Err(TpccError::NotLoaded {
+            target: db.describe(),
+            table,
+        });
+    }
+    let mut tx = read_only(&mut conn).during("starting the consistency check")?;
+    let mut conditions = Vec::new();
+    for (number, description, sql) in CONDITIONS {
+        let violations: Option<i64> = tx.query_first(sql).during("checking consistency")?;
+        conditions.push(condition(number, description, violations.unwrap_or(0)));
+    }
+    tx.commit().during("finishing the consistency check")?;
+    Ok(ConsistencyReport { conditions })
 }
 
 /// Runs `f` with a plain connection to the database (for the callers'

@@ -231,4 +231,28 @@ fn tpcc_on_a_throwaway_mariadb_server() {
         ),
         0
     );
+
+    // Clause 3.3.2's conditions hold after the run, read from the database
+    // itself; one warehouse's YTD off by a cent breaks condition 1 alone.
+    let c = mariadb::check_consistency(&db).expect("consistency");
+    assert_eq!(c.conditions.len(), 6);
+    assert!(c.ok(), "{:?}", c.conditions);
+    let nudge = |delta: &str| {
+        let sql = format!("UPDATE tpcc.warehouse SET w_ytd = w_ytd {delta} 0.01 WHERE w_id = 1");
+        mariadb::with_connection(&db, move |c| c.query_drop(sql)).expect("update");
+    };
+    nudge("+");
+    let broken = mariadb::check_consistency(&db).expect("consistency");
+    let violations: Vec<(u32, u64)> = broken
+        .conditions
+        .iter()
+        .map(|c| (c.number, c.violations))
+        .collect();
+    assert_eq!(
+        violations,
+        [(1, 1), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0)],
+        "{broken:?}"
+    );
+    nudge("-");
+    assert!(mariadb::check_consistency(&db).unwrap().ok());
 }

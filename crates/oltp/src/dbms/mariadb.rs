@@ -36,7 +36,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Dbms, DbmsKind};
@@ -52,28 +52,43 @@ const INSTALL_DB: &str = "/usr/bin/mariadb-install-db";
 /// The database the TPC-C tables live in.
 pub const DATABASE: &str = "tpcc";
 
-/// The InnoDB settings flashlab starts the server with (module docs say why).
-#[derive(Clone, Debug, Serialize)]
+/// The InnoDB settings flashlab starts the server with (module docs say
+/// why; the `--innodb-*` flags change them, and `oltp.json` records them).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InnodbSettings {
-    pub flush_method: &'static str,
+    pub flush_method: String,
+    /// Always off: native AIO would bypass the system-call tracer.
     pub use_native_aio: bool,
     pub doublewrite: bool,
     pub flush_log_at_trx_commit: u32,
     pub buffer_pool_size_bytes: u64,
-    pub log_file_size: &'static str,
-    pub page_size: &'static str,
+    pub log_file_size_bytes: u64,
+    pub page_size: String,
 }
 
-impl InnodbSettings {
-    pub fn new(buffer_pool_size_bytes: u64) -> InnodbSettings {
+impl Default for InnodbSettings {
+    fn default() -> InnodbSettings {
         InnodbSettings {
-            flush_method: "O_DIRECT",
+            flush_method: "O_DIRECT".into(),
             use_native_aio: false,
             doublewrite: true,
             flush_log_at_trx_commit: 1,
+            buffer_pool_size_bytes: 128 << 20,
+            log_file_size_bytes: 64 << 20,
+            page_size: "16k".into(),
+        }
+    }
+}
+
+impl InnodbSettings {
+    /// What `--innodb-flush-method` takes: MariaDB 10.11's names.
+    pub const FLUSH_METHODS: [&'static str; 4] =
+        ["fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC"];
+
+    pub fn new(buffer_pool_size_bytes: u64) -> InnodbSettings {
+        InnodbSettings {
             buffer_pool_size_bytes,
-            log_file_size: "64M",
-            page_size: "16k",
+            ..InnodbSettings::default()
         }
     }
 
@@ -87,7 +102,7 @@ impl InnodbSettings {
                 self.flush_log_at_trx_commit
             ),
             format!("--innodb-buffer-pool-size={}", self.buffer_pool_size_bytes),
-            format!("--innodb-log-file-size={}", self.log_file_size),
+            format!("--innodb-log-file-size={}", self.log_file_size_bytes),
             format!("--innodb-page-size={}", self.page_size),
         ]
     }
@@ -118,6 +133,8 @@ pub struct Mariadb {
     socket: PathBuf,
     version: String,
     settings: InnodbSettings,
+    /// The server's own values of the variables `settings` sets.
+    applied: Vec<(String, String)>,
     before: Option<Status>,
 }
 
@@ -317,14 +334,33 @@ pub fn init_and_start(s: &StartSpec, teardown: &mut Teardown) -> Result<Mariadb>
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+    // What the server runs with, as it reports it: MariaDB rounds sizes
+    // (the buffer pool to whole chunks) and may not take a setting as given.
+    let applied = server_variables(&socket);
     Ok(Mariadb {
         pid,
         datadir: s.datadir.to_path_buf(),
         socket,
         version: version(),
         settings: s.settings.clone(),
+        applied,
         before: None,
     })
+}
+
+/// The InnoDB variables that decide the IO, read back from the server
+/// (name, value); empty if the server does not answer.
+fn server_variables(socket: &Path) -> Vec<(String, String)> {
+    let Ok(mut c) = mysql::Conn::new(opts(socket)) else {
+        return Vec::new();
+    };
+    c.query(
+        "SELECT LOWER(VARIABLE_NAME), VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES \
+         WHERE VARIABLE_NAME IN ('INNODB_FLUSH_METHOD', 'INNODB_USE_NATIVE_AIO', 'INNODB_DOUBLEWRITE', \
+         'INNODB_FLUSH_LOG_AT_TRX_COMMIT', 'INNODB_BUFFER_POOL_SIZE', 'INNODB_LOG_FILE_SIZE', 'INNODB_PAGE_SIZE') \
+         ORDER BY 1",
+    )
+    .unwrap_or_default()
 }
 
 /// SIGTERM (a normal shutdown: dirty pages flushed), SIGKILL after two minutes.
@@ -359,7 +395,8 @@ impl Dbms for Mariadb {
     fn section(&self) -> (&'static str, Value) {
         (
             "mariadb",
-            serde_json::json!({"version": self.version, "datadir": self.datadir, "pid": self.pid, "innodb": self.settings}),
+            serde_json::json!({"version": self.version, "datadir": self.datadir, "pid": self.pid, "innodb": self.settings,
+                "server_variables": self.applied.iter().cloned().collect::<std::collections::BTreeMap<_, _>>()}),
         )
     }
 

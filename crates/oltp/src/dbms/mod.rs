@@ -32,6 +32,15 @@ pub enum DbmsKind {
 impl DbmsKind {
     pub const NAMES: [&'static str; 2] = ["postgres", "mariadb"];
 
+    /// `--dbms`'s value (exact names only; the CLI suggests the nearest).
+    pub fn parse(name: &str) -> Option<DbmsKind> {
+        match name {
+            "postgres" => Some(DbmsKind::Postgres),
+            "mariadb" => Some(DbmsKind::Mariadb),
+            _ => None,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             DbmsKind::Postgres => "postgres",

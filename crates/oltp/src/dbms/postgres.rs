@@ -90,7 +90,7 @@ impl Dbms for Postgres {
         let w = self.window.take()?;
         // A server that went away leaves the section out; the run's own error says why.
         let (_, after) = checkpoints::read(&self.server.config()).ok()?;
-        let report = checkpoints::CheckpointReport::between(
+        let report = checkpoints::between(
             w.view,
             crate::checkpoint_interval_s(&self.settings.checkpoint_timeout),
             w.block_bytes,

@@ -10,6 +10,7 @@
 //! runs' `oltp.json` documents, and turns them into the typed summary with
 //! the paper's findings, quoted verbatim with their section.
 
+use flashlab_results::oltp::OltpResult;
 use flashlab_results::RunSummary;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -28,42 +29,59 @@ pub const PROFILES: [&str; 3] = ["intel-x25e", "mtron-pro7500", "ocz-vertex-ex"]
 /// ext2 as in the paper; btrfs for its nilfs2 (absent from this kernel).
 pub const FILE_SYSTEMS: [&str; 2] = ["ext2", "btrfs"];
 
+/// The paper's two DBMSs as flashlab runs them (`flashlab oltp --dbms`):
+/// PostgreSQL, and MariaDB with InnoDB for its "MySQL" (section 3, Table 4).
+pub const DBMSS: [&str; 2] = ["postgres", "mariadb"];
+
 /// One run of the matrix.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Case {
+    /// `postgres` or `mariadb` (plans from before `--dbms`: postgres).
+    #[serde(default = "postgres")]
+    pub dbms: String,
     pub profile: String,
     pub fs: String,
 }
 
+fn postgres() -> String {
+    DBMSS[0].into()
+}
+
 impl Case {
-    /// The run's subdirectory in the suite's results directory.
+    /// The run's subdirectory in the suite's results directory
+    /// (PostgreSQL's keep the names they had before MariaDB joined).
     pub fn dir_name(&self) -> String {
-        format!("{}-{}", self.profile, self.fs)
+        if self.dbms == DBMSS[0] {
+            format!("{}-{}", self.profile, self.fs)
+        } else {
+            format!("{}-{}-{}", self.profile, self.fs, self.dbms)
+        }
     }
 }
 
-/// Every profile x file system, in the order they run.
-pub fn cases(profiles: &[String], file_systems: &[String]) -> Vec<Case> {
-    profiles
-        .iter()
-        .flat_map(|p| {
-            file_systems.iter().map(move |f| Case {
-                profile: p.clone(),
-                fs: f.clone(),
-            })
-        })
-        .collect()
+/// Every DBMS x profile x file system, in the order they run (one DBMS's
+/// runs together).
+pub fn cases(dbmss: &[String], profiles: &[String], file_systems: &[String]) -> Vec<Case> {
+    let mut out = Vec::new();
+    for d in dbmss {
+        for p in profiles {
+            for f in file_systems {
+                out.push(Case {
+                    dbms: d.clone(),
+                    profile: p.clone(),
+                    fs: f.clone(),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// A finished case: its `oltp.json`.
 #[derive(Clone, Debug)]
 pub struct CaseResult {
     pub case: Case,
-    pub doc: Value,
-}
-
-fn num(doc: &Value, p: &str) -> Option<f64> {
-    doc.pointer(p).and_then(Value::as_f64)
+    pub result: OltpResult,
 }
 
 /// The figures the findings and the table use, from one oltp.json.
@@ -81,33 +99,19 @@ pub struct Measures {
     pub endurance_years: Option<f64>,
 }
 
-pub fn measures(doc: &Value) -> Measures {
-    let secs = num(doc, "/traced_s").filter(|s| *s > 0.0);
-    let per_s = |p: &str| Some(num(doc, p)? / secs?);
-    let mb = |p: &str| per_s(p).map(|v| v / 1e6);
+pub fn measures(r: &OltpResult) -> Measures {
+    let mb = |v: Option<f64>| v.map(|b| b / 1e6);
     Measures {
-        tpmc: num(doc, "/tpcc/tpmc"),
-        logical_iops: match (
-            per_s("/trace/logical/reads"),
-            per_s("/trace/logical/writes"),
-        ) {
-            (Some(r), Some(w)) => Some(r + w),
-            _ => None,
-        },
-        logical_read_mb_s: mb("/trace/logical/read_bytes"),
-        logical_write_mb_s: mb("/trace/logical/write_bytes"),
-        physical_read_mb_s: mb("/trace/physical/read_bytes"),
-        physical_write_mb_s: mb("/trace/physical/write_bytes"),
-        physical_avg_write_bytes: match (
-            num(doc, "/trace/physical/write_bytes"),
-            num(doc, "/trace/physical/writes"),
-        ) {
-            (Some(b), Some(n)) if n > 0.0 => Some(b / n),
-            _ => None,
-        },
-        fs_write_amplification: num(doc, "/fs_write_amplification"),
-        ftl_write_amplification: num(doc, "/serve/run/ftl_write_amplification"),
-        endurance_years: num(doc, "/endurance/years_from_rated_writes"),
+        tpmc: r.tpcc.as_ref().map(|t| t.tpmc),
+        logical_iops: r.iops(false),
+        logical_read_mb_s: mb(r.read_bytes_per_s(false)),
+        logical_write_mb_s: mb(r.write_bytes_per_s(false)),
+        physical_read_mb_s: mb(r.read_bytes_per_s(true)),
+        physical_write_mb_s: mb(r.write_bytes_per_s(true)),
+        physical_avg_write_bytes: r.layer(true).and_then(|l| l.avg_write_bytes()),
+        fs_write_amplification: r.fs_write_amplification,
+        ftl_write_amplification: r.serve.as_ref().and_then(|s| s.run.ftl_write_amplification),
+        endurance_years: r.endurance.as_ref().and_then(|e| e.years_from_rated_writes),
     }
 }
 
@@ -139,11 +143,49 @@ pub fn correlation(pairs: &[(f64, f64)]) -> Option<f64> {
     (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
 }
 
-/// The paper's findings of sections 3.2 and 4 next to what the runs show.
+/// The paper's findings of sections 3.2 and 4 next to what the runs show,
+/// once per DBMS when the runs have more than one (the paper's figures are
+/// per DBMS; a mean across DBMSs would describe neither). Then each
+/// finding's id ends in `.DBMS` and its description names the DBMS.
 pub fn findings(results: &[CaseResult]) -> Vec<Finding> {
+    let mut dbmss: Vec<&str> = Vec::new();
+    for r in results {
+        if !dbmss.contains(&r.case.dbms.as_str()) {
+            dbmss.push(&r.case.dbms);
+        }
+    }
+    if dbmss.len() <= 1 {
+        return findings_of(results);
+    }
+    let mut out = Vec::new();
+    for d in dbmss {
+        let of: Vec<CaseResult> = results
+            .iter()
+            .filter(|r| r.case.dbms == d)
+            .cloned()
+            .collect();
+        for mut f in findings_of(&of) {
+            f.id = format!("{}.{d}", f.id);
+            f.what = format!("{}: {}", dbms_label(d), f.what);
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The DBMS as the tables name it.
+pub fn dbms_label(dbms: &str) -> &'static str {
+    if dbms == "mariadb" {
+        "MariaDB/InnoDB"
+    } else {
+        "PostgreSQL"
+    }
+}
+
+fn findings_of(results: &[CaseResult]) -> Vec<Finding> {
     let m: Vec<(&Case, Measures)> = results
         .iter()
-        .map(|r| (&r.case, measures(&r.doc)))
+        .map(|r| (&r.case, measures(&r.result)))
         .collect();
     let of_fs = |fs: &str, f: fn(&Measures) -> Option<f64>| {
         mean(
@@ -213,8 +255,9 @@ pub fn summary(results: &[CaseResult], device: &str, notes: Vec<String>) -> Suit
     let rows = results
         .iter()
         .map(|r| {
-            let x = measures(&r.doc);
+            let x = measures(&r.result);
             vec![
+                dbms_label(&r.case.dbms).to_string(),
                 r.case.profile.clone(),
                 r.case.fs.clone(),
                 cell(x.tpmc, 0),
@@ -235,7 +278,7 @@ pub fn summary(results: &[CaseResult], device: &str, notes: Vec<String>) -> Suit
         Value::Array(
             results
                 .iter()
-                .map(|r| serde_json::json!({"case": r.case, "measures": measures(&r.doc)}))
+                .map(|r| serde_json::json!({"case": r.case, "measures": measures(&r.result)}))
                 .collect(),
         ),
     );
@@ -247,10 +290,10 @@ pub fn summary(results: &[CaseResult], device: &str, notes: Vec<String>) -> Suit
             id: "wang11-oltp-runs".into(),
             title: "TPC-C runs: Figures 6-9 and Table 6 in numbers".into(),
             paragraphs: vec![
-                "One flashlab oltp run per simulated SSD and file system; rates over the traced time. Logical: PostgreSQL's file-system requests; physical: the loop device's block requests. btrfs stands in for nilfs2, which this kernel lacks.".into(),
+                "One flashlab oltp run per DBMS, simulated SSD and file system; rates over the traced time. Logical: the DBMS's file-system requests; physical: the loop device's block requests. btrfs stands in for nilfs2, which this kernel lacks.".into(),
             ],
             header: [
-                "profile", "fs", "tpmC", "logical read MB/s", "logical write MB/s", "physical read MB/s",
+                "DBMS", "profile", "fs", "tpmC", "logical read MB/s", "logical write MB/s", "physical read MB/s",
                 "physical write MB/s", "avg physical write KiB", "fs WAF", "FTL WAF", "endurance (years)",
             ]
             .map(str::to_string)
@@ -308,22 +351,31 @@ impl Suite for Wang11Oltp {
 mod tests {
     use super::*;
 
-    fn doc(tpmc: f64, lr: f64, lw: f64, pr: f64, pw: f64, pw_n: f64) -> Value {
-        serde_json::json!({
+    fn doc(tpmc: f64, lr: f64, lw: f64, pr: f64, pw: f64, pw_n: f64) -> OltpResult {
+        // Counts and bytes are whole numbers in oltp.json.
+        let n = |v: f64| v.round() as u64;
+        serde_json::from_value(serde_json::json!({
+            "format": "flashlab-oltp/1", "status": "complete", "config": {},
             "traced_s": 10.0,
-            "tpcc": {"tpmc": tpmc},
+            "tpcc": {"tpmc": tpmc, "transactions_per_s": tpmc / 25.0},
             "trace": {
-                "logical": {"reads": lr / 8192.0, "writes": lw / 8192.0, "read_bytes": lr, "write_bytes": lw},
-                "physical": {"reads": pr / 4096.0, "writes": pw_n, "read_bytes": pr, "write_bytes": pw},
+                "logical": {"reads": n(lr / 8000.0), "writes": n(lw / 8000.0), "read_bytes": n(lr), "write_bytes": n(lw)},
+                "physical": {"reads": n(pr / 4096.0), "writes": n(pw_n), "read_bytes": n(pr), "write_bytes": n(pw)},
             },
             "fs_write_amplification": pw / lw,
-            "endurance": {"years_from_rated_writes": 2e15 / (pw / 10.0) / (365.25 * 86400.0)},
-        })
+            "endurance": {"physical_write_bytes_per_s": pw / 10.0,
+                          "years_from_rated_writes": 2e15 / (pw / 10.0) / (365.25 * 86400.0)},
+        }))
+        .unwrap()
     }
 
     #[test]
     fn findings_read_the_runs_and_quote_the_paper() {
-        let cs = cases(&PROFILES.map(String::from), &FILE_SYSTEMS.map(String::from));
+        let cs = cases(
+            &["postgres".to_string()],
+            &PROFILES.map(String::from),
+            &FILE_SYSTEMS.map(String::from),
+        );
         assert_eq!(cs.len(), 6);
         assert_eq!(cs[1].dir_name(), "intel-x25e-btrfs");
         let results: Vec<CaseResult> = cs
@@ -336,7 +388,7 @@ mod tests {
                     case: c.clone(),
                     // tpmC proportional to the logical IO rate; btrfs writes
                     // 1.5x the logical bytes in half as many, larger requests.
-                    doc: doc(
+                    result: doc(
                         1000.0 * k,
                         8e6 * k,
                         4e6 * k,
@@ -364,9 +416,44 @@ mod tests {
         assert!(f[4].measured.unwrap() > 1.0, "btrfs's writes are larger");
         let s = summary(&results, "sim", Vec::new());
         assert_eq!(s.tables[0].rows.len(), 6);
+        assert_eq!(
+            s.tables[0].rows[0][..3],
+            ["PostgreSQL", "intel-x25e", "ext2"]
+        );
         assert!(s
             .markdown()
             .contains("More writes were issued at the physical layer than the logical layer."));
+    }
+
+    #[test]
+    fn two_dbmss_get_their_findings_apart() {
+        let cs = cases(
+            &DBMSS.map(String::from),
+            &["intel-x25e".to_string()],
+            &FILE_SYSTEMS.map(String::from),
+        );
+        assert_eq!(cs[2].dir_name(), "intel-x25e-ext2-mariadb");
+        // InnoDB's btrfs doubles the bytes, PostgreSQL's adds half.
+        let results: Vec<CaseResult> = cs
+            .iter()
+            .map(|c| {
+                let pw = match (c.dbms.as_str(), c.fs.as_str()) {
+                    (_, "ext2") => 4e6,
+                    ("postgres", _) => 6e6,
+                    _ => 8e6,
+                };
+                CaseResult {
+                    case: c.clone(),
+                    result: doc(1000.0, 8e6, 4e6, 1e6, pw, 100.0),
+                }
+            })
+            .collect();
+        let f = findings(&results);
+        assert_eq!(f.len(), 2 * findings(&[]).len());
+        let waf = |id: &str| f.iter().find(|f| f.id == id).unwrap().measured.unwrap();
+        assert!((waf("wang11-oltp.fig7-8.btrfs-write-amplification.postgres") - 1.5).abs() < 1e-9);
+        assert!((waf("wang11-oltp.fig7-8.btrfs-write-amplification.mariadb") - 2.0).abs() < 1e-9);
+        assert!(f.iter().any(|f| f.what.starts_with("MariaDB/InnoDB: ")));
     }
 
     #[test]
