@@ -534,6 +534,8 @@ impl PatternSpec {
     /// A one-line human description, e.g. `RW 32KiB over 1GiB, 1024 IOs, QD1`.
     pub fn describe(&self) -> String {
         let mut s = match self.primary.baseline_name() {
+            // A bssplit names its sizes below.
+            Some(b) if !self.io_size_split.is_empty() => b.to_string(),
             Some(b) => format!("{b} {}", format_size(self.primary.io_size_bytes)),
             None => self.primary.describe(),
         };
