@@ -111,7 +111,8 @@ pub enum Outcome {
 pub struct Hooks<'a> {
     /// Checked before every submission; when set, no new IO is submitted.
     pub stop: Option<&'a AtomicBool>,
-    /// Called with (completed, total) about every 1 % of the run.
+    /// Called with (completed, total) about every 1 % of the run: IOs, or
+    /// for a run with a runtime, milliseconds of device time.
     pub progress: Option<&'a mut dyn FnMut(u64, u64)>,
 }
 
@@ -124,6 +125,8 @@ pub(crate) struct Recorder<'s, 'p, S: RecordSink + ?Sized> {
     total: u64,
     step: u64,
     first_error: Option<ExecError>,
+    /// Set by [`Recorder::by_time`]: the run's start and runtime.
+    clock: Option<(Nanos, Nanos)>,
 }
 
 impl<'s, 'p, S: RecordSink + ?Sized> Recorder<'s, 'p, S> {
@@ -139,7 +142,17 @@ impl<'s, 'p, S: RecordSink + ?Sized> Recorder<'s, 'p, S> {
             total,
             step: (total / 100).max(1),
             first_error: None,
+            clock: None,
         }
+    }
+
+    /// Reports progress as device time (ms of `runtime_ns` since `t0`)
+    /// instead of IOs: a run that stops at a runtime has no IO total.
+    pub(crate) fn by_time(&mut self, t0: Nanos, runtime_ns: Nanos) {
+        self.clock = Some((t0, runtime_ns));
+        self.total = runtime_ns / 1_000_000;
+        // Often enough for a slow device, rarely enough for a fast one.
+        self.step = 64;
     }
 
     /// Records one completed IO; returns whether it failed.
@@ -169,8 +182,12 @@ impl<'s, 'p, S: RecordSink + ?Sized> Recorder<'s, 'p, S> {
             .map_err(ExecError::Records)?;
         self.done += 1;
         if self.done.is_multiple_of(self.step) {
+            let at = match self.clock {
+                Some((t0, runtime)) => c.complete_ns.saturating_sub(t0).min(runtime) / 1_000_000,
+                None => self.done,
+            };
             if let Some(p) = self.progress.as_mut() {
-                p(self.done, self.total);
+                p(at, self.total);
             }
         }
         Ok(c.errno.is_some())
@@ -181,8 +198,13 @@ impl<'s, 'p, S: RecordSink + ?Sized> Recorder<'s, 'p, S> {
         if let Some(e) = self.first_error.take() {
             return Err(e);
         }
+        let at = if self.clock.is_some() {
+            self.total
+        } else {
+            self.done
+        };
         if let Some(p) = self.progress.as_mut() {
-            p(self.done, self.total);
+            p(at, self.total);
         }
         Ok(self.done)
     }
@@ -294,24 +316,44 @@ pub fn execute<S: RecordSink + ?Sized>(
     for s in &mut streams {
         s.ready_at = t0;
     }
+    // fio's runtime: no submission at or after the deadline (device time).
+    let deadline = spec.runtime_ns.map(|r| t0.saturating_add(r));
+    if let Some(r) = spec.runtime_ns {
+        recorder.by_time(t0, r);
+    }
+    // fio's rate_iops: IO i of a stream is due at t0 + i / rate.
+    let due = |i: u64| -> Nanos {
+        spec.rate_iops.map_or(0, |rate| {
+            t0.saturating_add((i as u128 * 1_000_000_000 / rate as u128) as Nanos)
+        })
+    };
     let timing = spec.timing;
     let io_ignore = spec.io_ignore;
     let mut outstanding = 0usize;
     let mut stopping = false;
+    // Whether the stop flag (not the runtime) ended submission early.
+    let mut interrupted = false;
     let mut empty_polls = 0u32;
 
     loop {
+        let now = dev.now_ns();
         if !stopping && hooks.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             stopping = true;
+            interrupted = streams.iter().any(|s| s.has_next || s.gen.remaining() > 0);
         }
-        let now = dev.now_ns();
+        if !stopping && deadline.is_some_and(|d| now >= d) {
+            stopping = true;
+        }
         let mut next_ready: Option<Nanos> = None;
         if !stopping {
             for (p, s) in streams.iter_mut().enumerate() {
                 while s.outstanding < qd && (s.has_next || s.gen.remaining() > 0) {
                     if s.ready_at > now {
-                        next_ready =
-                            Some(next_ready.map_or(s.ready_at, |t: Nanos| t.min(s.ready_at)));
+                        // A stream due only after the runtime is done.
+                        if deadline.is_none_or(|d| s.ready_at < d) {
+                            next_ready =
+                                Some(next_ready.map_or(s.ready_at, |t: Nanos| t.min(s.ready_at)));
+                        }
                         break;
                     }
                     let io = if s.has_next {
@@ -339,6 +381,9 @@ pub fn execute<S: RecordSink + ?Sized>(
                     debug_assert_eq!(io.stream as usize, p);
                     s.outstanding += 1;
                     outstanding += 1;
+                    if spec.rate_iops.is_some() {
+                        s.ready_at = s.ready_at.max(due(io.index + 1));
+                    }
                     if let Some(next) = s.gen.next() {
                         s.next = Held::of(&next);
                         s.has_next = true;
@@ -350,7 +395,8 @@ pub fn execute<S: RecordSink + ?Sized>(
         if outstanding == 0 {
             match next_ready {
                 Some(t) if !stopping => {
-                    dev.idle_until(t)?;
+                    // Wake at the deadline at the latest, to stop there.
+                    dev.idle_until(deadline.map_or(t, |d| t.min(d)))?;
                     continue;
                 }
                 _ => break,
@@ -391,8 +437,8 @@ pub fn execute<S: RecordSink + ?Sized>(
             }
         }
     }
-    let completed = recorder.finish()?;
-    Ok(if completed < total {
+    recorder.finish()?;
+    Ok(if interrupted {
         Outcome::Interrupted
     } else {
         Outcome::Complete

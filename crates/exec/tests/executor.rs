@@ -166,3 +166,48 @@ fn stop_flag_drains_and_reports_interrupted() {
     assert!(recs.len() >= 100 && recs.len() < 120, "{}", recs.len());
     assert!(dev.in_flight.is_empty());
 }
+
+/// fio's time_based: the pattern goes on past IOCount until the runtime,
+/// in device time; the IO in flight at the deadline completes and counts.
+#[test]
+fn a_time_based_run_repeats_the_pattern_until_its_runtime() {
+    // QD1 at 100 us per IO: IOs start at 0, 100 us, ..., 4.9 ms.
+    let (recs, _) = run("pattern='SW'\nio_size='4KiB'\ntarget_size='16KiB'\nio_count=4\nruntime='5ms'\ntime_based=true");
+    assert_eq!(recs.len(), 50, "5 ms / 100 us, not IOCount 4");
+    assert!(recs.iter().all(|r| r.submit_ns < 5_000_000));
+    // sequential wraps over the 4 slots of the target, pass after pass
+    let offsets: Vec<u64> = recs.iter().take(6).map(|r| r.offset_bytes).collect();
+    assert_eq!(offsets, [0, 4096, 8192, 12288, 0, 4096]);
+}
+
+/// fio's runtime without time_based caps a run: whichever of IOCount and
+/// the runtime comes first ends it, and either way the run is complete.
+#[test]
+fn a_runtime_caps_a_run_of_io_count_ios() {
+    let (recs, _) = run("pattern='SR'\nio_count=10\nruntime='10ms'");
+    assert_eq!(recs.len(), 10, "IOCount first");
+    let (recs, _) = run("pattern='SR'\nio_count=100\nruntime='1ms'");
+    assert_eq!(recs.len(), 10, "runtime first: 1 ms / 100 us");
+}
+
+/// fio's rate_iops: IO i is submitted at i / rate, whatever the completions
+/// (open loop), as long as a queue slot is free.
+#[test]
+fn rate_iops_submits_on_a_fixed_schedule() {
+    // 1000 IO/s on a 100 us device: one IO every millisecond exactly.
+    let (recs, _) = run("pattern='RR'\nio_count=20\nqueue_depth=4\nrate_iops=1000");
+    for (i, r) in recs.iter().enumerate() {
+        assert_eq!(r.submit_ns, i as u64 * 1_000_000, "IO {i}");
+    }
+    // 20,000 IO/s (every 50 us) at QD4 on the same device: the schedule,
+    // not the completions, sets when the first four go.
+    let (recs, _) = run("pattern='RR'\nio_count=8\nqueue_depth=4\nrate_iops=20000");
+    let submits: Vec<u64> = recs.iter().map(|r| r.submit_ns).collect::<Vec<_>>();
+    let mut sorted = submits.clone();
+    sorted.sort_unstable();
+    assert_eq!(&sorted[..4], [0, 50_000, 100_000, 150_000]);
+    // and two streams each keep the rate (fio's rate is per job)
+    let (recs, _) = run("pattern='RR'\nio_count=5\nparallel=2\nrate_iops=1000");
+    let last = recs.iter().map(|r| r.submit_ns).max().unwrap();
+    assert_eq!(last, 4_000_000, "5 IOs per stream at 1 ms each");
+}

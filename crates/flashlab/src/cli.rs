@@ -222,6 +222,22 @@ pub struct PatternFlags {
         value_name = "DIST"
     )]
     pub random_distribution: Option<String>,
+    /// fio's runtime: stop submitting after this long (a bare number is seconds, as in fio;
+    /// also 500ms, 2m). Simulated time on the simulator, wall time on a real device. Without
+    /// --time_based it caps a run of --io-count IOs per stream.
+    #[arg(long, value_name = "DURATION")]
+    pub runtime: Option<String>,
+    /// fio's time_based: repeat the pattern past --io-count until --runtime.
+    #[arg(long = "time_based", alias = "time-based")]
+    pub time_based: bool,
+    /// fio's rate_iops: submit at most N IOs per second per stream (fio: per job), on a fixed
+    /// schedule (IO i at i/N s) that does not wait for completions, only for a free queue slot.
+    #[arg(long = "rate_iops", alias = "rate-iops", value_name = "N")]
+    pub rate_iops: Option<u64>,
+    /// fio's bssplit: each IO's size drawn by count shares, e.g. 4k/50:64k/50 (flashlab's units);
+    /// offsets on the grid of the smallest size. Sequential and random locations only.
+    #[arg(long, value_name = "SIZE/PERCENT:...")]
+    pub bssplit: Option<String>,
 }
 
 impl PatternFlags {
@@ -282,6 +298,10 @@ impl PatternFlags {
             seed: self.seed,
             mix: self.mix.clone().map(MixValue::Text),
             ratio: self.ratio.clone().map(RatioValue::Text),
+            runtime: self.runtime.clone(),
+            time_based: self.time_based.then_some(true),
+            rate_iops: self.rate_iops,
+            bssplit: self.bssplit.clone(),
         })
     }
 }

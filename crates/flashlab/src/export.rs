@@ -180,13 +180,39 @@ pub fn show(args: ShowArgs) -> CliResult<()> {
         m.tool.name, m.tool.version, m.tool.git_commit
     );
     let mut rows = Vec::new();
+    let (mut interrupted, mut not_converged) = (0, 0);
     for entry in &m.runs {
         match run_stats(results.root(), entry) {
-            Some(stats) => rows.extend(output::rows_of(&entry.name, &stats)),
+            Some(run) => {
+                // A mark after the name: the figures are of part of a run, or
+                // of a mean less certain than the suite asked for.
+                let mut name = entry.name.clone();
+                if entry.status == flashlab_results::RunStatus::Interrupted {
+                    name += " [interrupted]";
+                    interrupted += 1;
+                }
+                if run
+                    .warnings
+                    .iter()
+                    .any(|w| w.starts_with(flashlab_results::warnings::NOT_CONVERGED))
+                {
+                    name += " [not converged]";
+                    not_converged += 1;
+                }
+                rows.extend(output::rows_of(&name, &run.stats))
+            }
             None => println!("run {}: {:?}, no statistics", entry.name, entry.status),
         }
     }
     println!("{}", output::table(&rows));
+    if interrupted > 0 {
+        println!(
+            "[interrupted]: stopped before its last IO (Ctrl-C); its figures cover the IOs done"
+        );
+    }
+    if not_converged > 0 {
+        println!("[not converged]: the 95 % confidence interval of its mean did not reach the suite's bound before its IO cap (run.json says by how much)");
+    }
     Ok(())
 }
 
@@ -196,13 +222,12 @@ pub fn show(args: ShowArgs) -> CliResult<()> {
 struct RunStatsOnly {
     name: String,
     stats: flashlab_results::RunStats,
+    #[serde(default)]
+    warnings: Vec<String>,
 }
 
-fn run_stats(
-    root: &Path,
-    entry: &flashlab_results::RunEntry,
-) -> Option<flashlab_results::RunStats> {
+fn run_stats(root: &Path, entry: &flashlab_results::RunEntry) -> Option<RunStatsOnly> {
     let path = root.join(&entry.dir).join("run.json");
     let run: RunStatsOnly = flashlab_results::dir::read_json(&path).ok()?;
-    (run.name == entry.name).then_some(run.stats)
+    (run.name == entry.name).then_some(run)
 }

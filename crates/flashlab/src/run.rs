@@ -151,12 +151,12 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     for (spec, &idx) in specs.iter().zip(&planned) {
         if human {
             println!(
-                "run {}/{}: {} — {}, {} IOs/stream, seed {}",
+                "run {}/{}: {} — {}, {}, seed {}",
                 idx + 1,
                 specs.len(),
                 spec.name,
                 spec.describe(),
-                spec.io_count,
+                spec.amount(),
                 spec.seed
             );
         }
@@ -164,7 +164,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
             &mut results,
             idx,
             &spec.name,
-            spec.total_ios(),
+            progress_total(spec),
             show_progress,
             |w, hooks| execute(&mut *device, spec, w, hooks),
         )?;
@@ -231,6 +231,37 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     }
 }
 
+/// What a run's progress bar counts to: IOs, or for a run with a runtime
+/// the milliseconds of it (the executor reports progress in those).
+pub(crate) fn progress_total(spec: &PatternSpec) -> Progress {
+    match spec.runtime_ns {
+        Some(r) => Progress {
+            total: r / 1_000_000,
+            unit: "ms",
+        },
+        None => Progress {
+            total: spec.total_ios(),
+            unit: "IOs",
+        },
+    }
+}
+
+/// A progress bar's length and unit.
+#[derive(Clone, Copy)]
+pub(crate) struct Progress {
+    pub total: u64,
+    pub unit: &'static str,
+}
+
+impl From<u64> for Progress {
+    fn from(total_ios: u64) -> Progress {
+        Progress {
+            total: total_ios,
+            unit: "IOs",
+        }
+    }
+}
+
 /// Runs one recorded workload: opens its records file, shows a progress bar,
 /// stops on Ctrl-C, and closes the records. `body` does the IO. Also returns
 /// the records writer's first statistics pass, for `finish_run_tallied`.
@@ -238,19 +269,21 @@ pub(crate) fn record_run(
     results: &mut ResultsDir,
     idx: usize,
     name: &str,
-    total_ios: u64,
+    total: impl Into<Progress>,
     show_progress: bool,
     body: impl FnOnce(&mut RecordWriter, Hooks<'_>) -> Result<Outcome, ExecError>,
 ) -> CliResult<(RunStatus, Option<String>, Option<Tally>)> {
+    let total: Progress = total.into();
     let mut writer = results
         .start_run(idx)
         .map_err(|e| CliError::failure(format!("cannot write records of run {name}: {e}")))?;
     let bar = show_progress.then(|| {
-        let bar = indicatif::ProgressBar::new(total_ios);
+        let bar = indicatif::ProgressBar::new(total.total);
         bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} {msg} [{bar:30}] {pos}/{len} IOs, ETA {eta}",
-            )
+            indicatif::ProgressStyle::with_template(&format!(
+                "{{spinner}} {{msg}} [{{bar:30}}] {{pos}}/{{len}} {}, ETA {{eta}}",
+                total.unit
+            ))
             .expect("valid template")
             .progress_chars("=> "),
         );
@@ -361,13 +394,26 @@ fn dry_run(args: &RunArgs, probed: &Probed, specs: &[PatternSpec], writes: bool)
     for (i, spec) in specs.iter().enumerate() {
         println!();
         println!("run {}: {} — {}", i + 1, spec.name, spec.describe());
-        println!(
-            "  IOCount {} per stream ({} in all), IOIgnore {}, seed {}",
-            spec.io_count,
-            spec.total_ios(),
-            spec.io_ignore,
-            spec.seed
-        );
+        if spec.time_based {
+            println!(
+                "  time-based: each stream repeats the pattern until the runtime; IOIgnore {}, seed {}",
+                spec.io_ignore, spec.seed
+            );
+        } else {
+            println!(
+                "  IOCount {} per stream ({} in all){}, IOIgnore {}, seed {}",
+                spec.io_count,
+                spec.total_ios(),
+                spec.runtime_ns
+                    .map(|r| format!(
+                        ", or fewer if the runtime {} ends first",
+                        flashlab_pattern::units::format_duration_ns(r)
+                    ))
+                    .unwrap_or_default(),
+                spec.io_ignore,
+                spec.seed
+            );
+        }
         println!("  first IOs:");
         println!(
             "  {:>8} {:>6} {:>14} {:>8}  mode",

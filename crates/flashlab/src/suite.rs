@@ -642,6 +642,7 @@ fn execute(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    print_not_converged(&results);
     if matches!(outcome, Err(_) | Ok(SuiteOutcome::Interrupted)) {
         // A complete suite compacts with its summary; this one stops here.
         if let Err(e) = results.compact() {
@@ -670,6 +671,33 @@ fn execute(
         }
         Ok(SuiteOutcome::Complete) => summarise(&results, &journal, args.json),
     }
+}
+
+/// One line for the runs whose mean did not reach the bound (each run's
+/// `run.json` has the figures; `flashlab show` marks them).
+fn print_not_converged(results: &ResultsDir) {
+    let summary = results.summary();
+    let names: Vec<&str> = summary
+        .runs
+        .iter()
+        .filter(|r| {
+            r.warnings
+                .iter()
+                .any(|w| w.starts_with(flashlab_results::warnings::NOT_CONVERGED))
+        })
+        .map(|r| r.name.as_str())
+        .collect();
+    if names.is_empty() {
+        return;
+    }
+    let shown: Vec<&str> = names.iter().take(5).copied().collect();
+    eprintln!(
+        "warning: {} of {} runs did not converge within the bound before --max-ios ({}{}); their warnings are in run.json, and flashlab show marks them",
+        names.len(),
+        summary.runs.len(),
+        shown.join(", "),
+        if names.len() > shown.len() { ", ..." } else { "" }
+    );
 }
 
 /// The suite's summary, printed and saved as JSON and Markdown; its

@@ -125,6 +125,114 @@ fn fio_flag_names_mean_what_they_mean_in_fio() {
     assert!(text.contains(r#""target_offset_bytes":1048576"#), "{text}");
 }
 
+/// fio's --runtime with --time_based: the run goes on past --io-count until
+/// the runtime, in simulated time on the simulator (so the same every time).
+#[test]
+fn a_time_based_run_lasts_its_runtime_in_simulated_time() {
+    let dir = scratch();
+    let args = |out: &'static str| {
+        [
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=1GiB,prefill=on",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "8",
+            "-n",
+            "16",
+            "--runtime",
+            "100ms",
+            "--time_based",
+            "-o",
+            out,
+            "--quiet",
+        ]
+    };
+    let out = flashlab(&args("a"), dir.path());
+    ok(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("100ms, time-based"),
+        "the run line says how long it runs"
+    );
+    let a = run_json(&dir.path().join("a"));
+    assert_eq!(a["status"], "complete");
+    let ios = a["stats"]["ios"].as_u64().unwrap();
+    assert!(ios > 16, "past --io-count: {ios}");
+    // the last IO was submitted before 100 ms and completed soon after
+    let window_ns = a["stats"]["window_ns"].as_u64().unwrap();
+    assert!(
+        (100_000_000..101_000_000).contains(&window_ns),
+        "{window_ns}"
+    );
+    assert_eq!(a["workload"]["runtime_ns"], 100_000_000);
+    assert_eq!(a["workload"]["time_based"], true);
+    // deterministic: simulated time, not the wall clock
+    ok(&flashlab(&args("b"), dir.path()));
+    assert_eq!(run_json(&dir.path().join("b"))["stats"]["ios"], ios);
+}
+
+/// Without --time_based, fio's runtime only caps the run; and a rate paces it.
+#[test]
+fn a_runtime_caps_a_run_and_rate_iops_paces_it() {
+    let dir = scratch();
+    ok(&flashlab(
+        &[
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=1GiB,prefill=on",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "-n",
+            "1000",
+            "--rate_iops",
+            "2000",
+            "--runtime",
+            "100ms",
+            "-o",
+            "capped",
+            "--quiet",
+        ],
+        dir.path(),
+    ));
+    let run = run_json(&dir.path().join("capped"));
+    // 2000 IO/s for 100 ms: IOs at 0, 0.5 ms, ..., 99.5 ms
+    assert_eq!(run["stats"]["ios"], 200);
+    assert_eq!(run["status"], "complete");
+    assert_eq!(run["workload"]["rate_iops"], 2000);
+}
+
+#[test]
+fn a_fio_job_file_runs_for_its_runtime_at_its_rate() {
+    let dir = scratch();
+    std::fs::write(
+        dir.path().join("t.fio"),
+        "[global]\nsize=8m\nruntime=1\ntime_based\n\n[paced]\nrw=randread\nbs=4k\nrate_iops=500\n",
+    )
+    .unwrap();
+    ok(&flashlab(
+        &[
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=1GiB,prefill=on",
+            "--fio-job",
+            "t.fio",
+            "-o",
+            "job",
+            "--quiet",
+        ],
+        dir.path(),
+    ));
+    let run = run_json(&dir.path().join("job"));
+    // runtime=1 is one second (fio's unit); 500 IO/s for it, past size/bs
+    assert_eq!(run["workload"]["runtime_ns"], 1_000_000_000u64);
+    assert_eq!(run["stats"]["ios"], 500);
+}
+
 fn refused(args: &[&str], expected: &str) {
     let dir = scratch();
     let out = flashlab(args, dir.path());
@@ -153,6 +261,21 @@ fn an_unsupported_fio_flag_names_flashlabs_equivalent() {
     refused(
         &["run", "--location", "zoned:60/10:30/20"],
         "add up to 90 % of the IOs and 30 % of the target",
+    );
+    refused(&["run", "--time_based"], "--runtime");
+    refused(&["run", "--runtime", "0"], "runtime must be at least 1");
+    refused(&["run", "--rate", "10m"], "--rate_iops");
+    refused(
+        &["run", "--bssplit", "4k/50:64k/40"],
+        "bssplit: the percentages add up to 90, not 100",
+    );
+    refused(
+        &["run", "--bssplit", "4k/50:64k/50", "--bs", "8k"],
+        "drop io_size (--bs)",
+    );
+    refused(
+        &["run", "--location", "zipf:1.1", "--bssplit", "4k/50:64k/50"],
+        "sequential and random locations",
     );
 }
 
@@ -210,7 +333,7 @@ fn a_fio_job_file_with_an_option_flashlab_cannot_express_is_refused() {
     let dir = scratch();
     std::fs::write(
         dir.path().join("t.fio"),
-        "[j]\nrw=randread\nbssplit=4k/50:64k/50\n",
+        "[j]\nrw=randread\nbsrange=4k-64k\n",
     )
     .unwrap();
     let out = flashlab(&["run", "--fio-job", "t.fio"], dir.path());
@@ -218,9 +341,62 @@ fn a_fio_job_file_with_an_option_flashlab_cannot_express_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
-        err.contains("fio option 'bssplit' is not supported by flashlab"),
+        err.contains("fio option 'bsrange' is not supported by flashlab")
+            && err.contains("--bssplit"),
         "{err}"
     );
+}
+
+/// fio's bssplit: each IO's size drawn by its share, from the seed; random
+/// offsets on the grid of the smallest size, as fio aligns them.
+#[test]
+fn a_bssplit_draws_each_ios_size_by_its_share() {
+    let dir = scratch();
+    ok(&flashlab(
+        &[
+            "run",
+            "--device",
+            "sim:ssd-m,capacity=1GiB,prefill=on",
+            "--rw",
+            "randread",
+            "--bssplit",
+            "4k/75:64k/25",
+            "-n",
+            "2000",
+            "-o",
+            "split",
+            "--csv",
+            "ios.csv",
+            "--quiet",
+        ],
+        dir.path(),
+    ));
+    let csv = std::fs::read_to_string(dir.path().join("ios.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (size_col, offset_col) = (col("size_bytes"), col("offset_bytes"));
+    let (mut small, mut large) = (0, 0);
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let size: u64 = f[size_col].parse().unwrap();
+        let offset: u64 = f[offset_col].parse().unwrap();
+        assert_eq!(offset % 4096, 0, "on the 4 KiB grid");
+        match size {
+            4096 => small += 1,
+            65536 => large += 1,
+            other => panic!("size {other}"),
+        }
+    }
+    assert_eq!(small + large, 2000);
+    // 75 % of 2000 = 1500; a binomial's deviation is 19
+    assert!((1440..1560).contains(&small), "{small} of 2000 at 4 KiB");
+    let run = run_json(&dir.path().join("split"));
+    assert_eq!(run["workload"]["io_size_split"][1]["size_bytes"], 65536);
+    assert!(run["description"]
+        .as_str()
+        .unwrap()
+        .contains("bssplit 4KiB/75:64KiB/25"));
 }
 
 /// A file in /dev/shm is RAM: every run says its figures describe memory,

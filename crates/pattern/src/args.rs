@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{PatternError, Side};
 use crate::spec::{Basic, Location, Mix, PatternSpec, Timing, SECTOR_BYTES};
-use crate::units::parse_size;
+use crate::units::{parse_runtime_ns, parse_size};
 
 /// IOSize of the uFLIP baseline patterns.
 pub const DEFAULT_IO_SIZE_BYTES: u64 = 32 * 1024;
@@ -130,6 +130,14 @@ pub struct PatternArgs {
     pub seed: Option<u64>,
     pub mix: Option<MixValue>,
     pub ratio: Option<RatioValue>,
+    /// fio's runtime: a bare number is seconds (`60`, `500ms`, `2m`).
+    pub runtime: Option<String>,
+    /// fio's time_based: repeat the pattern until `runtime`.
+    pub time_based: Option<bool>,
+    /// fio's rate_iops: IOs per second per stream.
+    pub rate_iops: Option<u64>,
+    /// fio's bssplit: `4KiB/50:64KiB/50`, each IO's size drawn by these shares.
+    pub bssplit: Option<String>,
 }
 
 /// The field names, for "did you mean" suggestions on typos.
@@ -150,6 +158,10 @@ pub const FIELD_NAMES: &[&str] = &[
     "seed",
     "mix",
     "ratio",
+    "runtime",
+    "time_based",
+    "rate_iops",
+    "bssplit",
 ];
 
 /// Parses SR, RR, SW, RW (any case) into a location and a mode.
@@ -245,6 +257,10 @@ impl PatternArgs {
             seed: self.seed.or(base.seed),
             mix: self.mix.or(base.mix),
             ratio: self.ratio.or(base.ratio),
+            runtime: self.runtime.or(base.runtime),
+            time_based: self.time_based.or(base.time_based),
+            rate_iops: self.rate_iops.or(base.rate_iops),
+            bssplit: self.bssplit.or(base.bssplit),
         }
     }
 
@@ -261,9 +277,25 @@ impl PatternArgs {
     pub fn resolve(&self, device_size_bytes: u64) -> Result<PatternSpec, PatternError> {
         let (location, mode) =
             location_and_mode(Side::Primary, &self.pattern, &self.location, &self.mode)?;
-        let io_size_bytes = match &self.io_size {
-            Some(v) => v.bytes("io_size")?,
-            None => DEFAULT_IO_SIZE_BYTES,
+        let io_size_split = match &self.bssplit {
+            None => Vec::new(),
+            Some(text) => {
+                if self.io_size.is_some() {
+                    return Err(PatternError::BadSizeSplit {
+                        problem: "it sets every IO's size; drop io_size (--bs)".into(),
+                    });
+                }
+                crate::spec::parse_bssplit(text, |t| parse_size(t).map_err(|e| e.to_string()))
+                    .map_err(|problem| PatternError::BadSizeSplit { problem })?
+            }
+        };
+        let io_size_bytes = match (
+            &self.io_size,
+            io_size_split.iter().map(|x| x.size_bytes).min(),
+        ) {
+            (_, Some(smallest)) => smallest,
+            (Some(v), None) => v.bytes("io_size")?,
+            (None, None) => DEFAULT_IO_SIZE_BYTES,
         };
         let io_shift_bytes = match &self.io_shift {
             Some(v) => v.bytes("io_shift")?,
@@ -350,6 +382,16 @@ impl PatternArgs {
             parallel_degree: self.parallel.unwrap_or(1),
             queue_depth: self.queue_depth.unwrap_or(1),
             seed: self.seed.unwrap_or(DEFAULT_SEED),
+            runtime_ns: match &self.runtime {
+                Some(t) => Some(parse_runtime_ns(t).map_err(|source| PatternError::Unit {
+                    field: Some("runtime"),
+                    source,
+                })?),
+                None => None,
+            },
+            time_based: self.time_based.unwrap_or(false),
+            rate_iops: self.rate_iops,
+            io_size_split,
         };
         spec.validate()?;
         Ok(spec)

@@ -132,6 +132,10 @@ pub enum PatternError {
     },
     /// `burst:D:0`.
     EmptyBurst,
+    /// fio's time_based without a runtime (fio would run until killed).
+    TimeBasedWithoutRuntime,
+    /// A bssplit that cannot be run.
+    BadSizeSplit { problem: String },
     /// More than 4096 outstanding IOs.
     TooManyOutstanding { outstanding: usize },
     /// IOIgnore would ignore every IO.
@@ -306,6 +310,10 @@ impl fmt::Display for PatternError {
                 f.write_str("TargetSize must be larger than 0; pass e.g. --target-size 1GiB")
             }
             PatternError::Zero { what, fix } => write!(f, "{what} must be at least 1; {fix}"),
+            PatternError::BadSizeSplit { problem } => write!(f, "bssplit: {problem}"),
+            PatternError::TimeBasedWithoutRuntime => f.write_str(
+                "time_based repeats the pattern until the runtime, but no runtime was given; add --runtime DURATION (e.g. --runtime 30s)",
+            ),
             PatternError::EmptyBurst => f.write_str(
                 "a burst must hold at least one IO; write e.g. --time burst:100ms:10",
             ),

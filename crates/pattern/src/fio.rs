@@ -86,12 +86,9 @@ pub const HINTS: &[(&str, &str)] = &[
     ("blockalign", "flashlab aligns every IO to its IOSize; --io-shift misaligns by a fixed amount"),
     ("zonemode", "flashlab has no zoned-device mode"),
     ("zoned_abs", "use --location zoned:ACCESS%/SIZE%:... (shares of the target in percent)"),
-    ("rate", "flashlab limits IOs per second, not bytes: --rate_iops is not supported yet; --time pause:DURATION spaces IOs"),
-    ("rate_iops", "not supported yet; --time pause:DURATION spaces IOs (one pause after each)"),
-    ("runtime", "not supported yet: flashlab runs --io-count IOs per stream; choose a count"),
-    ("time_based", "not supported yet: flashlab runs --io-count IOs per stream; choose a count"),
-    ("bssplit", "flashlab has one IOSize per pattern; two sizes: --io-size A --mix random/read@B --ratio P:Q"),
-    ("bsrange", "flashlab has one IOSize per pattern; two sizes: --io-size A --mix random/read@B --ratio P:Q"),
+    ("rate", "flashlab paces IOs per second, not bytes: use --rate_iops N (bytes/s divided by the block size)"),
+    ("rate_process", "flashlab's --rate_iops is fio's default, rate_process=linear"),
+    ("bsrange", "flashlab draws sizes from a list, not a range: --bssplit 4k/50:64k/50"),
     ("verify", "flashlab measures, it does not verify data"),
     ("fsync", "flashlab issues no fsync; results of a file target are as durable as the page cache"),
     ("output-format", "use --json"),
@@ -325,6 +322,7 @@ fn job(name: &str, opts: &[(String, String)]) -> Result<FioJob, FioError> {
     };
     let mut random = false;
     let mut distribution: Option<String> = None;
+    let mut bssplit: Option<Vec<crate::spec::SizeShare>> = None;
     let (mut bs, mut size_bytes, mut io_bytes, mut number_ios, mut numjobs) =
         (4096u64, None, None, None, 1u64);
     for (k, v) in opts {
@@ -345,6 +343,11 @@ fn job(name: &str, opts: &[(String, String)]) -> Result<FioJob, FioError> {
                 if bs == 0 {
                     return Err(bad(k, v, "a block size must be at least one sector, e.g. bs=4k".into()));
                 }
+            }
+            "bssplit" => {
+                let split = crate::spec::parse_bssplit(v, |t| parse_size(t, kb_base))
+                    .map_err(|why| bad(k, v, why))?;
+                bssplit = Some(split);
             }
             "size" => size_bytes = Some(size(k, v)?),
             "offset" => out.args.target_offset = Some(SizeValue::Bytes(size(k, v)?)),
@@ -375,7 +378,22 @@ fn job(name: &str, opts: &[(String, String)]) -> Result<FioJob, FioError> {
             }
             "direct" => out.buffered = v == "0",
             "buffered" => out.buffered = v != "0",
-            "time_based" if v == "0" => {}
+            // fio's runtime: a bare number is seconds.
+            "runtime" | "timeout" => {
+                crate::units::parse_runtime_ns(v).map_err(|e| bad(k, v, e.to_string()))?;
+                out.args.runtime = Some(v.to_string());
+            }
+            // A bare `time_based` sets it, as in fio.
+            "time_based" => out.args.time_based = Some(v != "0"),
+            "rate_iops" => {
+                // fio's `reads,writes[,trims]`: one rate for every direction only.
+                let mut rates = v.split(',').filter(|r| !r.is_empty());
+                let first = rates.next().unwrap_or("");
+                if rates.any(|r| r != first) {
+                    return Err(bad(k, v, "flashlab paces every direction at one rate; give one number".into()));
+                }
+                out.args.rate_iops = Some(count(k, first)?);
+            }
             _ if REPORTING_ONLY.contains(&k) => {}
             _ => {
                 return Err(FioError::Unsupported {
@@ -390,7 +408,18 @@ fn job(name: &str, opts: &[(String, String)]) -> Result<FioJob, FioError> {
             out.args.location = Some(d);
         }
     }
-    out.args.io_size = Some(SizeValue::Bytes(bs));
+    // A bssplit sets every IO's size; `size` bytes of IO is then the IO
+    // count at the split's mean size.
+    if let Some(split) = &bssplit {
+        let text: Vec<String> = split
+            .iter()
+            .map(|x| format!("{}/{}", x.size_bytes, x.percent))
+            .collect();
+        out.args.bssplit = Some(text.join(":"));
+        bs = (split.iter().map(|x| x.size_bytes * x.percent).sum::<u64>() / 100).max(1);
+    } else {
+        out.args.io_size = Some(SizeValue::Bytes(bs));
+    }
     if let Some(s) = size_bytes {
         out.args.target_size = Some(SizeValue::Bytes(s));
     }
@@ -475,10 +504,11 @@ bs=128KB
 
     #[test]
     fn what_flashlab_cannot_express_is_refused_naming_the_option() {
-        let e = parse_job_file("[j]\nrw=randread\nrate_iops=500\n").unwrap_err();
+        let e = parse_job_file("[j]\nrw=randread\nrate=500k\n").unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("fio option 'rate_iops' is not supported"),
+                .starts_with("fio option 'rate' is not supported")
+                && e.to_string().contains("--rate_iops"),
             "{e}"
         );
         let e = parse_job_file("[j]\nrw=randrw\n").unwrap_err();
@@ -492,6 +522,20 @@ bs=128KB
         );
         let e = parse_job_file("[global]\nbs=4k\n").unwrap_err();
         assert_eq!(e, FioError::NoJobs);
+    }
+
+    #[test]
+    fn a_bssplit_reads_its_sizes_as_fio_does_and_sets_the_io_count_by_its_mean() {
+        let jobs = parse_job_file("[j]\nrw=randread\nsize=1m\nbssplit=4k/50:60k\n").unwrap();
+        let a = &jobs[0].args;
+        assert_eq!(a.bssplit.as_deref(), Some("4096/50:61440/50"));
+        assert_eq!(a.io_size, None);
+        // 1 MiB at a mean of 32 KiB
+        assert_eq!(a.io_count, Some(32));
+        let e = parse_job_file("[j]\nbssplit=4k/30:64k/30\n").unwrap_err();
+        assert!(e.to_string().contains("add up to 60, not 100"), "{e}");
+        let e = parse_job_file("[j]\nbssplit=4k/50:64k/50,8k\n").unwrap_err();
+        assert!(e.to_string().contains("one size split"), "{e}");
     }
 
     #[test]

@@ -227,6 +227,65 @@ impl LocationGen {
     }
 }
 
+/// fio's bssplit: each IO's size drawn by count shares, its offset on the
+/// grid of the smallest size. Sequential IOs follow each other (the next
+/// starts where the last ended, back to the start when it would not fit);
+/// random IOs are uniform over the grid positions where they fit.
+#[derive(Clone, Debug)]
+struct SplitGen {
+    /// (size, cumulative percent), ascending by cumulative percent.
+    sizes: Vec<(u64, u64)>,
+    sizes_rng: Rng,
+    grid: u64,
+    /// `None` for sequential: the byte cursor is used instead.
+    random: Option<Rng>,
+    cursor: u64,
+}
+
+impl SplitGen {
+    fn new(spec: &PatternSpec, seed: u64) -> SplitGen {
+        let mut cumulative = 0;
+        let sizes = spec
+            .io_size_split
+            .iter()
+            .map(|x| {
+                cumulative += x.percent;
+                (x.size_bytes, cumulative)
+            })
+            .collect();
+        SplitGen {
+            sizes,
+            sizes_rng: Rng::new(derive_seed(seed, 4)),
+            grid: spec.primary.io_size_bytes,
+            random: matches!(spec.primary.location, Location::Random)
+                .then(|| Rng::new(derive_seed(seed, 1))),
+            cursor: 0,
+        }
+    }
+
+    /// The next IO's (relative offset, size) in a target of `target_size`.
+    fn next(&mut self, target_size: u64) -> (u64, u64) {
+        let draw = self.sizes_rng.below(100);
+        let size = self
+            .sizes
+            .iter()
+            .find(|(_, cum)| draw < *cum)
+            .map_or(self.sizes[self.sizes.len() - 1].0, |(s, _)| *s);
+        let offset = match &mut self.random {
+            Some(rng) => rng.below((target_size - size) / self.grid + 1) * self.grid,
+            None => {
+                if self.cursor + size > target_size {
+                    self.cursor = 0;
+                }
+                let at = self.cursor;
+                self.cursor += size;
+                at
+            }
+        };
+        (offset, size)
+    }
+}
+
 /// The IOs of one stream of a pattern, in submission order.
 #[derive(Clone, Debug)]
 pub struct StreamGen {
@@ -244,6 +303,8 @@ pub struct StreamGen {
     order_rng: Option<Rng>,
     /// `Mix::shared_location`.
     shared_location: bool,
+    /// `PatternSpec::io_size_split`, when set.
+    split: Option<SplitGen>,
 }
 
 impl StreamGen {
@@ -269,7 +330,13 @@ impl StreamGen {
             stream,
             target_offset,
             target_size,
-            io_count: spec.io_count,
+            // A time-based stream never runs out: the executor stops it at
+            // the runtime.
+            io_count: if spec.time_based {
+                u64::MAX
+            } else {
+                spec.io_count
+            },
             next_index: 0,
             primary,
             secondary,
@@ -281,6 +348,7 @@ impl StreamGen {
                 .filter(|m| m.random_order)
                 .map(|_| Rng::new(derive_seed(stream_seed, 3))),
             shared_location: spec.mix.as_ref().is_some_and(|m| m.shared_location),
+            split: (!spec.io_size_split.is_empty()).then(|| SplitGen::new(spec, stream_seed)),
         }
     }
 
@@ -303,6 +371,17 @@ impl Iterator for StreamGen {
         }
         let i = self.next_index;
         self.next_index += 1;
+        if let Some(split) = self.split.as_mut() {
+            let (rel, size) = split.next(self.target_size);
+            debug_assert!(rel + size <= self.target_size, "IO leaves the target");
+            return Some(PlannedIo {
+                index: i,
+                stream: self.stream,
+                offset_bytes: self.target_offset + rel,
+                size_bytes: size,
+                mode: self.primary.2,
+            });
+        }
         let (a, b) = self.ratio;
         let use_secondary = self.secondary.is_some()
             && match self.order_rng.as_mut() {
@@ -341,7 +420,8 @@ impl Iterator for StreamGen {
 }
 
 /// All streams' IOs, one stream after another (for dry runs and tests; the
-/// executor interleaves streams by time instead).
+/// executor interleaves streams by time instead). A time-based pattern's
+/// streams are endless: take what you need.
 pub fn all_ios(spec: &PatternSpec) -> impl Iterator<Item = PlannedIo> + '_ {
     (0..spec.parallel_degree).flat_map(move |p| StreamGen::new(spec, p))
 }
@@ -358,6 +438,25 @@ impl Touched {
     pub fn of(spec: &PatternSpec) -> Touched {
         let mut written = Vec::new();
         let mut read = Vec::new();
+        if spec.time_based {
+            // How many IOs a time-based run does depends on the device: say
+            // what it may touch, each stream's whole slice.
+            for p in 0..spec.parallel_degree {
+                let (start, size) = spec.stream_target(p);
+                for b in spec.basics() {
+                    let to = if b.mode.modifies() {
+                        &mut written
+                    } else {
+                        &mut read
+                    };
+                    to.push((start, start + size));
+                }
+            }
+            return Touched {
+                written: merge(written),
+                read: merge(read),
+            };
+        }
         for io in all_ios(spec) {
             let r = (io.offset_bytes, io.offset_bytes + io.size_bytes);
             if io.mode.modifies() {

@@ -40,4 +40,6 @@ pub use args::{PatternArgs, DEFAULT_SEED};
 pub use error::{DeviceAlignment, PatternError, Side, UnitError};
 pub use file::PatternFile;
 pub use generate::{all_ios, slot_count, PlannedIo, StreamGen, Touched};
-pub use spec::{Basic, Location, Mix, PatternSpec, Timing, Zone, SECTOR_BYTES};
+pub use spec::{
+    parse_bssplit, Basic, Location, Mix, PatternSpec, SizeShare, Timing, Zone, SECTOR_BYTES,
+};

@@ -411,6 +411,85 @@ pub struct PatternSpec {
     /// Outstanding IOs per stream.
     pub queue_depth: u64,
     pub seed: u64,
+    /// fio's `runtime`: no IO is submitted once this much device time
+    /// (simulated on the simulator, wall time on a real device) has passed
+    /// since the run's first IO; IOs in flight then complete and are kept.
+    /// Without `time_based` it only caps a run of IOCount IOs per stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_ns: Option<u64>,
+    /// fio's `time_based`: the pattern goes on past IOCount (each location
+    /// function continues: sequential wraps, random keeps drawing) until
+    /// `runtime_ns`. Needs a runtime.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub time_based: bool,
+    /// fio's `rate_iops`, per stream as fio's is per job: IO i of a stream
+    /// is submitted no earlier than i / rate after the run's start (open
+    /// loop: the schedule does not wait for completions, only for a free
+    /// queue slot; a device that falls behind gets IOs as fast as it takes them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<u64>,
+    /// fio's `bssplit`: each IO's size drawn from these shares (by count,
+    /// seeded); empty for one IOSize. The primary's IOSize is then the
+    /// smallest, the grid every offset is aligned to, as fio aligns to its
+    /// smallest block size. Sequential and random locations only, no mix.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub io_size_split: Vec<SizeShare>,
+}
+
+/// One size of [`PatternSpec::io_size_split`]: `percent` of the IOs are
+/// `size_bytes` long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SizeShare {
+    pub size_bytes: u64,
+    pub percent: u64,
+}
+
+/// Parses fio's bssplit, `SIZE/PERCENT:SIZE/PERCENT:...`, with `size` reading
+/// each size (flashlab's units on the command line, fio's in a job file).
+/// A last entry without a percentage takes what the others leave, as in
+/// fio; the percentages must add up to 100.
+pub fn parse_bssplit(
+    text: &str,
+    size: impl Fn(&str) -> Result<u64, String>,
+) -> Result<Vec<SizeShare>, String> {
+    if text.contains(',') {
+        return Err(
+            "flashlab has one size split for reads and writes; give one SIZE/PERCENT:... list"
+                .into(),
+        );
+    }
+    let entries: Vec<&str> = text.split(':').map(str::trim).collect();
+    let mut out = Vec::new();
+    let mut sum = 0u64;
+    for (i, e) in entries.iter().enumerate() {
+        let (sz, pct) = match e.split_once('/') {
+            Some((sz, pct)) => (sz, Some(pct)),
+            None => (*e, None),
+        };
+        let size_bytes = size(sz)?;
+        let percent = match pct {
+            Some(p) => p
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|p| *p <= 100)
+                .ok_or_else(|| format!("'{p}' is not a whole percentage in {e}"))?,
+            None if i + 1 == entries.len() => 100u64.saturating_sub(sum),
+            None => return Err(format!("{e} has no percentage; write e.g. 4k/50:64k/50")),
+        };
+        sum += percent;
+        out.push(SizeShare {
+            size_bytes,
+            percent,
+        });
+    }
+    if sum != 100 {
+        return Err(format!(
+            "the percentages add up to {sum}, not 100; write e.g. 4k/50:64k/50"
+        ));
+    }
+    out.retain(|s| s.percent > 0);
+    Ok(out)
 }
 
 impl PatternSpec {
@@ -428,7 +507,12 @@ impl PatternSpec {
     }
 
     pub fn max_io_bytes(&self) -> u64 {
-        self.basics().map(|b| b.io_size_bytes).max().unwrap_or(0)
+        let split = self.io_size_split.iter().map(|s| s.size_bytes);
+        self.basics()
+            .map(|b| b.io_size_bytes)
+            .chain(split)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Total IOs over all streams.
@@ -450,9 +534,19 @@ impl PatternSpec {
     /// A one-line human description, e.g. `RW 32KiB over 1GiB, 1024 IOs, QD1`.
     pub fn describe(&self) -> String {
         let mut s = match self.primary.baseline_name() {
+            // A bssplit names its sizes below.
+            Some(b) if !self.io_size_split.is_empty() => b.to_string(),
             Some(b) => format!("{b} {}", format_size(self.primary.io_size_bytes)),
             None => self.primary.describe(),
         };
+        if !self.io_size_split.is_empty() {
+            let split: Vec<String> = self
+                .io_size_split
+                .iter()
+                .map(|x| format!("{}/{}", format_size(x.size_bytes), x.percent))
+                .collect();
+            s += &format!(" (bssplit {})", split.join(":"));
+        }
         if self.primary.io_shift_bytes != 0 && self.primary.baseline_name().is_some() {
             s += &format!(" shift {}", format_size(self.primary.io_shift_bytes));
         }
@@ -479,7 +573,24 @@ impl PatternSpec {
             s += &format!(", {} streams", self.parallel_degree);
         }
         s += &format!(", QD{}", self.queue_depth);
+        if let Some(rate) = self.rate_iops {
+            s += &format!(", {rate} IOPS/stream");
+        }
         s
+    }
+
+    /// How much IO a run does: `1024 IOs/stream`, `1024 IOs/stream or 2s,
+    /// whichever first`, or `2s, time-based`.
+    pub fn amount(&self) -> String {
+        match (self.runtime_ns, self.time_based) {
+            (Some(r), true) => format!("{}, time-based", format_duration_ns(r)),
+            (Some(r), false) => format!(
+                "{} IOs/stream or {}, whichever first",
+                self.io_count,
+                format_duration_ns(r)
+            ),
+            (None, _) => format!("{} IOs/stream", self.io_count),
+        }
     }
 
     /// Checks the spec on its own (the device is checked by [`check_against_device`]).
@@ -514,6 +625,22 @@ impl PatternSpec {
                 io_count: self.io_count,
             });
         }
+        if self.runtime_ns == Some(0) {
+            return Err(PatternError::Zero {
+                what: "runtime",
+                fix: "pass e.g. --runtime 10s (a bare number is seconds, as in fio)",
+            });
+        }
+        if self.time_based && self.runtime_ns.is_none() {
+            return Err(PatternError::TimeBasedWithoutRuntime);
+        }
+        if self.rate_iops == Some(0) {
+            return Err(PatternError::Zero {
+                what: "rate_iops",
+                fix: "pass e.g. --rate_iops 1000 (IOs per second per stream), or drop it",
+            });
+        }
+        self.validate_split()?;
         if !self.target_offset_bytes.is_multiple_of(SECTOR_BYTES) {
             return Err(PatternError::UnalignedTargetOffset {
                 target_offset_bytes: self.target_offset_bytes,
@@ -610,6 +737,57 @@ impl PatternSpec {
         Ok(())
     }
 
+    /// Checks a bssplit: sector-sized sizes, the smallest as the primary's
+    /// IOSize, no mix, a sequential or random location, the largest fitting
+    /// each stream's target.
+    fn validate_split(&self) -> Result<(), PatternError> {
+        if self.io_size_split.is_empty() {
+            return Ok(());
+        }
+        let bad = |problem: String| Err(PatternError::BadSizeSplit { problem });
+        if self.mix.is_some() {
+            return bad(
+                "a bssplit cannot be mixed with a second pattern; drop --mix or --bssplit".into(),
+            );
+        }
+        if !matches!(
+            self.primary.location,
+            Location::Sequential | Location::Random
+        ) {
+            return bad(format!(
+                "a bssplit works with sequential and random locations, not {}",
+                self.primary.location
+            ));
+        }
+        if self.primary.io_shift_bytes != 0 {
+            return bad("a bssplit cannot be shifted; drop --io-shift".into());
+        }
+        for x in &self.io_size_split {
+            if x.size_bytes == 0
+                || x.size_bytes % SECTOR_BYTES != 0
+                || x.size_bytes > u32::MAX as u64
+            {
+                return bad(format!(
+                    "size {} B is not a multiple of 512 B up to 4 GiB",
+                    x.size_bytes
+                ));
+            }
+        }
+        let min = self.io_size_split.iter().map(|x| x.size_bytes).min();
+        if min != Some(self.primary.io_size_bytes) {
+            return bad("the IOSize of a bssplit is its smallest size; drop --io-size".into());
+        }
+        let (_, share) = self.stream_target(0);
+        if self.max_io_bytes() > share {
+            return bad(format!(
+                "its largest size, {}, does not fit a stream's target of {}",
+                format_size(self.max_io_bytes()),
+                format_size(share)
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks the spec against a device's size and alignment.
     pub fn check_against_device(
         &self,
@@ -656,6 +834,9 @@ impl PatternSpec {
             }
             if b.io_shift_bytes % lbs != 0 {
                 return Err(unaligned(DeviceAlignment::IoShift, b.io_shift_bytes));
+            }
+            if let Some(x) = self.io_size_split.iter().find(|x| x.size_bytes % lbs != 0) {
+                return Err(unaligned(DeviceAlignment::IoSize, x.size_bytes));
             }
             if let Location::Stride { gap_bytes } = b.location {
                 if gap_bytes % lbs != 0 {

@@ -84,6 +84,31 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
     }
 }
 
+/// Parses a run time as fio reads `runtime`: a bare number is seconds
+/// (fio's default unit for it), or a number with `ns`, `us`, `ms`, `s`,
+/// `m` (minutes), `h` or `d`. Unlike a pause, a bare runtime is not
+/// ambiguous: every fio user writes `--runtime 60` for a minute.
+pub fn parse_runtime_ns(text: &str) -> Result<u64, UnitError> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let minutes = match suffix.trim() {
+        "" => Some(1),
+        "m" | "min" => Some(60),
+        "h" => Some(3_600),
+        "d" => Some(86_400),
+        _ => None,
+    };
+    match minutes {
+        Some(seconds_per_unit) if !num.is_empty() => num
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| n.checked_mul(seconds_per_unit * 1_000_000_000))
+            .ok_or(UnitError::DurationOutOfRange { text: quote(text) }),
+        _ => parse_duration_ns(text),
+    }
+}
+
 /// Parses a duration with a mandatory unit: `ns`, `us` (or `µs`), `ms`, `s`.
 /// A bare number is refused: "pause 100" is too easy to get wrong by 1000x.
 pub fn parse_duration_ns(text: &str) -> Result<u64, UnitError> {
@@ -176,6 +201,16 @@ fn trim(s: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runtime_reads_as_fio_reads_it_a_bare_number_is_seconds() {
+        assert_eq!(parse_runtime_ns("60"), Ok(60_000_000_000));
+        assert_eq!(parse_runtime_ns("2m"), Ok(120_000_000_000));
+        assert_eq!(parse_runtime_ns("500ms"), Ok(500_000_000));
+        assert_eq!(parse_runtime_ns("1.5s"), Ok(1_500_000_000));
+        assert!(parse_runtime_ns("soon").is_err());
+        assert!(parse_runtime_ns("99999999999999999999").is_err());
+    }
 
     #[test]
     fn sizes_print_in_the_unit_they_were_given_in() {

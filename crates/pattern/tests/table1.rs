@@ -360,3 +360,35 @@ fn skewed_locations_stay_inside_the_target_and_favour_their_hot_slots() {
     assert!(top_share("zipf:1.2") > 0.2);
     assert!(top_share("random") < 0.01);
 }
+
+/// fio's bssplit: every IO inside its stream's target, on the smallest
+/// size's grid; sequential IOs follow one another and wrap.
+#[test]
+fn a_bssplit_keeps_every_io_inside_the_target_on_the_smallest_grid() {
+    for location in ["sequential", "random"] {
+        let s: PatternSpec = toml::from_str::<PatternArgs>(&format!(
+            "location='{location}'\nbssplit='4KiB/60:12KiB/30:64KiB'\ntarget_size='200KiB'\nparallel=2\nio_count=500"
+        ))
+        .unwrap()
+        .resolve(1 << 30)
+        .unwrap();
+        for p in 0..2 {
+            let (start, size) = s.stream_target(p);
+            let ios: Vec<_> = StreamGen::new(&s, p).collect();
+            assert_eq!(ios.len(), 500);
+            for io in &ios {
+                assert!(
+                    io.offset_bytes >= start && io.offset_bytes + io.size_bytes <= start + size
+                );
+                assert_eq!((io.offset_bytes - start) % 4096, 0);
+                assert!([4096, 12288, 65536].contains(&io.size_bytes));
+            }
+            if location == "sequential" {
+                for w in ios.windows(2) {
+                    let next = w[0].offset_bytes + w[0].size_bytes;
+                    assert!(w[1].offset_bytes == next || w[1].offset_bytes == start);
+                }
+            }
+        }
+    }
+}

@@ -217,6 +217,8 @@ pub struct ResultsDir {
     torn: Option<TornLine>,
     /// Runs whose workload `set_workload` changed since they were planned.
     workload_changed: Vec<bool>,
+    /// Warnings the writer of a run adds to its `run.json` ([`Self::add_warning`]).
+    added_warnings: std::collections::HashMap<usize, Vec<String>>,
     /// Records files are kept out of the page cache as they grow (direct
     /// IO or drop-behind, [`Self::keep_records_out_of_cache`]).
     records_out_of_cache: bool,
@@ -257,6 +259,7 @@ impl ResultsDir {
             journal: std::cell::RefCell::new(JournalWriter::new(root, 0)),
             torn: None,
             workload_changed: vec![false; runs],
+            added_warnings: Default::default(),
             records_out_of_cache: false,
         };
         dir.compact()?;
@@ -279,6 +282,7 @@ impl ResultsDir {
         Ok(ResultsDir {
             root: root.to_path_buf(),
             workload_changed: vec![false; manifest.runs.len()],
+            added_warnings: Default::default(),
             manifest,
             summary_written: std::cell::Cell::new(summaries.len()),
             summaries,
@@ -420,6 +424,12 @@ impl ResultsDir {
         self.finish_run_tallied(idx, status, error, device_stats, None)
     }
 
+    /// Adds a warning to run `idx`'s `run.json` when it finishes: something
+    /// only the writer of the run knows (a suite's run that did not converge).
+    pub fn add_warning(&mut self, idx: usize, text: String) {
+        self.added_warnings.entry(idx).or_default().push(text);
+    }
+
     /// [`Self::finish_run`], given the statistics' first pass that the
     /// records writer made ([`RecordWriter::finish`]): only the percentile
     /// refinement reads the file. A tally that does not cover exactly the
@@ -476,6 +486,7 @@ impl ResultsDir {
             warnings: target_warning
                 .into_iter()
                 .chain(crate::warnings::device_warnings(device_stats.as_ref()))
+                .chain(self.added_warnings.remove(&idx).unwrap_or_default())
                 .collect(),
             device_stats,
             error,

@@ -104,6 +104,24 @@ pub fn unmapped_read_warning(fraction: f64) -> String {
     )
 }
 
+/// The start of [`not_converged`]'s warning, by which `show` marks the run.
+pub const NOT_CONVERGED: &str = "did not converge";
+
+/// The warning of an adaptive run that reached its IOCount cap before the
+/// 95 % confidence interval of its mean was within the bound: its mean is
+/// less certain than asked. `achieved` is the interval's half-width
+/// relative to the mean, if enough batches were measured to have one.
+pub fn not_converged(io_count: u64, achieved: Option<f64>, bound: f64) -> String {
+    let reached = match achieved {
+        Some(r) => format!("+/- {:.1} %", r * 100.0),
+        None => "too few batches for an interval".to_string(),
+    };
+    format!(
+        "{NOT_CONVERGED}: after {io_count} IOs (the cap) the 95 % confidence interval of the mean is {reached}, not within +/- {:.1} %; the mean is less certain than asked (raise --max-ios, or accept a wider --bound)",
+        bound * 100.0
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

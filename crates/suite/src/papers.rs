@@ -99,6 +99,10 @@ impl Builder {
             parallel_degree: parallel,
             queue_depth: 1,
             seed: derive_seed(self.cfg.seed, self.n),
+            runtime_ns: None,
+            time_based: false,
+            rate_iops: None,
+            io_size_split: Vec::new(),
         };
         self.steps.push(Step::Run(RunStep {
             name,

@@ -405,6 +405,17 @@ impl Runner<'_> {
             Err(e) => (RunStatus::Failed, Some(e.to_string()), Outcome::Interrupted),
         };
         if let Some(w) = writer {
+            // An adaptive run that stopped at its cap, not at its bound.
+            if adaptive && !outcome.converged && !user_stopped && result.is_ok() {
+                self.results.add_warning(
+                    idx,
+                    flashlab_results::warnings::not_converged(
+                        outcome.io_count,
+                        outcome.achieved_bound,
+                        self.journal.bound,
+                    ),
+                );
+            }
             let tally = w.finish()?;
             spec.io_count = outcome.io_count.max(1);
             self.results.set_workload(idx, Workload::Pattern(spec));

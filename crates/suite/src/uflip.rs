@@ -135,6 +135,10 @@ impl Builder<'_> {
             parallel_degree: parallel,
             queue_depth: 1,
             seed,
+            runtime_ns: None,
+            time_based: false,
+            rate_iops: None,
+            io_size_split: Vec::new(),
         };
         self.runs.push(RunStep {
             name,
@@ -539,6 +543,10 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
                 cfg.seed,
                 0xCA1 + base.len() as u64 + base.as_bytes()[0] as u64,
             ),
+            runtime_ns: None,
+            time_based: false,
+            rate_iops: None,
+            io_size_split: Vec::new(),
         };
         RunStep {
             name: spec.name.clone(),

@@ -212,6 +212,10 @@ impl Builder {
             parallel_degree: 1,
             queue_depth: 1,
             seed: derive_seed(self.seed, self.n),
+            runtime_ns: None,
+            time_based: false,
+            rate_iops: None,
+            io_size_split: Vec::new(),
         };
         self.steps.push(Step::Run(RunStep {
             name,
