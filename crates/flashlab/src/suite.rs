@@ -190,6 +190,9 @@ impl std::ops::Deref for Budilovsky11Args {
 /// The seed of the paper's runs here (the suites on devices use 42).
 const BUDILOVSKY11_SEED: u64 = flashlab_workload::scoreboard::BUDILOVSKY11_SEED;
 
+/// A check of the probed device against a suite's flags.
+type DeviceCheck = Box<dyn Fn(&DeviceInfo) -> CliResult<()>>;
+
 /// One `flashlab suite NAME` as its flags give it. Every suite then takes
 /// the same path ([`suite`]): the registry's suite plans the configuration,
 /// heads the plan and sets the journal's rule.
@@ -202,7 +205,7 @@ struct Invocation {
     /// takes the journal's configuration).
     config: CliResult<serde_json::Value>,
     /// The checks of the probed device against the flags, worded by flag.
-    check_device: Box<dyn Fn(&DeviceInfo) -> CliResult<()>>,
+    check_device: DeviceCheck,
     /// What to change when a run of the plan is not a valid pattern.
     plan_hint: &'static str,
 }
