@@ -20,6 +20,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub mod stats;
+pub use stats::{DeviceStats, SimStats};
+
 /// Nanoseconds on a device's clock (wall or simulated), since the device was opened.
 pub type Nanos = u64;
 
@@ -219,9 +222,10 @@ pub trait Device {
     }
 
     /// Device-specific accounting for the run summary (the simulator's flash
-    /// operations by cause, write amplification...). Real devices return `None`.
-    fn stats_json(&self) -> Option<serde_json::Value> {
-        None
+    /// operations by cause, write amplification...). Real devices count
+    /// nothing beyond the IOs.
+    fn stats(&self) -> DeviceStats {
+        DeviceStats::None
     }
 
     /// Reset the device-specific accounting (between runs of one session).
@@ -298,8 +302,8 @@ impl<D: Device + ?Sized> Device for Box<D> {
     fn quiesce_at_ns(&self) -> Option<Nanos> {
         (**self).quiesce_at_ns()
     }
-    fn stats_json(&self) -> Option<serde_json::Value> {
-        (**self).stats_json()
+    fn stats(&self) -> DeviceStats {
+        (**self).stats()
     }
     fn reset_stats(&mut self) {
         (**self).reset_stats()

@@ -103,7 +103,7 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
             Ok(outcome)
         },
     )?;
-    let mut device_stats = device.stats_json();
+    let mut device_stats = flashlab_results::device_stats_json(&device.stats());
     if let Some(r) = report {
         let extra = flashlab_workload::replay_stats(r.late, r.flushes);
         device_stats = Some(match device_stats {

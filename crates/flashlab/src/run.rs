@@ -169,7 +169,13 @@ pub fn run(args: RunArgs) -> CliResult<()> {
             |w, hooks| execute(&mut *device, spec, w, hooks),
         )?;
         let summary = results
-            .finish_run_tallied(idx, status, error.clone(), device.stats_json(), tally)
+            .finish_run_tallied(
+                idx,
+                status,
+                error.clone(),
+                flashlab_results::device_stats_json(&device.stats()),
+                tally,
+            )
             .map_err(|e| {
                 CliError::failure(format!("cannot save results of run {}: {e}", spec.name))
             })?;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use clap::Args;
-use flashlab_device::{ClockKind, Device};
+use flashlab_device::{ClockKind, Device, DeviceInfo};
 use flashlab_pattern::units::{format_duration_ns, format_size, parse_duration_ns, parse_size};
 use flashlab_results::ResultsDir;
 use flashlab_suite::papers::PaperConfig;
@@ -15,11 +15,11 @@ use flashlab_suite::plan::Plan;
 use flashlab_suite::runner::{Journal, Progress, Runner, SuiteOutcome};
 use flashlab_suite::session;
 use flashlab_suite::state::StateMethod;
-use flashlab_suite::suites::{self, Suite};
+use flashlab_suite::suites::{self, DynSuite};
 use flashlab_suite::summary::SuiteSummary;
 use flashlab_suite::uflip::{UflipConfig, BENCHMARKS};
 
-use crate::cli::{EngineArg, TargetArgs};
+use crate::cli::{EngineArg, SuiteCommand, TargetArgs};
 use crate::error::{CliError, CliResult};
 use crate::{signals, target};
 
@@ -190,7 +190,73 @@ impl std::ops::Deref for Budilovsky11Args {
 /// The seed of the paper's runs here (the suites on devices use 42).
 const BUDILOVSKY11_SEED: u64 = flashlab_workload::scoreboard::BUDILOVSKY11_SEED;
 
-pub fn run_budilovsky11(args: Budilovsky11Args) -> CliResult<()> {
+/// A check of the probed device against a suite's flags.
+type DeviceCheck = Box<dyn Fn(&DeviceInfo) -> CliResult<()>>;
+
+/// One `flashlab suite NAME` as its flags give it. Every suite then takes
+/// the same path ([`suite`]): the registry's suite plans the configuration,
+/// heads the plan and sets the journal's rule.
+struct Invocation {
+    /// The suite's name in the registry.
+    name: &'static str,
+    common: SuiteCommon,
+    /// The suite's typed configuration built from its flags, as the journal
+    /// saves it. A bad flag is reported only when not resuming (`--resume`
+    /// takes the journal's configuration).
+    config: CliResult<serde_json::Value>,
+    /// The checks of the probed device against the flags, worded by flag.
+    check_device: DeviceCheck,
+    /// What to change when a run of the plan is not a valid pattern.
+    plan_hint: &'static str,
+}
+
+/// `flashlab suite NAME ...`: one path for every suite of the registry.
+pub fn suite(cmd: SuiteCommand) -> CliResult<()> {
+    let inv = match cmd {
+        SuiteCommand::Uflip(a) => uflip(a),
+        SuiteCommand::Chen09(a) => paper("chen09", a),
+        SuiteCommand::Wang11(a) => paper("wang11", a),
+        SuiteCommand::Hudlet11(a) => paper("hudlet11", a),
+        SuiteCommand::Budilovsky11(a) => budilovsky11(a)?,
+        // Whole TPC-C runs, not executor steps: its own kind.
+        SuiteCommand::Wang11Oltp(a) => return crate::suite_oltp::run(a),
+    };
+    let common = &inv.common;
+    if let Some(dir) = &common.resume {
+        return resume(dir, common);
+    }
+    let config = inv.config?;
+    let suite = registry_suite(inv.name)?;
+    let probed = target::probe(&common.target, common.seed.unwrap_or(DEFAULT_SEED))?;
+    let size = probed.info.size_bytes;
+    (inv.check_device)(&probed.info)?;
+    let plan = suite
+        .plan(&config, size)
+        .map_err(|e| CliError::user(e.to_string()))?;
+    // Every run of the plan must be a valid pattern (e.g. a small
+    // --random-target cannot hold uFLIP's granularity benchmark's largest
+    // IOs): refused here, in one line, rather than when the run comes up.
+    for run in plan.steps.iter().flat_map(|s| s.runs()) {
+        run.spec.validate().map_err(|e| {
+            let suite = if inv.name == "uflip" {
+                "uFLIP"
+            } else {
+                inv.name
+            };
+            CliError::user(format!("{suite} run {}: {e}{}", run.name, inv.plan_hint))
+        })?;
+    }
+    let user = |e: flashlab_suite::suites::ConfigError| CliError::user(e.to_string());
+    let header = suite
+        .plan_header(&config, &probed.info.name, size)
+        .map_err(user)?;
+    let min_pause_ns = suite.journal_rule(&config).map_err(user)?.min_pause_ns;
+    // (the manifest's suite and the journal's stopping rule come from the
+    // configuration: flashlab_suite::session::begin)
+    start(common, probed, plan, header, config, min_pause_ns)
+}
+
+fn budilovsky11(args: Budilovsky11Args) -> CliResult<Invocation> {
     use flashlab_suite::suites::budilovsky11::Budilovsky11Config;
     let (capacity, requests) = if args.quick {
         ("256MiB".to_string(), Budilovsky11Config::quick().requests)
@@ -210,6 +276,7 @@ pub fn run_budilovsky11(args: Budilovsky11Args) -> CliResult<()> {
             "--capacity/--set: {e}; e.g. --capacity 1GiB --set op=0.25"
         ))
     })?;
+    let seed = args.seed.unwrap_or(BUDILOVSKY11_SEED);
     let common = SuiteCommon {
         target: TargetArgs {
             device,
@@ -218,36 +285,26 @@ pub fn run_budilovsky11(args: Budilovsky11Args) -> CliResult<()> {
             buffered: false,
             allow_write_to: None,
         },
-        resume: args.resume.clone(),
+        resume: args.resume,
         options: SuiteOptions {
-            seed: Some(args.seed.unwrap_or(BUDILOVSKY11_SEED)),
-            ..args.options.clone()
+            seed: Some(seed),
+            ..args.options
         },
     };
-    if let Some(dir) = &common.resume {
-        return resume(dir, &common);
-    }
-    let cfg = Budilovsky11Config {
-        requests,
-        seed: args.seed.unwrap_or(BUDILOVSKY11_SEED),
-    };
-    let probed = target::probe(&common.target, cfg.seed)?;
-    let size = probed.info.size_bytes;
-    let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
-    let plan = registry_suite("budilovsky11")?
-        .plan(&cfg_json, size)
-        .map_err(|e| CliError::user(e.to_string()))?;
-    let header = format!(
-        "budilovsky11 plan for {} ({}): every experiment on a fresh, sequentially filled device of its configuration; 4 KiB requests at QD 1",
-        probed.info.name,
-        format_size(size)
-    );
-    // (the manifest's suite and the journal's stopping rule come from the
-    // configuration: flashlab_suite::session::begin)
-    start(&common, probed, plan, header, cfg_json, 0)
+    Ok(Invocation {
+        name: "budilovsky11",
+        common,
+        config: Ok(to_json(&Budilovsky11Config { requests, seed })),
+        check_device: Box::new(|_| Ok(())),
+        plan_hint: "",
+    })
 }
 
-fn config(args: &UflipArgs) -> CliResult<UflipConfig> {
+fn to_json(config: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(config).expect("config serializes")
+}
+
+fn uflip_config(args: &UflipArgs) -> CliResult<UflipConfig> {
     let state =
         StateMethod::parse(&args.state).map_err(|e| CliError::user(format!("--state: {e}")))?;
     let io = parse_size(&args.io_size).map_err(|e| CliError::user(format!("--io-size: {e}")))?;
@@ -329,17 +386,33 @@ fn estimate_ns(plan: &Plan, device_bytes: u64, per_io_ns: u64, pause_ns: u64) ->
     ios * per_io_ns + pauses
 }
 
-pub fn run(args: UflipArgs) -> CliResult<()> {
-    if let Some(dir) = &args.common.resume {
-        return resume(dir, &args.common);
+fn uflip(args: UflipArgs) -> Invocation {
+    let config = uflip_config(&args);
+    let typed = config.as_ref().ok().cloned();
+    let plan_hint = if matches!(&typed, Some(c) if c.random_target_bytes.is_some()) {
+        "; raise --random-target"
+    } else {
+        ""
+    };
+    Invocation {
+        name: "uflip",
+        common: args.common,
+        config: config.map(|c| to_json(&c)),
+        check_device: Box::new(move |info| match &typed {
+            Some(cfg) => uflip_check_device(cfg, info),
+            None => Ok(()),
+        }),
+        plan_hint,
     }
-    let cfg = config(&args)?;
-    let probed = target::probe(&args.common.target, cfg.seed)?;
-    let size = probed.info.size_bytes;
+}
+
+/// The device against `--io-size` and `--random-target`.
+fn uflip_check_device(cfg: &UflipConfig, info: &DeviceInfo) -> CliResult<()> {
+    let size = info.size_bytes;
     if size < 64 * cfg.io_size_bytes * 16 {
         return Err(CliError::user(format!(
             "{} ({}) is too small for uFLIP; use a device of at least {}",
-            probed.info.name,
+            info.name,
             format_size(size),
             format_size(64 * cfg.io_size_bytes * 16)
         )));
@@ -355,43 +428,32 @@ pub fn run(args: UflipArgs) -> CliResult<()> {
             )));
         }
     }
-    let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
-    let plan = registry_suite("uflip")?
-        .plan(&cfg_json, size)
-        .map_err(|e| CliError::user(e.to_string()))?;
-    // Every run of the plan must be a valid pattern (e.g. a small
-    // --random-target cannot hold the granularity benchmark's largest IOs):
-    // refused here, in one line, rather than when the run comes up.
-    for run in plan.steps.iter().flat_map(|s| s.runs()) {
-        run.spec.validate().map_err(|e| {
-            let hint = if cfg.random_target_bytes.is_some() {
-                "; raise --random-target"
-            } else {
-                ""
-            };
-            CliError::user(format!("uFLIP run {}: {e}{hint}", run.name))
-        })?;
-    }
-    let header = format!(
-        "uFLIP benchmark plan for {} ({}), state enforcement: {}\nIOIgnore and IOCount are automatic: start-up ignored, runs stop at +/-{:.0} % (95 % CI, batch means), {}..{} IOs",
-        probed.info.name, format_size(size), cfg.state.describe(), cfg.bound * 100.0, cfg.min_ios, cfg.max_ios
-    );
-    start(
-        &args.common,
-        probed,
-        plan,
-        header,
-        cfg_json,
-        cfg.min_pause_ns,
-    )
+    Ok(())
 }
 
 use flashlab_suite::suites::QUICK_SCALE;
 
-pub fn run_paper(name: &str, args: PaperArgs) -> CliResult<()> {
-    if let Some(dir) = &args.common.resume {
-        return resume(dir, &args.common);
+/// chen09, wang11 and hudlet11.
+fn paper(name: &'static str, args: PaperArgs) -> Invocation {
+    Invocation {
+        name,
+        config: paper_config(&args).map(|c| to_json(&c)),
+        common: args.common,
+        check_device: Box::new(move |info| {
+            if info.size_bytes < 64 * 1024 * 1024 {
+                return Err(CliError::user(format!(
+                    "{} ({}) is too small for {name}; use a device of at least 64MiB",
+                    info.name,
+                    format_size(info.size_bytes)
+                )));
+            }
+            Ok(())
+        }),
+        plan_hint: "",
     }
+}
+
+fn paper_config(args: &PaperArgs) -> CliResult<PaperConfig> {
     // --quick is the papers' suites at a tenth of their IOs.
     let scale = args
         .scale
@@ -403,31 +465,12 @@ pub fn run_paper(name: &str, args: PaperArgs) -> CliResult<()> {
     }
     let test_file_bytes = parse_size(&args.test_file_size)
         .map_err(|e| CliError::user(format!("--test-file-size: {e}")))?;
-    let cfg = PaperConfig {
+    Ok(PaperConfig {
         scale,
         refill: !args.no_refill,
         seed: args.common.seed.unwrap_or(DEFAULT_SEED),
         test_file_bytes,
-    };
-    let probed = target::probe(&args.common.target, cfg.seed)?;
-    let size = probed.info.size_bytes;
-    if size < 64 * 1024 * 1024 {
-        return Err(CliError::user(format!(
-            "{} ({}) is too small for {name}; use a device of at least 64MiB",
-            probed.info.name,
-            format_size(size)
-        )));
-    }
-    let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
-    let plan = registry_suite(name)?
-        .plan(&cfg_json, size)
-        .map_err(|e| CliError::user(e.to_string()))?;
-    let header = format!(
-        "{name} plan for {} ({}), runs named after the paper's figures",
-        probed.info.name,
-        format_size(size)
-    );
-    start(&args.common, probed, plan, header, cfg_json, 0)
+    })
 }
 
 fn start(
@@ -721,7 +764,7 @@ pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResu
     Ok(())
 }
 
-fn registry_suite(name: &str) -> CliResult<&'static dyn Suite> {
+fn registry_suite(name: &str) -> CliResult<&'static dyn DynSuite> {
     suites::find(name).ok_or_else(|| {
         CliError::user(format!(
             "unknown suite '{name}'; known: {}",

@@ -276,3 +276,21 @@ fn crates_without_unsafe_forbid_it() {
         "these crates have no unsafe code; add #![forbid(unsafe_code)] to their lib.rs: {missing:?}"
     );
 }
+
+/// The Device contract is typed: a device's statistics are
+/// `flashlab_device::DeviceStats`, not JSON, so the contract crate depends
+/// on no JSON library (run summaries turn them into JSON in flashlab-results).
+#[test]
+fn the_device_contract_carries_no_json() {
+    let manifest = std::fs::read_to_string(root().join("crates/device/Cargo.toml")).unwrap();
+    assert!(
+        !manifest.contains("serde_json"),
+        "crates/device/Cargo.toml depends on serde_json"
+    );
+    for (file, line, code) in code_lines(&root().join("crates/device")) {
+        assert!(
+            !code.contains("serde_json"),
+            "{file}:{line}: serde_json in the Device contract: {code}"
+        );
+    }
+}

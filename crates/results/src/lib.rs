@@ -34,3 +34,12 @@ pub use dir::{
 pub use journal::{ManifestError, TornLine, JOURNAL_FILE};
 pub use records::{IoRecord, RecordWriter, FLAG_ERROR, FLAG_WARMUP};
 pub use stats::{LatencyStats, RunStats, Tally, Throughput};
+
+/// A device's statistics as a run summary saves them (`device_stats` in
+/// `run.json`): `None` for a device that counts nothing beyond the IOs.
+pub fn device_stats_json(stats: &flashlab_device::DeviceStats) -> Option<serde_json::Value> {
+    // A struct of numbers and strings always serializes.
+    stats
+        .sim()
+        .map(|s| serde_json::to_value(s).expect("SimStats serializes"))
+}

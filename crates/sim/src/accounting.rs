@@ -2,7 +2,11 @@
 //! component (the metric of Budilovsky et al., section 7), write amplification,
 //! latency, cache and read-ahead hits, GC invocations, erase-count distribution.
 
-use serde_json::{json, Value};
+use flashlab_device::stats::{
+    ByCause, CacheCounts, ChipTimePerRequest, EraseBin, EraseCounts, FlashCounts, GcCounts,
+    HostCounts, LatencySummary, MappingCounts, MergeCounts, MultiPlaneCounts, OpLatencies,
+    ReadaheadCounts, SimStats, WearLevelingCounts,
+};
 
 use crate::Nanos;
 
@@ -236,14 +240,15 @@ impl Accounting {
         self.host_reads + self.host_writes
     }
 
-    pub fn to_json(&self, page_bytes: u64, erase: &EraseSummary) -> Value {
-        let by_cause = |a: &[u64; 4]| {
-            let mut m = serde_json::Map::new();
-            for c in Cause::ALL {
-                m.insert(c.name().to_string(), json!(a[c as usize]));
-            }
-            m.insert("total".into(), json!(a.iter().sum::<u64>()));
-            Value::Object(m)
+    /// The typed statistics of a run summary (`device_stats`), but for the
+    /// device's identity (FTL, policy, mapped pages), which the device adds.
+    pub fn to_stats(&self, page_bytes: u64, erase: &EraseSummary) -> SimStats {
+        let by_cause = |a: &[u64; 4]| ByCause {
+            host: a[Cause::Host as usize],
+            gc: a[Cause::Gc as usize],
+            wear_leveling: a[Cause::WearLeveling as usize],
+            mapping: a[Cause::Mapping as usize],
+            total: a.iter().sum::<u64>(),
         };
         let reqs = self.host_requests();
         let per_req = |ns: u64| {
@@ -254,87 +259,124 @@ impl Accounting {
             }
         };
         let comps = self.chip_time_components();
-        let mut breakdown = serde_json::Map::new();
-        let mut total = 0u64;
-        for (name, ns) in &comps {
-            breakdown.insert(name.to_string(), json!(per_req(*ns)));
-            total += ns;
+        let total: u64 = comps.iter().map(|(_, ns)| ns).sum();
+        let component = |name: &str| {
+            per_req(
+                comps
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map_or(0, |(_, ns)| *ns),
+            )
+        };
+        let lat = |l: &LatencyStat| LatencySummary {
+            count: l.count,
+            mean_ns: l.mean_ns(),
+            max_ns: l.max_ns,
+        };
+        SimStats {
+            host: HostCounts {
+                reads: self.host_reads,
+                writes: self.host_writes,
+                trims: self.host_trims,
+                read_bytes: self.host_read_bytes,
+                write_bytes: self.host_write_bytes,
+                trim_bytes: self.host_trim_bytes,
+            },
+            flash: FlashCounts {
+                reads: by_cause(&self.flash_reads),
+                programs: by_cause(&self.flash_programs),
+                erases: by_cause(&self.flash_erases),
+            },
+            write_amplification: self.write_amplification(page_bytes),
+            latency: OpLatencies {
+                read: lat(&self.latency[0]),
+                write: lat(&self.latency[1]),
+                trim: lat(&self.latency[2]),
+            },
+            chip_time_per_host_request_ns: ChipTimePerRequest {
+                data_read: component("data_read"),
+                data_write: component("data_write"),
+                host_erase: component("host_erase"),
+                gc_read: component("gc_read"),
+                gc_write: component("gc_write"),
+                gc_erase: component("gc_erase"),
+                wear_leveling: component("wear_leveling"),
+                mapping_read: component("mapping_read"),
+                mapping_write: component("mapping_write"),
+                bus_transfer: component("bus_transfer"),
+                total: per_req(total),
+            },
+            erase_count: EraseCounts {
+                blocks: erase.blocks,
+                min: erase.min,
+                max: erase.max,
+                mean: erase.mean,
+                histogram: erase
+                    .histogram
+                    .iter()
+                    .map(|&(lo, hi, blocks)| EraseBin { lo, hi, blocks })
+                    .collect(),
+            },
+            cache: CacheCounts {
+                write_pages: self.cache_write_pages,
+                read_hits: self.cache_read_hits,
+                full_waits: self.cache_full_waits,
+                window_waits: self.cache_window_waits,
+                absorbed_pages: self.cache_absorbed_pages,
+                register_programs_on_read: self.register_programs_on_read,
+            },
+            readahead: ReadaheadCounts {
+                prefetched_pages: self.readahead_pages,
+                hits: self.readahead_hits,
+            },
+            unmapped_reads: self.unmapped_reads,
+            rmw_reads: self.rmw_reads,
+            suspends: self.suspends,
+            out_of_order_completions: self.out_of_order_completions,
+            gc: GcCounts {
+                foreground: self.gc_foreground,
+                background: self.gc_background,
+                relocated_pages: self.gc_relocated_pages,
+            },
+            wear_leveling: WearLevelingCounts {
+                moves: self.wl_moves,
+                relocated_pages: self.wl_relocated_pages,
+            },
+            mapping: MappingCounts {
+                lookups: self.map_lookups,
+                ram_hits: self.map_ram_hits,
+                hint_hits: self.map_hint_hits,
+                hint_stale: self.map_hint_stale,
+                flash_reads: self.map_flash_reads,
+                page_writes: self.map_page_writes,
+                gc_reads: self.map_gc_reads,
+                host_updates: self.map_host_updates,
+                gc_updates: self.map_gc_updates,
+                syncs: self.map_syncs,
+                sync_pages: self.map_sync_pages,
+            },
+            merges: MergeCounts {
+                switch: self.merges_switch,
+                partial: self.merges_partial,
+                full: self.merges_full,
+                block_rewrites: self.block_rewrites,
+            },
+            // Only with multi-plane operations, so that other devices'
+            // statistics (and bench/sim_identical.sh's digests of them)
+            // stay as they were.
+            multi_plane: (self.multi_plane_reads + self.multi_plane_programs > 0).then_some(
+                MultiPlaneCounts {
+                    reads: self.multi_plane_reads,
+                    programs: self.multi_plane_programs,
+                },
+            ),
+            ftl: String::new(),
+            gc_policy: String::new(),
+            mapped_pages: 0,
+            logical_pages: 0,
+            page_bytes,
+            two_level_chip_time: None,
         }
-        breakdown.insert("total".into(), json!(per_req(total)));
-        let lat =
-            |l: &LatencyStat| json!({"count": l.count, "mean_ns": l.mean_ns(), "max_ns": l.max_ns});
-        let mut v = json!({
-            "host": {
-                "reads": self.host_reads,
-                "writes": self.host_writes,
-                "trims": self.host_trims,
-                "read_bytes": self.host_read_bytes,
-                "write_bytes": self.host_write_bytes,
-                "trim_bytes": self.host_trim_bytes,
-            },
-            "flash": {
-                "reads": by_cause(&self.flash_reads),
-                "programs": by_cause(&self.flash_programs),
-                "erases": by_cause(&self.flash_erases),
-            },
-            "write_amplification": self.write_amplification(page_bytes),
-            "latency": {"read": lat(&self.latency[0]), "write": lat(&self.latency[1]), "trim": lat(&self.latency[2])},
-            "chip_time_per_host_request_ns": breakdown,
-            "erase_count": {
-                "blocks": erase.blocks,
-                "min": erase.min,
-                "max": erase.max,
-                "mean": erase.mean,
-                "histogram": erase.histogram.iter().map(|(lo, hi, n)| json!({"lo": lo, "hi": hi, "blocks": n})).collect::<Vec<_>>(),
-            },
-            "cache": {
-                "write_pages": self.cache_write_pages,
-                "read_hits": self.cache_read_hits,
-                "full_waits": self.cache_full_waits,
-                "window_waits": self.cache_window_waits,
-                "absorbed_pages": self.cache_absorbed_pages,
-                "register_programs_on_read": self.register_programs_on_read,
-            },
-            "readahead": {"prefetched_pages": self.readahead_pages, "hits": self.readahead_hits},
-            "unmapped_reads": self.unmapped_reads,
-            "rmw_reads": self.rmw_reads,
-            "suspends": self.suspends,
-            "out_of_order_completions": self.out_of_order_completions,
-            "gc": {
-                "foreground": self.gc_foreground,
-                "background": self.gc_background,
-                "relocated_pages": self.gc_relocated_pages,
-            },
-            "wear_leveling": {"moves": self.wl_moves, "relocated_pages": self.wl_relocated_pages},
-            "mapping": {
-                "lookups": self.map_lookups,
-                "ram_hits": self.map_ram_hits,
-                "hint_hits": self.map_hint_hits,
-                "hint_stale": self.map_hint_stale,
-                "flash_reads": self.map_flash_reads,
-                "page_writes": self.map_page_writes,
-                "gc_reads": self.map_gc_reads,
-                "host_updates": self.map_host_updates,
-                "gc_updates": self.map_gc_updates,
-                "syncs": self.map_syncs,
-                "sync_pages": self.map_sync_pages,
-            },
-            "merges": {
-                "switch": self.merges_switch,
-                "partial": self.merges_partial,
-                "full": self.merges_full,
-                "block_rewrites": self.block_rewrites,
-            },
-        });
-        // Only with multi-plane operations, so that other devices' statistics
-        // (and bench/sim_identical.sh's digests of them) stay as they were.
-        if self.multi_plane_reads + self.multi_plane_programs > 0 {
-            v["multi_plane"] = json!({
-                "reads": self.multi_plane_reads,
-                "programs": self.multi_plane_programs,
-            });
-        }
-        v
     }
 }
 

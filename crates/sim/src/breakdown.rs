@@ -37,6 +37,21 @@ pub struct ChipTime {
     pub page_accesses_excl_gc: f64,
 }
 
+impl From<ChipTime> for flashlab_device::stats::TwoLevelChipTime {
+    fn from(c: ChipTime) -> Self {
+        flashlab_device::stats::TwoLevelChipTime {
+            data_read_ns: c.data_read_ns,
+            data_write_ns: c.data_write_ns,
+            chunk_read_ns: c.chunk_read_ns,
+            chunk_write_ns: c.chunk_write_ns,
+            gc_ns: c.gc_ns,
+            total_ns: c.total_ns,
+            page_accesses: c.page_accesses,
+            page_accesses_excl_gc: c.page_accesses_excl_gc,
+        }
+    }
+}
+
 impl ChipTime {
     pub fn from_accounting(a: &Accounting, t: &NandTiming) -> ChipTime {
         let reqs = a.host_requests().max(1) as f64;

@@ -33,7 +33,8 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use flashlab_device::{
-    ClockKind, Completion, Device, DeviceError, DeviceInfo, DeviceKind, IoRequest, Mode, Nanos,
+    ClockKind, Completion, Device, DeviceError, DeviceInfo, DeviceKind, DeviceStats, IoRequest,
+    Mode, Nanos, SimStats,
 };
 
 use crate::accounting::{Accounting, EraseSummary};
@@ -224,6 +225,31 @@ impl SimDevice {
     /// Erase-count distribution of all blocks (not reset by `reset_stats`).
     pub fn erase_summary(&self) -> EraseSummary {
         EraseSummary::from_counts(self.ftl.erase_counts())
+    }
+
+    /// The statistics since the last reset, as a run summary saves them.
+    pub fn sim_stats(&self) -> SimStats {
+        let mut s = self
+            .flash
+            .acct
+            .to_stats(self.geo.page_bytes, &self.erase_summary());
+        s.ftl = self.ftl.name().into();
+        s.gc_policy = self.cfg.gc.policy.name().into();
+        s.mapped_pages = self.ftl.mapped_pages();
+        s.logical_pages = self.geo.logical_pages;
+        if self.ftl.name() == "two-level" {
+            // Budilovsky et al.'s metric, with the page accesses per
+            // request their epsilon is read from (breakdown.rs).
+            let t = NandTiming::resolve(&self.cfg.nand, self.geo.page_bytes);
+            let chip = crate::breakdown::ChipTime::from_accounting(&self.flash.acct, &t);
+            s.two_level_chip_time = Some(chip.into());
+        }
+        s
+    }
+
+    /// [`SimDevice::sim_stats`] as the JSON of a run summary's `device_stats`.
+    pub fn stats_json(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(self.sim_stats()).ok()
     }
 
     /// Run the checker now.
@@ -737,38 +763,8 @@ impl Device for SimDevice {
         }
     }
 
-    fn stats_json(&self) -> Option<serde_json::Value> {
-        let mut v = self
-            .flash
-            .acct
-            .to_json(self.geo.page_bytes, &self.erase_summary());
-        if let Some(obj) = v.as_object_mut() {
-            obj.insert("ftl".into(), serde_json::json!(self.ftl.name()));
-            obj.insert(
-                "gc_policy".into(),
-                serde_json::json!(self.cfg.gc.policy.name()),
-            );
-            obj.insert(
-                "mapped_pages".into(),
-                serde_json::json!(self.ftl.mapped_pages()),
-            );
-            obj.insert(
-                "logical_pages".into(),
-                serde_json::json!(self.geo.logical_pages),
-            );
-            obj.insert("page_bytes".into(), serde_json::json!(self.geo.page_bytes));
-            if self.ftl.name() == "two-level" {
-                // Budilovsky et al.'s metric, with the page accesses per
-                // request their epsilon is read from (breakdown.rs).
-                let t = NandTiming::resolve(&self.cfg.nand, self.geo.page_bytes);
-                let chip = crate::breakdown::ChipTime::from_accounting(&self.flash.acct, &t);
-                obj.insert(
-                    "two_level_chip_time".into(),
-                    serde_json::to_value(chip).unwrap_or_default(),
-                );
-            }
-        }
-        Some(v)
+    fn stats(&self) -> DeviceStats {
+        DeviceStats::Sim(Box::new(self.sim_stats()))
     }
 
     fn reset_stats(&mut self) {

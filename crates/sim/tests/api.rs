@@ -176,8 +176,18 @@ fn time_is_simulated_and_owned_by_the_device() {
             .unwrap()
             > 0.0
     );
+    // The Device seam carries the same statistics typed.
+    let typed = match Device::stats(&d) {
+        flashlab_device::DeviceStats::Sim(t) => t,
+        other => panic!("the simulator reported {other:?}"),
+    };
+    assert_eq!(typed.host.writes, 2);
+    assert_eq!(typed.rmw_reads, 1);
+    assert_eq!(typed.ftl, s["ftl"].as_str().unwrap());
+    assert_eq!(serde_json::to_value(&*typed).unwrap(), s);
     d.reset_stats();
     assert_eq!(d.accounting().host_writes, 0);
+    assert_eq!(Device::stats(&d).sim().unwrap().host.writes, 0);
 }
 
 #[test]

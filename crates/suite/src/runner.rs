@@ -423,7 +423,7 @@ impl Runner<'_> {
                 idx,
                 status,
                 error,
-                self.dev.stats_json(),
+                flashlab_results::device_stats_json(&self.dev.stats()),
                 Some(tally),
             )?;
             self.dev.reset_stats();

@@ -7,7 +7,7 @@
 //!
 //! [`configure`] builds a suite's configuration from options given as data
 //! (a sweep grid's `[suite.options]`): the suite's own default configuration
-//! ([`Suite::default_config`]) with the given fields replaced.
+//! ([`DynSuite::default_config`]) with the given fields replaced.
 
 use std::io;
 
@@ -18,15 +18,11 @@ use serde_json::Value;
 use crate::figures::FIGURES;
 use crate::plan::Plan;
 use crate::runner::{register_runs, Journal};
-use crate::suites::{self, ConfigError, Suite, SummaryInput};
+use crate::suites::{self, ConfigError, DynSuite, SummaryInput};
 use crate::summary::SuiteSummary;
 
-/// The journal's stopping rule when the configuration has none (the paper
-/// suites: fixed IO counts): bound, shortest pause between runs, fewest IOs.
-const PAPER_RULE: (f64, u64, u64) = (0.05, 0, 16);
-
 /// The suite named `name`, if the executor runs it.
-pub fn runnable(name: &str) -> Result<&'static dyn Suite, ConfigError> {
+pub fn runnable(name: &str) -> Result<&'static dyn DynSuite, ConfigError> {
     let known = || {
         suites::registry()
             .iter()
@@ -59,7 +55,7 @@ pub fn runnable(name: &str) -> Result<&'static dyn Suite, ConfigError> {
 /// replacing fields, and `seed` as its seed. An option the configuration
 /// does not have is refused, naming the ones it has.
 pub fn configure(
-    suite: &dyn Suite,
+    suite: &dyn DynSuite,
     quick: bool,
     options: &serde_json::Map<String, Value>,
     seed: u64,
@@ -103,7 +99,7 @@ pub fn configure(
 }
 
 /// The plan of `config` on a device of `device_bytes`, every run a valid pattern.
-pub fn plan(suite: &dyn Suite, config: &Value, device_bytes: u64) -> Result<Plan, ConfigError> {
+pub fn plan(suite: &dyn DynSuite, config: &Value, device_bytes: u64) -> Result<Plan, ConfigError> {
     let plan = suite.plan(config, device_bytes)?;
     for run in plan.steps.iter().flat_map(|s| s.runs()) {
         run.spec.validate().map_err(|e| {
@@ -122,26 +118,16 @@ pub fn plan(suite: &dyn Suite, config: &Value, device_bytes: u64) -> Result<Plan
 /// run, so that the report can draw an interrupted suite's) and the journal.
 pub fn begin(
     results: &mut ResultsDir,
-    suite: &dyn Suite,
+    suite: &dyn DynSuite,
     config: Value,
     plan: Plan,
 ) -> io::Result<Journal> {
-    let state = config
-        .get("state")
-        .and_then(Value::as_str)
-        .unwrap_or("sequential")
-        .to_string();
-    let (bound, min_pause_ns, min_ios) = match (
-        config.get("bound").and_then(Value::as_f64),
-        config.get("min_pause_ns").and_then(Value::as_u64),
-        config.get("min_ios").and_then(Value::as_u64),
-    ) {
-        (Some(b), Some(p), Some(m)) => (b, p, m),
-        _ => PAPER_RULE,
-    };
+    let rule = suite
+        .journal_rule(&config)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     results.set_suite(serde_json::json!({
         "name": suite.name(),
-        "state_enforcement": state,
+        "state_enforcement": rule.state,
         "config": config,
     }))?;
     register_runs(results, &plan)?;
@@ -154,9 +140,9 @@ pub fn begin(
         pause_between_runs_ns: None,
         lingering_ios: None,
         runs: Default::default(),
-        bound,
-        min_pause_ns,
-        min_ios,
+        bound: rule.bound,
+        min_pause_ns: rule.min_pause_ns,
+        min_ios: rule.min_ios,
         finished: false,
         notes: Vec::new(),
     };

@@ -325,7 +325,7 @@ fn finish(
         }
         Err(e) => (RunStatus::Failed, Some(e.to_string())),
     };
-    let mut stats = device.stats_json();
+    let mut stats = flashlab_results::device_stats_json(&device.stats());
     if let (Some(serde_json::Value::Object(m)), Some(extra)) = (&mut stats, extra) {
         m.insert("replay".into(), extra);
     }

@@ -37,7 +37,7 @@ use flashlab_results::RunSummary;
 use flashlab_sim::breakdown::ChipTime;
 use serde::{Deserialize, Serialize};
 
-use super::{parse, ConfigError, Suite, SummaryInput};
+use super::{ConfigError, Suite, SummaryInput};
 use crate::figures::{
     CurveSpec, FigureGroup, FigureSpec, Metric, Plot, PointSpec, SuiteFigures, XKind,
 };
@@ -451,6 +451,8 @@ pub fn report(plan: &Plan, runs: &[RunSummary], device: &str, requests: u64) -> 
 pub struct Budilovsky11;
 
 impl Suite for Budilovsky11 {
+    type Config = Budilovsky11Config;
+
     fn name(&self) -> &'static str {
         "budilovsky11"
     }
@@ -459,23 +461,28 @@ impl Suite for Budilovsky11 {
         "Budilovsky, Toledo & Zuck (SYSTOR 2011)"
     }
 
-    fn default_config(&self, quick: bool) -> Option<serde_json::Value> {
-        let cfg = if quick {
+    fn default_config(&self, quick: bool) -> Option<Budilovsky11Config> {
+        Some(if quick {
             Budilovsky11Config::quick()
         } else {
             Budilovsky11Config::default_run()
-        };
-        serde_json::to_value(cfg).ok()
+        })
     }
 
-    fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
-        let cfg: Budilovsky11Config = parse("budilovsky11", config)?;
+    fn plan(&self, cfg: &Budilovsky11Config, device_bytes: u64) -> Result<Plan, ConfigError> {
         if device_bytes < 64 * PAGE * 64 {
             return Err(ConfigError(format!(
                 "budilovsky11: a device of {device_bytes} B is too small; use e.g. --capacity 256MiB"
             )));
         }
-        Ok(plan(&cfg, device_bytes))
+        Ok(plan(cfg, device_bytes))
+    }
+
+    fn plan_header(&self, _cfg: &Budilovsky11Config, device: &str, device_bytes: u64) -> String {
+        format!(
+            "budilovsky11 plan for {device} ({}): every experiment on a fresh, sequentially filled device of its configuration; 4 KiB requests at QD 1",
+            flashlab_pattern::units::format_size(device_bytes)
+        )
     }
 
     fn figures(&self, plan: &Plan, _runs: Option<&[RunSummary]>) -> SuiteFigures {

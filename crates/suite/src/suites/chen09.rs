@@ -4,7 +4,7 @@
 use flashlab_pattern::units::format_size;
 use flashlab_results::RunSummary;
 
-use super::{experiment, experiments, paper_summary, parse, ConfigError, Suite, SummaryInput};
+use super::{experiment, experiments, paper_summary, ConfigError, Suite, SummaryInput};
 use crate::figures::{
     by_series_figure, cdf_figure, series_figure, CurveSpec, FigureSpec, Metric, Plot, PointSpec,
     SuiteFigures, XKind,
@@ -287,6 +287,8 @@ fn fig9(plan: &Plan) -> Option<FigureSpec> {
 }
 
 impl Suite for Chen09 {
+    type Config = PaperConfig;
+
     fn name(&self) -> &'static str {
         "chen09"
     }
@@ -295,13 +297,12 @@ impl Suite for Chen09 {
         "Chen, Koufaty & Zhang (SIGMETRICS 2009)"
     }
 
-    fn default_config(&self, quick: bool) -> Option<serde_json::Value> {
+    fn default_config(&self, quick: bool) -> Option<PaperConfig> {
         super::paper_default_config(quick)
     }
 
-    fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
-        let cfg: PaperConfig = parse("chen09", config)?;
-        Ok(papers::chen09(&cfg, device_bytes))
+    fn plan(&self, cfg: &PaperConfig, device_bytes: u64) -> Result<Plan, ConfigError> {
+        Ok(papers::chen09(cfg, device_bytes))
     }
 
     fn figures(&self, plan: &Plan, _runs: Option<&[RunSummary]>) -> SuiteFigures {

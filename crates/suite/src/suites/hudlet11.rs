@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use flashlab_results::RunSummary;
 
-use super::{experiment, paper_summary, parse, ConfigError, Suite, SummaryInput};
+use super::{experiment, paper_summary, ConfigError, Suite, SummaryInput};
 use crate::figures::{
     series_figure, CurveSpec, FigureSpec, MarkerSpec, Metric, PointSpec, SuiteFigures, XKind,
 };
@@ -287,6 +287,8 @@ fn break_even_figure(plan: &Plan, runs: Option<&[RunSummary]>) -> Option<FigureS
 }
 
 impl Suite for Hudlet11 {
+    type Config = PaperConfig;
+
     fn name(&self) -> &'static str {
         "hudlet11"
     }
@@ -295,13 +297,12 @@ impl Suite for Hudlet11 {
         "Hudlet & Schall (BTW 2011)"
     }
 
-    fn default_config(&self, quick: bool) -> Option<serde_json::Value> {
+    fn default_config(&self, quick: bool) -> Option<PaperConfig> {
         super::paper_default_config(quick)
     }
 
-    fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
-        let cfg: PaperConfig = parse("hudlet11", config)?;
-        Ok(papers::hudlet11(&cfg, device_bytes))
+    fn plan(&self, cfg: &PaperConfig, device_bytes: u64) -> Result<Plan, ConfigError> {
+        Ok(papers::hudlet11(cfg, device_bytes))
     }
 
     fn figures(&self, plan: &Plan, runs: Option<&[RunSummary]>) -> SuiteFigures {

@@ -40,28 +40,126 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// How a suite's journal runs its plan: the state enforcement named in the
+/// manifest and the stopping rule of its runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JournalRule {
+    /// The state enforcement's name (`random`, `sequential`, ...).
+    pub state: String,
+    /// Half-width of the 95 % confidence interval a run stops at, relative to its mean.
+    pub bound: f64,
+    /// Shortest pause between runs.
+    pub min_pause_ns: u64,
+    /// Fewest IOs a run makes before it may stop.
+    pub min_ios: u64,
+}
+
+/// A paper's suite, with its typed configuration. The registry holds
+/// suites as [`DynSuite`], whose configuration is the JSON the journal saves
+/// (every `Suite` is one); code that knows the suite uses this trait.
 pub trait Suite: Sync {
+    /// The suite's configuration: what its flags, a grid's `[suite.options]`
+    /// or a journal give, as one value.
+    type Config: serde::Serialize + serde::de::DeserializeOwned;
     /// The name on the command line and in the results directory.
     fn name(&self) -> &'static str;
     /// The paper, as cited.
     fn title(&self) -> &'static str;
-    /// The plan for this configuration (the suite's config struct as JSON,
-    /// as saved in the journal) on a device of `device_bytes`.
-    fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError>;
+    /// The plan for `config` on a device of `device_bytes`.
+    fn plan(&self, config: &Self::Config, device_bytes: u64) -> Result<Plan, ConfigError>;
     /// The figures of the plan; `runs` once results exist (markers such as a
     /// break-even point need them).
     fn figures(&self, plan: &Plan, runs: Option<&[RunSummary]>) -> SuiteFigures;
     /// The typed summary: tables, findings, notes, flagged runs.
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary;
     /// The configuration `flashlab suite NAME [--quick]` starts from before
-    /// its flags (JSON, as [`Suite::plan`] takes it): what a sweep's suite
-    /// options are merged into. `None` for a suite the executor does not run.
-    fn default_config(&self, _quick: bool) -> Option<serde_json::Value> {
+    /// its flags: what a sweep's suite options replace fields of. `None`
+    /// for a suite the executor does not run.
+    fn default_config(&self, _quick: bool) -> Option<Self::Config> {
         None
+    }
+    /// How the journal runs `config`'s plan. The paper suites' rule (fixed
+    /// IO counts): the 5 % bound, no pause floor, at least 16 IOs, after
+    /// sequential state enforcement.
+    fn journal_rule(&self, _config: &Self::Config) -> JournalRule {
+        JournalRule {
+            state: "sequential".into(),
+            bound: 0.05,
+            min_pause_ns: 0,
+            min_ios: 16,
+        }
+    }
+    /// The first line `flashlab suite NAME` prints: what the plan is, on
+    /// which device.
+    fn plan_header(&self, _config: &Self::Config, device: &str, device_bytes: u64) -> String {
+        format!(
+            "{} plan for {device} ({}), runs named after the paper's figures",
+            self.name(),
+            flashlab_pattern::units::format_size(device_bytes)
+        )
     }
 }
 
-static REGISTRY: [&dyn Suite; 6] = [
+/// A [`Suite`] behind the registry: its configuration as the JSON the
+/// journal and a manifest save, parsed into the suite's own type at each
+/// call. Implemented for every `Suite`.
+pub trait DynSuite: Sync {
+    fn name(&self) -> &'static str;
+    fn title(&self) -> &'static str;
+    /// [`Suite::plan`] of the configuration given as JSON.
+    fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError>;
+    fn figures(&self, plan: &Plan, runs: Option<&[RunSummary]>) -> SuiteFigures;
+    fn summarise(&self, input: &SummaryInput) -> SuiteSummary;
+    /// [`Suite::default_config`] as JSON.
+    fn default_config(&self, quick: bool) -> Option<serde_json::Value>;
+    /// [`Suite::journal_rule`] of the configuration given as JSON.
+    fn journal_rule(&self, config: &serde_json::Value) -> Result<JournalRule, ConfigError>;
+    /// [`Suite::plan_header`] of the configuration given as JSON.
+    fn plan_header(
+        &self,
+        config: &serde_json::Value,
+        device: &str,
+        device_bytes: u64,
+    ) -> Result<String, ConfigError>;
+}
+
+impl<S: Suite> DynSuite for S {
+    fn name(&self) -> &'static str {
+        Suite::name(self)
+    }
+    fn title(&self) -> &'static str {
+        Suite::title(self)
+    }
+    fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
+        Suite::plan(self, &parse(Suite::name(self), config)?, device_bytes)
+    }
+    fn figures(&self, plan: &Plan, runs: Option<&[RunSummary]>) -> SuiteFigures {
+        Suite::figures(self, plan, runs)
+    }
+    fn summarise(&self, input: &SummaryInput) -> SuiteSummary {
+        Suite::summarise(self, input)
+    }
+    fn default_config(&self, quick: bool) -> Option<serde_json::Value> {
+        Suite::default_config(self, quick).map(|c| serde_json::to_value(c).expect("serializes"))
+    }
+    fn journal_rule(&self, config: &serde_json::Value) -> Result<JournalRule, ConfigError> {
+        Ok(Suite::journal_rule(
+            self,
+            &parse(Suite::name(self), config)?,
+        ))
+    }
+    fn plan_header(
+        &self,
+        config: &serde_json::Value,
+        device: &str,
+        device_bytes: u64,
+    ) -> Result<String, ConfigError> {
+        let config = parse(Suite::name(self), config)?;
+        Ok(Suite::plan_header(self, &config, device, device_bytes))
+    }
+}
+
+static REGISTRY: [&dyn DynSuite; 6] = [
     &uflip::Uflip,
     &chen09::Chen09,
     &wang11::Wang11,
@@ -71,17 +169,17 @@ static REGISTRY: [&dyn Suite; 6] = [
 ];
 
 /// Every suite that runs on the executor and the results directory.
-pub fn registry() -> &'static [&'static dyn Suite] {
+pub fn registry() -> &'static [&'static dyn DynSuite] {
     &REGISTRY
 }
 
-pub fn find(name: &str) -> Option<&'static dyn Suite> {
+pub fn find(name: &str) -> Option<&'static dyn DynSuite> {
     REGISTRY.iter().copied().find(|s| s.name() == name)
 }
 
 /// The parts every suite's summary shares: device, notes (the journal's
 /// and dominated runs'), flags.
-pub(crate) fn base_summary(suite: &dyn Suite, input: &SummaryInput) -> SuiteSummary {
+pub(crate) fn base_summary(suite: &dyn DynSuite, input: &SummaryInput) -> SuiteSummary {
     SuiteSummary {
         suite: suite.name().into(),
         title: suite.title().into(),
@@ -125,7 +223,7 @@ fn parse<T: serde::de::DeserializeOwned>(
 /// The summary of a paper suite: its findings, one detail table per
 /// experiment, and the per-run rows as its typed detail (`runs`).
 pub(crate) fn paper_summary(
-    suite: &dyn Suite,
+    suite: &dyn DynSuite,
     input: &SummaryInput,
     findings: impl Fn(&[crate::findings::Row]) -> Vec<crate::summary::Finding>,
 ) -> SuiteSummary {
@@ -158,7 +256,7 @@ pub(crate) fn paper_summary(
 
 /// The one figure group of a paper suite.
 pub(crate) fn paper_group(
-    suite: &dyn Suite,
+    suite: &dyn DynSuite,
     figures: Vec<crate::figures::FigureSpec>,
 ) -> crate::figures::FigureGroup {
     crate::figures::FigureGroup {
@@ -171,12 +269,11 @@ pub(crate) fn paper_group(
 
 /// chen09, wang11 and hudlet11's starting configuration: `--quick` is a
 /// tenth of the paper's IOs ([`QUICK_SCALE`]).
-pub(crate) fn paper_default_config(quick: bool) -> Option<serde_json::Value> {
-    serde_json::to_value(crate::papers::PaperConfig {
+pub(crate) fn paper_default_config(quick: bool) -> Option<crate::papers::PaperConfig> {
+    Some(crate::papers::PaperConfig {
         scale: if quick { QUICK_SCALE } else { 1.0 },
         ..Default::default()
     })
-    .ok()
 }
 
 /// The IO-count factor of `--quick` in chen09, wang11 and hudlet11.

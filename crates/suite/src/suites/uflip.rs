@@ -5,7 +5,7 @@
 use flashlab_results::RunSummary;
 use serde::Serialize;
 
-use super::{base_summary, experiment, parse, ConfigError, Suite, SummaryInput};
+use super::{base_summary, experiment, ConfigError, JournalRule, Suite, SummaryInput};
 use crate::figures::{
     series_figure, CurveSpec, FigureGroup, FigureSpec, Metric, Plot, PointSpec, SuiteFigures, XKind,
 };
@@ -141,6 +141,8 @@ fn large_incr_text(t: &Table3, cfg: &UflipConfig, plan: &Plan) -> Option<String>
 }
 
 impl Suite for Uflip {
+    type Config = UflipConfig;
+
     fn name(&self) -> &'static str {
         "uflip"
     }
@@ -149,10 +151,31 @@ impl Suite for Uflip {
         "uFLIP (Bouganim, Jónsson & Bonnet, CIDR 2009)"
     }
 
-    fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
-        let cfg: UflipConfig = parse("uflip", config)?;
-        check(&cfg, device_bytes)?;
-        Ok(plan(&cfg, device_bytes))
+    fn plan(&self, cfg: &UflipConfig, device_bytes: u64) -> Result<Plan, ConfigError> {
+        check(cfg, device_bytes)?;
+        Ok(plan(cfg, device_bytes))
+    }
+
+    /// uFLIP's own rule: runs stop at the configured bound (95 % CI, batch
+    /// means) between `min_ios` and the cap, after `min_pause_ns` at least.
+    fn journal_rule(&self, cfg: &UflipConfig) -> JournalRule {
+        JournalRule {
+            state: cfg.state.name().into(),
+            bound: cfg.bound,
+            min_pause_ns: cfg.min_pause_ns,
+            min_ios: cfg.min_ios,
+        }
+    }
+
+    fn plan_header(&self, cfg: &UflipConfig, device: &str, device_bytes: u64) -> String {
+        format!(
+            "uFLIP benchmark plan for {device} ({}), state enforcement: {}\nIOIgnore and IOCount are automatic: start-up ignored, runs stop at +/-{:.0} % (95 % CI, batch means), {}..{} IOs",
+            format_size(device_bytes),
+            cfg.state.describe(),
+            cfg.bound * 100.0,
+            cfg.min_ios,
+            cfg.max_ios
+        )
     }
 
     fn figures(&self, plan: &Plan, _runs: Option<&[RunSummary]>) -> SuiteFigures {
@@ -229,12 +252,11 @@ impl Suite for Uflip {
         }
     }
 
-    fn default_config(&self, quick: bool) -> Option<serde_json::Value> {
-        serde_json::to_value(UflipConfig {
+    fn default_config(&self, quick: bool) -> Option<UflipConfig> {
+        Some(UflipConfig {
             quick,
             ..UflipConfig::default()
         })
-        .ok()
     }
 
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary {

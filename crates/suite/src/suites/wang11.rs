@@ -3,7 +3,7 @@
 
 use flashlab_results::RunSummary;
 
-use super::{experiment, experiments, paper_summary, parse, ConfigError, Suite, SummaryInput};
+use super::{experiment, experiments, paper_summary, ConfigError, Suite, SummaryInput};
 use crate::figures::{cdf_figure, series_figure, Metric, SuiteFigures, XKind};
 use crate::findings::{find_v, finding, ratio, Finding, Row};
 use crate::papers::{self, PaperConfig};
@@ -80,6 +80,8 @@ pub fn findings(rows: &[Row]) -> Vec<Finding> {
 }
 
 impl Suite for Wang11 {
+    type Config = PaperConfig;
+
     fn name(&self) -> &'static str {
         "wang11"
     }
@@ -88,13 +90,12 @@ impl Suite for Wang11 {
         "Wang et al. (IEICE 2011)"
     }
 
-    fn default_config(&self, quick: bool) -> Option<serde_json::Value> {
+    fn default_config(&self, quick: bool) -> Option<PaperConfig> {
         super::paper_default_config(quick)
     }
 
-    fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
-        let cfg: PaperConfig = parse("wang11", config)?;
-        Ok(papers::wang11(&cfg, device_bytes))
+    fn plan(&self, cfg: &PaperConfig, device_bytes: u64) -> Result<Plan, ConfigError> {
+        Ok(papers::wang11(cfg, device_bytes))
     }
 
     fn figures(&self, plan: &Plan, _runs: Option<&[RunSummary]>) -> SuiteFigures {
