@@ -194,7 +194,9 @@ fn open_twin_target(
     seed: u64,
 ) -> Result<(Box<dyn flashlab_device::Device>, flashlab_probe::ByteRange), String> {
     use flashlab_probe::session::parse_range;
-    let range = |text: Option<&str>, size: u64| -> Result<Option<flashlab_probe::ByteRange>, String> {
+    let range = |text: Option<&str>,
+                 size: u64|
+     -> Result<Option<flashlab_probe::ByteRange>, String> {
         text.map(|t| {
             parse_range(t, size).map_err(|why| {
                 format!(
