@@ -216,6 +216,10 @@ fn fio_job_files_never_panic_and_plan_inside_the_device() {
         repo_file("examples/fio/randread.fio"),
         repo_file("examples/fio/bssplit.fio"),
         repo_file("bench/fio/compare.fio"),
+        // Found by this test in CI: a bssplit size of u64::MAX overflowed
+        // the mean IO size (size x percent).
+        b"[mixed-sizes]\nrw=randread\nsize=16m\niodepth=4\nbssplit=4k/50:18446744073709551615/50\n"
+            .to_vec(),
     ];
     let (_, productive) = fuzz("fio_job", corpus, flashlab_pattern::fuzz::fio_job_file);
     assert!(productive >= 1, "the example job files plan IOs");

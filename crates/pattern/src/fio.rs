@@ -416,7 +416,15 @@ fn job(name: &str, opts: &[(String, String)]) -> Result<FioJob, FioError> {
             .map(|x| format!("{}/{}", x.size_bytes, x.percent))
             .collect();
         out.args.bssplit = Some(text.join(":"));
-        bs = (split.iter().map(|x| x.size_bytes * x.percent).sum::<u64>() / 100).max(1);
+        // u128: a job file's sizes can be anything up to u64::MAX (the
+        // fuzz corpus test found the overflow); the planner then refuses
+        // an IO larger than the device.
+        let mean = split
+            .iter()
+            .map(|x| x.size_bytes as u128 * x.percent as u128)
+            .sum::<u128>()
+            / 100;
+        bs = u64::try_from(mean).unwrap_or(u64::MAX).max(1);
     } else {
         out.args.io_size = Some(SizeValue::Bytes(bs));
     }
