@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -73,6 +73,32 @@ fn skip(test: &str) -> bool {
     }
     eprintln!("SKIPPED: {test}: {why}");
     true
+}
+
+/// What a heavy test starts with: its turn (one server at a time), a scratch
+/// directory in /var/tmp (a file-backed device needs a disk file system, not
+/// tmpfs), and in it the paths of the device image and the results.
+struct Heavy {
+    _turn: MutexGuard<'static, ()>,
+    tmp: tempfile::TempDir,
+    img: PathBuf,
+    res: PathBuf,
+}
+
+/// `None` when this machine cannot run `test` (it is skipped, with the reason).
+fn heavy(test: &str) -> Option<Heavy> {
+    if skip(test) {
+        return None;
+    }
+    let turn = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let (img, res) = (tmp.path().join("dev.img"), tmp.path().join("res"));
+    Some(Heavy {
+        _turn: turn,
+        tmp,
+        img,
+        res,
+    })
 }
 
 fn run_dir_of(pid: u32) -> PathBuf {
@@ -267,16 +293,14 @@ fn short_run(device: &[&str], results: &Path) -> (Output, u32) {
 
 #[test]
 fn a_short_tpcc_run_on_a_simulated_ssd_traces_both_layers_and_leaves_nothing() {
-    if skip("oltp on sim") {
+    let Some(h) = heavy("oltp on sim") else {
         return;
-    }
-    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let res = tmp.path().join("res");
-    let (o, pid) = short_run(&["--device", "sim:intel-x25e"], &res);
+    };
+    let res = &h.res;
+    let (o, pid) = short_run(&["--device", "sim:intel-x25e"], res);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc = json_of(&o);
-    check_run(&doc, &res);
+    check_run(&doc, res);
     // The simulated SSD's own view: host writes reached it, its WAF is known.
     // serve's statistics are read inside the same frozen bracket: the bytes
     // the simulated SSD received are the bytes the loop device wrote (a
@@ -302,7 +326,7 @@ fn a_short_tpcc_run_on_a_simulated_ssd_traces_both_layers_and_leaves_nothing() {
         .arg("replay")
         .arg(res.join("physical.trace"))
         .args(["--device", "sim:mtron-pro7500", "--quiet", "--json", "-o"])
-        .arg(tmp.path().join("replay"))
+        .arg(h.tmp.path().join("replay"))
         .output()
         .unwrap();
     assert!(
@@ -311,10 +335,10 @@ fn a_short_tpcc_run_on_a_simulated_ssd_traces_both_layers_and_leaves_nothing() {
         String::from_utf8_lossy(&r.stderr)
     );
     // The report reads the directory and draws Figures 6-9.
-    let html = tmp.path().join("report.html");
+    let html = h.tmp.path().join("report.html");
     let r = flashlab()
         .arg("report")
-        .arg(&res)
+        .arg(res)
         .arg("-o")
         .arg(&html)
         .arg("--quiet")
@@ -417,13 +441,10 @@ fn the_wang11_oltp_suite_puts_its_runs_beside_the_papers_findings() {
 
 #[test]
 fn a_short_tpcc_run_on_a_file_backed_device_traces_both_layers_and_leaves_nothing() {
-    if skip("oltp on a file") {
+    let Some(h) = heavy("oltp on a file") else {
         return;
-    }
-    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let img = tmp.path().join("dev.img");
-    let res = tmp.path().join("res");
+    };
+    let (img, res) = (&h.img, &h.res);
     let (o, pid) = short_run(
         &[
             "--device",
@@ -438,11 +459,11 @@ fn a_short_tpcc_run_on_a_file_backed_device_traces_both_layers_and_leaves_nothin
             "--wal-sync-method",
             "open_datasync",
         ],
-        &res,
+        res,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc = json_of(&o);
-    check_run(&doc, &res);
+    check_run(&doc, res);
     // The setting reached PostgreSQL: the WAL's writes come without their
     // fdatasyncs (a new segment is still fsynced once when it is made).
     assert_eq!(
@@ -459,7 +480,7 @@ fn a_short_tpcc_run_on_a_file_backed_device_traces_both_layers_and_leaves_nothin
     assert!(writes > 100 && flushes * 10 < writes, "{wal}");
     assert_eq!(doc["scheduler"]["set"], "mq-deadline");
     assert_eq!(doc["scheduler_in_use"]["current"], "mq-deadline");
-    assert_nothing_left(pid, &[&img]);
+    assert_nothing_left(pid, &[img]);
     assert!(!img.exists(), "the file flashlab created is removed");
 }
 
@@ -471,13 +492,10 @@ fn a_short_tpcc_run_on_a_file_backed_device_traces_both_layers_and_leaves_nothin
 /// names their inodes).
 #[test]
 fn the_default_window_holds_a_checkpoint_and_its_fsyncs() {
-    if skip("oltp checkpoint") {
+    let Some(h) = heavy("oltp checkpoint") else {
         return;
-    }
-    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let img = tmp.path().join("dev.img");
-    let res = tmp.path().join("res");
+    };
+    let (img, res) = (&h.img, &h.res);
     let (o, pid) = run_oltp(
         &[
             "--device",
@@ -492,11 +510,11 @@ fn the_default_window_holds_a_checkpoint_and_its_fsyncs() {
             "2s",
             "--json",
         ],
-        &res,
+        res,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc = json_of(&o);
-    check_run(&doc, &res);
+    check_run(&doc, res);
     let c = &doc["checkpoints"];
     eprintln!("checkpoints in the default window: {c}");
     assert_eq!(f(&doc, "/tpcc/measured_s"), 60.0);
@@ -522,7 +540,7 @@ fn the_default_window_holds_a_checkpoint_and_its_fsyncs() {
         f(&doc, "/trace_consistency/logical_syncs_by_inode") > 0.0,
         "{tc}"
     );
-    assert_nothing_left(pid, &[&img]);
+    assert_nothing_left(pid, &[img]);
 }
 
 /// `-o DIR` holding an earlier run: refused (or failing its checks) with
@@ -583,13 +601,10 @@ fn a_refused_run_rewrites_nothing_in_an_existing_results_directory() {
 /// follows it in the log), everything torn down.
 #[test]
 fn a_setting_postgresql_refuses_shows_postgresql_s_error() {
-    if skip("oltp bad shared_buffers") {
+    let Some(h) = heavy("oltp bad shared_buffers") else {
         return;
-    }
-    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let img = tmp.path().join("dev.img");
-    let res = tmp.path().join("res");
+    };
+    let (img, res) = (&h.img, &h.res);
     let (o, pid) = run_oltp(
         &[
             "--device",
@@ -600,7 +615,7 @@ fn a_setting_postgresql_refuses_shows_postgresql_s_error() {
             "--shared-buffers",
             "lots",
         ],
-        &res,
+        res,
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
@@ -613,17 +628,15 @@ fn a_setting_postgresql_refuses_shows_postgresql_s_error() {
     let doc: Value =
         serde_json::from_slice(&std::fs::read(res.join("oltp.json")).unwrap()).unwrap();
     assert_eq!(doc["status"], "failed");
-    assert_nothing_left(pid, &[&img]);
+    assert_nothing_left(pid, &[img]);
 }
 
 #[test]
 fn an_interrupted_run_tears_everything_down() {
-    if skip("oltp interrupted") {
+    let Some(h) = heavy("oltp interrupted") else {
         return;
-    }
-    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let res = tmp.path().join("res");
+    };
+    let res = &h.res;
     let (child, pid) = start_oltp(
         &[
             "--device",
@@ -636,7 +649,7 @@ fn an_interrupted_run_tears_everything_down() {
             "120s",
             "--quiet",
         ],
-        &res,
+        res,
     );
     let end = Instant::now() + Duration::from_secs(180);
     loop {
@@ -917,12 +930,10 @@ fn a_block_device_passes_the_safety_check_and_gets_its_file_system_through_the_c
 /// also does first) undoes them from the killed run's record.
 #[test]
 fn a_killed_run_is_cleaned_up_by_the_next_one() {
-    if skip("oltp killed") {
+    let Some(h) = heavy("oltp killed") else {
         return;
-    }
-    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let res = tmp.path().join("res");
+    };
+    let res = &h.res;
     let (mut child, pid) = start_oltp(
         &[
             "--device",
@@ -935,7 +946,7 @@ fn a_killed_run_is_cleaned_up_by_the_next_one() {
             "120s",
             "--quiet",
         ],
-        &res,
+        res,
     );
     // Killed once PostgreSQL runs: everything is set up by then.
     let end = Instant::now() + Duration::from_secs(180);
@@ -1000,9 +1011,6 @@ fn a_killed_run_is_cleaned_up_by_the_next_one() {
 /// own byte counters against the logical trace of the same window.
 #[test]
 fn a_short_mariadb_run_traces_both_layers_and_innodb_counts_what_the_trace_saw() {
-    if skip("oltp on MariaDB") {
-        return;
-    }
     if !Path::new("/usr/sbin/mariadbd").exists() {
         if std::env::var("FLASHLAB_REQUIRE_ROOT_TESTS").as_deref() == Ok("1") {
             panic!("MariaDB is not installed but FLASHLAB_REQUIRE_ROOT_TESTS=1");
@@ -1010,10 +1018,10 @@ fn a_short_mariadb_run_traces_both_layers_and_innodb_counts_what_the_trace_saw()
         eprintln!("SKIPPED: oltp on MariaDB: apt-get install mariadb-server");
         return;
     }
-    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let img = tmp.path().join("dev.img");
-    let res = tmp.path().join("res");
+    let Some(h) = heavy("oltp on MariaDB") else {
+        return;
+    };
+    let (img, res) = (&h.img, &h.res);
     let (o, pid) = short_run(
         &[
             "--dbms",
@@ -1030,11 +1038,11 @@ fn a_short_mariadb_run_traces_both_layers_and_innodb_counts_what_the_trace_saw()
             "--innodb-log-file-size",
             "48MiB",
         ],
-        &res,
+        res,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc = json_of(&o);
-    check_run(&doc, &res);
+    check_run(&doc, res);
     let innodb = &doc["mariadb"]["innodb"];
     assert_eq!(innodb["flush_method"], "O_DIRECT", "{innodb}");
     assert_eq!(innodb["use_native_aio"], false, "{innodb}");
@@ -1091,7 +1099,7 @@ fn a_short_mariadb_run_traces_both_layers_and_innodb_counts_what_the_trace_saw()
     );
     let (innodb, traced) = row("fsyncs");
     assert!((innodb - traced).abs() <= 0.01 * innodb + 5.0, "{rows:?}");
-    assert_nothing_left(pid, &[&img]);
+    assert_nothing_left(pid, &[img]);
     assert!(!img.exists(), "the file flashlab created is removed");
 }
 

@@ -496,22 +496,67 @@ struct Fit {
     evals: usize,
 }
 
-/// Coordinate descent in log space: each parameter in turn tries x*step and
-/// x/step (inside its bounds); a pass with no improvement takes the square
-/// root of the step. Deterministic: same evidence, same answer.
-fn fit(start: &SimConfig, t: &Target, fitted: &[Param], use_part: &dyn Fn(usize) -> bool) -> Fit {
-    let eval = |c: &SimConfig| {
-        simulate(c, t).map_or(f64::INFINITY, |p| loss(&p, t, use_part, Terms::Mean))
-    };
+/// How a coordinate descent moves one parameter, and how its step shrinks
+/// after a pass over every parameter brings no improvement.
+#[derive(Clone, Copy)]
+enum Steps {
+    /// Log space (timings span decades): x*s and x/s, s from 4, its square
+    /// root after a pass with no gain, while above 1.03; at most 400 runs.
+    Log,
+    /// Linear (spreads and probabilities start at 0, where log space cannot
+    /// move): x +- s*(hi - lo), s from a quarter, halved, down to 1/64; at
+    /// most 120 runs.
+    Linear,
+}
+
+impl Steps {
+    fn first(self) -> f64 {
+        match self {
+            Steps::Log => 4.0,
+            Steps::Linear => 0.25,
+        }
+    }
+    fn live(self, step: f64, evals: usize) -> bool {
+        match self {
+            Steps::Log => step > 1.03 && evals < 400,
+            Steps::Linear => step >= 1.0 / 64.0 && evals < 120,
+        }
+    }
+    fn shrink(self, step: f64) -> f64 {
+        match self {
+            Steps::Log => step.sqrt(),
+            Steps::Linear => step / 2.0,
+        }
+    }
+    fn candidates(self, x: f64, step: f64, p: &Param) -> [f64; 2] {
+        match self {
+            Steps::Log => [x * step, x / step],
+            Steps::Linear => {
+                let d = step * (p.hi - p.lo);
+                [x + d, x - d]
+            }
+        }
+    }
+}
+
+/// Coordinate descent: each parameter in turn tries its two candidates
+/// (inside its bounds) and keeps the first that lowers the loss.
+/// Deterministic: same evidence, same answer.
+fn descend(
+    start: &SimConfig,
+    params: &[Param],
+    steps: Steps,
+    eval: impl Fn(&SimConfig) -> f64,
+) -> Fit {
     let mut cfg = start.clone();
     let mut best = eval(&cfg);
     let mut evals = 1;
-    let mut step: f64 = 4.0;
-    while step > 1.03 && evals < 400 {
+    let mut step = steps.first();
+    while steps.live(step, evals) {
         let mut improved = false;
-        for p in fitted {
+        for p in params {
             let x = get(&cfg, p.key);
-            for cand in [x * step, x / step] {
+            for cand in steps.candidates(x, step, p) {
                 let cand = cand.clamp(p.lo, p.hi);
                 if (cand - x).abs() < 1e-9 * x.abs().max(1.0) {
                     continue;
@@ -529,7 +574,7 @@ fn fit(start: &SimConfig, t: &Target, fitted: &[Param], use_part: &dyn Fn(usize)
             }
         }
         if !improved {
-            step = step.sqrt();
+            step = steps.shrink(step);
         }
     }
     Fit {
@@ -539,49 +584,20 @@ fn fit(start: &SimConfig, t: &Target, fitted: &[Param], use_part: &dyn Fn(usize)
     }
 }
 
-/// Stage 2: the spreads, by linear coordinate descent from 0 (a quarter of
-/// each range first, halved after a pass with no gain, down to 1/64), on
-/// means and p99s of the parts in `use_part`. The timing parameters stay
-/// where stage 1 left them.
+/// Stage 1: the timing parameters `fitted`, in log space, on the means of
+/// the parts in `use_part`.
+fn fit(start: &SimConfig, t: &Target, fitted: &[Param], use_part: &dyn Fn(usize) -> bool) -> Fit {
+    descend(start, fitted, Steps::Log, |c| {
+        simulate(c, t).map_or(f64::INFINITY, |p| loss(&p, t, use_part, Terms::Mean))
+    })
+}
+
+/// Stage 2: the spreads, linearly from 0, on means and p99s of the parts in
+/// `use_part`. The timing parameters stay where stage 1 left them.
 fn fit_spreads(start: &SimConfig, t: &Target, use_part: &dyn Fn(usize) -> bool) -> Fit {
-    let eval = |c: &SimConfig| {
+    descend(start, &SPREADS, Steps::Linear, |c| {
         simulate(c, t).map_or(f64::INFINITY, |p| loss(&p, t, use_part, Terms::Both))
-    };
-    let mut cfg = start.clone();
-    let mut best = eval(&cfg);
-    let mut evals = 1;
-    let mut frac = 0.25;
-    while frac >= 1.0 / 64.0 && evals < 120 {
-        let mut improved = false;
-        for p in &SPREADS {
-            let x = get(&cfg, p.key);
-            let step = frac * (p.hi - p.lo);
-            for cand in [x + step, x - step] {
-                let cand = cand.clamp(p.lo, p.hi);
-                if (cand - x).abs() < 1e-9 {
-                    continue;
-                }
-                let mut c = cfg.clone();
-                set(&mut c, p.key, cand);
-                let l = eval(&c);
-                evals += 1;
-                if l < best - 1e-9 {
-                    best = l;
-                    cfg = c;
-                    improved = true;
-                    break;
-                }
-            }
-        }
-        if !improved {
-            frac /= 2.0;
-        }
-    }
-    Fit {
-        cfg,
-        loss: best,
-        evals,
-    }
+    })
 }
 
 /// One whole fit on the parts `use_part` selects: every candidate (FTL kind
