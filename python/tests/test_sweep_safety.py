@@ -98,3 +98,46 @@ def test_a_candidate_of_an_unknown_profile_is_an_error_row_not_a_crash():
     assert "no published numbers" in out["error"]
     out = json.loads(_validate_point("hs-mtron-7525", "no_such_key=1"))
     assert "no_such_key" in out["error"]
+
+
+KILLED_CLIENT = """
+import json, sys
+from dask.distributed import Client
+import flashlab
+flashlab.sweep(json.loads(sys.argv[2]), client=Client(sys.argv[1]), results=sys.argv[3])
+"""
+
+
+def test_a_resume_while_a_killed_clients_tasks_still_run_gives_only_whole_points(client, tmp_path):
+    # The attack: a client is killed (kill -9) while its points run on the
+    # cluster; the cluster keeps running those tasks, and a resumed sweep
+    # starts the same points at once. Before the point locks and the
+    # rename-into-place, the disk then held short points that a later resume
+    # called "ok". Now every row is ok only with the planned IO count.
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    grid = dict(GRID, seeds=[1, 2], parameters={"op": [0.15]},
+                run=[{"pattern": "RW", "io_size": "4KiB", "io_count": 300_000, "io_ignore": 1000}])
+    root = tmp_path / "killed"
+    killed = subprocess.Popen(
+        [sys.executable, "-c", KILLED_CLIENT, client.scheduler.address, json.dumps(grid), str(root)],
+    )
+    work = root / ".points-work"
+    deadline = time.monotonic() + 120
+    # Kill it once a point is being written (its working directory exists).
+    while not (work.is_dir() and any(work.iterdir())):
+        assert killed.poll() is None, "the client finished before any point started: make points longer"
+        assert time.monotonic() < deadline, "no point started within 120 s"
+        time.sleep(0.05)
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()
+    table = flashlab.sweep(grid, client=client, results=root)
+    assert len(table) == 2
+    assert (table["point_status"] == "ok").all(), table[["point", "point_status", "error"]]
+    assert (table["ios"] == 299_000).all(), table[["point", "ios"]]
+    # And the directory says the same to a third look (a resume reads only the disk).
+    again = flashlab.sweep(grid, client=client, results=root)
+    assert (again["ios"] == 299_000).all()
