@@ -897,8 +897,8 @@ fn memoright_cache_absorbs_in_place_rewrites() {
         ));
         quiet(&mut d);
         let after = d.accounting();
-        let programs: u64 = after.flash_programs.iter().sum::<u64>()
-            - before.flash_programs.iter().sum::<u64>();
+        let programs: u64 =
+            after.flash_programs.iter().sum::<u64>() - before.flash_programs.iter().sum::<u64>();
         // flash programs per page the host wrote (8 per 32 KiB rewrite)
         (in_place / sw, programs as f64 / (1024.0 * 8.0))
     };
