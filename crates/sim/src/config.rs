@@ -789,6 +789,21 @@ pub struct CacheConfig {
     /// recording the previous write request's LBN" (sections 5.3, 5.5).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sequential_only: bool,
+    /// With the write-back cache off (`enabled = false`; no effect with it
+    /// on, where `absorb_rewrites` plays this role): the controller holds
+    /// the last write's data in its buffer until a write to other pages
+    /// displaces it, and a write to exactly the same pages replaces the held
+    /// data instead of being programmed. Nothing is written back
+    /// asynchronously (a displaced write is programmed before the write that
+    /// displaced it completes), so pauses do not help. uFLIP (Bouganim et
+    /// al. 2009) section 5.2 on Table 3's in-place column (Incr = 0, one
+    /// block rewritten): "the effect of the in-place pattern, in particular,
+    /// varies significantly between devices, ranging from time savings of
+    /// about 40% for the Samsung SSD"; a rewrite cheaper than a sequential
+    /// write, which programs with no merge, cannot be programmed at all
+    /// (docs/sim.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hold_last_write: bool,
     /// A buffered page is acknowledged once it has crossed the flash channel
     /// into its die's register (the buffer is the planes' page registers, as
     /// Chen et al. suspect of SSD-L: "each write would cause a latency of
@@ -859,6 +874,7 @@ impl Default for CacheConfig {
             serve_reads: true,
             absorb_rewrites: false,
             sequential_only: false,
+            hold_last_write: false,
             ack_after_channel: false,
             program_on_read: false,
             bypass_above: ByteSize(0),

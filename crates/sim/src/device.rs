@@ -104,6 +104,11 @@ pub struct SimDevice {
     register_program_ns: Nanos,
     /// The logical page after the previous write's last (`cache.sequential_only`).
     next_write_lpn: u64,
+    /// The pages (first, last) of the write the controller's buffer holds
+    /// (`cache.hold_last_write`); None after a trim or before any write.
+    held_write: Option<(u64, u64)>,
+    /// `cache.hold_last_write` with the write-back cache off.
+    hold_last_write: bool,
     /// Pages per mapping granule (`ftl.map_granule`; 1 = page-granular).
     granule_pages: u64,
     /// The latched failure, as reported: `simulator NAME: what went wrong`.
@@ -193,6 +198,8 @@ impl SimDevice {
             registers_pending: false,
             register_program_ns: timing.command_ns + timing.program_ns,
             next_write_lpn: u64::MAX,
+            held_write: None,
+            hold_last_write: cfg.cache.hold_last_write && !cfg.cache.enabled,
             granule_pages: (cfg.ftl.map_granule.0 / geo.page_bytes).max(1),
             failed: None,
             cfg,
@@ -446,7 +453,23 @@ impl SimDevice {
                 } else {
                     (first, last)
                 };
-                self.ftl.begin_write(w_last - w_first + 1);
+                // The controller's buffer holds the previous write until a
+                // write to other pages displaces it (`cache.hold_last_write`;
+                // the held write's program was charged when it arrived: no
+                // asynchronous work). A write to exactly its pages replaces
+                // the held data and is never programmed.
+                let held = self.hold_last_write && self.held_write == Some((first, last));
+                if self.hold_last_write {
+                    self.held_write = Some((first, last));
+                }
+                let (w_first, w_last) = if held {
+                    self.flash.acct.cache_absorbed_pages += last - first + 1;
+                    // an empty range: nothing reaches the FTL
+                    (1, 0)
+                } else {
+                    self.ftl.begin_write(w_last - w_first + 1);
+                    (w_first, w_last)
+                };
                 let continues = first == self.next_write_lpn;
                 self.next_write_lpn = last + 1;
                 for lpn in w_first..=w_last {
@@ -510,6 +533,7 @@ impl SimDevice {
                 done
             }
             Mode::Trim => {
+                self.held_write = None;
                 acct_i = 2;
                 self.flash.acct.host_trims += 1;
                 self.flash.acct.host_trim_bytes += bytes;

@@ -867,3 +867,95 @@ fn mtron_large_increments_cost_more_than_random_writes() {
     assert!(incr_free < rw_free, "{incr_free} vs {rw_free}");
     assert!(incr > 1.1 * incr_free, "{incr} vs {incr_free}");
 }
+
+/// uFLIP Table 3: on the Memoright the in-place pattern (Incr = 0, the same
+/// 32 KiB rewritten) costs what a sequential write does ("="), and 5.2
+/// attributes its cheap small writes to "caching" (Figure 6). Mechanism: the
+/// write-back cache updates a page still waiting in it
+/// (`cache.absorb_rewrites`), so back-to-back rewrites of one block are
+/// programmed about once per write-back, not once each. Without it every
+/// rewrite is programmed into the unit's log, which fills with copies of one
+/// block and is merged every 32 writes: about 1.5 flash programs per page
+/// rewritten against 0.9. Measured after the random state,
+/// 1024 rewrites (all counted, as the suite's order runs count them) against
+/// 768 sequential writes (the first 256 left out). Tolerance: within 0.8x..1.25x of SW with the mechanism (the
+/// scoreboard's "=" band) and under 0.75x the flash programs of the same
+/// run without it, which costs more.
+#[test]
+fn memoright_cache_absorbs_in_place_rewrites() {
+    let measure = |spec: &str| {
+        let mut d = dev(spec);
+        random_state(&mut d, 11);
+        let size = d.info().size_bytes;
+        let sw = mean_ms(&run(&mut d, sequential(size / 2, K32, 768, Mode::Write), 1)[256..]);
+        quiet(&mut d);
+        let before = d.accounting().clone();
+        let in_place = mean_ms(&run(
+            &mut d,
+            (0..1024).map(|_| (size / 4, K32 as u32, Mode::Write)),
+            1,
+        ));
+        quiet(&mut d);
+        let after = d.accounting();
+        let programs: u64 =
+            after.flash_programs.iter().sum::<u64>() - before.flash_programs.iter().sum::<u64>();
+        // flash programs per page the host wrote (8 per 32 KiB rewrite)
+        (in_place / sw, programs as f64 / (1024.0 * 8.0))
+    };
+    let (absorbed, absorbed_programs) = measure("memoright,capacity=1GiB");
+    let (programmed, programmed_programs) =
+        measure("memoright,capacity=1GiB,cache.absorb_rewrites=false");
+    println!(
+        "memoright in-place / SW: x{absorbed:.2} absorbing rewrites ({absorbed_programs:.3} programs per page written), x{programmed:.2} programming each ({programmed_programs:.2})"
+    );
+    assert!(
+        (0.8..=1.25).contains(&absorbed),
+        "in-place x{absorbed:.2} of SW, Table 3 says ="
+    );
+    // measured: 0.88 against 1.50 programs (flash and merge copies) per page
+    assert!(
+        absorbed_programs < 0.75 * programmed_programs,
+        "{absorbed_programs:.2} flash programs per page rewritten: the cache does not absorb"
+    );
+    assert!(
+        programmed > absorbed,
+        "without absorbing rewrites x{programmed:.2}, {programmed_programs:.2} programs per page: the test shows nothing"
+    );
+}
+
+/// uFLIP 5.2 on Table 3's in-place column: "ranging from time savings of
+/// about 40% for the Samsung SSD", a write-back-free drive (no pause effect).
+/// Mechanism (`cache.hold_last_write`): the controller holds the last write
+/// in its buffer until a write elsewhere displaces it, and a rewrite of the
+/// held block replaces it without a program, so an in-place write costs the
+/// command and the transfer only. Measured after the random state: 1024
+/// rewrites of one 32 KiB block (all counted) against 768 sequential writes
+/// (the first 256 left out). Tolerance: the scoreboard's band around x0.6
+/// (0.45x..0.75x of SW) with the mechanism; at least SW's cost without it.
+#[test]
+fn samsung_rewrites_of_the_last_write_are_not_programmed() {
+    let measure = |spec: &str| {
+        let mut d = dev(spec);
+        random_state(&mut d, 11);
+        let size = d.info().size_bytes;
+        let sw = mean_ms(&run(&mut d, sequential(size / 2, K32, 768, Mode::Write), 1)[256..]);
+        quiet(&mut d);
+        let in_place = mean_ms(&run(
+            &mut d,
+            (0..1024).map(|_| (size / 4, K32 as u32, Mode::Write)),
+            1,
+        ));
+        in_place / sw
+    };
+    let held = measure("samsung,capacity=1GiB");
+    let programmed = measure("samsung,capacity=1GiB,cache.hold_last_write=false");
+    println!("samsung in-place / SW: x{held:.2} holding the last write, x{programmed:.2} programming each");
+    assert!(
+        (0.45..=0.75).contains(&held),
+        "in-place x{held:.2} of SW, Table 3 says x0.6"
+    );
+    assert!(
+        programmed >= 1.0,
+        "without the buffer x{programmed:.2}: the test shows nothing"
+    );
+}
