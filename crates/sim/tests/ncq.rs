@@ -139,9 +139,15 @@ fn the_x25e_controller_core_bounds_30_outstanding_reads_at_table_2s_rate() {
         "intel-x25e random 4 KiB reads, IOPS: QD1 {qd1:.0}, QD30 {qd30:.0} (bound {bound:.0}); no controller limit QD30 {off30:.0}"
     );
     assert!(qd30 > 1.5 * qd1, "30 outstanding reads improve clearly");
-    assert!(qd30 <= bound * 1.001 && qd30 > 0.95 * bound, "QD30 {qd30} at the core's {bound}");
+    assert!(
+        qd30 <= bound * 1.001 && qd30 > 0.95 * bound,
+        "QD30 {qd30} at the core's {bound}"
+    );
     // Table 2's rating, within the scoreboard's magnitude band
-    assert!((0.75 * 35_000.0..1.25 * 35_000.0).contains(&qd30), "QD30 {qd30}");
+    assert!(
+        (0.75 * 35_000.0..1.25 * 35_000.0).contains(&qd30),
+        "QD30 {qd30}"
+    );
     assert!(off30 > 1.4 * bound, "off: QD30 {off30} vs bound {bound}");
 }
 
@@ -156,11 +162,16 @@ fn the_mtron_pro7500s_ganged_buses_give_table_2s_read_rate() {
     const MTRON: &str = "mtron-pro7500,capacity=1GiB,prefill=on";
     let (ganged, lat) = random_reads(MTRON, 1);
     let (split, split_lat) = random_reads(
-        &format!("{MTRON},geometry.channels=4,geometry.chips_per_channel=4,nand.bus_ns_per_byte=10"),
+        &format!(
+            "{MTRON},geometry.channels=4,geometry.chips_per_channel=4,nand.bus_ns_per_byte=10"
+        ),
         1,
     );
     println!("mtron-pro7500 random 4 KiB reads at QD1: ganged buses {ganged:.0} IOPS ({lat:.1} us), 4 independent channels {split:.0} IOPS ({split_lat:.1} us)");
-    assert!((0.75 * 12_000.0..1.25 * 12_000.0).contains(&ganged), "ganged {ganged}");
+    assert!(
+        (0.75 * 12_000.0..1.25 * 12_000.0).contains(&ganged),
+        "ganged {ganged}"
+    );
     // 3 KiB less per bus at 10 ns/B: about 31 us more a read
     assert!((split_lat - lat - 30.7).abs() < 1.0, "{split_lat} vs {lat}");
     assert!(split < 0.75 * 12_000.0, "independent channels {split}");
