@@ -54,7 +54,7 @@ fn quiet_suite_prints_its_summary_and_quiet_sweep_its_result_line() {
 
     std::fs::write(
         dir.path().join("g.toml"),
-        "device = \"ssd-m,capacity=128MiB\"\nseeds = [1]\n[parameters]\nop = [0.15, 0.3]\n\
+        "device = \"ssd-m,capacity=128MiB,channels=2,cache=off,prefill=on\"\nseeds = [1]\n[parameters]\nop = [0.15, 0.3]\n\
          [[run]]\npattern = \"RW\"\nio_size = \"4KiB\"\nio_count = 300\n",
     )
     .unwrap();
