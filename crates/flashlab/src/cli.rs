@@ -419,7 +419,7 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Print only the result (the runs table): no progress bar, no device or results lines.
+    /// Print only the result (the runs table and late requests): no progress bar, no device or results lines.
     #[arg(long, short)]
     pub quiet: bool,
 }

@@ -119,9 +119,9 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
             "{}",
             serde_json::to_string_pretty(&results.summary()).expect("summary serializes")
         );
-    } else if args.quiet {
-        println!("{}", output::table(&output::rows(&summary)));
     } else {
+        // The late requests belong to the result (was the replay
+        // faithful?): --quiet keeps them with the table.
         println!("{}", output::table(&output::rows(&summary)));
         if let Some(r) = report {
             if !args.closed_loop {
@@ -136,7 +136,9 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
                 }
             }
         }
-        print_device_stats(&summary);
+        if !args.quiet {
+            print_device_stats(&summary);
+        }
     }
     print_warnings(&summary);
     match status {
