@@ -68,7 +68,7 @@ class Twin:
 
     def save(self, path: PathLike) -> Path:
         """Writes the profile to ``path`` and the whole result beside it as
-        ``PATH.twin.json`` (what ``flashlab twin -o PATH`` writes); returns ``path``."""
+        ``PATH.twin.json`` (what ``flashlab twin --output PATH`` writes); returns ``path``."""
         path = Path(path)
         path.write_text(self.profile_toml)
         Path(str(path) + ".twin.json").write_text(json.dumps(self.raw, indent=2) + "\n")
@@ -186,7 +186,7 @@ def twin(
         max_capacity: the largest capacity of the simulated twin.
         seed: seeds the plan's offsets (and a simulated target).
         output: when given, the profile is saved there (and the result as
-            ``OUTPUT.twin.json``), as ``flashlab twin -o OUTPUT`` does.
+            ``OUTPUT.twin.json``), as ``flashlab twin --output OUTPUT`` does.
 
     Raises:
         FlashlabError: a refusal (a RAM-backed target, memory-speed reads)

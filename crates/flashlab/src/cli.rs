@@ -143,7 +143,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
 
-    /// No progress bar.
+    /// Print only the result (the runs table): no progress bar, no device or results lines.
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -317,8 +317,16 @@ pub struct ExportArgs {
     #[arg(long, value_name = "RUN")]
     pub run: Option<String>,
     /// Output file [default: stdout].
-    #[arg(long, short = 'o', value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// The old spelling of --output (see [`take_old_output`]).
+    #[arg(
+        short = 'o',
+        hide = true,
+        value_name = "FILE",
+        conflicts_with = "output"
+    )]
+    pub output_o: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -354,8 +362,16 @@ pub enum SimCommand {
         /// A profile name from `flashlab sim profiles`.
         profile: String,
         /// Write the TOML to this file instead of stdout.
-        #[arg(long, short = 'o', value_name = "FILE")]
+        #[arg(long, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// The old spelling of --output (see [`take_old_output`]).
+        #[arg(
+            short = 'o',
+            hide = true,
+            value_name = "FILE",
+            conflicts_with = "output"
+        )]
+        output_o: Option<PathBuf>,
     },
 }
 
@@ -403,7 +419,34 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// No progress bar.
+    /// Print only the result (the runs table and late requests): no progress bar, no device or results lines.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `-o` means the results directory in every command that writes one
+/// (run, replay, suite, sweep, validate, oltp, probe). The commands that
+/// write one file (export, report, sim show, twin) take `--output FILE`;
+/// their old `-o FILE` still works, with a warning, so scripts keep
+/// running while they move. Called once, after parsing.
+pub fn take_old_output(command: &mut Command) {
+    let (output, old) = match command {
+        Command::Export(a) => (&mut a.output, a.output_o.take()),
+        Command::Report(a) => (&mut a.output, a.output_o.take()),
+        Command::Twin(a) => (&mut a.output, a.output_o.take()),
+        Command::Sim(SimArgs {
+            command: SimCommand::Show {
+                output, output_o, ..
+            },
+        }) => (output, output_o.take()),
+        _ => return,
+    };
+    if let Some(path) = old {
+        eprintln!(
+            "warning: -o {} names an output file here, but -o is the results directory in flashlab's other commands; write --output {}",
+            path.display(),
+            path.display()
+        );
+        *output = Some(path);
+    }
 }

@@ -32,10 +32,11 @@ use error::{CliError, EXIT_USER};
 
 fn main() -> ExitCode {
     quiet_on_broken_pipe();
-    let cli = match Cli::try_parse() {
+    let mut cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
+    cli::take_old_output(&mut cli.command);
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Replay(args) => replay::replay_cmd(args),
@@ -117,12 +118,19 @@ fn clap_error(e: clap::Error) -> ExitCode {
         }
     }
     let rendered = e.render().to_string();
-    let first = rendered
+    let mut first = rendered
         .lines()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("invalid arguments")
         .trim_start_matches("error: ")
         .to_string();
+    // Clap lists the missing arguments on the lines below its first: keep
+    // them on the one line ("... not provided: --output <PROFILE.toml>").
+    if e.kind() == ErrorKind::MissingRequiredArgument {
+        if let Some(ContextValue::Strings(missing)) = e.get(ContextKind::InvalidArg) {
+            first = format!("{}: {}", first.trim_end_matches(':'), missing.join(", "));
+        }
+    }
     let suggestion = e
         .get(ContextKind::SuggestedArg)
         .or_else(|| e.get(ContextKind::SuggestedValue))

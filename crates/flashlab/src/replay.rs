@@ -83,7 +83,8 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
     let idx = results
         .plan_run(&args.name, workload.clone())
         .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
-    if !args.json {
+    // --quiet prints the result (the runs table) and nothing else.
+    if !(args.json || args.quiet) {
         println!("device:  {}", output::device_line(device.info(), &engine));
         println!("results: {}", results.root().display());
         println!("{}", workload.describe());
@@ -103,17 +104,10 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
             Ok(outcome)
         },
     )?;
-    let mut device_stats = flashlab_results::device_stats_json(&device.stats());
-    if let Some(r) = report {
-        let extra = flashlab_workload::replay_stats(r.late, r.flushes);
-        device_stats = Some(match device_stats {
-            Some(serde_json::Value::Object(mut m)) => {
-                m.insert("replay".into(), extra);
-                serde_json::Value::Object(m)
-            }
-            _ => serde_json::json!({ "replay": extra }),
-        });
-    }
+    let device_stats = flashlab_workload::run_device_stats(
+        flashlab_results::device_stats_json(&device.stats()),
+        report.map(|r| flashlab_workload::replay_stats(r.late, r.flushes)),
+    );
     let summary = results
         .finish_run_tallied(idx, status, error.clone(), device_stats, tally)
         .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
@@ -126,6 +120,8 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
             serde_json::to_string_pretty(&results.summary()).expect("summary serializes")
         );
     } else {
+        // The late requests belong to the result (was the replay
+        // faithful?): --quiet keeps them with the table.
         println!("{}", output::table(&output::rows(&summary)));
         if let Some(r) = report {
             if !args.closed_loop {
@@ -140,7 +136,9 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
                 }
             }
         }
-        print_device_stats(&summary);
+        if !args.quiet {
+            print_device_stats(&summary);
+        }
     }
     print_warnings(&summary);
     match status {

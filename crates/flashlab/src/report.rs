@@ -17,8 +17,16 @@ pub struct ReportArgs {
     pub dirs: Vec<PathBuf>,
 
     /// Output file [default: report.html for html, stdout for md and json].
-    #[arg(long, short = 'o', value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// The old spelling of --output (`crate::cli::take_old_output`).
+    #[arg(
+        short = 'o',
+        hide = true,
+        value_name = "FILE",
+        conflicts_with = "output"
+    )]
+    pub output_o: Option<PathBuf>,
 
     /// html: one self-contained page with charts (works offline); md: Markdown
     /// tables (Table 3 side by side, hints, findings, statistics); json: the report model.
@@ -55,7 +63,7 @@ impl FormatArg {
 /// Builds a report; the library's errors are one line naming the problem
 /// and the fix, and all come from what the user passed (exit 2).
 fn build(dirs: &[PathBuf], runs: Vec<String>) -> CliResult<Report> {
-    // A twin's result (`flashlab twin -o X` writes X.twin.json) is reported
+    // A twin's result (`flashlab twin --output X` writes X.twin.json) is reported
     // on its own: the probe, the fitted parameters, predicted vs measured.
     if let [one] = dirs {
         if flashlab_report::twin::is_twin_json(one) {

@@ -139,7 +139,9 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         )
         .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
 
-    let human = !args.json;
+    // --quiet prints the result (the runs table, once, at the end) and
+    // nothing else; warnings still go to stderr.
+    let human = !(args.json || args.quiet);
     if human {
         println!("device:  {}", output::device_line(device.info(), &engine));
         println!("results: {}", results_root.display());
@@ -183,8 +185,10 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         results
             .write_summary_if_due()
             .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
-        if human {
+        if !args.json {
             rows.extend(output::rows(&summary));
+        }
+        if human {
             println!("{}", output::table(&output::rows(&summary)));
             print_device_stats(&summary);
         }
@@ -221,6 +225,9 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     if human && specs.len() > 1 {
         println!("\nall runs:\n{}", output::table(&rows));
     }
+    if args.quiet && !args.json {
+        println!("{}", output::table(&rows));
+    }
     if let Some(csv) = &args.csv {
         crate::export::write_csv(&results, None, Some(csv))?;
     }
@@ -229,7 +236,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         println!("{text}");
     }
     if let Some(path) = &args.report {
-        crate::report::run_report(&results_root, path, !args.json)?;
+        crate::report::run_report(&results_root, path, human)?;
     }
     match failure {
         Some(f) => Err(f),

@@ -14,7 +14,9 @@ pub fn sim(cmd: SimCommand) -> CliResult<()> {
             println!("\nUse one with --device sim:NAME; `flashlab sim show NAME` prints it as TOML to edit into your own.");
             Ok(())
         }
-        SimCommand::Show { profile, output } => {
+        SimCommand::Show {
+            profile, output, ..
+        } => {
             let text = flashlab_sim::profile_toml(&profile).map_err(CliError::user)?;
             match output {
                 Some(path) => std::fs::write(&path, text).map_err(|e| {

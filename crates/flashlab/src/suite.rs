@@ -45,7 +45,7 @@ pub struct SuiteOptions {
     #[arg(long)]
     pub json: bool,
 
-    /// No progress bar or progress messages.
+    /// Print only the result (the summary): no plan, progress or saved-files lines.
     #[arg(long, short)]
     pub quiet: bool,
 
@@ -56,6 +56,16 @@ pub struct SuiteOptions {
     /// Print the whole plan before running, not just its summary.
     #[arg(long, short)]
     pub verbose: bool,
+
+    /// fio's runtime for every run: a run stops submitting after this much device time
+    /// (a bare number is seconds; also 500ms, 2m). Simulated time on the simulator.
+    #[arg(long, value_name = "DURATION")]
+    pub runtime: Option<String>,
+
+    /// fio's time_based: every measured run repeats its pattern until --runtime
+    /// (not uflip, whose runs stop when their mean is known within --bound).
+    #[arg(long = "time_based", alias = "time-based")]
+    pub time_based: bool,
 }
 
 /// The shared options' names, as `flashlab suite --help` lists them.
@@ -65,9 +75,11 @@ pub const SHARED_OPTIONS_HELP: &str =
       --quick          A reduced run: a quick look whose findings are not comparable to the paper's
       --seed <N>       Seed of every random choice [default: 42; budilovsky11: 11]
       --json           Print the summary as JSON on stdout
-  -q, --quiet          No progress bar or progress messages
+  -q, --quiet          Print only the result (the summary): no plan, progress or saved-files lines
       --dry-run        Print the plan (every run) and do nothing else
-  -v, --verbose        Print the whole plan before running, not just its summary";
+  -v, --verbose        Print the whole plan before running, not just its summary
+      --runtime <DURATION>  fio's runtime: every run stops submitting after this much device time
+      --time_based     fio's time_based: every measured run repeats its pattern until --runtime";
 
 /// What every suite on a device takes: the shared options, the device and --resume.
 #[derive(Args, Debug)]
@@ -134,6 +146,11 @@ pub struct UflipArgs {
     /// partitioning, order, parallelism, mix, pause, bursts.
     #[arg(long, value_name = "LIST")]
     pub only: Option<String>,
+
+    /// Multiply the IO counts (--min-ios, --max-ios, --calibration-ios), e.g. 0.1 for a
+    /// shorter look [default: 1]. Unlike --quick, the parameter ranges stay uFLIP's.
+    #[arg(long, value_name = "X")]
+    pub scale: Option<f64>,
 }
 
 /// chen09, wang11 and hudlet11.
@@ -223,16 +240,26 @@ pub fn suite(cmd: SuiteCommand) -> CliResult<()> {
     };
     let common = &inv.common;
     if let Some(dir) = &common.resume {
+        if common.runtime.is_some() || common.time_based {
+            return Err(CliError::user(
+                "--resume continues the plan the suite started with; drop --runtime and --time_based",
+            ));
+        }
         return resume(dir, common);
     }
+    let runtime_ns = suite_runtime(common)?;
     let config = inv.config?;
     let suite = registry_suite(inv.name)?;
     let probed = target::probe(&common.target, common.seed.unwrap_or(DEFAULT_SEED))?;
     let size = probed.info.size_bytes;
     (inv.check_device)(&probed.info)?;
-    let plan = suite
+    let mut plan = suite
         .plan(&config, size)
         .map_err(|e| CliError::user(e.to_string()))?;
+    if let Some(runtime_ns) = runtime_ns {
+        // Before the plan is saved: a resumed suite keeps the runtime.
+        with_runtime(&mut plan, runtime_ns, common.time_based)?;
+    }
     // Every run of the plan must be a valid pattern (e.g. a small
     // --random-target cannot hold uFLIP's granularity benchmark's largest
     // IOs): refused here, in one line, rather than when the run comes up.
@@ -254,6 +281,64 @@ pub fn suite(cmd: SuiteCommand) -> CliResult<()> {
     // (the manifest's suite and the journal's stopping rule come from the
     // configuration: flashlab_suite::session::begin)
     start(common, probed, plan, header, config, min_pause_ns)
+}
+
+/// fio's `runtime` and `time_based` for a whole suite, as fio applies
+/// them to every job: every run of the plan stops submitting after
+/// `runtime_ns` of device time; with `time_based`, each measured run (a
+/// `Step::Run`) repeats its pattern until then. Calibration runs and
+/// uFLIP's pause probe keep their IO counts, which their method needs (a
+/// period is found in a fixed number of IOs), under the cap. An adaptive
+/// run stops when its mean is known within the bound, so it cannot also
+/// run for a fixed time: that combination is refused.
+fn with_runtime(plan: &mut Plan, runtime_ns: u64, time_based: bool) -> CliResult<()> {
+    use flashlab_suite::plan::Step;
+    for step in &mut plan.steps {
+        let (measured, runs): (bool, Vec<&mut flashlab_suite::plan::RunStep>) = match step {
+            Step::Run(r) => (true, vec![r]),
+            Step::Calibrate { run, .. } => (false, vec![run]),
+            Step::MeasurePause {
+                before,
+                writes,
+                after,
+            } => (false, vec![before, writes, after]),
+            Step::EnforceState { .. }
+            | Step::WriteCache { .. }
+            | Step::Discard { .. }
+            | Step::Reconfigure { .. } => (false, vec![]),
+        };
+        for run in runs {
+            if time_based && measured && run.adaptive {
+                return Err(CliError::user(format!(
+                    "--time_based: {} run {} stops when its mean is known within --bound, so it cannot run for a fixed time; use --runtime alone to cap each run",
+                    plan.suite, run.name
+                )));
+            }
+            run.spec.runtime_ns = Some(runtime_ns);
+            run.spec.time_based = time_based && measured;
+        }
+    }
+    Ok(())
+}
+
+/// `--runtime` in nanoseconds, checked with `--time_based`.
+fn suite_runtime(options: &SuiteOptions) -> CliResult<Option<u64>> {
+    let runtime_ns = match &options.runtime {
+        None if options.time_based => {
+            return Err(CliError::user(
+                "--time_based repeats each run until --runtime; add e.g. --runtime 10s",
+            ))
+        }
+        None => return Ok(None),
+        Some(text) => flashlab_pattern::units::parse_runtime_ns(text)
+            .map_err(|e| CliError::user(format!("--runtime: {e}")))?,
+    };
+    if runtime_ns == 0 {
+        return Err(CliError::user(
+            "--runtime 0 runs nothing; pass e.g. --runtime 10s (a bare number is seconds, as in fio)",
+        ));
+    }
+    Ok(Some(runtime_ns))
 }
 
 fn budilovsky11(args: Budilovsky11Args) -> CliResult<Invocation> {
@@ -304,7 +389,32 @@ fn to_json(config: &impl serde::Serialize) -> serde_json::Value {
     serde_json::to_value(config).expect("config serializes")
 }
 
+/// `count` multiplied by `--scale`, rounded, at least 1.
+fn scaled(count: u64, scale: f64) -> u64 {
+    ((count as f64 * scale).round() as u64).max(1)
+}
+
 fn uflip_config(args: &UflipArgs) -> CliResult<UflipConfig> {
+    // --scale multiplies the IO counts as the papers' suites' --scale does
+    // (the README offers it for every suite); the journal keeps the
+    // scaled counts, so a resumed suite runs the same plan.
+    let scale = args.scale.unwrap_or(1.0);
+    if !(scale > 0.0 && scale <= 100.0) {
+        return Err(CliError::user(format!(
+            "--scale {scale} must be a positive factor of at most 100, e.g. 0.25"
+        )));
+    }
+    let (min_ios, max_ios, calibration_ios) = (
+        scaled(args.min_ios, scale),
+        scaled(args.max_ios, scale),
+        scaled(args.calibration_ios, scale),
+    );
+    if args.scale.is_some() && calibration_ios < 64 {
+        return Err(CliError::user(format!(
+            "--scale {scale} leaves {calibration_ios} calibration IOs; at least 64 are needed to see a start-up phase and a period: raise --scale to {:.3} or --calibration-ios",
+            64.0 / args.calibration_ios as f64
+        )));
+    }
     let state =
         StateMethod::parse(&args.state).map_err(|e| CliError::user(format!("--state: {e}")))?;
     let io = parse_size(&args.io_size).map_err(|e| CliError::user(format!("--io-size: {e}")))?;
@@ -320,7 +430,7 @@ fn uflip_config(args: &UflipArgs) -> CliResult<UflipConfig> {
             args.min_ios, args.max_ios
         )));
     }
-    if args.calibration_ios < 64 {
+    if calibration_ios < 64 {
         return Err(CliError::user(
             "--calibration-ios must be at least 64 to see a start-up phase and a period",
         ));
@@ -355,9 +465,9 @@ fn uflip_config(args: &UflipArgs) -> CliResult<UflipConfig> {
     Ok(UflipConfig {
         state,
         io_size_bytes: io,
-        min_ios: args.min_ios,
-        max_ios: args.max_ios,
-        calibration_ios: args.calibration_ios,
+        min_ios,
+        max_ios,
+        calibration_ios,
         bound: args.bound,
         random_target_bytes,
         seed: args.common.seed.unwrap_or(DEFAULT_SEED),
@@ -368,22 +478,31 @@ fn uflip_config(args: &UflipArgs) -> CliResult<UflipConfig> {
     })
 }
 
-/// A rough duration: every IO of the budget at `per_io_ns`, plus pauses.
+/// A rough duration: every IO of the budget at `per_io_ns`, plus pauses;
+/// a run with a runtime takes at most that (a time-based run exactly that).
 fn estimate_ns(plan: &Plan, device_bytes: u64, per_io_ns: u64, pause_ns: u64) -> u64 {
-    let ios: u64 = plan.steps.iter().map(|s| s.io_budget(device_bytes)).sum();
-    let mut pauses = plan.run_count() as u64 * pause_ns;
+    let mut total = plan.run_count() as u64 * pause_ns;
     for step in &plan.steps {
+        if step.runs().is_empty() {
+            total += step.io_budget(device_bytes) * per_io_ns;
+        }
         for r in step.runs() {
-            pauses += match r.spec.timing {
+            let pauses = match r.spec.timing {
                 flashlab_pattern::Timing::Consecutive => 0,
                 flashlab_pattern::Timing::Pause { pause_ns } => pause_ns * r.spec.io_count,
                 flashlab_pattern::Timing::Burst { pause_ns, burst } => {
                     pause_ns * (r.spec.io_count / burst)
                 }
             };
+            let counted = r.spec.total_ios() * per_io_ns + pauses;
+            total += match (r.spec.runtime_ns, r.spec.time_based) {
+                (Some(runtime_ns), true) => runtime_ns,
+                (Some(runtime_ns), false) => counted.min(runtime_ns),
+                (None, _) => counted,
+            };
         }
     }
-    ios * per_io_ns + pauses
+    total
 }
 
 fn uflip(args: UflipArgs) -> Invocation {
@@ -483,15 +602,22 @@ fn start(
 ) -> CliResult<()> {
     let size = probed.info.size_bytes;
     let simulated = probed.info.clock == ClockKind::Simulated;
-    if !common.json || common.dry_run {
+    // --quiet prints the result (the summary) and nothing else; a dry
+    // run's result is the plan.
+    if common.dry_run || !(common.json || common.quiet) {
         println!("{header}");
         if common.dry_run || common.verbose {
             print!("{}", plan.describe(size));
         } else {
             // Result first: the plan in one line; every run with --dry-run or --verbose.
             let budget: u64 = plan.steps.iter().map(|s| s.io_budget(size)).sum();
+            let amount = match (common.runtime.as_ref(), common.time_based) {
+                (Some(r), true) => format!("each measured run {r} of device time (--time_based)"),
+                (Some(r), false) => format!("at most {budget} IOs, each run at most {r}"),
+                (None, _) => format!("at most {budget} IOs"),
+            };
             println!(
-                "{} runs in {} steps, at most {budget} IOs (--verbose or --dry-run lists every run)",
+                "{} runs in {} steps, {amount} (--verbose or --dry-run lists every run)",
                 plan.run_count(),
                 plan.steps.len()
             );
@@ -537,7 +663,7 @@ fn start(
     let suite_impl = registry_suite(&name)?;
     let journal = session::begin(&mut results, suite_impl, cfg_json, plan)
         .map_err(|e| CliError::failure(format!("cannot start the suite: {e}")))?;
-    if !common.json {
+    if !(common.json || common.quiet) {
         println!(
             "results: {} (resume with --resume {} if interrupted)",
             results.root().display(),
@@ -563,10 +689,10 @@ fn resume(dir: &std::path::Path, common: &SuiteCommon) -> CliResult<()> {
         }
     })?;
     if journal.finished {
-        if !common.json {
+        if !(common.json || common.quiet) {
             println!("{} is already complete.", dir.display());
         }
-        return summarise(&results, &journal, common.json);
+        return summarise(&results, &journal, common);
     }
     let seed = journal
         .config
@@ -613,7 +739,7 @@ fn resume(dir: &std::path::Path, common: &SuiteCommon) -> CliResult<()> {
         max_io,
         common.quiet,
     )?;
-    if !common.json {
+    if !(common.json || common.quiet) {
         println!(
             "resuming {} at step {} of {}",
             dir.display(),
@@ -712,7 +838,7 @@ fn execute(
                 exit_code: 130,
             })
         }
-        Ok(SuiteOutcome::Complete) => summarise(&results, &journal, args.json),
+        Ok(SuiteOutcome::Complete) => summarise(&results, &journal, args),
     }
 }
 
@@ -745,13 +871,13 @@ fn print_not_converged(results: &ResultsDir) {
 
 /// The suite's summary, printed and saved as JSON and Markdown; its
 /// figures, now with the markers results give, saved again.
-pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResult<()> {
+pub fn summarise(results: &ResultsDir, journal: &Journal, options: &SuiteOptions) -> CliResult<()> {
     let suite = registry_suite(&journal.suite)?;
     let summary = session::summarise(results, journal)
         .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
     let json_path = results.root().join(SuiteSummary::file_name(suite.name()));
     let md_path = results.root().join(format!("{}-summary.md", suite.name()));
-    if json {
+    if options.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&summary).expect("serializes")
@@ -759,7 +885,9 @@ pub fn summarise(results: &ResultsDir, journal: &Journal, json: bool) -> CliResu
     } else {
         // (A reduced run's note is among the summary's notes, printed last.)
         print!("{}", summary.markdown());
-        println!("\nsaved: {} and {}", md_path.display(), json_path.display());
+        if !options.quiet {
+            println!("\nsaved: {} and {}", md_path.display(), json_path.display());
+        }
     }
     Ok(())
 }

@@ -21,9 +21,9 @@ pub struct SweepArgs {
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
     /// Where the points and the table go (default results/sweep-NAME; running again resumes there).
-    #[arg(long)]
+    #[arg(long, short = 'o', value_name = "DIR")]
     pub results: Option<PathBuf>,
-    /// No progress bar.
+    /// Print only the result line (points run, failed, the table's path); failures still on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }
@@ -97,8 +97,9 @@ pub fn sweep(args: SweepArgs) -> CliResult<()> {
             );
             match &bar {
                 Some(b) => b.println(line),
-                None if !args.quiet => eprintln!("{line}"),
-                None => {}
+                // An error, not progress: printed with --quiet too (the
+                // final error line refers to it).
+                None => eprintln!("{line}"),
             }
         }
         if o.resumed {
@@ -132,7 +133,8 @@ pub fn sweep(args: SweepArgs) -> CliResult<()> {
         );
     }
     let failed = failed.into_inner();
-    if !args.quiet {
+    // The result line, printed with --quiet too (it is all --quiet prints).
+    {
         println!(
             "{} points: {} ran, {} already done, {} failed; table: {}",
             total,

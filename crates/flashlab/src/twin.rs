@@ -19,8 +19,20 @@ pub struct TwinArgs {
     pub device: String,
 
     /// Where to write the profile (TOML); the twin's report goes beside it as PROFILE.twin.json.
-    #[arg(long, short = 'o', value_name = "PROFILE.toml")]
-    pub output: PathBuf,
+    #[arg(
+        long,
+        value_name = "PROFILE.toml",
+        required_unless_present = "output_o"
+    )]
+    pub output: Option<PathBuf>,
+    /// The old spelling of --output (`crate::cli::take_old_output`).
+    #[arg(
+        short = 'o',
+        hide = true,
+        value_name = "PROFILE.toml",
+        conflicts_with = "output"
+    )]
+    pub output_o: Option<PathBuf>,
 
     /// Longest the measurements may take, on the device's clock (the fit runs after, in process).
     #[arg(long, value_name = "DURATION", default_value = "15m")]
@@ -142,6 +154,8 @@ pub fn render(t: &Twin) -> String {
 }
 
 pub fn twin(a: TwinArgs) -> CliResult<()> {
+    // clap requires --output or -o, and main moves -o into --output.
+    let output = a.output.clone().expect("--output is required");
     let budget_ns = parse_budget(&a.budget)?;
     let max_write_bytes = parse_size(&a.max_write_bytes)
         .map_err(|e| CliError::user(format!("--max-write-bytes: {e}")))?;
@@ -178,20 +192,19 @@ pub fn twin(a: TwinArgs) -> CliResult<()> {
     print!("{}", crate::probe::render(&t.probe));
     println!();
     print!("{}", render(&t));
-    std::fs::write(&a.output, &t.profile_toml)
-        .map_err(|e| CliError::failure(format!("cannot write {}: {e}", a.output.display())))?;
-    let mut json_name = a.output.file_name().unwrap_or_default().to_os_string();
+    std::fs::write(&output, &t.profile_toml)
+        .map_err(|e| CliError::failure(format!("cannot write {}: {e}", output.display())))?;
+    let mut json_name = output.file_name().unwrap_or_default().to_os_string();
     json_name.push(".twin.json");
-    let dir = a
-        .output
+    let dir = output
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     write_json(dir, &json_name.to_string_lossy(), &t)?;
     println!(
         "profile: {} (use it as --device sim:{}); report: {}; measured in {} of device time, {} written",
-        a.output.display(),
-        a.output.display(),
+        output.display(),
+        output.display(),
         dir.join(&json_name).display(),
         format_duration_ns(t.probe.elapsed_ns),
         format_size(t.probe.written_bytes)
@@ -201,7 +214,7 @@ pub fn twin(a: TwinArgs) -> CliResult<()> {
     } else {
         Err(CliError::user(format!(
             "the twin in {} is not good: {}",
-            a.output.display(),
+            output.display(),
             t.not_good.join("; ")
         )))
     }

@@ -32,7 +32,7 @@ pub struct ValidateArgs {
     pub quick: bool,
 
     /// Keep the suites' results directories under DIR [default: a temporary directory, removed].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, short = 'o', value_name = "DIR")]
     pub results: Option<PathBuf>,
 
     /// Rewrite the generated sections of this Markdown file (docs/profiles.md): the scoreboard, uFLIP's Table 3 and one table per profile.

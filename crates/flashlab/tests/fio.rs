@@ -148,9 +148,9 @@ fn a_time_based_run_lasts_its_runtime_in_simulated_time() {
             "--time_based",
             "-o",
             out,
-            "--quiet",
         ]
     };
+    // (not --quiet, which prints the runs table alone)
     let out = flashlab(&args("a"), dir.path());
     ok(&out);
     assert!(

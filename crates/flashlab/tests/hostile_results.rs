@@ -71,7 +71,7 @@ fn export_refuses_a_fifo_records_file_at_once() {
     assert!(status.success());
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(["export", "r", "--format", "csv", "-o", "out.csv"])
+        .args(["export", "r", "--format", "csv", "--output", "out.csv"])
         .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

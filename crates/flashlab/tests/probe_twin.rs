@@ -37,7 +37,14 @@ fn twin_refuses_a_file_in_dev_shm_and_writes_no_profile() {
     std::fs::write(&name, vec![0u8; 1 << 20]).unwrap();
     let dir = scratch();
     let out = flashlab(
-        &["twin", &name, "-o", "t.toml", "--allow-write-to", "all"],
+        &[
+            "twin",
+            &name,
+            "--output",
+            "t.toml",
+            "--allow-write-to",
+            "all",
+        ],
         dir.path(),
     );
     std::fs::remove_file(&name).unwrap();
@@ -52,7 +59,10 @@ fn twin_refuses_a_file_in_dev_shm_and_writes_no_profile() {
 #[test]
 fn twin_of_a_simulated_ssd_writes_a_profile_that_flashlab_runs() {
     let dir = scratch();
-    let out = flashlab(&["twin", "sim:nvme-tlc", "-o", "twin.toml"], dir.path());
+    let out = flashlab(
+        &["twin", "sim:nvme-tlc", "--output", "twin.toml"],
+        dir.path(),
+    );
     let t = ok(&out);
     assert!(t.contains("verdict: good"), "{t}");
     assert!(t.contains("held-out"), "{t}");
@@ -74,7 +84,14 @@ fn twin_of_a_simulated_ssd_writes_a_profile_that_flashlab_runs() {
     // The twin's report: what was probed, the parameters with the plan parts
     // they were fitted to, and the held-out predictions apart from the fit.
     let rep = flashlab(
-        &["report", "twin.toml.twin.json", "--format", "md", "-o", "-"],
+        &[
+            "report",
+            "twin.toml.twin.json",
+            "--format",
+            "md",
+            "--output",
+            "-",
+        ],
         dir.path(),
     );
     let md = ok(&rep);
@@ -92,7 +109,7 @@ fn twin_of_a_simulated_ssd_writes_a_profile_that_flashlab_runs() {
         assert!(md.contains(want), "{want:?} missing from the twin's report:\n{md}");
     }
     let html = flashlab(
-        &["report", "twin.toml.twin.json", "-o", "t.html"],
+        &["report", "twin.toml.twin.json", "--output", "t.html"],
         dir.path(),
     );
     ok(&html);

@@ -93,7 +93,7 @@ fn report_compares_two_uflip_suites() {
 
     // JSON to a file.
     ok(&flashlab(
-        &["report", "m", "--format", "json", "-o", "r.json"],
+        &["report", "m", "--format", "json", "--output", "r.json"],
         dir.path(),
     ));
     let v: serde_json::Value =
@@ -201,7 +201,14 @@ fn parquet_export_needs_the_feature() {
         dir.path(),
     ));
     let out = flashlab(
-        &["export", "res", "--format", "parquet", "-o", "io.parquet"],
+        &[
+            "export",
+            "res",
+            "--format",
+            "parquet",
+            "--output",
+            "io.parquet",
+        ],
         dir.path(),
     );
     if cfg!(feature = "parquet") {

@@ -78,7 +78,7 @@ fn suite_reports_render_in_headless_chromium() {
     ] {
         let mut args = vec!["report"];
         args.extend(dirs.iter().copied());
-        args.extend(["-o", page, "--quiet"]);
+        args.extend(["--output", page, "--quiet"]);
         flashlab_ok(&args, dir);
         let path = dir.join(page);
         let html = std::fs::read_to_string(&path).unwrap();

@@ -283,6 +283,25 @@ pub fn replay_stats(late: u64, flushes: u64) -> serde_json::Value {
     serde_json::json!({ "late_requests": late, "flushes": flushes })
 }
 
+/// A run's `device_stats` in run.json: the device's own statistics, with
+/// what a replay adds under `replay`. A device that counts nothing (a real
+/// disk or file) still gets the replay's, as `{"replay": ...}`: late
+/// requests on hardware are the figure a replay's user needs most. The
+/// CLI's replay and [`run`] both call this, so they cannot drift.
+pub fn run_device_stats(
+    device: Option<serde_json::Value>,
+    replay: Option<serde_json::Value>,
+) -> Option<serde_json::Value> {
+    match (device, replay) {
+        (device, None) => device,
+        (Some(serde_json::Value::Object(mut m)), Some(r)) => {
+            m.insert("replay".into(), r);
+            Some(serde_json::Value::Object(m))
+        }
+        (_, Some(r)) => Some(serde_json::json!({ "replay": r })),
+    }
+}
+
 /// Closes run `idx`'s records writer. When it cannot (the results disk is
 /// full), the run is marked failed in the manifest, so that `flashlab show`
 /// says failed rather than running, and the error names its cause.
@@ -325,10 +344,7 @@ fn finish(
         }
         Err(e) => (RunStatus::Failed, Some(e.to_string())),
     };
-    let mut stats = flashlab_results::device_stats_json(&device.stats());
-    if let (Some(serde_json::Value::Object(m)), Some(extra)) = (&mut stats, extra) {
-        m.insert("replay".into(), extra);
-    }
+    let stats = run_device_stats(flashlab_results::device_stats_json(&device.stats()), extra);
     let summary = results
         .finish_run_tallied(idx, status, error.clone(), stats, Some(tally))
         .map_err(WorkloadError::io(&root))?;

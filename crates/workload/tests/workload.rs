@@ -147,3 +147,71 @@ fn a_refused_pattern_fails_before_any_run() {
     assert!(failed.outcome.runs.is_empty());
     assert!(failed.error.is_user_error(), "{}", failed.error);
 }
+
+/// A device that counts nothing beyond its IOs, as a real disk or file:
+/// the simulator underneath, its statistics hidden.
+struct CountsNothing(Box<dyn Device>);
+
+impl Device for CountsNothing {
+    fn info(&self) -> &flashlab_device::DeviceInfo {
+        self.0.info()
+    }
+    fn now_ns(&self) -> flashlab_device::Nanos {
+        self.0.now_ns()
+    }
+    fn max_outstanding(&self) -> usize {
+        self.0.max_outstanding()
+    }
+    fn submit(
+        &mut self,
+        req: flashlab_device::IoRequest,
+    ) -> Result<(), flashlab_device::DeviceError> {
+        self.0.submit(req)
+    }
+    fn poll(
+        &mut self,
+        deadline_ns: Option<flashlab_device::Nanos>,
+        out: &mut Vec<flashlab_device::Completion>,
+    ) -> Result<(), flashlab_device::DeviceError> {
+        self.0.poll(deadline_ns, out)
+    }
+    fn idle_until(
+        &mut self,
+        deadline_ns: flashlab_device::Nanos,
+    ) -> Result<(), flashlab_device::DeviceError> {
+        self.0.idle_until(deadline_ns)
+    }
+}
+
+#[test]
+fn a_replay_on_a_device_that_counts_nothing_keeps_its_late_requests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace_path = tmp.path().join("t.trace");
+    // Four writes due at once with one allowed in flight: three are late.
+    std::fs::write(
+        &trace_path,
+        "# flashlab-trace v1\n0 W 0 4096\n0 W 4096 4096\n0 W 8192 4096\n0 W 12288 4096\n",
+    )
+    .unwrap();
+    let workload = Workload::Trace(TraceSpec {
+        path: trace_path,
+        queue_depth: Some(1),
+        ..trace(1.0, false, None)
+    });
+    let sim = flashlab_sim::open_device("ssd-m,capacity=1GiB", 1, 64).unwrap();
+    let mut device = CountsNothing(Box::new(sim));
+    assert!(device.stats().sim().is_none());
+    let mut results = results_on(&tmp.path().join("r"), &device);
+    let never = AtomicBool::new(false);
+    let options = RunOptions {
+        seed: 1,
+        records: true,
+        stop: &never,
+    };
+    let outcome = run(&workload, &mut device, &mut results, &options)
+        .unwrap_or_else(|f| panic!("{}", f.error));
+    assert_eq!(
+        outcome.runs[0].device_stats,
+        Some(serde_json::json!({ "replay": { "late_requests": 3, "flushes": 0 } }))
+    );
+}
