@@ -186,7 +186,7 @@ def main():
                 f.write(hidden_text)
             twin_toml = os.path.join(work, f"twin-{name}.toml")
             t0 = time.time()
-            p = subprocess.run([a.flashlab, "twin", f"sim:{hidden}", "-o", twin_toml],
+            p = subprocess.run([a.flashlab, "twin", f"sim:{hidden}", "--output", twin_toml],
                                cwd=work, capture_output=True, text=True)
             wall = time.time() - t0
             if not os.path.exists(twin_toml):
