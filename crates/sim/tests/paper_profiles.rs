@@ -145,7 +145,9 @@ fn ssd_l_non_sequential_writes_flush_their_map_update() {
         above as f64 / c.len() as f64
     };
     let (on, off) = (stride(true), stride(false));
-    println!("ssd-l stride 4 KiB writes above 1.4 ms: {on:.2} with the map flush, {off:.2} without");
+    println!(
+        "ssd-l stride 4 KiB writes above 1.4 ms: {on:.2} with the map flush, {off:.2} without"
+    );
     assert!(on > 0.9, "with the flush: {on}");
     assert!(off < 0.1, "without the flush: {off}");
     // Figure 6(a), read(n)+write(n+1): a read between two writes does not
@@ -160,13 +162,21 @@ fn ssd_l_non_sequential_writes_flush_their_map_update() {
     // one request at a time: completions come in submission order, writes odd
     let writes: Vec<&Completion> = c.iter().skip(1).step_by(2).collect();
     let slow = writes.iter().filter(|c| c.latency_ns() > 1_300_000).count();
-    assert!(slow * 10 > writes.len() * 9, "{slow} of {} writes above 1.3 ms", writes.len());
+    assert!(
+        slow * 10 > writes.len() * 9,
+        "{slow} of {} writes above 1.3 ms",
+        writes.len()
+    );
     // sequential writes keep the register buffer's 140-200 us
     let mut d = dev("ssd-l,capacity=4GiB");
     let c = run(&mut d, sequential(0, 4 * KIB, 1024, Mode::Write), 1);
     let mut l: Vec<u64> = c.iter().map(|c| c.latency_ns()).collect();
     l.sort_unstable();
-    assert!(l[l.len() / 2] < 200_000, "sequential median {} ns", l[l.len() / 2]);
+    assert!(
+        l[l.len() / 2] < 200_000,
+        "sequential median {} ns",
+        l[l.len() / 2]
+    );
 }
 
 /// Chen et al. Figure 2: SSD-L reads take 200-250 us for sequential, random and stride alike.

@@ -142,8 +142,7 @@ impl Ftl for SyncFtl {
         // the write completes once its map page is on flash too.
         let continues = lpn == self.next_lpn;
         self.next_lpn = lpn + 1;
-        if self.cfg.flush_non_sequential && first_of_request && !continues && self.req_pages <= 1
-        {
+        if self.cfg.flush_non_sequential && first_of_request && !continues && self.req_pages <= 1 {
             self.flush(end, flash);
             return Ok(end.max(self.last_flush_end));
         }
