@@ -798,7 +798,7 @@ pub struct CacheConfig {
     /// the previous write's last) enters the buffer; any other write is
     /// programmed before it completes. Chen et al.'s SSD-L buffers sequential
     /// writes only and "seems to detect a sequential write pattern by
-    /// recording the previous write request's LBN" (sections 5.3, 5.5).
+    /// recording the previous write request’s LBN" (sections 5.3, 5.5).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sequential_only: bool,
     /// A buffered page is acknowledged once it has crossed the flash channel
