@@ -651,6 +651,17 @@ pub struct SyncConfig {
     /// (Chen et al. 5.3 see SSD-L's spike "every 64 requests").
     #[serde(default)]
     pub per_request: bool,
+    /// A host write request that does not continue the previous one (a
+    /// single-page write whose first page is not the page after the previous
+    /// write's last; a multi-page write is taken as sequential, as LAST's
+    /// request-size detector does) flushes its map update before it
+    /// completes. Chen et al. 5.7: "With limited buffer space, SSD-L has to
+    /// frequently lock the in-memory data structure and flush the metadata in
+    /// volatile cache to persistent flash memory"; 5.5: SSD-L detects "a
+    /// sequential write pattern by recording the previous write request's
+    /// LBN".
+    #[serde(default)]
+    pub flush_non_sequential: bool,
 }
 
 impl Default for SyncConfig {
@@ -663,6 +674,7 @@ impl Default for SyncConfig {
             extra_pages: 1,
             blocking: true,
             per_request: false,
+            flush_non_sequential: false,
         }
     }
 }
@@ -786,7 +798,7 @@ pub struct CacheConfig {
     /// the previous write's last) enters the buffer; any other write is
     /// programmed before it completes. Chen et al.'s SSD-L buffers sequential
     /// writes only and "seems to detect a sequential write pattern by
-    /// recording the previous write request's LBN" (sections 5.3, 5.5).
+    /// recording the previous write request’s LBN" (sections 5.3, 5.5).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sequential_only: bool,
     /// With the write-back cache off (`enabled = false`; no effect with it

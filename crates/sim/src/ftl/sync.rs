@@ -39,6 +39,12 @@ pub struct SyncFtl {
     units: u32,
     /// No page of the current host request written yet (`per_request` counting).
     new_request: bool,
+    /// Pages of the current host write request (`flush_non_sequential`).
+    req_pages: u64,
+    /// When the latest flush's last page is programmed.
+    last_flush_end: Nanos,
+    /// The page after the previous host write's last (`flush_non_sequential`).
+    next_lpn: u64,
 }
 
 impl SyncFtl {
@@ -60,6 +66,9 @@ impl SyncFtl {
             die: 0,
             units: geo.units,
             new_request: true,
+            req_pages: 0,
+            last_flush_end: 0,
+            next_lpn: u64::MAX,
         }
     }
 
@@ -78,6 +87,7 @@ impl SyncFtl {
         }
         flash.acct.map_syncs += 1;
         flash.acct.map_sync_pages += pages;
+        self.last_flush_end = t;
         if self.cfg.blocking {
             self.blocked_until = self.blocked_until.max(t);
         }
@@ -95,6 +105,7 @@ impl Ftl for SyncFtl {
     }
 
     fn begin_write(&mut self, pages: u64) {
+        self.req_pages = pages;
         self.inner.begin_write(pages);
     }
 
@@ -120,10 +131,21 @@ impl Ftl for SyncFtl {
             *w |= 1 << (p & 63);
             self.dirty_list.push(p as u32);
         }
+        let first_of_request = self.new_request;
         if !self.cfg.per_request || self.new_request {
             self.writes += 1;
         }
         self.new_request = false;
+        // Chen et al. 5.5: SSD-L tells a sequential write by the previous
+        // write request's LBN; one that breaks the sequence is written
+        // directly, and (5.7) its map update cannot wait in the small buffer:
+        // the write completes once its map page is on flash too.
+        let continues = lpn == self.next_lpn;
+        self.next_lpn = lpn + 1;
+        if self.cfg.flush_non_sequential && first_of_request && !continues && self.req_pages <= 1 {
+            self.flush(end, flash);
+            return Ok(end.max(self.last_flush_end));
+        }
         let due = (self.cfg.interval_writes > 0 && self.writes >= self.cfg.interval_writes)
             || (self.cfg.dirty_limit > 0 && self.dirty_list.len() as u32 >= self.cfg.dirty_limit);
         if due {
@@ -165,6 +187,10 @@ impl Ftl for SyncFtl {
         out.u64(self.blocked_until);
         out.u32(self.die);
         out.u8(self.new_request as u8);
+        if self.cfg.flush_non_sequential {
+            // only with the option on, so other profiles' checkpoints keep their layout
+            out.u64(self.next_lpn);
+        }
         self.store.save_state(out);
         Ok(())
     }
@@ -197,11 +223,17 @@ impl Ftl for SyncFtl {
         }
         self.die = die;
         self.new_request = inp.u8()? != 0;
+        if self.cfg.flush_non_sequential {
+            self.next_lpn = inp.u64()?;
+        }
         self.store.load_state(inp)
     }
 
     fn after_prefill(&mut self) {
         self.inner.after_prefill();
         self.blocked_until = 0;
+        self.last_flush_end = 0;
+        // the first write after the fill is judged on its own
+        self.next_lpn = u64::MAX;
     }
 }
