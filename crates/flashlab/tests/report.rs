@@ -127,8 +127,11 @@ fn run_report_shows_the_runs_time_series_cdf_and_histogram() {
         ],
         dir.path(),
     );
+    // --quiet: stdout is the runs table alone; where the report went is said on stderr.
     let text = ok(&out);
-    assert!(text.contains("report:  out.html"), "{text}");
+    assert!(!text.contains("report:"), "{text}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("report: out.html"), "{said}");
     let html = std::fs::read_to_string(dir.path().join("out.html")).unwrap();
     assert_eq!(check_charts(&html), 3, "time series, CDF, histogram");
     for t in [
