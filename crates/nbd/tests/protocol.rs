@@ -403,7 +403,11 @@ fn the_connection_cap_evicts_handshakes_then_idle_connections_before_refusing() 
     let mut others: Vec<Client> = (0..3)
         .map(|_| Client::connect(&srv.addr, "").unwrap())
         .collect();
-    thread::sleep(Duration::from_millis(300));
+    // The server books `c`'s reply as sent (and `c` as idle) just after the
+    // client has read it; on a loaded machine (debug build, parallel tests)
+    // that bookkeeping thread can wait hundreds of milliseconds for a core,
+    // so this wait is generous rather than tight.
+    thread::sleep(Duration::from_millis(1500));
     let mut fifth = Client::connect(&srv.addr, "").expect("a fifth connection, in at once");
     assert_eq!(fifth.flush().unwrap(), 0);
     assert!(
@@ -417,7 +421,8 @@ fn the_connection_cap_evicts_handshakes_then_idle_connections_before_refusing() 
             .write_all(&request(0, CMD_WRITE, 9, 0, 8192))
             .unwrap();
     }
-    thread::sleep(Duration::from_millis(100));
+    // Long enough for the sessions to have read the four request headers.
+    thread::sleep(Duration::from_millis(1000));
     assert!(
         Client::connect(&srv.addr, "").is_err(),
         "a newcomer while every slot has a request in progress"
@@ -426,7 +431,7 @@ fn the_connection_cap_evicts_handshakes_then_idle_connections_before_refusing() 
     fifth.stream.write_all(&[1u8; 8192]).unwrap();
     let mut reply = [0u8; 16];
     fifth.stream.read_exact(&mut reply).unwrap();
-    thread::sleep(Duration::from_millis(100));
+    thread::sleep(Duration::from_millis(1000));
     let mut again = Client::connect(&srv.addr, "").unwrap();
     assert_eq!(again.flush().unwrap(), 0);
 }
