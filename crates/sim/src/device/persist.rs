@@ -10,7 +10,9 @@
 //!   and the accounting, as bytes. A checkpoint is a *power-cycle boundary*:
 //!   the restored device starts with all dies, channels and the host link idle
 //!   at the time the old one would have quiesced, an empty (drained) DRAM
-//!   cache and no read-ahead. The server therefore replaces its live device by
+//!   cache, no read-ahead, no held last write (`cache.hold_last_write`: its
+//!   program was already charged when it arrived) and no pending map flush
+//!   (`ftl.sync`: its end lies before the quiesce time). The server therefore replaces its live device by
 //!   `restore(checkpoint())` whenever it checkpoints, so a device recovered
 //!   from (checkpoint + log of later requests) is exactly the device that was
 //!   running (the crash-recovery tests compare the two byte for byte).
