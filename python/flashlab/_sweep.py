@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 import pandas as pd
 
 from . import _native
+from ._native import FlashlabError
 
 GridLike = Union[str, os.PathLike, Mapping[str, Any]]
 
@@ -140,6 +141,11 @@ def sweep(
     percentiles come from the latency histogram (within 0.05 %).
     """
     resolved = load_grid(grid)
+    if resolved.get("target"):
+        raise FlashlabError(
+            f"the grid runs on a real device or file ({resolved['target']['path']}): its points must run one at a time, "
+            "and Dask would run them at once; run it with `flashlab sweep GRID`"
+        )
     grid_json = json.dumps(resolved)
     tasks = _point_tasks(grid_json)
     root = Path(results) if results is not None else Path("results") / f"sweep-{resolved['name']}"

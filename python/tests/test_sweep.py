@@ -129,6 +129,19 @@ def test_a_bad_grid_is_one_line_naming_the_problem():
         flashlab.load_grid({"device": "ssd-m"})
 
 
+def test_a_grid_on_a_real_file_is_refused_for_dask_and_sent_to_the_cli(tmp_path):
+    scratch = tmp_path / "scratch.img"
+    scratch.write_bytes(b"\x5a" * (1 << 20))
+    grid = {"target": str(scratch), "parameters": {"io_size": ["4KiB", "8KiB"]},
+            "run": [{"pattern": "RR", "io_count": 16}]}
+    # The grid itself is valid (the CLI runs it one point at a time)...
+    assert flashlab.load_grid(grid)["target"]["path"] == str(scratch)
+    # ...but Dask would run its points at once on one device.
+    with pytest.raises(flashlab.FlashlabError, match="one at a time.*flashlab sweep GRID"):
+        flashlab.sweep(grid, results=tmp_path / "sweep")
+    assert not (tmp_path / "sweep").exists()
+
+
 # A reduced uFLIP (two micro-benchmarks, short calibration) on two devices.
 SUITE_GRID = {
     "name": "uflip-op",

@@ -41,7 +41,7 @@ pub enum Command {
     Serve(crate::serve::ServeArgs),
     /// The papers' published numbers vs the simulator's, with tolerances and a score.
     Validate(crate::validate::ValidateArgs),
-    /// Sweep simulator parameters: every point of a grid file on local threads, one table of all (docs/python.md).
+    /// Sweep simulator parameters or workload keys (on a simulator, or one point at a time on a real device or file): every point of a grid file on local threads, one table of all (docs/python.md).
     Sweep(crate::sweep::SweepArgs),
     /// TPC-C on PostgreSQL over a file, a block device or a simulated SSD, logical and physical IO traced (docs/oltp.md).
     Oltp(crate::oltp::OltpArgs),

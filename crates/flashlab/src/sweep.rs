@@ -41,6 +41,18 @@ pub fn sweep(args: SweepArgs) -> CliResult<()> {
             .map(|n| n.get())
             .unwrap_or(1),
     };
+    let jobs = match &grid.target {
+        None => jobs,
+        Some(t) => {
+            if args.jobs.is_some_and(|n| n > 1) && !args.quiet {
+                eprintln!(
+                    "note: the points on {} run one at a time (--jobs {jobs} applies to simulated devices): at once they would measure each other",
+                    t.path.display()
+                );
+            }
+            1
+        }
+    };
     let root = args
         .results
         .clone()

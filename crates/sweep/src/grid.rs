@@ -101,6 +101,8 @@ pub use flashlab_workload::{SuiteSpec, TraceSpec, Workload as WorkloadSpec};
 struct GridFile {
     name: Option<String>,
     device: Option<String>,
+    target: Option<PathBuf>,
+    allow_write_to: Option<PathBuf>,
     seeds: Option<Vec<u64>>,
     #[serde(default)]
     parameters: toml::Table,
@@ -118,6 +120,8 @@ struct GridFile {
 const GRID_KEYS: &[&str] = &[
     "name",
     "device",
+    "target",
+    "allow_write_to",
     "seeds",
     "parameters",
     "defaults",
@@ -172,6 +176,23 @@ pub struct Grid {
     /// (report timelines, export) of its runs are unavailable.
     #[serde(default = "records_kept", skip_serializing_if = "is_kept")]
     pub records: bool,
+    /// A real device or file instead of the simulator (`target = PATH`):
+    /// the parameters are workload keys only, and the points run one at a
+    /// time (`device` is then the path, as messages name it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<RealTarget>,
+}
+
+/// A grid's real device or file (`target = PATH`, `allow_write_to = PATH`):
+/// each point opens it as `flashlab run --device PATH` does, after the same
+/// write-safety check.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RealTarget {
+    pub path: PathBuf,
+    /// The block device the user explicitly allowed to be overwritten
+    /// (`--allow-write-to`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_write_to: Option<PathBuf>,
 }
 
 pub(crate) fn records_kept() -> bool {
@@ -199,6 +220,9 @@ pub struct Point {
     /// the grid's workload when the point runs ([`Point::workload`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workload_params: Vec<(String, ParamValue)>,
+    /// The grid's real target, when it has one (`device` is then its path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<RealTarget>,
 }
 
 impl Point {
@@ -272,12 +296,41 @@ impl Grid {
         // Absolute paths: points may run in other processes, from another directory.
         let base_dir = std::path::absolute(base_dir).unwrap_or_else(|_| base_dir.to_path_buf());
         let base_dir = base_dir.as_path();
-        let device = file.device.ok_or_else(|| {
-            SweepError::Grid(format!(
-                "{origin}: no `device`; add the base simulator, e.g. device = \"ssd-m,capacity=1GiB\""
-            ))
-        })?;
-        let device = device.strip_prefix("sim:").unwrap_or(&device).to_string();
+        let (device, target) = match (file.device, file.target) {
+            (Some(_), Some(_)) => {
+                return Err(SweepError::Grid(format!(
+                    "{origin}: both `device` (a simulator) and `target` (a real device or file); keep one"
+                )))
+            }
+            (None, None) => {
+                return Err(SweepError::Grid(format!(
+                    "{origin}: no `device`; add the base simulator, e.g. device = \"ssd-m,capacity=1GiB\", or target = \"PATH\" for a real device or file"
+                )))
+            }
+            (Some(device), None) => {
+                if file.allow_write_to.is_some() {
+                    return Err(SweepError::Grid(format!(
+                        "{origin}: allow_write_to applies to a real target (target = \"PATH\"); remove it for a simulated device"
+                    )));
+                }
+                (device.strip_prefix("sim:").unwrap_or(&device).to_string(), None)
+            }
+            (None, Some(path)) => {
+                let path = base_dir.join(path);
+                // Its size and alignment now: a missing or unreadable
+                // target would fail every point.
+                flashlab_realdev::probe(&path).map_err(|e| {
+                    SweepError::Grid(format!("{origin}: target {}: {e}", path.display()))
+                })?;
+                (
+                    path.display().to_string(),
+                    Some(RealTarget {
+                        path,
+                        allow_write_to: file.allow_write_to,
+                    }),
+                )
+            }
+        };
         let mut parameters = Vec::new();
         // toml::Table iterates in key order: alphabetical, hence stable.
         // `suite.max_ios = [...]` is TOML for a `suite` table: its keys
@@ -399,7 +452,11 @@ impl Grid {
             seeds,
             workload,
             records,
+            target,
         };
+        if grid.target.is_some() {
+            grid.check_real_target(origin)?;
+        }
         grid.check_keys(origin)?;
         grid.check_workload_params(origin)?;
         Ok(grid)
@@ -410,6 +467,9 @@ impl Grid {
     /// simulator refuses (say, too little over-provisioning for its die
     /// count) is not a grid error: it fails alone and the others run.
     fn check_keys(&self, origin: &str) -> Result<(), SweepError> {
+        if self.target.is_some() {
+            return Ok(());
+        }
         let mut first_error = None;
         for i in 0..self.len() {
             match flashlab_sim::resolve_spec(&self.point(i).device) {
@@ -427,6 +487,29 @@ impl Grid {
 
     /// Each value of a workload parameter sets the workload as its table
     /// would (its type, a suite's option): refused here, not by every point.
+    /// A grid on a real device sweeps the workload only: there is no
+    /// simulator to set, and a suite there is `flashlab suite NAME --device
+    /// PATH` (its state enforcement and plan are the CLI's).
+    fn check_real_target(&self, origin: &str) -> Result<(), SweepError> {
+        if let WorkloadSpec::Suite(s) = &self.workload {
+            return Err(SweepError::Grid(format!(
+                "{origin}: a grid on a real device runs [[run]], [trace] or replicate workloads; run the suite there with flashlab suite {} --device {}",
+                s.name, self.device
+            )));
+        }
+        if let Some((key, _)) = self
+            .parameters
+            .iter()
+            .find(|(k, _)| !self.workload.is_key(k))
+        {
+            return Err(SweepError::Grid(format!(
+                "{origin}: parameter {key} is a simulator setting, and target = \"{}\" is a real device; sweep workload keys there (io_size, queue_depth, parallel, location, ... in [[run]]; queue_depth or speed for a [trace])",
+                self.device
+            )));
+        }
+        Ok(())
+    }
+
     fn check_workload_params(&self, origin: &str) -> Result<(), SweepError> {
         for (key, values) in &self.parameters {
             if !self.workload.is_key(key) {
@@ -493,6 +576,7 @@ impl Grid {
             seed,
             device,
             workload_params,
+            target: self.target.clone(),
         }
     }
 }

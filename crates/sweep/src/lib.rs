@@ -27,5 +27,5 @@ pub mod point;
 pub mod table;
 
 pub use error::SweepError;
-pub use grid::{Grid, ParamValue, Point, SuiteSpec, TraceSpec, WorkloadSpec};
+pub use grid::{Grid, ParamValue, Point, RealTarget, SuiteSpec, TraceSpec, WorkloadSpec};
 pub use point::{run_point, simulate, PointOutcome, PointStatus, RunMetrics};

@@ -1,7 +1,8 @@
 //! Running a sweep's points on local threads (`flashlab sweep --jobs N`).
 //!
 //! Points are independent and single-threaded: N threads take the next
-//! point from a shared counter until none is left. A point that fails is
+//! point from a shared counter until none is left (one thread for a grid
+//! on a real device, whatever N). A point that fails is
 //! recorded and the others go on.
 
 use std::path::Path;
@@ -25,6 +26,9 @@ pub fn run_local(
     on_done: &(dyn Fn(&PointOutcome) + Sync),
 ) -> Vec<PointOutcome> {
     let points = grid.points();
+    // Points on one real device run one at a time: at once they would
+    // share its channels and measure each other.
+    let jobs = if grid.target.is_some() { 1 } else { jobs };
     let next = AtomicUsize::new(0);
     let done: Mutex<Vec<Option<PointOutcome>>> = Mutex::new(vec![None; points.len()]);
     std::thread::scope(|s| {

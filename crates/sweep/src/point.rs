@@ -21,7 +21,7 @@ use flashlab_results::{Manifest, ResultsDir, RunStatus, RunSummary, ToolInfo, Wo
 use serde::{Deserialize, Serialize};
 
 use crate::error::SweepError;
-use crate::grid::{is_kept, records_kept, Grid, Point, WorkloadSpec};
+use crate::grid::{is_kept, records_kept, Grid, Point, RealTarget, WorkloadSpec};
 use crate::lock::Lock;
 
 /// The name of the completed marker in a point's directory.
@@ -236,6 +236,7 @@ pub fn run_point_of(
     let partial_results = partial.join("results");
     let result = simulate_into(
         &point.device,
+        point.target.as_ref(),
         point.seed,
         workload,
         if records {
@@ -471,6 +472,7 @@ pub fn simulate(
     let mut runs = Vec::new();
     simulate_into(
         device,
+        None,
         seed,
         workload,
         Keep::Records,
@@ -496,13 +498,14 @@ enum Keep {
     RecordsOutOfCache,
 }
 
-/// Opens the point's simulated device, creates its results directory and
-/// runs the workload there with the library's one verb
-/// (`flashlab_workload::run`). The runs done (before a failure too) go to
-/// `runs`, a suite's summary to `suite_summary`.
+/// Opens the point's device (simulated, or the grid's real `target`),
+/// creates its results directory and runs the workload there with the
+/// library's one verb (`flashlab_workload::run`). The runs done (before a
+/// failure too) go to `runs`, a suite's summary to `suite_summary`.
 #[allow(clippy::too_many_arguments)]
 fn simulate_into(
     device_spec: &str,
+    target: Option<&RealTarget>,
     seed: u64,
     workload: &WorkloadSpec,
     keep: Keep,
@@ -511,9 +514,28 @@ fn simulate_into(
     runs: &mut Vec<RunSummary>,
     suite_summary: &mut Option<serde_json::Value>,
 ) -> Result<(), SweepError> {
-    let mut device =
-        flashlab_sim::open_device(device_spec, seed, flashlab_workload::SIM_MAX_OUTSTANDING)
-            .map_err(|e| SweepError::Input(e.to_string()))?;
+    let (mut device, engine, command): (Box<dyn Device>, String, String) = match target {
+        None => (
+            Box::new(
+                flashlab_sim::open_device(
+                    device_spec,
+                    seed,
+                    flashlab_workload::SIM_MAX_OUTSTANDING,
+                )
+                .map_err(|e| SweepError::Input(e.to_string()))?,
+            ),
+            "simulator".into(),
+            format!("sweep point: sim:{device_spec} seed={seed}"),
+        ),
+        Some(t) => {
+            let (device, engine) = open_real(t, seed, workload)?;
+            (
+                device,
+                engine,
+                format!("sweep point: {} seed={seed}", t.path.display()),
+            )
+        }
+    };
     let info = device.info().clone();
     let mut results = ResultsDir::create(
         out,
@@ -521,10 +543,10 @@ fn simulate_into(
             schema_version: flashlab_results::SCHEMA_VERSION,
             tool: tool.clone(),
             created_unix_s: flashlab_results::time::now_unix_s(),
-            command_line: vec![format!("sweep point: sim:{device_spec} seed={seed}")],
+            command_line: vec![command],
             host: flashlab_workload::host_info(),
             device: info,
-            engine: "simulator".into(),
+            engine,
             suite: None,
             runs: Vec::new(),
         },
@@ -539,7 +561,7 @@ fn simulate_into(
         stop: &never,
     };
     let (outcome, error) =
-        match flashlab_workload::run(workload, &mut device, &mut results, &options) {
+        match flashlab_workload::run(workload, &mut *device, &mut results, &options) {
             Ok(outcome) => (outcome, None),
             Err(failed) => (failed.outcome, Some(failed.error)),
         };
@@ -551,6 +573,104 @@ fn simulate_into(
         None => Ok(()),
         Some(e) => Err(SweepError::from(e)),
     }
+}
+
+/// Opens a grid's real target for one point's workload, as `flashlab run`
+/// opens `--device PATH`: O_DIRECT, io_uring (else the synchronous engine),
+/// sized for the workload's most outstanding IOs and largest IO, and, when
+/// the workload writes, only after the write-safety check (a block device
+/// in use is refused unless `allow_write_to` names it). Returns the device
+/// and its engine's name.
+fn open_real(
+    t: &RealTarget,
+    seed: u64,
+    workload: &WorkloadSpec,
+) -> Result<(Box<dyn Device>, String), SweepError> {
+    let failed = |e: flashlab_realdev::OpenError| {
+        SweepError::Input(format!("target {}: {e}", t.path.display()))
+    };
+    let info = flashlab_realdev::probe(&t.path).map_err(failed)?;
+    let lbs = info.logical_block_bytes as u64;
+    // (writes, most outstanding IOs, largest IO in bytes)
+    let (writes, max_outstanding, max_io_bytes) = match workload {
+        WorkloadSpec::Patterns { runs } => {
+            let specs = flashlab_workload::resolve_patterns(runs, Some(seed), &info, lbs)?;
+            pattern_needs(&specs)
+        }
+        WorkloadSpec::Replicate { dir, runs } => {
+            let specs = flashlab_workload::replicated_specs(dir, runs.as_deref(), &info)?;
+            pattern_needs(&specs)
+        }
+        WorkloadSpec::Trace(spec) => {
+            let trace = spec.prepare(spec.read()?, info.size_bytes, lbs)?;
+            let writes = trace.ios.iter().any(|io| {
+                !matches!(
+                    io.op,
+                    flashlab_trace::TraceOp::Io(flashlab_device::Mode::Read)
+                )
+            });
+            let largest = trace
+                .ios
+                .iter()
+                .map(|io| io.size_bytes)
+                .max()
+                .unwrap_or(512);
+            (writes, trace.in_flight.max(1), largest)
+        }
+        WorkloadSpec::Suite(_) => {
+            return Err(SweepError::Input(format!(
+                "target {}: a suite runs on a real device with flashlab suite NAME --device PATH",
+                t.path.display()
+            )))
+        }
+    };
+    let opened = flashlab_realdev::open(&flashlab_realdev::OpenOptions {
+        path: t.path.clone(),
+        write: writes,
+        engine: flashlab_realdev::Engine::Auto,
+        max_outstanding,
+        max_io_bytes: u32::try_from(max_io_bytes).unwrap_or(u32::MAX),
+        direct: true,
+        allow_write_to: t.allow_write_to.clone(),
+        create_size_bytes: None,
+    })
+    .map_err(failed)?;
+    let got = opened.device.info();
+    if got.kind != info.kind || got.size_bytes != info.size_bytes {
+        return Err(SweepError::Input(format!(
+            "target {} changed while the point opened it (first {} bytes, then {}); check the path and run again",
+            t.path.display(),
+            info.size_bytes,
+            got.size_bytes
+        )));
+    }
+    for w in &opened.warnings {
+        eprintln!("warning: target {}: {w}", t.path.display());
+    }
+    let engine = got
+        .identity
+        .get("engine")
+        .cloned()
+        .unwrap_or_else(|| "unknown".into());
+    Ok((opened.device, engine))
+}
+
+/// What pattern runs need of a real device: whether they write, their most
+/// outstanding IOs and their largest IO.
+fn pattern_needs(specs: &[flashlab_pattern::PatternSpec]) -> (bool, usize, u64) {
+    (
+        specs.iter().any(flashlab_pattern::PatternSpec::writes),
+        specs
+            .iter()
+            .map(flashlab_pattern::PatternSpec::max_outstanding)
+            .max()
+            .unwrap_or(1),
+        specs
+            .iter()
+            .map(flashlab_pattern::PatternSpec::max_io_bytes)
+            .max()
+            .unwrap_or(512),
+    )
 }
 
 /// CPU time consumed so far by the calling thread, in seconds (0 if the
