@@ -61,6 +61,8 @@ g.lg:focus{outline:1px dotted #333}
 .note{color:#8a4b00}
 .muted{color:#666}
 details{margin:6px 0}
+ul.verdict{font-size:15px;font-weight:600;margin:8px 0 12px}
+figcaption{font-size:12px;margin:2px 0 0}
 pre{font:12px ui-monospace,"DejaVu Sans Mono",monospace;background:#f6f7f9;padding:8px;overflow-x:auto}
 #tip{position:absolute;pointer-events:none;background:rgba(255,255,255,.96);border:1px solid #999;border-radius:4px;padding:4px 7px;font:12px/1.35 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;box-shadow:0 1px 4px rgba(0,0,0,.2);z-index:10}
 footer{color:#666;font-size:12px;padding:24px 16px 40px}
@@ -121,6 +123,22 @@ try{
    tip.textContent=lines.join("\n");tip.hidden=false;
    tip.style.left=(e.pageX+14)+"px";tip.style.top=(e.pageY+14)+"px";});
  });
+ // "save SVG / PNG" under each chart: the files are made here from the
+ // chart's own SVG (data: URIs; the page still reaches nothing outside).
+ // Methods named "...URL" are called by index so that the page's text has
+ // no CSS-style url-call token (the self-containment test forbids it).
+ function svgData(svg){return "data:image/svg+xml;charset=utf-8,"+encodeURIComponent(new XMLSerializer().serializeToString(svg));}
+ function give(href,name){var l=document.createElement("a");l.href=href;l.download=name;body.appendChild(l);l.click();l.remove();}
+ function saveChart(a){var svg=document.getElementById(a.getAttribute("data-chart"));if(!svg)return;
+  var fmt=a.getAttribute("data-fmt"),name=(svg.id||"chart")+"."+fmt,data=svgData(svg);
+  if(fmt==="svg"){give(data,name);return;}
+  var w=+svg.getAttribute("width"),h=+svg.getAttribute("height"),k=2,im=new Image();
+  im.onload=function(){var cv=document.createElement("canvas");cv.width=w*k;cv.height=h*k;
+   var g=cv.getContext("2d");g.scale(k,k);g.drawImage(im,0,0,w,h);give(cv["toData"+"URL"]("image/png"),name);};
+  im["src"]=data;}
+ Array.prototype.forEach.call(document.querySelectorAll("a.save"),function(a){
+  a.addEventListener("click",function(e){e.preventDefault();saveChart(a);});});
+ body.setAttribute("data-save-links",String(document.querySelectorAll("a.save").length));
  // Self-test for the headless browser test (file:///...#selftest): hover the
  // middle of the first chart with a legend, then click its first legend entry.
  if(location.hash==="#selftest"){
@@ -131,7 +149,10 @@ try{
    svg.querySelector("g.lg").dispatchEvent(new MouseEvent("click",{bubbles:true}));
    var off=svg.querySelectorAll('g.series[style*="none"]').length;
    body.setAttribute("data-selftest-tip",shown.replace(/\n/g," | "));
-   body.setAttribute("data-selftest-hidden",String(off));}
+   body.setAttribute("data-selftest-hidden",String(off));
+   // What "save SVG" would write: a standalone SVG document (namespace
+   // included by the serializer), as a data URI.
+   body.setAttribute("data-selftest-svg",svgData(svg).slice(0,200));}
  }
  body.setAttribute("data-charts",String(charts.length));
  body.setAttribute("data-empty-charts",String(empty));
@@ -195,7 +216,8 @@ fn plural(n: usize) -> &'static str {
 }
 
 fn toc(o: &mut String, r: &Report) {
-    o.push_str("<nav><details open><summary><b>Contents</b></summary><ul>");
+    // Folded: the first screen is the result, not a table of contents.
+    o.push_str("<nav><details><summary><b>Contents</b></summary><ul>");
     if r.devices.len() > 1 {
         let _ = write!(
             o,
@@ -275,6 +297,14 @@ fn comparison(o: &mut String, r: &Report) {
         let _ = write!(o, "{}{} &nbsp; ", swatch(d.color), html(&d.label));
     }
     o.push_str("</p>\n");
+    let verdicts = r.verdicts();
+    if !verdicts.is_empty() {
+        o.push_str("<ul class=\"verdict\">");
+        for v in &verdicts {
+            let _ = write!(o, "<li>{}</li>", html(v));
+        }
+        o.push_str("</ul>\n");
+    }
     for s in &r.sections {
         section(o, "cmp", s);
     }
@@ -336,14 +366,11 @@ fn comparison(o: &mut String, r: &Report) {
             .collect();
         let chart = charts::cdf(
             &format!("cmp{}-cdf", ci + 1),
-            &format!(
-                "Latency CDF of run {} on each device ({CDF_FIGURES})",
-                c.run
-            ),
+            &format!("Latency CDF of run {} on each device", c.run),
             &curves,
             WIDE,
         );
-        figure(o, &chart);
+        figure_as(o, &chart, Some(CDF_FIGURES));
         // Side by side, on one latency scale so that heights compare.
         let extent = c
             .entries
@@ -358,17 +385,14 @@ fn comparison(o: &mut String, r: &Report) {
             let run = &d.runs[ri];
             let chart = charts::timeline(
                 &format!("cmp{}-tl-d{}", ci + 1, di + 1),
-                &format!(
-                    "Latency over IO number, run {} on {} ({TIMELINE_FIGURES})",
-                    c.run, d.label
-                ),
+                &format!("Latency over IO number, run {} on {}", c.run, d.label),
                 run,
                 d.color,
                 Some(&d.label),
                 extent,
                 HALF,
             );
-            figure(o, &chart);
+            figure_as(o, &chart, Some(TIMELINE_FIGURES));
         }
         o.push_str("</div>\n");
     }
@@ -376,8 +400,24 @@ fn comparison(o: &mut String, r: &Report) {
 }
 
 fn figure(o: &mut String, chart: &svg::Chart) {
+    figure_as(o, chart, None);
+}
+
+/// A chart, the paper figures it reproduces (under it, so that its title
+/// fits on one line), and links that save it as SVG or PNG (the page's
+/// script makes the files from the chart itself: no network).
+fn figure_as(o: &mut String, chart: &svg::Chart, reproduces: Option<&str>) {
     o.push_str("<figure>");
     o.push_str(&svg::render(chart));
+    o.push_str("<figcaption class=\"muted\">");
+    if let Some(r) = reproduces {
+        let _ = write!(o, "{} &middot; ", html(r));
+    }
+    let _ = write!(
+        o,
+        "save <a href=\"#\" class=\"save\" data-chart=\"{id}\" data-fmt=\"svg\">SVG</a> <a href=\"#\" class=\"save\" data-chart=\"{id}\" data-fmt=\"png\">PNG</a></figcaption>",
+        id = html(&chart.id)
+    );
     o.push_str("</figure>\n");
 }
 
@@ -422,24 +462,6 @@ fn device(o: &mut String, di: usize, d: &DeviceReport) {
         swatch(d.color),
         html(&d.label)
     );
-    let _ = write!(
-        o,
-        "<h3 id=\"d{n}-prov\">Provenance</h3>\n<div class=\"grid2\"><table class=\"kv\">"
-    );
-    for (k, v) in d.provenance_rows() {
-        let v = if k == "command line" || k == "results directory" {
-            format!("<code>{}</code>", html(&v))
-        } else {
-            html(&v)
-        };
-        kv(o, k, &v);
-    }
-    o.push_str("</table>\n<table class=\"kv\"><tr><th>identity</th><td class=\"muted\">as recorded in the manifest</td></tr>");
-    for (k, v) in &d.provenance.device.identity {
-        kv(o, k, &html(v));
-    }
-    o.push_str("</table></div>\n");
-
     for s in &d.sections {
         section(o, &format!("d{n}"), s);
     }
@@ -460,11 +482,11 @@ fn device(o: &mut String, di: usize, d: &DeviceReport) {
             .collect();
         let chart = charts::cdf(
             &format!("d{n}-cdf"),
-            &format!("Latency CDFs of every run on {} ({CDF_FIGURES})", d.label),
+            &format!("Latency CDFs of every run on {}", d.label),
             &curves,
             WIDE,
         );
-        figure(o, &chart);
+        figure_as(o, &chart, Some(CDF_FIGURES));
     } else if with_data.len() > MAX_OVERLAID_RUNS {
         let _ = writeln!(
             o,
@@ -472,6 +494,25 @@ fn device(o: &mut String, di: usize, d: &DeviceReport) {
             with_data.len()
         );
     }
+
+    // The result first; where it came from below, folded.
+    let _ = write!(
+        o,
+        "<details id=\"d{n}-prov\"><summary><b>Provenance</b> <span class=\"muted\">(command line, tool, host, device identity)</span></summary>\n<div class=\"grid2\"><table class=\"kv\">"
+    );
+    for (k, v) in d.provenance_rows() {
+        let v = if k == "command line" || k == "results directory" {
+            format!("<code>{}</code>", html(&v))
+        } else {
+            html(&v)
+        };
+        kv(o, k, &v);
+    }
+    o.push_str("</table>\n<table class=\"kv\"><tr><th>identity</th><td class=\"muted\">as recorded in the manifest</td></tr>");
+    for (k, v) in &d.provenance.device.identity {
+        kv(o, k, &html(v));
+    }
+    o.push_str("</table></div></details>\n");
 
     for (ri, run) in d.runs.iter().enumerate() {
         run_section(o, n, ri, d, run);
@@ -558,25 +599,22 @@ fn run_section(o: &mut String, n: usize, ri: usize, d: &DeviceReport, run: &RunR
         }
         let chart = charts::timeline(
             &format!("{id}-tl"),
-            &format!(
-                "Latency over IO number, run {} on {} ({TIMELINE_FIGURES})",
-                run.name, d.label
-            ),
+            &format!("Latency over IO number, run {} on {}", run.name, d.label),
             run,
             d.color,
             None,
             None,
             WIDE,
         );
-        figure(o, &chart);
+        figure_as(o, &chart, Some(TIMELINE_FIGURES));
         o.push_str("<div class=\"grid2\">");
         let cdf = charts::cdf(
             &format!("{id}-cdf"),
-            &format!("Latency CDF, run {} ({CDF_FIGURES})", run.name),
+            &format!("Latency CDF, run {}", run.name),
             &[(run.name.clone(), d.color, run.cdf.as_slice())],
             HALF,
         );
-        figure(o, &cdf);
+        figure_as(o, &cdf, Some(CDF_FIGURES));
         let hist = charts::histogram(
             &format!("{id}-hist"),
             &format!("Latency histogram, run {}", run.name),

@@ -88,6 +88,13 @@ fn lat(t: &Throughput) -> Vec<String> {
 
 fn comparison(o: &mut String, r: &Report) {
     o.push_str("## Device comparison\n\n");
+    let verdicts = r.verdicts();
+    for v in &verdicts {
+        let _ = writeln!(o, "- **{}**", md_cell(v));
+    }
+    if !verdicts.is_empty() {
+        o.push('\n');
+    }
     for s in &r.sections {
         section(o, s);
     }
@@ -155,35 +162,6 @@ fn section(o: &mut String, s: &crate::model::Section) {
 
 fn device(o: &mut String, d: &DeviceReport) {
     let _ = writeln!(o, "## Device: {}\n", md_cell(&d.label));
-    o.push_str("### Provenance\n\n");
-    let rows: Vec<Vec<String>> = d
-        .provenance_rows()
-        .into_iter()
-        .map(|(k, v)| {
-            // A code span would show entities literally, and some renderers
-            // are lax about what a span holds: text with angle brackets is
-            // escaped prose instead.
-            let v = if (k == "command line" || k == "results directory") && !v.contains(['<', '>'])
-            {
-                format!("`{}`", v.replace('`', "'"))
-            } else {
-                v
-            };
-            vec![k.to_string(), v]
-        })
-        .collect();
-    table(o, &["", ""], 99, &rows);
-    if !d.provenance.device.identity.is_empty() {
-        o.push_str("Device identity, as recorded in the manifest:\n\n");
-        let rows: Vec<Vec<String>> = d
-            .provenance
-            .device
-            .identity
-            .iter()
-            .map(|(k, v)| vec![k.clone(), v.clone()])
-            .collect();
-        table(o, &["key", "value"], 99, &rows);
-    }
     for s in &d.sections {
         section(o, s);
     }
@@ -257,6 +235,36 @@ fn device(o: &mut String, d: &DeviceReport) {
             let _ = writeln!(o, "- {}", md_text(&n));
         }
         o.push('\n');
+    }
+    // Where the result came from, after it.
+    o.push_str("### Provenance\n\n");
+    let rows: Vec<Vec<String>> = d
+        .provenance_rows()
+        .into_iter()
+        .map(|(k, v)| {
+            // A code span would show entities literally, and some renderers
+            // are lax about what a span holds: text with angle brackets is
+            // escaped prose instead.
+            let v = if (k == "command line" || k == "results directory") && !v.contains(['<', '>'])
+            {
+                format!("`{}`", v.replace('`', "'"))
+            } else {
+                v
+            };
+            vec![k.to_string(), v]
+        })
+        .collect();
+    table(o, &["", ""], 99, &rows);
+    if !d.provenance.device.identity.is_empty() {
+        o.push_str("Device identity, as recorded in the manifest:\n\n");
+        let rows: Vec<Vec<String>> = d
+            .provenance
+            .device
+            .identity
+            .iter()
+            .map(|(k, v)| vec![k.clone(), v.clone()])
+            .collect();
+        table(o, &["key", "value"], 99, &rows);
     }
 }
 

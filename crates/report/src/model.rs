@@ -292,7 +292,83 @@ pub trait Analysis {
     }
 }
 
+/// A latency to three significant digits ("555us", "3.1ms"): a verdict
+/// line is read, not computed with.
+fn three_digits(ns: f64) -> String {
+    if !(ns.is_finite() && ns >= 1.0) {
+        return text::dur_f(ns);
+    }
+    let step = 10f64.powi(ns.log10().floor() as i32 - 2).max(1.0);
+    text::dur_f((ns / step).round() * step)
+}
+
+/// The baseline patterns a comparison's verdict lines favour (uFLIP's).
+const VERDICT_RUNS: [&str; 4] = ["SR", "RR", "SW", "RW"];
+/// Verdict lines for at most this many shared runs when none is a baseline.
+const MAX_VERDICTS: usize = 8;
+/// Mean latencies closer than this ratio are not called a difference: one
+/// run per device says nothing about its run-to-run noise.
+const NOISE_RATIO: f64 = 1.05;
+
 impl Report {
+    /// One line per shared run and other device, result first: "RW: A is
+    /// 4.2x slower than B (mean 3.1 ms against 740 us)", on the mean
+    /// latency of the same workload. The baseline patterns when the devices
+    /// share any, else the first shared runs. A difference under 5 % is
+    /// said to be within noise, not called a winner.
+    pub fn verdicts(&self) -> Vec<String> {
+        let baseline: Vec<&Comparison> = self
+            .comparisons
+            .iter()
+            .filter(|c| VERDICT_RUNS.contains(&c.run.as_str()))
+            .collect();
+        let chosen: Vec<&Comparison> = if baseline.is_empty() {
+            self.comparisons.iter().take(MAX_VERDICTS).collect()
+        } else {
+            baseline
+        };
+        let mut lines = Vec::new();
+        for c in chosen {
+            let Some(&(d0, r0)) = c.entries.first() else {
+                continue;
+            };
+            let (a, run_a) = (&self.devices[d0], &self.devices[d0].runs[r0]);
+            for &(di, ri) in &c.entries[1..] {
+                let (b, run_b) = (&self.devices[di], &self.devices[di].runs[ri]);
+                let (ma, mb) = (
+                    run_a.stats.all.latency.mean_ns,
+                    run_b.stats.all.latency.mean_ns,
+                );
+                if run_a.stats.all.ios == 0 || run_b.stats.all.ios == 0 || ma <= 0.0 || mb <= 0.0 {
+                    continue;
+                }
+                let ratio = ma / mb;
+                let means = format!("mean {} against {}", three_digits(ma), three_digits(mb));
+                let line = if ratio < NOISE_RATIO && ratio > 1.0 / NOISE_RATIO {
+                    format!(
+                        "{}: {} and {} are within 5 % ({means}): one run each cannot tell that from noise; repeat the runs to measure it",
+                        c.run, a.label, b.label
+                    )
+                } else if ratio > 1.0 {
+                    format!(
+                        "{}: {} is {ratio:.1}x slower than {} ({means})",
+                        c.run, a.label, b.label
+                    )
+                } else {
+                    format!(
+                        "{}: {} is {:.1}x faster than {} ({means})",
+                        c.run,
+                        a.label,
+                        1.0 / ratio,
+                        b.label
+                    )
+                };
+                lines.push(line);
+            }
+        }
+        lines
+    }
+
     /// Reads every directory and builds the report. Errors are one line
     /// naming the problem and the fix.
     pub fn build(dirs: &[PathBuf], options: &Options) -> Result<Report, ReportError> {

@@ -172,8 +172,17 @@ fn html_has_every_chart_titled_and_non_empty() {
             );
         }
     }
-    assert!(html.contains("(as uFLIP Figures 3-5)"));
-    assert!(html.contains("(as Chen et al. Figures 2-3, Wang et al. Figure 4)"));
+    // The paper figures a chart reproduces are under it, so that its title
+    // fits on one line; and every chart can be saved.
+    assert!(html.contains("<figcaption class=\"muted\">as uFLIP Figures 3-5 &middot; save"));
+    assert!(html.contains(
+        "<figcaption class=\"muted\">as Chen et al. Figures 2-3, Wang et al. Figure 4 &middot; save"
+    ));
+    assert_eq!(
+        html.matches("<svg class=\"chart\"").count() * 2,
+        html.matches("class=\"save\"").count(),
+        "an SVG and a PNG link under every chart"
+    );
     // The phases of run RW are marked: start-up shaded, periods as markers.
     assert!(html.contains("start-up phase (24 IOs)"));
     assert!(html.contains("period 16 IOs"));
@@ -549,4 +558,48 @@ fn golden_uflip_suite() {
     assert!(html.contains(r#"data-xcat="0B|512B""#));
     // Every chart has data.
     assert!(!html.contains(">no data</text>"));
+}
+
+/// Issue 33, item 6: a comparison opens with one verdict line per baseline
+/// run, and a difference one run each cannot tell from noise is not called
+/// a winner.
+#[test]
+fn a_comparison_opens_with_verdicts_and_calls_a_small_difference_noise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = |name: &str, scale: u64| {
+        common::write_dir(
+            &tmp.path().join(name),
+            common::device(name, flashlab_device::DeviceKind::File),
+            common::default_runs(scale),
+            None,
+            None,
+        )
+    };
+    let (a, b, twin) = (dir("a", 1000), dir("b", 3000), dir("twin", 1000));
+    let verdicts = |dirs: &[PathBuf]| -> Vec<String> {
+        let md = render(dirs, ReportFormat::Markdown).unwrap();
+        md.lines()
+            .skip_while(|l| *l != "## Device comparison")
+            .skip(2)
+            .take_while(|l| l.starts_with("- **"))
+            .map(str::to_string)
+            .collect()
+    };
+    let differ = verdicts(&[a.clone(), b]);
+    assert!(!differ.is_empty());
+    assert!(
+        differ.iter().all(|l| l.contains(" faster than ")),
+        "{differ:?}"
+    );
+    let same = verdicts(&[a.clone(), twin]);
+    assert!(!same.is_empty());
+    assert!(
+        same.iter()
+            .all(|l| l.contains("within 5 %") && l.contains("noise")),
+        "{same:?}"
+    );
+    // In the HTML, the verdicts come before the comparison table.
+    let html = html_of(&[a, dir("c", 3000)]);
+    let verdict = html.find("<ul class=\"verdict\">").expect("verdicts");
+    assert!(verdict < html.find("<th class=\"l\">run</th>").unwrap());
 }

@@ -154,4 +154,16 @@ pub fn check_page(browser: &Path, tmp: &Path, html_path: &Path, html: &str) {
         Some("1"),
         "clicking a legend entry did not hide its series"
     );
+    assert_eq!(
+        body_attr(&dom, "data-save-links"),
+        Some((2 * expected).to_string().as_str()),
+        "an SVG and a PNG link under every chart"
+    );
+    // The saved SVG is a document of its own: it names the SVG namespace.
+    let saved = body_attr(&dom, "data-selftest-svg").unwrap_or("");
+    assert!(
+        saved.starts_with("data:image/svg+xml;charset=utf-8,%3Csvg")
+            && saved.contains("xmlns%3D%22http%3A%2F%2Fwww.w3.org%2F2000%2Fsvg%22"),
+        "the SVG a user saves: {saved:?}"
+    );
 }
