@@ -931,6 +931,18 @@ pub struct ReorgConfig {
     /// pages that held data, worked off at `die_share` while writes arrive.
     #[serde(default)]
     pub trim_cleaning: bool,
+    /// A timed reorganisation frees the trimmed blocks first: its erases pay
+    /// the post-TRIM debt while one is owed, so the cleaning goes on through
+    /// the windows instead of pausing in them (false: the window's erases
+    /// are extra work and the debt waits for the window to end). Hudlet &
+    /// Schall describe one activity under two loads: the timed drops are
+    /// the drive "freeing up flash blocks or searching for another writable
+    /// block" (section 6, Figure 4), and after TRIM "the SSD tries to free
+    /// up flash blocks while we were simultaneously applying a write load to
+    /// it" (Figure 5); a drive owing trimmed blocks has blocks to free that
+    /// need no copying, and frees those.
+    #[serde(default)]
+    pub timed_frees_trimmed: bool,
     /// The longest gap between two host writes that still counts as
     /// sustained writing.
     #[serde(default = "one_second_ns")]
@@ -952,6 +964,7 @@ impl Default for ReorgConfig {
             duration_ns: 0,
             die_share: half(),
             trim_cleaning: false,
+            timed_frees_trimmed: false,
             sustained_gap_ns: one_second_ns(),
         }
     }

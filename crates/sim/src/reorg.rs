@@ -12,7 +12,8 @@
 //! Figure 5's cleaning happens "while we were simultaneously applying a write
 //! load". The FTL's block state is not touched: the erases stand for the
 //! controller's search and consolidation, whose outcome the paper cannot
-//! see; post-TRIM cleaning of a page-mapped FTL that later erases the same
+//! see; with `timed_frees_trimmed` a timed window's erases pay the
+//! post-TRIM debt (the window frees the trimmed blocks first). Post-TRIM cleaning of a page-mapped FTL that later erases the same
 //! blocks again in its own GC counts at most one extra erase per trimmed
 //! block.
 
@@ -110,7 +111,9 @@ impl Reorg {
                 self.cursor = if timed { self.window_start.min(at) } else { at };
                 continue;
             }
-            if !in_window {
+            // Outside a window only the debt runs; inside one, the window's
+            // erases pay it when `timed_frees_trimmed` (one activity, not two).
+            if self.owed_erases > 0 && (!in_window || self.cfg.timed_frees_trimmed) {
                 self.owed_erases -= 1;
             }
             flash.erase(self.next_die, Cause::Gc, self.cursor);

@@ -118,3 +118,43 @@ fn writes_after_trim_wait_for_the_cleaning_it_started() {
     assert_eq!(owed, 0);
     assert!(first > 0.9 * last, "first {first} last {last}");
 }
+
+/// The post-TRIM erases still owed after `writes` sustained writes, on a
+/// full 1 GiB device trimmed whole, with short timed windows (200 ms apart,
+/// 150 ms long) so that the cleaning meets several of them.
+fn owed_after_trim(spec: &str, writes: u64) -> u64 {
+    let mut d = open_device(
+        &format!("{spec},reorg.interval_ns=200000000,reorg.duration_ns=150000000"),
+        7,
+        64,
+    )
+    .unwrap();
+    seq_fill(&mut d, 256 * KIB);
+    let size = d.info().size_bytes;
+    run(&mut d, [(0, size as u32, Mode::Trim)], 1);
+    assert_eq!(d.reorg_erases().unwrap().1, (1u64 << 30) / (128 * 4096));
+    sustained_writes(&mut d, writes);
+    d.reorg_erases().unwrap().1
+}
+
+#[test]
+fn a_timed_reorganisation_frees_the_trimmed_blocks_first() {
+    // The profile: the windows' erases pay the post-TRIM debt, so the 2,048
+    // owed erases (0.61 s of cleaning at half of 20 dies' time) are paid
+    // within the first second of writing, windows or not.
+    assert!(
+        open_device(X25M, 7, 64)
+            .unwrap()
+            .config()
+            .reorg
+            .timed_frees_trimmed
+    );
+    let on = owed_after_trim(X25M, 20_000);
+    println!("timed_frees_trimmed on: {on} erases still owed");
+    assert_eq!(on, 0);
+    // Off, the debt waits out every window (it runs in 50 of every 200 ms)
+    // and is still owed after the same writes.
+    let off = owed_after_trim(&format!("{X25M},reorg.timed_frees_trimmed=false"), 20_000);
+    println!("timed_frees_trimmed off: {off} erases still owed");
+    assert!(off > 100, "{off}");
+}
