@@ -72,3 +72,33 @@ fn ssd_l_streams_requests_through_its_small_buffer() {
     assert!(r_on > 1.2 * r_off, "reads {r_on} vs {r_off}");
     assert!(w_on > 1.1 * w_off, "writes {w_on} vs {w_off}");
 }
+
+/// Section 5.7: "The more random the workload is, the more frequently such
+/// extraordinarily high-cost requests appear", and "In the worst case, each
+/// individual page in a log block would belong to a different mapping unit
+/// and needs a merge operation correspondingly". SSD-L's random log
+/// associates at most one log block's worth of units (`ftl.log_units` =
+/// 128): right after the fill, random writes over 1 GiB (64 units of
+/// 16 MiB) only fill the log, while over 4 GiB (256 units) half of them
+/// merge a unit from the first few hundred writes on. Without the bound the
+/// 4 GiB writes, too, only fill the 4096-page log.
+#[test]
+fn ssd_l_merges_once_writes_spread_over_more_units_than_its_log_associates() {
+    let mean = |spec: &str, range: u64| {
+        let mut d = dev(spec);
+        let c = run(&mut d, random(5, range, 4 * KIB, 600, Mode::Write), 1);
+        mean_latency_us(&c) / 1000.0
+    };
+    let spec = "ssd-l,capacity=4GiB";
+    let unbounded = format!("{spec},ftl.log_units=0");
+    let (near, wide) = (mean(spec, 1 << 30), mean(spec, 4 << 30));
+    let wide_unbounded = mean(&unbounded, 4 << 30);
+    println!(
+        "ssd-l 600 random 4 KiB writes after the fill: 1 GiB {near:.2} ms, 4 GiB {wide:.2} ms, 4 GiB without the bound {wide_unbounded:.2} ms"
+    );
+    assert!(wide > 8.0 * near, "4 GiB {wide} ms vs 1 GiB {near} ms");
+    assert!(
+        wide_unbounded < 1.2 * near,
+        "without the bound: {wide_unbounded} ms vs 1 GiB {near} ms"
+    );
+}
