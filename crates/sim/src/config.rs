@@ -324,6 +324,19 @@ pub struct HostConfig {
     /// after the other (docs/sim.md).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cut_through: bool,
+    /// A write's pages go on to the flash bus as they arrive over the link
+    /// (cut-through), instead of after the whole request has crossed it
+    /// (store-and-forward): a page's bus transfer starts once its first
+    /// bytes are in and ends no earlier than its last byte's arrival. A
+    /// controller whose only buffer is smaller than a request cannot hold
+    /// the request before forwarding it: Chen et al. 5.4, "SSD-L has no
+    /// external RAM buffer, instead, it only has a 16KB buffer in the
+    /// controller", and 5.3, "As the data has to be transferred to the
+    /// register through the serial bus, each write would cause a latency of
+    /// around 140-160 $\mu$ s". No effect on a device whose cache copies
+    /// writes into DRAM (`cache.dram_mb_per_s`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub write_cut_through: bool,
 }
 
 /// Host-link duplex (see [`HostConfig::duplex`]).

@@ -438,6 +438,11 @@ impl SimDevice {
                     self.dram_free_at = xe;
                 }
                 let mut done = xe;
+                // host.write_cut_through: where the link's transfer of this
+                // request starts (None: store-and-forward, every page at `xe`)
+                let stream_from = (self.cfg.host.write_cut_through
+                    && !(self.dram_ns_per_byte > 0.0 && self.cache.is_some()))
+                .then(|| xe - dur);
                 // Large writes bypass the cache (cache.bypass_above).
                 let bypass =
                     self.cfg.cache.bypass_above.0 > 0 && bytes > self.cfg.cache.bypass_above.0;
@@ -485,6 +490,15 @@ impl SimDevice {
                         }
                         self.flash.acct.rmw_reads += 1;
                         self.ftl.read(lpn, t_cmd, &mut self.flash)?.max(xe)
+                    } else if let Some(link_start) = stream_from {
+                        // cut-through: the page may start across the flash bus
+                        // once its first bytes are in, and must not finish
+                        // crossing it before its last byte has arrived
+                        let lo = req.offset_bytes.max(page_start) - req.offset_bytes;
+                        let hi = end_byte.min(page_start + pb) - req.offset_bytes;
+                        let bus = self.page_transfer_ns * (hi - lo) / pb;
+                        (link_start + self.host_xfer(lo))
+                            .max((link_start + self.host_xfer(hi)).saturating_sub(bus))
                     } else {
                         xe
                     };

@@ -231,6 +231,13 @@ impl Ftl for SyncFtl {
 
     fn after_prefill(&mut self) {
         self.inner.after_prefill();
+        // The fill's map is on flash when the device starts (Chen et al.
+        // 5.1: after the initial overwrite "the status would remain
+        // stable"): no map page is dirty, and the next flush writes only
+        // what later writes change, not the whole map the fill touched.
+        self.dirty.fill(0);
+        self.dirty_list.clear();
+        self.writes = 0;
         self.blocked_until = 0;
         self.last_flush_end = 0;
         // the first write after the fill is judged on its own
