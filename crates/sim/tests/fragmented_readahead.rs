@@ -31,7 +31,7 @@ fn sequential_reads(spec: &str) -> ((f64, u64), (f64, u64)) {
     let size = d.info().size_bytes;
     seq_fill(&mut d, 256 * KIB);
     quiesce(&mut d);
-    let mut reads = |d: &mut SimDevice| {
+    let reads = |d: &mut SimDevice| {
         let hits = d.accounting().readahead_hits;
         let c = run(d, sequential(0, 4 * KIB, 4096, Mode::Read), 1);
         quiesce(d);
@@ -50,8 +50,8 @@ fn sequential_reads(spec: &str) -> ((f64, u64), (f64, u64)) {
 
 #[test]
 fn relocated_pages_break_read_ahead_after_the_striker() {
-    let off = sequential_reads("ssd-m,capacity=256MiB,readahead.relocation_breaks_stripe=false");
-    let on = sequential_reads("ssd-m,capacity=256MiB,readahead.relocation_breaks_stripe=true");
+    let off = sequential_reads("ssd-m,capacity=1GiB,readahead.relocation_breaks_stripe=false");
+    let on = sequential_reads("ssd-m,capacity=1GiB,readahead.relocation_breaks_stripe=true");
     println!("4 KiB sequential reads (mean us, read-ahead hits of 4096), fresh then fragmented: die-only check {off:?}; relocation breaks the stripe {on:?}");
     // A freshly filled device is read ahead either way: nothing was relocated.
     assert_eq!(on.0, off.0, "the option changed reads of a fresh device");
