@@ -1002,6 +1002,16 @@ pub struct ReadaheadConfig {
     /// How far ahead of the stream to prefetch.
     #[serde(default = "ra_window")]
     pub window: ByteSize,
+    /// Read-ahead follows physical addresses, so a page that garbage
+    /// collection (or wear levelling) relocated breaks the stream: it was
+    /// copied into a GC block in its victim's order, not where the host's
+    /// striped write put it. Off: any page on the next die counts as found
+    /// (a relocation inside a die keeps its die). Chen et al. 2009 section
+    /// 5.8: "Second, since logically continuous pages are not physically
+    /// continuous to each other, the readahead mechanism would not be
+    /// effective any more, which impacts read performance." (page FTL)
+    #[serde(default)]
+    pub relocation_breaks_stripe: bool,
 }
 
 impl Default for ReadaheadConfig {
@@ -1010,6 +1020,7 @@ impl Default for ReadaheadConfig {
             enabled: false,
             trigger: 4,
             window: ra_window(),
+            relocation_breaks_stripe: false,
         }
     }
 }

@@ -87,6 +87,10 @@ pub struct PageFtl {
     /// (FIFO pops its queue: a half-cleaned block it forgot was never
     /// reclaimed, and the die ran out of free blocks).
     cleaning: Vec<u32>,
+    /// `readahead.relocation_breaks_stripe`: per block, 1 while it holds
+    /// pages relocated by GC or wear levelling (opened as a GC block), 0
+    /// while it holds host writes in stripe order. Empty when off.
+    pub(crate) gc_filled: Vec<u8>,
     rr: u32,
     policy: Box<dyn VictimPolicy>,
     gc: GcConfig,
@@ -134,6 +138,11 @@ impl PageFtl {
             gc_plane: vec![0; if planes > 1 { units as usize } else { 0 }],
             moves: (Vec::new(), Vec::new()),
             cleaning: vec![NONE; units as usize],
+            gc_filled: if cfg.readahead.relocation_breaks_stripe {
+                vec![0; (units * bpu) as usize]
+            } else {
+                Vec::new()
+            },
             rr: 0,
             policy: gc::make(cfg.gc.policy, units),
             gc: cfg.gc.clone(),
@@ -272,6 +281,9 @@ impl PageFtl {
             SimError::Stall(format!("die {unit} has no free block for host writes"))
         })?;
         self.blocks.open(b, false);
+        if let Some(f) = self.gc_filled.get_mut(b as usize) {
+            *f = 0;
+        }
         self.host_open[i] = Frontier { block: b, next: 1 };
         Ok(b * self.ppb)
     }
@@ -292,6 +304,9 @@ impl PageFtl {
             SimError::Stall(format!("die {unit} ran out of free blocks during garbage collection (reserve exhausted); raise gc.reserve_blocks or op"))
         })?;
         self.blocks.open(b, true);
+        if let Some(f) = self.gc_filled.get_mut(b as usize) {
+            *f = 1;
+        }
         self.gc_open[i] = Frontier { block: b, next: 1 };
         Ok(b * self.ppb)
     }
@@ -723,6 +738,15 @@ impl Ftl for PageFtl {
         if a == NONE || b == NONE {
             return false;
         }
+        // A relocated page was compacted into a GC block in victim order,
+        // not where the host's striped write put it: reading ahead by
+        // physical address does not find it (Chen et al. 5.8).
+        if !self.gc_filled.is_empty()
+            && (self.gc_filled[(a / self.ppb) as usize] != 0
+                || self.gc_filled[(b / self.ppb) as usize] != 0)
+        {
+            return false;
+        }
         if self.geo.units == 1 {
             return b == a + 1;
         }
@@ -747,6 +771,7 @@ impl Ftl for PageFtl {
             + self.p2l.capacity() * 4
             + self.blocks.memory_bytes()
             + self.free.iter().map(|h| h.capacity() * 16).sum::<usize>()
+            + self.gc_filled.capacity()
             + self.host_open.len() * 16
             + (self.moves.0.capacity() + self.moves.1.capacity()) * 4
             + self.erases_since_wl.len() * 4

@@ -48,6 +48,10 @@ impl PageFtl {
         if self.gc.incremental {
             e.vec_u32(&self.cleaning);
         }
+        // Likewise only with `readahead.relocation_breaks_stripe`.
+        if !self.gc_filled.is_empty() {
+            e.bytes(&self.gc_filled);
+        }
         Ok(())
     }
 
@@ -142,6 +146,16 @@ impl PageFtl {
                 .into());
             }
             self.cleaning.copy_from_slice(&cleaning);
+        }
+        if !self.gc_filled.is_empty() {
+            let flags = d.bytes()?;
+            if flags.len() != self.gc_filled.len() || flags.iter().any(|&f| f > 1) {
+                return Err(CheckpointError::Malformed(
+                    "checkpoint: the relocated-block flags do not match the device",
+                )
+                .into());
+            }
+            self.gc_filled.copy_from_slice(flags);
         }
         self.l2p.copy_from_slice(&l2p);
         self.p2l.copy_from_slice(&p2l);
