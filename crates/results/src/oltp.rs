@@ -164,6 +164,10 @@ pub struct DbmsSection {
     pub rest: Rest,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// One measured window of a `--repeat N` run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct WindowFigures {
@@ -245,8 +249,10 @@ pub struct TpccFigures {
     /// `--rate`: the offered load, transactions of all types per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_per_min: Option<u32>,
-    /// `--rate`: transactions that started more than one arrival interval late.
-    #[serde(default)]
+    /// `--rate`: transactions that started more than one arrival interval
+    /// late (left out when 0, so a document from before `--rate` reads
+    /// back and writes out unchanged).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub late_starts: u64,
     /// One sample per second, from the start of the run.
     #[serde(default)]
