@@ -319,14 +319,8 @@ pub struct ExportArgs {
     /// Output file [default: stdout].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// The old spelling of --output (see [`take_old_output`]).
-    #[arg(
-        short = 'o',
-        hide = true,
-        value_name = "FILE",
-        conflicts_with = "output"
-    )]
-    pub output_o: Option<PathBuf>,
+    #[command(flatten)]
+    pub old_output: OldOutput,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -364,14 +358,8 @@ pub enum SimCommand {
         /// Write the TOML to this file instead of stdout.
         #[arg(long, value_name = "FILE")]
         output: Option<PathBuf>,
-        /// The old spelling of --output (see [`take_old_output`]).
-        #[arg(
-            short = 'o',
-            hide = true,
-            value_name = "FILE",
-            conflicts_with = "output"
-        )]
-        output_o: Option<PathBuf>,
+        #[command(flatten)]
+        old_output: OldOutput,
     },
 }
 
@@ -428,25 +416,46 @@ pub struct ReplayArgs {
 /// (run, replay, suite, sweep, validate, oltp, probe). The commands that
 /// write one file (export, report, sim show, twin) take `--output FILE`;
 /// their old `-o FILE` still works, with a warning, so scripts keep
-/// running while they move. Called once, after parsing.
+/// running while they move. Each of them flattens this one hidden flag
+/// beside its `output` field (the `conflicts_with` names that field).
+#[derive(Args, Debug, Default)]
+pub struct OldOutput {
+    /// The old spelling of --output.
+    #[arg(
+        short = 'o',
+        hide = true,
+        value_name = "FILE",
+        conflicts_with = "output"
+    )]
+    pub output_o: Option<PathBuf>,
+}
+
+impl OldOutput {
+    /// Moves an old `-o FILE` into `output`, with the warning that names
+    /// the new spelling.
+    pub fn move_into(&mut self, output: &mut Option<PathBuf>) {
+        if let Some(path) = self.output_o.take() {
+            eprintln!(
+                "warning: -o {} names an output file here, but -o is the results directory in flashlab's other commands; write --output {}",
+                path.display(),
+                path.display()
+            );
+            *output = Some(path);
+        }
+    }
+}
+
+/// Applies [`OldOutput`] once, after parsing.
 pub fn take_old_output(command: &mut Command) {
-    let (output, old) = match command {
-        Command::Export(a) => (&mut a.output, a.output_o.take()),
-        Command::Report(a) => (&mut a.output, a.output_o.take()),
-        Command::Twin(a) => (&mut a.output, a.output_o.take()),
+    match command {
+        Command::Export(a) => a.old_output.move_into(&mut a.output),
+        Command::Report(a) => a.old_output.move_into(&mut a.output),
+        Command::Twin(a) => a.old_output.move_into(&mut a.output),
         Command::Sim(SimArgs {
             command: SimCommand::Show {
-                output, output_o, ..
+                output, old_output, ..
             },
-        }) => (output, output_o.take()),
-        _ => return,
-    };
-    if let Some(path) = old {
-        eprintln!(
-            "warning: -o {} names an output file here, but -o is the results directory in flashlab's other commands; write --output {}",
-            path.display(),
-            path.display()
-        );
-        *output = Some(path);
+        }) => old_output.move_into(output),
+        _ => {}
     }
 }

@@ -19,14 +19,8 @@ pub struct ReportArgs {
     /// Output file [default: report.html for html, stdout for md and json].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// The old spelling of --output (`crate::cli::take_old_output`).
-    #[arg(
-        short = 'o',
-        hide = true,
-        value_name = "FILE",
-        conflicts_with = "output"
-    )]
-    pub output_o: Option<PathBuf>,
+    #[command(flatten)]
+    pub old_output: crate::cli::OldOutput,
 
     /// html: one self-contained page with charts (works offline); md: Markdown
     /// tables (Table 3 side by side, hints, findings, statistics); json: the report model.

@@ -173,6 +173,8 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
             duration_s,
             keying_and_think: false,
             seed: args.seed,
+            repeat: 1,
+            rate_per_min: None,
             trace: true,
             pace: true,
             rated_lifetime_writes_bytes: None,

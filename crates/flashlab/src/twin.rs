@@ -25,14 +25,8 @@ pub struct TwinArgs {
         required_unless_present = "output_o"
     )]
     pub output: Option<PathBuf>,
-    /// The old spelling of --output (`crate::cli::take_old_output`).
-    #[arg(
-        short = 'o',
-        hide = true,
-        value_name = "PROFILE.toml",
-        conflicts_with = "output"
-    )]
-    pub output_o: Option<PathBuf>,
+    #[command(flatten)]
+    pub old_output: crate::cli::OldOutput,
 
     /// Longest the measurements may take, on the device's clock (the fit runs after, in process).
     #[arg(long, value_name = "DURATION", default_value = "15m")]

@@ -89,6 +89,32 @@ fn o_is_the_results_directory_and_a_file_is_output() {
     let out = flashlab(&["sim", "show", "ssd-m", "-o", "p.toml"], dir.path());
     ok(&out);
     assert!(stderr(&out).contains("--output p.toml"));
+    let out = flashlab(
+        &["report", "r", "-q", "-o", "old.md", "--format", "md"],
+        dir.path(),
+    );
+    ok(&out);
+    assert!(
+        stderr(&out).contains("write --output old.md"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(dir.path().join("old.md").exists());
+    // The same hidden flag everywhere: it refuses to be given with --output.
+    for args in [
+        &["export", "r", "-o", "a.csv", "--output", "b.csv"][..],
+        &["report", "r", "-o", "a.md", "--output", "b.md"],
+        &["sim", "show", "ssd-m", "-o", "a.toml", "--output", "b.toml"],
+        &["twin", "sim:ssd-m", "-o", "a.toml", "--output", "b.toml"],
+    ] {
+        let out = flashlab(args, dir.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(
+            stderr(&out).contains("cannot be used with"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
     // A twin without its output file: one line naming the flag.
     let out = flashlab(&["twin", "sim:ssd-m"], dir.path());
     assert_eq!(out.status.code(), Some(2));
@@ -210,4 +236,40 @@ fn uflip_scale_multiplies_its_io_counts() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn a_size_is_echoed_in_the_unit_it_was_written_in() {
+    let dir = scratch();
+    // A decimal capacity that is not a whole number of pages: the error
+    // quotes it as written (4GB), not as 3906250KiB.
+    let out = flashlab(
+        &["run", "-d", "sim:ssd-m,capacity=4GB", "-p", "SR", "-n", "8"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let e = stderr(&out);
+    assert!(e.contains("capacity 4GB "), "{e}");
+    assert!(!e.contains("KiB must"), "{e}");
+
+    // A capacity of 8GB is 8GB in the run's header and in the report, not
+    // 7812500KiB nor 7.5GiB; a binary one stays binary.
+    for (capacity, shown) in [("8GB", "8GB"), ("2GiB", "2GiB")] {
+        let device = format!("sim:ssd-m,capacity={capacity}");
+        let results = format!("r-{capacity}");
+        let out = flashlab(
+            &["run", "-d", &device, "-p", "SR", "-n", "8", "-o", &results],
+            dir.path(),
+        );
+        let header = stdout(&out);
+        ok(&out);
+        assert!(
+            header.contains(&format!("simulated SSD, {shown},")),
+            "{header}"
+        );
+        let out = flashlab(&["report", &results, "--format", "md"], dir.path());
+        let md = ok(&out);
+        assert!(md.contains(&format!("simulated SSD, {shown},")), "{md}");
+        assert!(!md.contains("KiB,") && !md.contains("7.5GiB"), "{md}");
+    }
 }

@@ -1162,3 +1162,94 @@ fn an_unknown_dbms_is_one_line_naming_the_choices() {
         );
     }
 }
+
+#[test]
+fn repeat_and_rate_are_checked_before_anything_is_set_up() {
+    // Needs neither root nor a DBMS: refused while reading the flags.
+    for (args, expect) in [
+        (&["--repeat", "0"][..], "at least 1 measured window"),
+        (&["--rate", "0"][..], "transactions per minute"),
+        (
+            &["--rate", "600", "--keying-and-think"][..],
+            "both pace the terminals",
+        ),
+    ] {
+        let o = flashlab()
+            .args(["oltp", "--device", "sim:intel-x25e"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {err}");
+        assert!(lines[0].contains(expect), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn repeated_windows_at_a_target_rate_give_each_window_and_a_95_percent_interval() {
+    let Some(h) = heavy("oltp --repeat --rate") else {
+        return;
+    };
+    let res = &h.res;
+    // 300 transactions a minute (5/s) is far below what 2 terminals reach
+    // on the simulated X25-E, so every window runs at the offered load.
+    let (o, pid) = run_oltp(
+        &[
+            "--device",
+            "sim:intel-x25e",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "2",
+            "--duration",
+            "6s",
+            "--ramp-up",
+            "1s",
+            "--repeat",
+            "3",
+            "--rate",
+            "300",
+            "--json",
+        ],
+        res,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json_of(&o);
+    assert_eq!(doc["status"], "complete");
+    assert_eq!(doc["config"]["repeat"], 3);
+    assert_eq!(doc["tpcc"]["rate_per_min"], 300);
+    let windows = doc["repeats"]["windows"]
+        .as_array()
+        .expect("repeats.windows");
+    assert_eq!(windows.len(), 3, "{}", doc["repeats"]);
+    let mut seeds = Vec::new();
+    for (i, w) in windows.iter().enumerate() {
+        assert_eq!(w["window"], i as u64 + 1);
+        // The offered 5 transactions/s, held: within 20 % in each window.
+        let tps = f(w, "/transactions_per_s");
+        assert!((tps - 5.0).abs() <= 1.0, "window {}: {tps}/s", i + 1);
+        assert!(f(w, "/tpmc") > 0.0);
+        seeds.push(w["seed"].as_u64().unwrap());
+        // Windows 2 and 3 keep their own per-second series.
+        if i > 0 {
+            assert!(res.join(format!("tpcc-seconds-{}.jsonl", i + 1)).exists());
+        }
+    }
+    seeds.dedup();
+    assert_eq!(seeds.len(), 3, "each window draws its own inputs");
+    // The interval is the windows' mean with Student's t around it.
+    let tpmc: Vec<f64> = windows.iter().map(|w| f(w, "/tpmc")).collect();
+    let mean = tpmc.iter().sum::<f64>() / 3.0;
+    assert!((f(&doc, "/repeats/tpmc/mean") - mean).abs() < 1e-6);
+    assert_eq!(doc["repeats"]["tpmc"]["n"], 3);
+    assert!(f(&doc, "/repeats/tpmc/low") <= mean && mean <= f(&doc, "/repeats/tpmc/high"));
+    // Window 1 is the traced one, as without --repeat.
+    assert!(
+        f(&doc, "/trace/physical/write_bytes") > 0.0,
+        "{}",
+        doc["trace"]
+    );
+    assert_nothing_left(pid, &[]);
+}

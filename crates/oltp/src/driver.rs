@@ -67,6 +67,18 @@ pub fn run(
 }
 
 #[cfg(not(feature = "tpcc"))]
+pub fn run_window(
+    _db: &Target,
+    _cfg: &OltpConfig,
+    _seed: u64,
+    _stop: &AtomicBool,
+    _seconds: &Path,
+    _p: &mut dyn Progress,
+) -> Result<RunResult> {
+    Err(OltpError::Workload(WorkloadError::NotBuilt))
+}
+
+#[cfg(not(feature = "tpcc"))]
 pub fn warm_up(
     _db: &Target,
     _cfg: &OltpConfig,
@@ -177,10 +189,28 @@ pub fn run(
     p: &mut dyn Progress,
 ) -> Result<RunResult> {
     p.say(&format!(
-        "TPC-C: {} terminals, {:.0} s measured",
-        cfg.terminals, cfg.duration_s
+        "TPC-C: {} terminals, {:.0} s measured{}",
+        cfg.terminals,
+        cfg.duration_s,
+        match cfg.rate_per_min {
+            Some(r) => format!(", offered load {r} transactions/min"),
+            None => String::new(),
+        }
     ));
     drive(db, cfg, cfg.duration_s, cfg.seed, stop, seconds, p)
+}
+
+/// One more measured window of `--repeat` (window 2 on), with its own seed.
+#[cfg(feature = "tpcc")]
+pub fn run_window(
+    db: &Target,
+    cfg: &OltpConfig,
+    seed: u64,
+    stop: &AtomicBool,
+    seconds: &Path,
+    p: &mut dyn Progress,
+) -> Result<RunResult> {
+    drive(db, cfg, cfg.duration_s, seed, stop, seconds, p)
 }
 
 /// The warm-up: TPC-C for `ramp_up_s`, before the CHECKPOINT. Its own seed
@@ -232,6 +262,7 @@ fn drive(
         duration: std::time::Duration::from_secs_f64(duration_s),
         keying_and_think: cfg.keying_and_think,
         seed,
+        rate_per_min: cfg.rate_per_min,
     };
     let mut file = std::fs::OpenOptions::new()
         .create(true)

@@ -78,6 +78,13 @@ pub struct OltpConfig {
     pub duration_s: f64,
     pub keying_and_think: bool,
     pub seed: u64,
+    /// `--repeat N`: measured windows on the same loaded database (1: one).
+    #[serde(default = "one_window")]
+    pub repeat: u32,
+    /// `--rate TPM`: the offered load, transactions of all types per
+    /// minute over all terminals; none runs the terminals flat out.
+    #[serde(default)]
+    pub rate_per_min: Option<u32>,
     pub trace: bool,
     /// sim: serve replies after each request's simulated latency
     /// (`flashlab serve --pace`), so PostgreSQL feels the simulated device.
@@ -91,6 +98,10 @@ pub struct OltpConfig {
     /// The flashlab executable (to start `flashlab serve`).
     #[serde(skip)]
     pub exe: PathBuf,
+}
+
+fn one_window() -> u32 {
+    1
 }
 
 /// Where a run prints what it does.
@@ -647,11 +658,77 @@ fn setup_and_run(
     if stop.load(Ordering::SeqCst) {
         return Err(OltpError::Interrupted);
     }
+    repeat_windows(cfg, &db, server.as_mut(), &run.report, stop, progress, doc)?;
     if let Ok(c) = driver::check_consistency(&db) {
         doc.set("tpcc_consistency", c);
     }
     doc.save()?;
     Ok(())
+}
+
+/// `--repeat N`: windows 2..N after the traced window 1, on the same loaded
+/// database, each after the same flush that started window 1 (PostgreSQL's
+/// CHECKPOINT, InnoDB's dirty pages written), each with its own seed and
+/// its per-second series in `tpcc-seconds-W.jsonl`. They are not traced: the
+/// trace, the file-system WAF and the endurance describe window 1. After
+/// each window oltp.json gets every window's figures and their 95 %
+/// intervals, so an interrupted series keeps the windows that completed.
+fn repeat_windows(
+    cfg: &OltpConfig,
+    db: &driver::Target,
+    server: &mut dyn dbms::Dbms,
+    first: &serde_json::Value,
+    stop: &AtomicBool,
+    progress: &mut dyn Progress,
+    doc: &mut results::Doc,
+) -> Result<()> {
+    use flashlab_results::oltp::{RepeatFigures, TpccFigures, WindowFigures};
+    if cfg.repeat <= 1 {
+        return Ok(());
+    }
+    let figures = |v: &serde_json::Value| -> TpccFigures {
+        serde_json::from_value(v.clone()).unwrap_or_default()
+    };
+    let mut windows = vec![WindowFigures::of(1, cfg.seed, &figures(first))];
+    for w in 2..=cfg.repeat {
+        check_stop(stop)?;
+        server.flush(progress)?;
+        let seed = window_seed(cfg.seed, w);
+        progress.say(&format!(
+            "window {w}/{} (seed {seed}, not traced)",
+            cfg.repeat
+        ));
+        let r = driver::run_window(
+            db,
+            cfg,
+            seed,
+            stop,
+            &cfg.results.join(format!("tpcc-seconds-{w}.jsonl")),
+            progress,
+        )?;
+        windows.push(WindowFigures::of(w, seed, &figures(&r.report)));
+        let repeats = RepeatFigures::of(windows.clone());
+        progress.say(&format!(
+            "window {w}: tpmC {:.0}; over {} windows {:.0} (95 % interval {:.0}-{:.0})",
+            windows.last().map_or(0.0, |x| x.tpmc),
+            repeats.tpmc.n,
+            repeats.tpmc.mean,
+            repeats.tpmc.low,
+            repeats.tpmc.high
+        ));
+        doc.result.repeats = Some(repeats);
+        doc.save()?;
+    }
+    Ok(())
+}
+
+/// Window `w`'s terminal seed: its own inputs, not window 1's again.
+pub fn window_seed(seed: u64, w: u32) -> u64 {
+    if w <= 1 {
+        seed
+    } else {
+        seed ^ (0x7265_7065_6174_0000 | w as u64)
+    }
 }
 
 /// checkpoint_timeout as flashlab passes it ("30s"), in seconds.

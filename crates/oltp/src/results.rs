@@ -328,6 +328,8 @@ mod tests {
             duration_s: 30.0,
             keying_and_think: false,
             seed: 42,
+            repeat: 1,
+            rate_per_min: None,
             trace: true,
             pace: true,
             rated_lifetime_writes_bytes: None,

@@ -11,10 +11,17 @@ pub fn dur_f(ns: f64) -> String {
     }
 }
 
-/// Bytes in binary units with up to one decimal ("1.5GiB"), exact units when possible.
+/// Bytes in binary units with up to one decimal ("1.5GiB"), exact units when
+/// possible: a size that is a whole number of a binary or a decimal unit
+/// prints as [`format_size`] does (a `capacity=8GB` device is "8GB", not
+/// "7.5GiB"); only a plain byte count of a KiB or more is rounded.
 pub fn bytes_approx(bytes: u64) -> String {
     let exact = format_size(bytes);
-    if !exact.ends_with('B') || exact.ends_with("iB") || bytes < 1024 {
+    // format_size falls back to "<digits>B" when no unit divides exactly.
+    let plain_bytes = exact
+        .strip_suffix('B')
+        .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
+    if !plain_bytes || bytes < 1024 {
         return exact;
     }
     const UNITS: [(&str, u64); 4] = [
@@ -127,6 +134,15 @@ pub fn slug(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn approximate_sizes_round_only_what_no_unit_divides() {
+        assert_eq!(bytes_approx(8_000_000_000), "8GB");
+        assert_eq!(bytes_approx(4 << 30), "4GiB");
+        assert_eq!(bytes_approx(3 << 29), "1536MiB");
+        assert_eq!(bytes_approx((1 << 30) + 1), "1.0GiB");
+        assert_eq!(bytes_approx(1000), "1000B");
+    }
 
     #[test]
     fn dates() {

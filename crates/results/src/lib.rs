@@ -33,7 +33,7 @@ pub use dir::{
 };
 pub use journal::{ManifestError, TornLine, JOURNAL_FILE};
 pub use records::{IoRecord, RecordWriter, FLAG_ERROR, FLAG_WARMUP};
-pub use stats::{LatencyStats, RunStats, Tally, Throughput};
+pub use stats::{Interval95, LatencyStats, RunStats, Tally, Throughput};
 
 /// A device's statistics as a run summary saves them (`device_stats` in
 /// `run.json`): `None` for a device that counts nothing beyond the IOs.

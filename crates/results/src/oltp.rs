@@ -110,6 +110,9 @@ pub struct OltpResult {
     pub measured_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endurance: Option<Endurance>,
+    /// `--repeat N`: every window's figures and their 95 % intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<RepeatFigures>,
     /// Sections no reader interprets (load, warm-up, block_stat, teardown,
     /// scheduler, ...), by key, as written.
     #[serde(flatten)]
@@ -161,6 +164,67 @@ pub struct DbmsSection {
     pub rest: Rest,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// One measured window of a `--repeat N` run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowFigures {
+    /// 1 is the traced window (the trace, the file-system WAF and the
+    /// endurance describe it alone); 2..N follow it, untraced.
+    pub window: u32,
+    pub seed: u64,
+    pub measured_s: f64,
+    pub tpmc: f64,
+    pub transactions_per_s: f64,
+    pub new_order_p90_us: u64,
+    pub mix_within_spec: bool,
+    /// `--rate`: transactions that started more than one arrival interval late.
+    #[serde(default)]
+    pub late_starts: u64,
+}
+
+impl WindowFigures {
+    pub fn of(window: u32, seed: u64, t: &TpccFigures) -> WindowFigures {
+        WindowFigures {
+            window,
+            seed,
+            measured_s: t.measured_s,
+            tpmc: t.tpmc,
+            transactions_per_s: t.transactions_per_s,
+            new_order_p90_us: t.new_order.response_time.p90_us,
+            mix_within_spec: t.mix.within_spec,
+            late_starts: t.late_starts,
+        }
+    }
+}
+
+/// `--repeat N`: the windows run on the same loaded database, each started
+/// from a flush (PostgreSQL's CHECKPOINT, InnoDB's dirty pages written), and
+/// the 95 % intervals of their figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RepeatFigures {
+    pub windows: Vec<WindowFigures>,
+    pub tpmc: crate::stats::Interval95,
+    pub transactions_per_s: crate::stats::Interval95,
+    pub new_order_p90_us: crate::stats::Interval95,
+}
+
+impl RepeatFigures {
+    pub fn of(windows: Vec<WindowFigures>) -> RepeatFigures {
+        let of = |f: fn(&WindowFigures) -> f64| {
+            crate::stats::Interval95::of(&windows.iter().map(f).collect::<Vec<_>>())
+        };
+        RepeatFigures {
+            tpmc: of(|w| w.tpmc),
+            transactions_per_s: of(|w| w.transactions_per_s),
+            new_order_p90_us: of(|w| w.new_order_p90_us as f64),
+            windows,
+        }
+    }
+}
+
 /// The TPC-C driver's report (flashlab-tpcc's `TpccReport`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TpccFigures {
@@ -182,6 +246,14 @@ pub struct TpccFigures {
     /// Clause 9.2.2.5's audit of the window's mix.
     #[serde(default)]
     pub mix: MixFigures,
+    /// `--rate`: the offered load, transactions of all types per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_min: Option<u32>,
+    /// `--rate`: transactions that started more than one arrival interval
+    /// late (left out when 0, so a document from before `--rate` reads
+    /// back and writes out unchanged).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late_starts: u64,
     /// One sample per second, from the start of the run.
     #[serde(default)]
     pub seconds: Vec<SecondFigures>,

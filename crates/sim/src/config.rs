@@ -27,20 +27,13 @@ impl ByteSize {
     }
 }
 
+/// The tool's one size printer (`flashlab_pattern::units::format_size`):
+/// the largest exact binary unit, or the decimal one when that is how the
+/// size was written (`capacity=4GB` echoes as `4GB`, not `3906250KiB`).
+/// What it prints parses back to the same bytes, so TOML round-trips hold.
 impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b = self.0;
-        for (unit, m) in [
-            ("TiB", 1u64 << 40),
-            ("GiB", 1 << 30),
-            ("MiB", 1 << 20),
-            ("KiB", 1 << 10),
-        ] {
-            if b >= m && b.is_multiple_of(m) {
-                return write!(f, "{}{}", b / m, unit);
-            }
-        }
-        write!(f, "{b}")
+        f.write_str(&flashlab_pattern::units::format_size(self.0))
     }
 }
 
@@ -1283,6 +1276,12 @@ mod tests {
         assert_eq!(ByteSize::parse("1.5KiB").unwrap().0, 1536);
         assert!(ByteSize::parse("4XB").is_err());
         assert_eq!(ByteSize(4 << 30).to_string(), "4GiB");
-        assert_eq!(ByteSize(1536).to_string(), "1536");
+        assert_eq!(ByteSize(1536).to_string(), "1536B");
+        // A decimal size prints as written, and reads back to the same bytes.
+        assert_eq!(ByteSize::parse("4GB").unwrap().to_string(), "4GB");
+        for text in ["4GB", "80GB", "4GiB", "1536", "8MB", "500MB", "0"] {
+            let b = ByteSize::parse(text).unwrap();
+            assert_eq!(ByteSize::parse(&b.to_string()).unwrap(), b, "{text}");
+        }
     }
 }

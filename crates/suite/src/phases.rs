@@ -81,26 +81,8 @@ pub fn detect_period(latencies_ns: &[u64]) -> usize {
     best.map(|(_, lag)| lag).unwrap_or(1)
 }
 
-/// The 0.975 quantile of Student's t with `df` degrees of freedom (for a
-/// 95 % two-sided interval). Exact table for small df, Cornish-Fisher
-/// expansion beyond (error < 1e-3).
-pub fn t975(df: usize) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    match df {
-        0 => f64::INFINITY,
-        d if d <= 30 => TABLE[d - 1],
-        d => {
-            let z: f64 = 1.959964;
-            let d = d as f64;
-            z + (z.powi(3) + z) / (4.0 * d)
-                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
-        }
-    }
-}
+/// Student's t quantile for the 95 % intervals, shared with the OLTP repeats.
+pub use flashlab_results::stats::t975;
 
 /// Batch means: consecutive IOs grouped into batches of at least one period,
 /// so that batches are nearly independent even when costs oscillate; the

@@ -32,7 +32,7 @@ pub use load::{
 /// The MariaDB client the `mariadb` module speaks through.
 pub use mysql;
 pub use run::{
-    run, MixAudit, MixShare, NurandConstants, PerType, ResponseTimes, SecondSample, TpccConfig,
-    TpccReport, TypeReport, MAX_RETRIES,
+    due_offset, run, MixAudit, MixShare, NurandConstants, PerType, ResponseTimes, SecondSample,
+    TpccConfig, TpccReport, TypeReport, MAX_RETRIES,
 };
 pub use schema::TABLES;

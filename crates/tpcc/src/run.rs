@@ -34,6 +34,25 @@ pub struct TpccConfig {
     /// maximum-throughput setting) when false.
     pub keying_and_think: bool,
     pub seed: u64,
+    /// Target-rate mode: the terminals together offer this many
+    /// transactions (all five types) per minute, evenly spaced (see
+    /// [`due_offset`]), instead of running flat out. Not with
+    /// `keying_and_think`, which paces the terminals its own way.
+    #[serde(default)]
+    pub rate_per_min: Option<u32>,
+}
+
+/// When terminal `t` of `terminals` is due to start its `k`-th transaction
+/// (0-based), from the start of the run, at `rate_per_min` transactions per
+/// minute over all terminals: each terminal offers one every
+/// `terminals / rate` minutes, the terminals shifted by a fraction of that
+/// interval, so the arrivals interleave evenly. A fixed schedule, not a
+/// pause after each transaction: a terminal that falls behind starts its
+/// due transactions back to back, so the offered load stays what was asked
+/// (as an open system's arrivals would), and the report counts the late starts.
+pub fn due_offset(t: u32, terminals: u32, rate_per_min: u32, k: u64) -> Duration {
+    let interval_s = 60.0 * terminals as f64 / rate_per_min.max(1) as f64;
+    Duration::from_secs_f64(interval_s * (k as f64 + t as f64 / terminals.max(1) as f64))
 }
 
 impl Default for TpccConfig {
@@ -45,6 +64,7 @@ impl Default for TpccConfig {
             duration: Duration::from_secs(60),
             keying_and_think: false,
             seed: 1,
+            rate_per_min: None,
         }
     }
 }
@@ -270,6 +290,14 @@ pub struct TpccReport {
     /// The measured window's mix against clause 5.2.3's minimums.
     #[serde(default)]
     pub mix: MixAudit,
+    /// Target-rate mode: the offered load (transactions per minute, all types).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_min: Option<u32>,
+    /// Target-rate mode: measured-window transactions that started more than
+    /// one arrival interval after they were due (the system could not keep
+    /// up with the offered load).
+    #[serde(default)]
+    pub late_starts: u64,
     pub nurand: NurandConstants,
     /// From the start of ramp-up.
     pub seconds: Vec<SecondSample>,
@@ -368,6 +396,15 @@ impl TpccReport {
             self.transactions_per_s,
             if self.cancelled { " (cancelled)" } else { "" }
         );
+        if let Some(rate) = self.rate_per_min {
+            let _ = writeln!(
+                out,
+                "offered load {rate} transactions/min ({:.1}/s), achieved {:.1}/s; {} started late",
+                rate as f64 / 60.0,
+                self.transactions_per_s,
+                self.late_starts
+            );
+        }
         let _ = writeln!(
             out,
             "{:<13} {:>8} {:>9} {:>7} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -433,6 +470,7 @@ struct TerminalStats {
     errors: [u64; 5],
     latency_us: Vec<Histogram<u64>>,
     skipped_districts: u64,
+    late_starts: u64,
 }
 
 impl TerminalStats {
@@ -447,6 +485,7 @@ impl TerminalStats {
                 .map(|_| Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid bounds"))
                 .collect(),
             skipped_districts: 0,
+            late_starts: 0,
         }
     }
 }
@@ -506,6 +545,7 @@ struct Shared<'a, B: Backend> {
     backend: &'a B,
     cfg: &'a TpccConfig,
     constants: NuConstants,
+    start: Instant,
     ramp_end: Instant,
     end: Instant,
     stop: AtomicBool,
@@ -545,6 +585,21 @@ pub(crate) fn run_on<B: Backend>(
             fix: "give the run a duration of at least 1 s",
         });
     }
+    match cfg.rate_per_min {
+        Some(0) => {
+            return Err(TpccError::InvalidConfig {
+                problem: "a target rate of 0 transactions per minute".into(),
+                fix: "give a rate of at least 1 transaction per minute, or none to run flat out",
+            })
+        }
+        Some(_) if cfg.keying_and_think => {
+            return Err(TpccError::InvalidConfig {
+                problem: "a target rate with keying and think times".into(),
+                fix: "use one of them: both pace the terminals",
+            })
+        }
+        _ => {}
+    }
     let (loaded, load_c, load_seed) = backend.loaded()?;
     if cfg.warehouses > loaded {
         return Err(TpccError::TooFewWarehouses {
@@ -565,6 +620,7 @@ pub(crate) fn run_on<B: Backend>(
         backend,
         cfg,
         constants,
+        start,
         ramp_end,
         end: ramp_end + cfg.duration,
         stop: AtomicBool::new(false),
@@ -715,7 +771,21 @@ fn terminal<B: Backend>(shared: &Shared<'_, B>, t: u32) -> Option<TerminalStats>
     let mut stats = TerminalStats::new();
     let live = &shared.live;
     let running = |stop: &AtomicBool| !stop.load(Ordering::Relaxed) && Instant::now() < shared.end;
+    let mut arrivals = 0u64;
     while running(&shared.stop) {
+        // Target-rate mode: wait for this transaction's arrival; a start
+        // more than one interval after it is late.
+        let mut late = false;
+        if let Some(rate) = shared.cfg.rate_per_min {
+            let terminals = shared.cfg.terminals;
+            let due = shared.start + due_offset(t, terminals, rate, arrivals);
+            arrivals += 1;
+            sleep_until(due, &shared.stop);
+            if !running(&shared.stop) {
+                break;
+            }
+            late = Instant::now() > due + due_offset(0, terminals, rate, 1);
+        }
         let kind = deck.deal(&mut rng);
         let input = draw_input(kind, &mut rng, &home, &shared.constants);
         let k = kind as usize;
@@ -744,6 +814,7 @@ fn terminal<B: Backend>(shared: &Shared<'_, B>, t: u32) -> Option<TerminalStats>
         let measured = ended >= shared.ramp_end && ended <= shared.end;
         if measured {
             stats.retries[k] += retries;
+            stats.late_starts += late as u64;
         }
         match result {
             Ok((outcome, extra)) => {
@@ -806,6 +877,7 @@ fn report(
                 .expect("same bounds");
         }
         all.skipped_districts += t.skipped_districts;
+        all.late_starts += t.late_starts;
     }
     let completed: u64 = (0..5).map(|k| all.commits[k] + all.rollbacks[k]).sum();
     let per_min = if measured_s > 0.0 {
@@ -869,6 +941,8 @@ fn report(
         all_new_order_rollbacks: 0,
         delivery_skipped_districts: all.skipped_districts,
         mix: MixAudit::of(std::array::from_fn(|k| all.commits[k] + all.rollbacks[k])),
+        rate_per_min: cfg.rate_per_min,
+        late_starts: all.late_starts,
         nurand: NurandConstants {
             c_last_load: load_c.c_last,
             c_last_run: run_c.c_last,
@@ -930,6 +1004,28 @@ mod tests {
             [true, false, true, true, false]
         );
         assert!(!MixAudit::of([0; 5]).within_spec);
+    }
+
+    #[test]
+    fn a_target_rate_spaces_the_arrivals_evenly_over_the_terminals() {
+        // 600 transactions a minute from 4 terminals: one every 100 ms in
+        // all, each terminal one every 400 ms, shifted by 100 ms each.
+        let mut due: Vec<Duration> = (0..4)
+            .flat_map(|t| (0..150).map(move |k| due_offset(t, 4, 600, k)))
+            .collect();
+        due.sort();
+        assert_eq!(due.len(), 600);
+        for (i, d) in due.iter().enumerate() {
+            let expected = Duration::from_millis(100 * i as u64);
+            let error = d.as_secs_f64() - expected.as_secs_f64();
+            assert!(
+                error.abs() < 1e-9,
+                "arrival {i} at {d:?}, expected {expected:?}"
+            );
+        }
+        // The whole minute holds exactly the offered load.
+        assert!(due.iter().all(|d| *d < Duration::from_secs(60)));
+        assert_eq!(due_offset(0, 4, 600, 1), Duration::from_millis(400));
     }
 
     #[test]

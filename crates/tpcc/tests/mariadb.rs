@@ -201,6 +201,7 @@ fn tpcc_on_a_throwaway_mariadb_server() {
         duration: Duration::from_secs(10),
         keying_and_think: false,
         seed: 3,
+        rate_per_min: None,
     };
     let r = mariadb::run(&db, &cfg, &never, &mut |_| {}).expect("run");
     eprintln!(
