@@ -223,28 +223,6 @@ struct Uflip {
     double_parts_sw: f64,
 }
 
-/// uFLIP's random state on `d`: random writes of 4..128 KiB, one capacity's worth.
-fn random_state(d: &mut SimDevice, seed: u64) {
-    let size = d.info().size_bytes;
-    let mut rng = Rng(seed);
-    let mut reqs = Vec::new();
-    let mut written = 0;
-    while written < size {
-        let len = (1 + rng.below(32)) * 4 * KIB;
-        let off = rng.below((size - len) / (4 * KIB) + 1) * 4 * KIB;
-        reqs.push((off, len as u32, Mode::Write));
-        written += len;
-    }
-    run(d, reqs, 1);
-    let t = d.now_ns() + 2_000_000_000;
-    d.idle_until(t).unwrap();
-}
-
-fn quiet(d: &mut SimDevice) {
-    let t = d.now_ns() + 2_000_000_000;
-    d.idle_until(t).unwrap();
-}
-
 /// Partitioned sequential writes: `p` partitions of `part` bytes from `base`, round robin.
 fn partitioned(base: u64, p: u64, part: u64, count: u64) -> impl Iterator<Item = (u64, u32, Mode)> {
     (0..count).map(move |i| {

@@ -28,31 +28,9 @@ mod common;
 
 use common::*;
 use flashlab_device::{Device, Mode};
-use flashlab_sim::{open_device, SimDevice};
+use flashlab_sim::open_device;
 
 const K32: u64 = 32 * KIB;
-
-/// uFLIP's random state, as tests/paper_profiles.rs enforces it: random
-/// writes of 4..128 KiB, one capacity's worth, then a quiet pause.
-fn random_state(d: &mut SimDevice, seed: u64) {
-    let size = d.info().size_bytes;
-    let mut rng = Rng(seed);
-    let mut reqs = Vec::new();
-    let mut written = 0;
-    while written < size {
-        let len = (1 + rng.below(32)) * 4 * KIB;
-        let off = rng.below((size - len) / (4 * KIB) + 1) * 4 * KIB;
-        reqs.push((off, len as u32, Mode::Write));
-        written += len;
-    }
-    run(d, reqs, 1);
-    quiet(d);
-}
-
-fn quiet(d: &mut SimDevice) {
-    let t = d.now_ns() + 2_000_000_000;
-    d.idle_until(t).unwrap();
-}
 
 /// (RW, Incr 64) mean latencies in ms on a 1 GiB device of `profile`: 32 KiB
 /// random writes over the whole device, then one pass of 32 KiB writes 2 MiB

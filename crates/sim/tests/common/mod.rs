@@ -72,6 +72,29 @@ pub fn run(
     run_with(dev, reqs, qd, 0)
 }
 
+/// uFLIP's random state on `d` (as tests/paper_profiles.rs enforces it):
+/// random writes of 4..128 KiB, one capacity's worth, then a quiet pause.
+pub fn random_state(d: &mut SimDevice, seed: u64) {
+    let size = d.info().size_bytes;
+    let mut rng = Rng(seed);
+    let mut reqs = Vec::new();
+    let mut written = 0;
+    while written < size {
+        let len = (1 + rng.below(32)) * 4 * KIB;
+        let off = rng.below((size - len) / (4 * KIB) + 1) * 4 * KIB;
+        reqs.push((off, len as u32, Mode::Write));
+        written += len;
+    }
+    run(d, reqs, 1);
+    quiet(d);
+}
+
+/// Two seconds of simulated idle time: background work drains.
+pub fn quiet(d: &mut SimDevice) {
+    let t = d.now_ns() + 2_000_000_000;
+    d.idle_until(t).unwrap();
+}
+
 /// Sequential fill of the whole device with `io` byte writes at queue depth 32.
 pub fn seq_fill(dev: &mut SimDevice, io: u64) {
     let size = dev.info().size_bytes;
