@@ -6,7 +6,7 @@ use flashlab_exec::replay;
 use flashlab_pattern::units::format_size;
 use flashlab_results::Workload;
 use flashlab_trace::{TraceIo, TraceOp};
-use flashlab_workload::{FrontEnd, PreparedTrace, TraceSpec, WorkloadError};
+use flashlab_workload::{DeviceNeeds, FrontEnd, PreparedTrace, TraceSpec, WorkloadError};
 
 use crate::cli::ReplayArgs;
 use crate::error::{CliError, CliResult};
@@ -35,19 +35,18 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
     // Read with limits: /dev/zero or a disk image is refused at once.
     let parsed = workload_spec.read().map_err(as_flags)?;
     let probed = target::probe(&args.target, flashlab_pattern::DEFAULT_SEED)?;
+    let prepared = workload_spec
+        .prepare(parsed, probed.info.size_bytes, probed.lbs)
+        .map_err(as_flags)?;
+    let needs = DeviceNeeds::of_trace(&prepared);
     let PreparedTrace {
         ios: trace,
         spec,
         mode,
         requests,
         in_flight,
-    } = workload_spec
-        .prepare(parsed, probed.info.size_bytes, probed.lbs)
-        .map_err(as_flags)?;
-    let writes = trace
-        .iter()
-        .any(|io| matches!(io.op, TraceOp::Io(m) if m.modifies()));
-    let max_io = trace.iter().map(|io| io.size_bytes).max().unwrap_or(512);
+    } = prepared;
+    let max_io = needs.max_io_bytes;
     let workload = Workload::Replay(spec);
 
     if args.dry_run {
@@ -77,7 +76,13 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
         return Ok(());
     }
 
-    let (mut device, engine) = probed.open(&args.target, writes, in_flight, max_io, args.quiet)?;
+    let (mut device, engine) = probed.open(
+        &args.target,
+        needs.writes,
+        needs.max_outstanding,
+        max_io,
+        args.quiet,
+    )?;
     let mut results =
         target::create_results(args.results.as_deref(), &args.name, &*device, &engine)?;
     let idx = results

@@ -105,24 +105,19 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     let (info, lbs) = (probed.info.clone(), probed.lbs);
     let specs = flashlab_workload::resolve_patterns(&list, None, &info, lbs)
         .map_err(|e| CliError::user(e.render(FrontEnd::Cli)))?;
-    let writes = specs.iter().any(PatternSpec::writes);
+    let needs = flashlab_workload::DeviceNeeds::of_patterns(&specs);
 
     if args.dry_run {
-        return dry_run(&args, &probed, &specs, writes);
+        return dry_run(&args, &probed, &specs, needs.writes);
     }
 
-    let max_outstanding = specs
-        .iter()
-        .map(PatternSpec::max_outstanding)
-        .max()
-        .unwrap_or(1);
-    let max_io = specs
-        .iter()
-        .map(PatternSpec::max_io_bytes)
-        .max()
-        .unwrap_or(512);
-    let (mut device, engine) =
-        probed.open(&args.target, writes, max_outstanding, max_io, args.quiet)?;
+    let (mut device, engine) = probed.open(
+        &args.target,
+        needs.writes,
+        needs.max_outstanding,
+        needs.max_io_bytes,
+        args.quiet,
+    )?;
     let default_name = if specs.len() == 1 {
         specs[0].name.clone()
     } else {

@@ -703,6 +703,23 @@ pub fn t975(df: usize) -> f64 {
     }
 }
 
+/// The mean of `values` and the half width of its 95 % confidence interval
+/// (Student's t over the sample standard deviation; 0 for fewer than two
+/// values). The one computation behind [`Interval95::of`] and the suite's
+/// batch-means stop rule, which compares the half width bit for bit.
+pub fn mean_and_half_width95(values: &[f64]) -> (f64, f64) {
+    let n = values.len();
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    if n < 2 {
+        return (mean, 0.0);
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    (mean, t975(n - 1) * (var / n as f64).sqrt())
+}
+
 /// The mean of repeated measurements with its 95 % confidence interval
 /// (Student's t over the sample standard deviation: the repeats are few
 /// and their spread unknown). One value has no interval (low = high =
@@ -721,13 +738,7 @@ impl Interval95 {
         if n == 0 {
             return Interval95::default();
         }
-        let mean = values.iter().sum::<f64>() / n as f64;
-        let half = if n < 2 {
-            0.0
-        } else {
-            let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-            t975(n - 1) * (var / n as f64).sqrt()
-        };
+        let (mean, half) = mean_and_half_width95(values);
         Interval95 {
             n,
             mean,

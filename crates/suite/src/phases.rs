@@ -125,13 +125,10 @@ impl BatchMeans {
 
     /// (mean, 95 % half-width relative to the mean) over the closed batches.
     pub fn interval(&self) -> Option<(f64, f64)> {
-        let n = self.means.len();
-        if n < 2 {
+        if self.means.len() < 2 {
             return None;
         }
-        let mean = self.means.iter().sum::<f64>() / n as f64;
-        let var = self.means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        let half = t975(n - 1) * (var / n as f64).sqrt();
+        let (mean, half) = flashlab_results::stats::mean_and_half_width95(&self.means);
         Some((mean, if mean > 0.0 { half / mean } else { 0.0 }))
     }
 }

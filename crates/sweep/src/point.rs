@@ -1,5 +1,6 @@
-//! Running one point: build the simulated device, run the workload into a
-//! results directory, and keep each run's metrics.
+//! Running one point: open its device (simulated, or the grid's real
+//! target), run the workload into a results directory, and keep each run's
+//! metrics.
 //!
 //! A point is single-threaded and touches nothing outside its own directory
 //! (and its lock and working copy in `.points-work/`), so points run side by
@@ -234,7 +235,7 @@ pub fn run_point_of(
     let mut runs = Vec::new();
     let mut summary = None;
     let partial_results = partial.join("results");
-    let result = simulate_into(
+    let result = open_and_run(
         &point.device,
         point.target.as_ref(),
         point.seed,
@@ -470,7 +471,7 @@ pub fn simulate(
     tool: &ToolInfo,
 ) -> Result<Vec<RunSummary>, SweepError> {
     let mut runs = Vec::new();
-    simulate_into(
+    open_and_run(
         device,
         None,
         seed,
@@ -503,7 +504,7 @@ enum Keep {
 /// library's one verb (`flashlab_workload::run`). The runs done (before a
 /// failure too) go to `runs`, a suite's summary to `suite_summary`.
 #[allow(clippy::too_many_arguments)]
-fn simulate_into(
+fn open_and_run(
     device_spec: &str,
     target: Option<&RealTarget>,
     seed: u64,
@@ -514,7 +515,10 @@ fn simulate_into(
     runs: &mut Vec<RunSummary>,
     suite_summary: &mut Option<serde_json::Value>,
 ) -> Result<(), SweepError> {
-    let (mut device, engine, command): (Box<dyn Device>, String, String) = match target {
+    // A real target is sized for the workload prepared on its description,
+    // and that prepared workload is what runs (a trace is read once).
+    let (mut device, engine, command, prepared): (Box<dyn Device>, String, String, _) = match target
+    {
         None => (
             Box::new(
                 flashlab_sim::open_device(
@@ -526,13 +530,15 @@ fn simulate_into(
             ),
             "simulator".into(),
             format!("sweep point: sim:{device_spec} seed={seed}"),
+            None,
         ),
         Some(t) => {
-            let (device, engine) = open_real(t, seed, workload)?;
+            let (device, engine, prepared) = open_real(t, seed, workload)?;
             (
                 device,
                 engine,
                 format!("sweep point: {} seed={seed}", t.path.display()),
+                Some(prepared),
             )
         }
     };
@@ -560,11 +566,16 @@ fn simulate_into(
         records: !matches!(keep, Keep::Metrics),
         stop: &never,
     };
-    let (outcome, error) =
-        match flashlab_workload::run(workload, &mut *device, &mut results, &options) {
-            Ok(outcome) => (outcome, None),
-            Err(failed) => (failed.outcome, Some(failed.error)),
-        };
+    let ran = match prepared {
+        Some(prepared) => {
+            flashlab_workload::run_prepared(prepared, &mut *device, &mut results, &options)
+        }
+        None => flashlab_workload::run(workload, &mut *device, &mut results, &options),
+    };
+    let (outcome, error) = match ran {
+        Ok(outcome) => (outcome, None),
+        Err(failed) => (failed.outcome, Some(failed.error)),
+    };
     runs.extend(outcome.runs);
     if let Some(summary) = outcome.suite {
         *suite_summary = Some(serde_json::to_value(&summary).expect("a summary serializes"));
@@ -579,64 +590,41 @@ fn simulate_into(
 /// opens `--device PATH`: O_DIRECT, io_uring (else the synchronous engine),
 /// sized for the workload's most outstanding IOs and largest IO, and, when
 /// the workload writes, only after the write-safety check (a block device
-/// in use is refused unless `allow_write_to` names it). Returns the device
-/// and its engine's name.
+/// in use is refused unless `allow_write_to` names it). Returns the device,
+/// its engine's name and the workload prepared on its description (what
+/// the point then runs: a trace is read once).
 fn open_real(
     t: &RealTarget,
     seed: u64,
     workload: &WorkloadSpec,
-) -> Result<(Box<dyn Device>, String), SweepError> {
+) -> Result<(Box<dyn Device>, String, flashlab_workload::Prepared), SweepError> {
     let failed = |e: flashlab_realdev::OpenError| {
         SweepError::Input(format!("target {}: {e}", t.path.display()))
     };
     let info = flashlab_realdev::probe(&t.path).map_err(failed)?;
-    let lbs = info.logical_block_bytes as u64;
-    // (writes, most outstanding IOs, largest IO in bytes)
-    let (writes, max_outstanding, max_io_bytes) = match workload {
-        WorkloadSpec::Patterns { runs } => {
-            let specs = flashlab_workload::resolve_patterns(runs, Some(seed), &info, lbs)?;
-            pattern_needs(&specs)
-        }
-        WorkloadSpec::Replicate { dir, runs } => {
-            let specs = flashlab_workload::replicated_specs(dir, runs.as_deref(), &info)?;
-            pattern_needs(&specs)
-        }
-        WorkloadSpec::Trace(spec) => {
-            let trace = spec.prepare(spec.read()?, info.size_bytes, lbs)?;
-            let writes = trace.ios.iter().any(|io| {
-                !matches!(
-                    io.op,
-                    flashlab_trace::TraceOp::Io(flashlab_device::Mode::Read)
-                )
-            });
-            let largest = trace
-                .ios
-                .iter()
-                .map(|io| io.size_bytes)
-                .max()
-                .unwrap_or(512);
-            (writes, trace.in_flight.max(1), largest)
-        }
-        WorkloadSpec::Suite(_) => {
-            return Err(SweepError::Input(format!(
-                "target {}: a suite runs on a real device with flashlab suite NAME --device PATH",
-                t.path.display()
-            )))
-        }
+    let prepared = workload.prepare(seed, &info)?;
+    let Some(needs) = prepared.needs() else {
+        return Err(SweepError::Input(format!(
+            "target {}: a suite runs on a real device with flashlab suite NAME --device PATH",
+            t.path.display()
+        )));
     };
     let opened = flashlab_realdev::open(&flashlab_realdev::OpenOptions {
         path: t.path.clone(),
-        write: writes,
+        write: needs.writes,
         engine: flashlab_realdev::Engine::Auto,
-        max_outstanding,
-        max_io_bytes: u32::try_from(max_io_bytes).unwrap_or(u32::MAX),
+        max_outstanding: needs.max_outstanding,
+        max_io_bytes: u32::try_from(needs.max_io_bytes).unwrap_or(u32::MAX),
         direct: true,
         allow_write_to: t.allow_write_to.clone(),
         create_size_bytes: None,
     })
     .map_err(failed)?;
     let got = opened.device.info();
-    if got.kind != info.kind || got.size_bytes != info.size_bytes {
+    if got.kind != info.kind
+        || got.size_bytes != info.size_bytes
+        || got.logical_block_bytes != info.logical_block_bytes
+    {
         return Err(SweepError::Input(format!(
             "target {} changed while the point opened it (first {} bytes, then {}); check the path and run again",
             t.path.display(),
@@ -652,25 +640,7 @@ fn open_real(
         .get("engine")
         .cloned()
         .unwrap_or_else(|| "unknown".into());
-    Ok((opened.device, engine))
-}
-
-/// What pattern runs need of a real device: whether they write, their most
-/// outstanding IOs and their largest IO.
-fn pattern_needs(specs: &[flashlab_pattern::PatternSpec]) -> (bool, usize, u64) {
-    (
-        specs.iter().any(flashlab_pattern::PatternSpec::writes),
-        specs
-            .iter()
-            .map(flashlab_pattern::PatternSpec::max_outstanding)
-            .max()
-            .unwrap_or(1),
-        specs
-            .iter()
-            .map(flashlab_pattern::PatternSpec::max_io_bytes)
-            .max()
-            .unwrap_or(512),
-    )
+    Ok((opened.device, engine, prepared))
 }
 
 /// CPU time consumed so far by the calling thread, in seconds (0 if the

@@ -139,6 +139,102 @@ impl Workload {
     }
 }
 
+/// What a workload asks of the device it runs on, known before it runs: a
+/// real device is opened for writing (after the safety check) only when the
+/// workload writes or trims, with its io_uring ring and buffers sized for
+/// the most IOs in flight and the largest IO. A flush needs no write access
+/// (fsync works on a read-only descriptor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceNeeds {
+    pub writes: bool,
+    pub max_outstanding: usize,
+    pub max_io_bytes: u64,
+}
+
+impl DeviceNeeds {
+    /// The needs of pattern runs done one after another.
+    pub fn of_patterns(specs: &[PatternSpec]) -> DeviceNeeds {
+        DeviceNeeds {
+            writes: specs.iter().any(PatternSpec::writes),
+            max_outstanding: specs
+                .iter()
+                .map(PatternSpec::max_outstanding)
+                .max()
+                .unwrap_or(1),
+            max_io_bytes: specs
+                .iter()
+                .map(PatternSpec::max_io_bytes)
+                .max()
+                .unwrap_or(512),
+        }
+    }
+
+    /// The needs of a replay: its requests that modify the device, the most
+    /// it keeps in flight, its largest request.
+    pub fn of_trace(trace: &PreparedTrace) -> DeviceNeeds {
+        DeviceNeeds {
+            writes: trace
+                .ios
+                .iter()
+                .any(|io| matches!(io.op, flashlab_trace::TraceOp::Io(m) if m.modifies())),
+            max_outstanding: trace.in_flight.max(1),
+            max_io_bytes: trace
+                .ios
+                .iter()
+                .map(|io| io.size_bytes)
+                .max()
+                .unwrap_or(512),
+        }
+    }
+}
+
+/// A workload resolved against the device it will run on: pattern specs,
+/// a trace read and fitted, or a suite (planned when it runs). Preparing
+/// once lets a front end size the device from [`Prepared::needs`] and run
+/// exactly what it sized it for ([`run_prepared`]), with the trace read once.
+pub enum Prepared {
+    Patterns(Vec<PatternSpec>),
+    Trace(PreparedTrace),
+    Suite(SuiteSpec),
+}
+
+impl Workload {
+    /// Resolves this workload on a device described by `info`, with `seed`
+    /// for every run that does not fix its own.
+    pub fn prepare(
+        &self,
+        seed: u64,
+        info: &flashlab_device::DeviceInfo,
+    ) -> Result<Prepared, WorkloadError> {
+        let lbs = info.logical_block_bytes as u64;
+        Ok(match self {
+            Workload::Patterns { runs } => {
+                Prepared::Patterns(resolve_patterns(runs, Some(seed), info, lbs)?)
+            }
+            Workload::Replicate { dir, runs } => {
+                Prepared::Patterns(replicated_specs(dir, runs.as_deref(), info)?)
+            }
+            Workload::Trace(t) => {
+                t.check()?;
+                Prepared::Trace(t.prepare(t.read()?, info.size_bytes, lbs)?)
+            }
+            Workload::Suite(s) => Prepared::Suite(s.clone()),
+        })
+    }
+}
+
+impl Prepared {
+    /// What the device must offer; `None` for a suite, whose runs are
+    /// planned on the device itself.
+    pub fn needs(&self) -> Option<DeviceNeeds> {
+        match self {
+            Prepared::Patterns(specs) => Some(DeviceNeeds::of_patterns(specs)),
+            Prepared::Trace(trace) => Some(DeviceNeeds::of_trace(trace)),
+            Prepared::Suite(_) => None,
+        }
+    }
+}
+
 /// How [`run`] runs a workload.
 pub struct RunOptions<'a> {
     /// The seed of every run that does not fix its own, and of a suite.
@@ -173,8 +269,25 @@ pub fn run(
     results: &mut ResultsDir,
     options: &RunOptions<'_>,
 ) -> Result<Outcome, Box<Failed>> {
+    match workload.prepare(options.seed, device.info()) {
+        Ok(prepared) => run_prepared(prepared, device, results, options),
+        Err(error) => Err(Box::new(Failed {
+            outcome: Outcome::default(),
+            error,
+        })),
+    }
+}
+
+/// [`run`] for a workload already prepared ([`Workload::prepare`]) on this
+/// device's description.
+pub fn run_prepared(
+    prepared: Prepared,
+    device: &mut dyn Device,
+    results: &mut ResultsDir,
+    options: &RunOptions<'_>,
+) -> Result<Outcome, Box<Failed>> {
     let mut outcome = Outcome::default();
-    let result = run_into(workload, device, results, options, &mut outcome);
+    let result = run_into(prepared, device, results, options, &mut outcome);
     match result {
         Ok(()) => Ok(outcome),
         Err(error) => Err(Box::new(Failed { outcome, error })),
@@ -182,30 +295,17 @@ pub fn run(
 }
 
 fn run_into(
-    workload: &Workload,
+    prepared: Prepared,
     device: &mut dyn Device,
     results: &mut ResultsDir,
     options: &RunOptions<'_>,
     outcome: &mut Outcome,
 ) -> Result<(), WorkloadError> {
-    let info = device.info().clone();
-    let lbs = info.logical_block_bytes as u64;
-    match workload {
-        Workload::Patterns { runs } => {
-            let specs = resolve_patterns(runs, Some(options.seed), &info, lbs)?;
-            run_specs(device, results, &specs, options, &mut outcome.runs)
-        }
-        Workload::Replicate { dir, runs } => {
-            let specs = replicated_specs(dir, runs.as_deref(), &info)?;
-            run_specs(device, results, &specs, options, &mut outcome.runs)
-        }
-        Workload::Trace(t) => {
-            t.check()?;
-            let trace = t.prepare(t.read()?, info.size_bytes, lbs)?;
-            run_trace(device, results, trace, options, &mut outcome.runs)
-        }
-        Workload::Suite(s) => {
-            let summary = run_suite(device, results, s, options.seed, options.stop, &mut |_| {})?;
+    match prepared {
+        Prepared::Patterns(specs) => run_specs(device, results, &specs, options, &mut outcome.runs),
+        Prepared::Trace(trace) => run_trace(device, results, trace, options, &mut outcome.runs),
+        Prepared::Suite(s) => {
+            let summary = run_suite(device, results, &s, options.seed, options.stop, &mut |_| {})?;
             outcome.suite = Some(summary);
             outcome.runs.extend(results.summary().runs);
             Ok(())

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use flashlab_device::Device;
 use flashlab_results::{Manifest, ResultsDir, ToolInfo};
-use flashlab_workload::{run, FrontEnd, RunOptions, TraceSpec, Workload};
+use flashlab_workload::{run, DeviceNeeds, FrontEnd, RunOptions, TraceSpec, Workload};
 
 fn trace(speed: f64, closed_loop: bool, queue_depth: Option<usize>) -> TraceSpec {
     TraceSpec {
@@ -213,5 +213,54 @@ fn a_replay_on_a_device_that_counts_nothing_keeps_its_late_requests() {
     assert_eq!(
         outcome.runs[0].device_stats,
         Some(serde_json::json!({ "replay": { "late_requests": 3, "flushes": 0 } }))
+    );
+}
+
+#[test]
+fn a_prepared_trace_says_what_the_device_must_offer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace_path = tmp.path().join("t.trace");
+    let sim = flashlab_sim::open_device("ssd-m,capacity=1GiB", 1, 64).unwrap();
+    let needs_of = |text: &str| {
+        std::fs::write(&trace_path, text).unwrap();
+        let workload = Workload::Trace(TraceSpec {
+            path: trace_path.clone(),
+            ..trace(1.0, false, Some(2))
+        });
+        let prepared = workload.prepare(1, sim.info()).unwrap();
+        prepared.needs().expect("a replay has needs")
+    };
+    // Reads and a flush: no write access (fsync works read-only); at most
+    // the replay's queue depth in flight.
+    let reads = needs_of("# flashlab-trace v1\n0 R 0 4096\n0 R 8192 16384\n1 F 0 0\n");
+    assert_eq!(
+        reads,
+        DeviceNeeds {
+            writes: false,
+            max_outstanding: 2,
+            max_io_bytes: 16384
+        }
+    );
+    // One trim makes it a writing workload.
+    assert!(needs_of("# flashlab-trace v1\n0 R 0 4096\n5 T 0 4096\n").writes);
+}
+
+#[test]
+fn pattern_runs_need_their_largest_io_and_most_outstanding() {
+    let sim = flashlab_sim::open_device("ssd-m,capacity=1GiB", 1, 64).unwrap();
+    let workload: Workload = serde_json::from_str(
+        r#"{"kind": "patterns", "runs": [
+            {"name": "a", "pattern": "SR", "io_size": "4KiB", "io_count": 8},
+            {"name": "b", "pattern": "RR", "io_size": "64KiB", "io_count": 8, "queue_depth": 8}]}"#,
+    )
+    .unwrap();
+    let needs = workload.prepare(1, sim.info()).unwrap().needs().unwrap();
+    assert_eq!(
+        needs,
+        DeviceNeeds {
+            writes: false,
+            max_outstanding: 8,
+            max_io_bytes: 65536
+        }
     );
 }
