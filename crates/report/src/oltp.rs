@@ -8,7 +8,8 @@
 
 use std::path::Path;
 
-use flashlab_results::oltp::{IntervalRates, OltpResult};
+use flashlab_results::oltp::{IntervalRates, OltpResult, RepeatFigures, TpccFigures};
+use flashlab_results::Interval95;
 
 use crate::error::ReportError;
 use crate::model::{Analysis, DeviceReport, Section, Table};
@@ -57,6 +58,119 @@ fn rates(
 
 fn num_cell<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
+}
+
+/// `--rate`: the offered load against what the terminals achieved. Only
+/// the offered rate is a reference: a closed-loop TPC-C run cannot exceed
+/// it, and falling short means the terminals (or the device) could not keep
+/// up, which the late starts count.
+fn offered_load_row(t: &TpccFigures) -> Option<Vec<String>> {
+    let offered = f64::from(t.rate_per_min?);
+    let achieved = t.transactions_per_s * 60.0;
+    let share = if offered > 0.0 {
+        format!(" ({:.0} % of it)", achieved / offered * 100.0)
+    } else {
+        String::new()
+    };
+    Some(vec![
+        "offered load (--rate)".into(),
+        format!(
+            "{offered:.0} transactions/min offered, {achieved:.0}/min achieved{share}; {} late starts",
+            t.late_starts
+        ),
+    ])
+}
+
+/// The relative half width above which the report says the windows
+/// disagree: the same 5 % the comparison report calls noise.
+const REPEAT_NOISE_RELATIVE: f64 = 0.05;
+
+fn interval_cell(i: &Interval95, scale: f64, digits: usize) -> String {
+    if i.n < 2 {
+        return format!("{:.digits$} (one window: no interval)", i.mean * scale);
+    }
+    format!(
+        "{:.digits$} (95 % interval {:.digits$} to {:.digits$}, +-{:.1} %)",
+        i.mean * scale,
+        i.low * scale,
+        i.high * scale,
+        i.relative_half_width() * 100.0
+    )
+}
+
+/// `--repeat N`: the means over the windows with their 95 % intervals,
+/// and a verdict on whether one window would have been enough.
+fn repeat_summary_rows(rep: &RepeatFigures) -> Vec<Vec<String>> {
+    let n = rep.windows.len();
+    let windows = if n == 1 {
+        "1 window".to_string()
+    } else {
+        format!("{n} windows")
+    };
+    let mut rows = vec![
+        vec![
+            format!("tpmC over {windows}"),
+            interval_cell(&rep.tpmc, 1.0, 0),
+        ],
+        vec![
+            format!("New-Order p90 over {windows} (ms)"),
+            interval_cell(&rep.new_order_p90_us, 1e-3, 2),
+        ],
+    ];
+    if n >= 2 {
+        let rel = rep.tpmc.relative_half_width();
+        rows.push(vec![
+            "repeatability (--repeat)".into(),
+            if rel > REPEAT_NOISE_RELATIVE {
+                format!(
+                    "the windows disagree (tpmC +-{:.1} % at 95 %): a single window's figures are not repeatable; run more or longer windows",
+                    rel * 100.0
+                )
+            } else {
+                format!(
+                    "tpmC repeats within +-{:.1} % at 95 % across {n} windows",
+                    rel * 100.0
+                )
+            },
+        ]);
+    }
+    rows
+}
+
+/// One row per `--repeat` window: the first is the traced one.
+fn repeat_table(rep: &RepeatFigures) -> Table {
+    let mut t = Table {
+        header: [
+            "window",
+            "seed",
+            "measured (s)",
+            "tpmC",
+            "transactions/s",
+            "New-Order p90 (ms)",
+            "mix within spec",
+            "late starts",
+        ]
+        .map(str::to_string)
+        .to_vec(),
+        rows: Vec::new(),
+    };
+    for w in &rep.windows {
+        t.rows.push(vec![
+            if w.window == 1 {
+                "1 (traced)".into()
+            } else {
+                w.window.to_string()
+            },
+            w.seed.to_string(),
+            format!("{:.1}", w.measured_s),
+            format!("{:.0}", w.tpmc),
+            format!("{:.1}", w.transactions_per_s),
+            format!("{:.2}", w.new_order_p90_us as f64 / 1e3),
+            if w.mix_within_spec { "yes" } else { "no" }.into(),
+            w.late_starts.to_string(),
+        ]);
+    }
+    t
 }
 
 pub fn sections(r: &OltpResult, id_prefix: &str) -> Vec<Section> {
@@ -137,6 +251,14 @@ pub fn sections(r: &OltpResult, id_prefix: &str) -> Vec<Section> {
                 format!("{:.1} us", t.total / 1e3),
             ]);
         }
+    }
+    if let Some(t) = tpcc {
+        if let Some(row) = offered_load_row(t) {
+            summary.push(row);
+        }
+    }
+    if let Some(rep) = &r.repeats {
+        summary.extend(repeat_summary_rows(rep));
     }
     if let Some(e) = &r.error {
         summary.push(vec!["error".into(), e.clone()]);
@@ -247,6 +369,9 @@ pub fn sections(r: &OltpResult, id_prefix: &str) -> Vec<Section> {
         io,
         endurance,
     ];
+    if let Some(rep) = r.repeats.as_ref().filter(|rep| !rep.windows.is_empty()) {
+        tables.push(repeat_table(rep));
+    }
     if let Some(c) = r.trace_consistency.as_ref().filter(|c| c.checked) {
         tables.push(Table {
             header: ["", "physical trace", "/sys/block stat delta"]
@@ -424,5 +549,82 @@ mod tests {
             .rows
             .iter()
             .any(|row| row[1] == "condition 1: 1 violations"));
+    }
+
+    fn window(window: u32, tpmc: f64) -> serde_json::Value {
+        serde_json::json!({"window": window, "seed": 40 + window, "measured_s": 20.0,
+            "tpmc": tpmc, "transactions_per_s": tpmc / 27.0, "new_order_p90_us": 2500,
+            "mix_within_spec": true, "late_starts": window - 1})
+    }
+
+    fn repeated(tpmcs: &[f64]) -> OltpResult {
+        let windows: Vec<serde_json::Value> = tpmcs
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| window(i as u32 + 1, t))
+            .collect();
+        let figures: Vec<flashlab_results::oltp::WindowFigures> =
+            serde_json::from_value(serde_json::Value::Array(windows)).unwrap();
+        let doc = serde_json::json!({
+            "format": "flashlab-oltp/1", "status": "complete",
+            "config": {"device": "sim:intel-x25e", "fs": "ext4", "warehouses": 1, "terminals": 4},
+            "tpcc": {"tpmc": tpmcs[0], "transactions_per_s": 50.0, "rate_per_min": 6000, "late_starts": 7},
+            "repeats": RepeatFigures::of(figures),
+        });
+        serde_json::from_value(doc).unwrap()
+    }
+
+    fn summary_value(r: &OltpResult, label: &str) -> String {
+        let s = sections(r, "");
+        let row = s[0].tables[0].rows.iter().find(|row| row[0] == label);
+        row.unwrap_or_else(|| panic!("no summary row {label}"))[1].clone()
+    }
+
+    #[test]
+    fn repeated_windows_show_their_interval_a_table_and_a_verdict() {
+        let r = repeated(&[1000.0, 1010.0, 990.0, 1000.0]);
+        let tpmc = summary_value(&r, "tpmC over 4 windows");
+        assert!(tpmc.starts_with("1000 (95 % interval "), "{tpmc}");
+        let verdict = summary_value(&r, "repeatability (--repeat)");
+        assert!(
+            verdict.starts_with("tpmC repeats within +-1.3 %"),
+            "{verdict}"
+        );
+        let s = sections(&r, "");
+        let table = s[0]
+            .tables
+            .iter()
+            .find(|t| t.header[0] == "window")
+            .expect("the windows table");
+        assert_eq!(table.rows.len(), 4);
+        assert_eq!(table.rows[0][0], "1 (traced)");
+        assert_eq!(table.rows[3][3], "1000");
+        assert_eq!(table.rows[3][7], "3", "late starts of window 4");
+    }
+
+    #[test]
+    fn windows_that_disagree_are_called_not_repeatable() {
+        let r = repeated(&[1000.0, 1400.0, 700.0]);
+        let verdict = summary_value(&r, "repeatability (--repeat)");
+        assert!(verdict.starts_with("the windows disagree"), "{verdict}");
+    }
+
+    #[test]
+    fn the_offered_rate_is_set_against_what_was_achieved() {
+        let r = repeated(&[1000.0]);
+        assert_eq!(
+            summary_value(&r, "offered load (--rate)"),
+            "6000 transactions/min offered, 3000/min achieved (50 % of it); 7 late starts"
+        );
+        // One window has no interval, and no verdict on repeatability.
+        assert_eq!(
+            summary_value(&r, "tpmC over 1 window"),
+            "1000 (one window: no interval)"
+        );
+        let s = sections(&r, "");
+        assert!(!s[0].tables[0]
+            .rows
+            .iter()
+            .any(|row| row[0] == "repeatability (--repeat)"));
     }
 }
