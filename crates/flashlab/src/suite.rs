@@ -258,7 +258,8 @@ pub fn suite(cmd: SuiteCommand) -> CliResult<()> {
         .map_err(|e| CliError::user(e.to_string()))?;
     if let Some(runtime_ns) = runtime_ns {
         // Before the plan is saved: a resumed suite keeps the runtime.
-        with_runtime(&mut plan, runtime_ns, common.time_based)?;
+        plan.with_runtime(runtime_ns, common.time_based)
+            .map_err(|e| CliError::user(e.render("--runtime", "--time_based", "--runtime 10s")))?;
     }
     // Every run of the plan must be a valid pattern (e.g. a small
     // --random-target cannot hold uFLIP's granularity benchmark's largest
@@ -283,62 +284,10 @@ pub fn suite(cmd: SuiteCommand) -> CliResult<()> {
     start(common, probed, plan, header, config, min_pause_ns)
 }
 
-/// fio's `runtime` and `time_based` for a whole suite, as fio applies
-/// them to every job: every run of the plan stops submitting after
-/// `runtime_ns` of device time; with `time_based`, each measured run (a
-/// `Step::Run`) repeats its pattern until then. Calibration runs and
-/// uFLIP's pause probe keep their IO counts, which their method needs (a
-/// period is found in a fixed number of IOs), under the cap. An adaptive
-/// run stops when its mean is known within the bound, so it cannot also
-/// run for a fixed time: that combination is refused.
-fn with_runtime(plan: &mut Plan, runtime_ns: u64, time_based: bool) -> CliResult<()> {
-    use flashlab_suite::plan::Step;
-    for step in &mut plan.steps {
-        let (measured, runs): (bool, Vec<&mut flashlab_suite::plan::RunStep>) = match step {
-            Step::Run(r) => (true, vec![r]),
-            Step::Calibrate { run, .. } => (false, vec![run]),
-            Step::MeasurePause {
-                before,
-                writes,
-                after,
-            } => (false, vec![before, writes, after]),
-            Step::EnforceState { .. }
-            | Step::WriteCache { .. }
-            | Step::Discard { .. }
-            | Step::Reconfigure { .. } => (false, vec![]),
-        };
-        for run in runs {
-            if time_based && measured && run.adaptive {
-                return Err(CliError::user(format!(
-                    "--time_based: {} run {} stops when its mean is known within --bound, so it cannot run for a fixed time; use --runtime alone to cap each run",
-                    plan.suite, run.name
-                )));
-            }
-            run.spec.runtime_ns = Some(runtime_ns);
-            run.spec.time_based = time_based && measured;
-        }
-    }
-    Ok(())
-}
-
 /// `--runtime` in nanoseconds, checked with `--time_based`.
 fn suite_runtime(options: &SuiteOptions) -> CliResult<Option<u64>> {
-    let runtime_ns = match &options.runtime {
-        None if options.time_based => {
-            return Err(CliError::user(
-                "--time_based repeats each run until --runtime; add e.g. --runtime 10s",
-            ))
-        }
-        None => return Ok(None),
-        Some(text) => flashlab_pattern::units::parse_runtime_ns(text)
-            .map_err(|e| CliError::user(format!("--runtime: {e}")))?,
-    };
-    if runtime_ns == 0 {
-        return Err(CliError::user(
-            "--runtime 0 runs nothing; pass e.g. --runtime 10s (a bare number is seconds, as in fio)",
-        ));
-    }
-    Ok(Some(runtime_ns))
+    flashlab_suite::plan::parse_runtime(options.runtime.as_deref(), options.time_based)
+        .map_err(|e| CliError::user(e.render("--runtime", "--time_based", "--runtime 10s")))
 }
 
 fn budilovsky11(args: Budilovsky11Args) -> CliResult<Invocation> {

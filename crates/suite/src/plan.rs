@@ -99,7 +99,102 @@ pub struct Plan {
     pub steps: Vec<Step>,
 }
 
+/// Why fio's `runtime`/`time_based` cannot apply to a suite's plan. The
+/// front end names the settings ([`RuntimeError::render`]): `--runtime`
+/// on the command line, `[suite] runtime` in a grid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RuntimeError {
+    /// `time_based` repeats each run until the runtime, which is missing.
+    TimeBasedWithoutRuntime,
+    /// A runtime of zero runs nothing.
+    Zero,
+    /// The runtime does not read as a duration.
+    Unreadable(String),
+    /// An adaptive run stops when its mean is known within the bound, so it
+    /// cannot also run for a fixed time.
+    AdaptiveTimeBased { suite: String, run: String },
+}
+
+impl RuntimeError {
+    /// The problem in one line, naming the settings as the front end
+    /// spells them (`runtime`, `time_based`) with an `example` of a
+    /// runtime written there (`--runtime 10s`, `runtime = "10s"`).
+    pub fn render(&self, runtime: &str, time_based: &str, example: &str) -> String {
+        match self {
+            RuntimeError::TimeBasedWithoutRuntime => {
+                format!("{time_based} repeats each run until {runtime}; add e.g. {example}")
+            }
+            RuntimeError::Zero => format!(
+                "{runtime} 0 runs nothing; give e.g. {example} (a bare number is seconds, as in fio)"
+            ),
+            RuntimeError::Unreadable(e) => format!("{runtime}: {e}"),
+            RuntimeError::AdaptiveTimeBased { suite, run } => format!(
+                "{time_based}: {suite} run {run} stops when its mean is known within the bound, so it cannot run for a fixed time; use {runtime} alone to cap each run"
+            ),
+        }
+    }
+}
+
+/// fio's `runtime` (a duration; a bare number is seconds) checked with
+/// `time_based`: `None` when no runtime is given.
+pub fn parse_runtime(runtime: Option<&str>, time_based: bool) -> Result<Option<u64>, RuntimeError> {
+    let runtime_ns = match runtime {
+        None if time_based => return Err(RuntimeError::TimeBasedWithoutRuntime),
+        None => return Ok(None),
+        Some(text) => flashlab_pattern::units::parse_runtime_ns(text)
+            .map_err(|e| RuntimeError::Unreadable(e.to_string()))?,
+    };
+    if runtime_ns == 0 {
+        return Err(RuntimeError::Zero);
+    }
+    Ok(Some(runtime_ns))
+}
+
 impl Plan {
+    /// fio's `runtime` and `time_based` for a whole suite, as fio applies
+    /// them to every job: every run of the plan stops submitting after
+    /// `runtime_ns` of device time; with `time_based`, each measured run (a
+    /// `Step::Run`) repeats its pattern until then. Calibration runs and
+    /// uFLIP's pause probe keep their IO counts, which their method needs
+    /// (a period is found in a fixed number of IOs), under the cap. An
+    /// adaptive run stops when its mean is known within the bound, so it
+    /// cannot also run for a fixed time: that combination is refused, and
+    /// the plan is left unchanged.
+    pub fn with_runtime(&mut self, runtime_ns: u64, time_based: bool) -> Result<(), RuntimeError> {
+        if time_based {
+            let adaptive = self.steps.iter().find_map(|step| match step {
+                Step::Run(r) if r.adaptive => Some(r.name.clone()),
+                _ => None,
+            });
+            if let Some(run) = adaptive {
+                return Err(RuntimeError::AdaptiveTimeBased {
+                    suite: self.suite.clone(),
+                    run,
+                });
+            }
+        }
+        for step in &mut self.steps {
+            let (measured, runs): (bool, Vec<&mut RunStep>) = match step {
+                Step::Run(r) => (true, vec![r]),
+                Step::Calibrate { run, .. } => (false, vec![run]),
+                Step::MeasurePause {
+                    before,
+                    writes,
+                    after,
+                } => (false, vec![before, writes, after]),
+                Step::EnforceState { .. }
+                | Step::WriteCache { .. }
+                | Step::Discard { .. }
+                | Step::Reconfigure { .. } => (false, vec![]),
+            };
+            for run in runs {
+                run.spec.runtime_ns = Some(runtime_ns);
+                run.spec.time_based = time_based && measured;
+            }
+        }
+        Ok(())
+    }
+
     /// The plan as a person reads it: numbered steps, targets, state resets.
     pub fn describe(&self, device_bytes: u64) -> String {
         let mut out = String::new();

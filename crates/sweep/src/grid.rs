@@ -651,7 +651,22 @@ fn check_suite(s: &SuiteSpec, seed: u64) -> Result<(), String> {
     // The options' types: the suite parses its configuration when planning
     // (on a nominal 1 GiB; the point's own device is checked when it runs).
     const NOMINAL_BYTES: u64 = 1 << 30;
-    if let Err(e) = suite.plan(&config, NOMINAL_BYTES) {
+    let plan = suite.plan(&config, NOMINAL_BYTES);
+    if let Ok(plan) = &plan {
+        let mut plan = plan.clone();
+        // fio's runtime for every run, as `flashlab suite --runtime`.
+        let runtime = |e: flashlab_suite::plan::RuntimeError| {
+            e.render("[suite] runtime", "[suite] time_based", "runtime = \"10s\"")
+        };
+        if let Some(runtime_ns) =
+            flashlab_suite::plan::parse_runtime(s.runtime.as_deref(), s.time_based)
+                .map_err(runtime)?
+        {
+            plan.with_runtime(runtime_ns, s.time_based)
+                .map_err(runtime)?;
+        }
+    }
+    if let Err(e) = plan {
         // Name the option at fault: the first that fails on its own.
         for (key, value) in &s.options {
             let one = serde_json::Map::from_iter([(key.clone(), value.clone())]);

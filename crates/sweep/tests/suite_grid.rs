@@ -234,6 +234,22 @@ fn bad_suite_workloads_are_one_line_naming_the_fix() {
             GRID.replace("[suite]", "[trace]\npath = \"t\"\n[suite]"),
             "more than one workload",
         ),
+        (
+            GRID.replace("quick = true", "quick = true\ntime_based = true"),
+            "[suite] time_based repeats each run until [suite] runtime; add e.g. runtime = \"10s\"",
+        ),
+        (
+            GRID.replace("quick = true", "quick = true\nruntime = \"0\""),
+            "[suite] runtime 0 runs nothing",
+        ),
+        (
+            // uFLIP's measured runs stop when their mean is known.
+            GRID.replace(
+                "quick = true",
+                "quick = true\nruntime = \"1s\"\ntime_based = true",
+            ),
+            "[suite] time_based: uflip run ",
+        ),
     ];
     for (text, want) in cases {
         let e = grid(&text).unwrap_err().to_string();
@@ -303,4 +319,28 @@ fn a_suite_option_is_a_parameter_and_a_bad_one_refuses_the_grid() {
     let e = grid(&GRID.replace("op = [0.15, 0.3]", "suite.max_iops = [1024]")).unwrap_err();
     assert!(e.is_user_error());
     assert!(e.to_string().contains("no option `max_iops`"), "{e}");
+}
+
+#[test]
+fn a_suite_runtime_caps_every_run_of_each_point_as_the_cli_does() {
+    // fio's runtime over the whole suite: each run stops after 20 ms of
+    // device time, far below its IO count's worth.
+    let g = grid(&GRID.replace("quick = true", "quick = true\nruntime = \"20ms\"")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let outcomes = local::run_local(&g, dir.path(), 1, &tool(), &|_| {});
+    assert_eq!(
+        outcomes[0].status,
+        PointStatus::Ok,
+        "{:?}",
+        outcomes[0].error
+    );
+    let results = ResultsDir::open(&outcomes[0].results_dir).unwrap();
+    let runs = &results.manifest().runs;
+    assert!(!runs.is_empty());
+    for run in runs {
+        let flashlab_results::Workload::Pattern(spec) = &run.workload else {
+            panic!("{}: not a pattern run", run.name)
+        };
+        assert_eq!(spec.runtime_ns, Some(20_000_000), "{}", run.name);
+    }
 }

@@ -300,6 +300,8 @@ fn run_suite(
         quick: false,
         options,
         metrics: None,
+        runtime: None,
+        time_based: false,
     });
     // Nothing stops one suite alone: Ctrl-C ends the whole scoreboard.
     let never = AtomicBool::new(false);

@@ -31,6 +31,13 @@ pub struct SuiteSpec {
     /// prefixes, e.g. `["table3", "findings"]` [default: every numeric value].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Vec<String>>,
+    /// fio's `runtime` for every run of the suite (`flashlab suite
+    /// --runtime`), e.g. "10s"; a bare number is seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// fio's `time_based`: each measured run repeats until `runtime`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub time_based: bool,
 }
 
 /// Runs suite `s` with `seed` on `device` into `results` (a new directory)
@@ -49,7 +56,18 @@ pub fn run_suite(
     let suite = session::runnable(&s.name).map_err(|e| input(&e))?;
     let config = session::configure(suite, s.quick, &s.options, seed).map_err(|e| input(&e))?;
     let size = device.info().size_bytes;
-    let plan = session::plan(suite, &config, size).map_err(|e| input(&e))?;
+    let mut plan = session::plan(suite, &config, size).map_err(|e| input(&e))?;
+    // The same plan-wide runtime as `flashlab suite --runtime`, named as
+    // the grid's [suite] table (and Python's dict) spells it.
+    let runtime = |e: flashlab_suite::plan::RuntimeError| {
+        WorkloadError::Input(e.render("[suite] runtime", "[suite] time_based", "runtime = \"10s\""))
+    };
+    if let Some(runtime_ns) =
+        flashlab_suite::plan::parse_runtime(s.runtime.as_deref(), s.time_based).map_err(runtime)?
+    {
+        plan.with_runtime(runtime_ns, s.time_based)
+            .map_err(runtime)?;
+    }
     let journal = session::begin(results, suite, config, plan).map_err(WorkloadError::io(&root))?;
     let block_bytes = (device.info().logical_block_bytes as u64).max(512);
     let mut runner = Runner {
