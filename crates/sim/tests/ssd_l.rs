@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use flashlab_device::{Completion, Mode};
+use flashlab_device::{Completion, Device, Mode};
 use flashlab_sim::{open_device, SimDevice};
 
 fn dev(spec: &str) -> SimDevice {
