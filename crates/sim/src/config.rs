@@ -571,6 +571,17 @@ pub struct FtlConfig {
     /// random write first merges up to k of its units (docs/sim-ftl.md).
     #[serde(default)]
     pub merges_per_write: u32,
+    /// fast: a random log block none of whose pages is valid any more (all
+    /// overwritten later, or superseded by a sequential log or a merge) is
+    /// erased and returned to the free pool after the write that invalidated
+    /// its last page, with no merge, instead of keeping its write pointer
+    /// until it is full. Chen et al. 2009 section 2.2: "Each write of a page
+    /// just needs to invalidate the previously occupied physical page by
+    /// updating the metadata ... the valid pages need to be merged together
+    /// with the updated pages in the same block": a log block without valid
+    /// pages has nothing to merge, only its erase (docs/sim-ftl.md).
+    #[serde(default)]
+    pub erase_dead_logs: bool,
     /// dftl: the cached mapping table (8 bytes per entry); two-level: the controller's
     /// chunk cache (chunk_entries x 4 bytes per chunk).
     #[serde(default = "map_cache")]
@@ -606,6 +617,7 @@ impl Default for FtlConfig {
             seq_logs: 1,
             seq_large_requests: false,
             merges_per_write: 0,
+            erase_dead_logs: false,
             map_cache: map_cache(),
             chunk_entries: chunk_entries(),
             hints: HintsConfig::default(),
@@ -1110,6 +1122,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("map_granule", "ftl.map_granule"),
     ("seq_large_requests", "ftl.seq_large_requests"),
     ("merges_per_write", "ftl.merges_per_write"),
+    ("erase_dead_logs", "ftl.erase_dead_logs"),
     ("chunk_entries", "ftl.chunk_entries"),
     ("map_cache", "ftl.map_cache"),
     ("hints", "ftl.hints.enabled"),

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use flashlab_device::{Device, IoRequest, Mode};
-use flashlab_sim::{open_device, SimDevice};
+use flashlab_sim::{open_device, Cause, SimDevice};
 use proptest::prelude::*;
 
 const KINDS: [&str; 6] = ["page", "block", "bast", "fast", "dftl", "two-level"];
@@ -609,4 +609,61 @@ fn unit_groups_that_leave_a_group_without_spare_superblocks_are_refused() {
     let msg = e.to_string();
     assert!(msg.contains("ftl.unit_groups = contiguous"), "{msg}");
     assert!(!msg.contains('\n'), "{msg}");
+}
+
+/// `ftl.erase_dead_logs`: a random log block whose pages were all superseded
+/// (here by a sequential overwrite of the range the random writes hit, as
+/// the papers' re-fill before each experiment does) is erased, not merged,
+/// and the next random writes start in an empty log. Without the option the
+/// dead pages keep the log's write pointer: the log is full again after as
+/// many writes as it had clean pages left, and its reclaim merges every unit
+/// written since.
+#[test]
+fn fast_dead_random_logs_are_erased_without_merges() {
+    let with = |extra: &str| {
+        // one random log block: a superblock of 4 dies x 16 pages = 64 pages
+        let mut d = small("fast", &format!(",log_blocks=1{extra}"));
+        seq_fill(&mut d, 64 * KIB);
+        // 48 random pages over the first 1 MiB (4 units of 256 KiB)
+        run(&mut d, random(8, MIB, 4 * KIB, 48, Mode::Write), 1);
+        // the re-fill of that MiB supersedes every page in the random log
+        d.reset_stats();
+        run(&mut d, sequential(0, 64 * KIB, 16, Mode::Write), 1);
+        let a = d.accounting();
+        let refill = (merges(&d), a.flash_erases[Cause::Gc as usize]);
+        d.reset_stats();
+        run(&mut d, random(9, MIB, 4 * KIB, 40, Mode::Write), 1);
+        d.check().unwrap();
+        (refill, merges(&d))
+    };
+    let ((kept_refill_merges, kept_refill_erases), kept_merges) = with("");
+    let ((freed_refill_merges, freed_refill_erases), freed_merges) =
+        with(",ftl.erase_dead_logs=on");
+    println!(
+        "fast, 40 random writes after a re-fill: {kept_merges} merges with the dead log kept, {freed_merges} with it erased (re-fill: {kept_refill_erases} / {freed_refill_erases} GC erases, {kept_refill_merges} / {freed_refill_merges} merges)"
+    );
+    // the dead log costs its erase (one per die of the superblock), no merge
+    assert_eq!(freed_refill_merges, kept_refill_merges);
+    assert_eq!(freed_refill_erases, kept_refill_erases + 4);
+    // 40 writes fit in the emptied 64-page log; the kept one had 16 pages left
+    assert_eq!(freed_merges, 0);
+    assert!(kept_merges > 0, "{kept_merges}");
+}
+
+/// `ftl.erase_dead_logs` keeps the maps consistent under mixed IO (TRIMs,
+/// sequential runs, random writes of one and four pages), with the whole-log
+/// and the incremental reclaim and SSD-L's other FAST options (`small` turns
+/// the checker on: it runs after every dead log erase).
+#[test]
+fn fast_erasing_dead_logs_stays_consistent_under_mixed_io() {
+    for extra in [
+        "",
+        ",ftl.merges_per_write=1",
+        ",ftl.merges_per_write=1,ftl.log_units=4,ftl.seq_logs=4,ftl.seq_large_requests=on",
+    ] {
+        let mut d = small("fast", &format!(",ftl.erase_dead_logs=on{extra}"));
+        seq_fill(&mut d, 64 * KIB);
+        mixed(&mut d, 4, 6000);
+        d.check().unwrap_or_else(|e| panic!("{extra}: {e}"));
+    }
 }

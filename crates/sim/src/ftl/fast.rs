@@ -50,6 +50,16 @@
 //!   (`paced_merges`): the drain's merges are spread over the writes that
 //!   fill the logs, so a write's flash work stays bounded by about the
 //!   log's merges over its pages, whatever the associativity.
+//!
+//! One option reclaims dead log space (`ftl.erase_dead_logs`): a random log
+//! block none of whose pages is valid any more (all overwritten in later log
+//! blocks, or superseded by a sequential log or a merge, e.g. by the
+//! papers' sequential re-fill) is erased after the write that invalidated
+//! its last page and returned to the free pool, with no merge. Without it the
+//! block keeps its write pointer: the log is full again after as many writes
+//! as it has clean pages left, and its reclaim merges every unit written
+//! since (Chen et al.'s Figure 8a after a re-fill: 366 writes into a log
+//! holding 3,730 dead pages, then 64 merges).
 
 use std::collections::VecDeque;
 
@@ -93,6 +103,8 @@ pub struct FastFtl {
     seq_large: bool,
     /// Pages of the current host write request.
     req_pages: u64,
+    /// `ftl.erase_dead_logs`.
+    erase_dead_logs: bool,
 }
 
 impl FastFtl {
@@ -124,6 +136,7 @@ impl FastFtl {
             drain_pos: 0,
             seq_large: cfg.ftl.seq_large_requests,
             req_pages: 0,
+            erase_dead_logs: cfg.ftl.erase_dead_logs,
         }
         .with_rand_cap(cfg.ftl.log_pages)
     }
@@ -278,6 +291,50 @@ impl FastFtl {
         Ok(t)
     }
 
+    /// `ftl.erase_dead_logs`: erase every random log block that holds no
+    /// valid page, starting at `at`, and return it to the free pool.
+    ///
+    /// When: right after the write that invalidated the block's last page,
+    /// not when the log next needs space. The FTL keeps a valid-page count
+    /// per log block (FAST's page-level map of the log area), so it knows
+    /// at once that the block holds nothing; reclaiming it then costs only
+    /// the erase a later reclaim would end with (its merges loop over valid
+    /// pages and find none). Waiting for the log to fill would not free the
+    /// space on a device with one random log block (SSD-L): that block is
+    /// also the one receiving writes, so it would be full of new pages,
+    /// which need merges, by the time it is reclaimed. The erase runs after
+    /// the write's own programs; the write does not wait for it (the dies
+    /// are busy with it afterwards, as after a switch merge in
+    /// `append_seq`). Pages made invalid by a TRIM are swept at the next
+    /// write. Accounted as a `gc` erase, never as a merge.
+    fn erase_dead_logs(&mut self, at: Nanos, flash: &mut Flash) -> Result<(), SimError> {
+        let mut erased = false;
+        let d = self.draining;
+        if d != NONE && self.core.sb_valid[d as usize] == 0 {
+            // every page still to drain was overwritten since: nothing left to merge
+            self.draining = NONE;
+            self.drain_pages.clear();
+            self.drain_pos = 0;
+            self.core.erase_sb(d, at, flash);
+            erased = true;
+        }
+        let mut i = 0;
+        while i < self.rw.len() {
+            let b = self.rw[i] as usize;
+            if self.core.sb_valid[b] == 0 && self.core.sb_wp[b] > 0 {
+                self.rw.remove(i);
+                self.core.erase_sb(b as u32, at, flash);
+                erased = true;
+            } else {
+                i += 1;
+            }
+        }
+        if erased {
+            self.core.maybe_check("a FAST dead log erase")?;
+        }
+        Ok(())
+    }
+
     fn append_random(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let mut t = at;
         if self.max_units > 0 {
@@ -321,22 +378,9 @@ impl FastFtl {
         let log = *self.rw.back().expect("a random log");
         Ok(self.core.program_rand(log, lpn, t, flash))
     }
-}
 
-impl Ftl for FastFtl {
-    fn name(&self) -> &'static str {
-        "fast"
-    }
-
-    sb_common!();
-
-    fn write(
-        &mut self,
-        lpn: u64,
-        _partial: bool,
-        at: Nanos,
-        flash: &mut Flash,
-    ) -> Result<Nanos, SimError> {
+    /// Write one page (what `Ftl::write` does before `ftl.erase_dead_logs`).
+    fn write_page(&mut self, lpn: u64, at: Nanos, flash: &mut Flash) -> Result<Nanos, SimError> {
         let (lu, off) = self.core.lu_off(lpn);
         // LAST's locality detector: a write of more than one page is sequential
         let large = self.seq_large && self.req_pages > 1;
@@ -400,6 +444,28 @@ impl Ftl for FastFtl {
             return Ok(self.core.program_seq(lpn, t, flash));
         }
         self.append_random(lpn, at, flash)
+    }
+}
+
+impl Ftl for FastFtl {
+    fn name(&self) -> &'static str {
+        "fast"
+    }
+
+    sb_common!();
+
+    fn write(
+        &mut self,
+        lpn: u64,
+        _partial: bool,
+        at: Nanos,
+        flash: &mut Flash,
+    ) -> Result<Nanos, SimError> {
+        let end = self.write_page(lpn, at, flash)?;
+        if self.erase_dead_logs {
+            self.erase_dead_logs(end, flash)?;
+        }
+        Ok(end)
     }
 
     fn begin_request(&mut self) {
