@@ -223,6 +223,9 @@ fn bad_variance_settings_are_refused_with_the_fix() {
             "2 (MLC) or 3 (TLC)",
         ),
         ("ssd-m,nand.page_kind_order=random", "page_kind_order"),
+        // a misspelt key: the error lists the valid ones
+        ("ssd-m,nand.page_kind_ordr=wordline", "page_kind_order"),
+        ("ssd-m,nand.read_ns_by_kind=1/2", "read_ns_by_page_kind"),
     ] {
         let e = open_device(spec, 1, 1).err().expect(spec).to_string();
         assert!(e.contains(needle), "{spec}: {e}");
