@@ -667,6 +667,7 @@ fn candidate(
     // starts from constant service times; stage 2 fits the spreads to the
     // plan's p99s (`fit_spreads`).
     cfg.nand.program_ns_by_page_kind.clear();
+    cfg.nand.read_ns_by_page_kind.clear();
     cfg.nand.program_spread = 0.0;
     cfg.nand.erase_spread = 0.0;
     cfg.nand.read_retry_probability = 0.0;

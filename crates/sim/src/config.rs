@@ -77,6 +77,34 @@ impl CellKind {
     }
 }
 
+/// Which page of a block is of which kind (`nand.page_kind_order`, with
+/// `nand.program_ns_by_page_kind`; docs/sim.md, "Service times vary").
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PageKindOrder {
+    /// Page `i` is of kind `i % kinds`: lower and upper pages alternate
+    /// (MQSim's MLC rule, `pageID % 2`). The same mix of kinds as a real
+    /// part, not its order.
+    #[default]
+    Cyclic,
+    /// The order a real part programs its word lines in. MLC: the lower page
+    /// of word line n + 1 is programmed before the upper page of word line
+    /// n, so page 0 and the odd pages but the last are lower pages, page 2,
+    /// the even pages after it and the last page upper ones (the "distance
+    /// 3" pairing of Linux's MTD layer, `dist3_pairing_scheme`: a lower page
+    /// `2k - 1` is paired with upper page `2k + 2`). TLC: MQSim's rule after
+    /// Yaakobi et al. ("Characterization and Error-Correcting Codes for TLC
+    /// Flash Memories", ICNC 2012): pages 0-5 lower, 6-7 middle, then pairs
+    /// of pages cycling lower, middle, upper.
+    Wordline,
+}
+
+impl PageKindOrder {
+    fn is_cyclic(&self) -> bool {
+        *self == PageKindOrder::Cyclic
+    }
+}
+
 /// A whole simulator configuration (one profile).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -209,14 +237,30 @@ pub struct NandConfig {
     /// are scaled so that their mean is `program_ns` (they give the split, it
     /// the mean: an override of `nand.program_ns`, as `flashlab.fit` makes,
     /// moves every kind); otherwise `program_ns` becomes their mean. Real parts interleave the pairs (the upper page of
-    /// word line n is programmed after the lower page of word line n + 1);
-    /// the alternation here has the same mix of kinds and the same mean.
+    /// word line n is programmed after the lower page of word line n + 1):
+    /// `page_kind_order = "wordline"` models that order; the default
+    /// alternation has the same mix of kinds and the same mean.
     /// Source: Grupp et al., "Characterizing Flash Memory: Anomalies,
     /// Observations, and Applications" (MICRO 2009) measured MLC program
     /// latency differing strongly between the fast and the slow page of a
     /// pair. Empty: every page programs in `program_ns`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub program_ns_by_page_kind: Vec<u64>,
+    /// Which page index is of which kind (default `cyclic`, as described
+    /// above; `wordline`: the real parts' program order, see
+    /// [`PageKindOrder`]). Only with page kinds.
+    #[serde(default, skip_serializing_if = "PageKindOrder::is_cyclic")]
+    pub page_kind_order: PageKindOrder,
+    /// Array read time of each page kind (as many as
+    /// `program_ns_by_page_kind`): sensing a lower page compares the cell
+    /// with one reference voltage, an upper page with more (MQSim's
+    /// `Page_Read_Latency_LSB/CSB/MSB`; FEMU's Micron L95B MLC: lower 48 us,
+    /// upper 64 us). Scaled to `read_ns`'s mean where that is given, as the
+    /// program kinds are. Used where the read names its physical page (the
+    /// page FTL's host and GC reads); other reads (block-mapped FTLs,
+    /// mapping pages, copy-back sources) take `read_ns`. Empty: off.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_ns_by_page_kind: Vec<u64>,
     /// Program time spread: each program takes its time x (1 + s x u), u
     /// uniform in [-1, 1], drawn from the die's own seeded stream (0: off).
     /// Program time is an iterative program-and-verify loop whose number of

@@ -916,6 +916,21 @@ fn identity(
             format!("{:?}", n.program_ns_by_page_kind),
         );
     }
+    if n.page_kind_order != crate::config::PageKindOrder::Cyclic {
+        put(
+            "page_kind_order",
+            format!("{:?}", n.page_kind_order).to_lowercase(),
+        );
+    }
+    if !n.read_ns_by_page_kind.is_empty() {
+        put(
+            "read_ns_by_page_kind",
+            format!(
+                "{:?}",
+                t.read_kind_ns[..n.read_ns_by_page_kind.len().min(4)].to_vec()
+            ),
+        );
+    }
     if n.program_spread != 0.0 {
         put("program_spread", format!("{}", n.program_spread));
     }

@@ -12,13 +12,15 @@
 //!
 //! Service-time variance (all off unless a profile or override sets them;
 //! docs/sim.md, "Service times vary"): program time by page kind (MLC lower
-//! and upper pages, TLC lower, middle and upper: `nand.program_ns_by_page_kind`),
-//! a relative spread of program and erase times, and read retries. This
+//! and upper pages, TLC lower, middle and upper: `nand.program_ns_by_page_kind`;
+//! which page index is of which kind: `nand.page_kind_order`), read time by
+//! page kind (`nand.read_ns_by_page_kind`), a relative spread of program and
+//! erase times, and read retries. This
 //! module resolves them to integers; `resources.rs` draws them, from one
 //! seeded stream per die.
 
-pub use crate::config::CellKind;
 use crate::config::NandConfig;
+pub use crate::config::{CellKind, PageKindOrder};
 use crate::Nanos;
 
 /// The cell type's datasheet-typical timing: (read, program, erase, command,
@@ -55,7 +57,13 @@ pub struct NandTiming {
     /// `i` of a block is of kind `i % page_kinds` and programs in
     /// `program_kind_ns[kind]` (`program_ns` is then their mean).
     pub page_kinds: u32,
+    /// Which page index is of which kind (`nand.page_kind_order`).
+    pub page_kind_order: PageKindOrder,
     pub program_kind_ns: [Nanos; 4],
+    /// Whether reads take their page kind's time (`read_kind_ns`; then
+    /// `read_ns` is their mean).
+    pub read_kinds: bool,
+    pub read_kind_ns: [Nanos; 4],
     /// Half-width of the uniform program-time spread, per kind (or, without
     /// kinds, in `[0]`): a program takes base - span ..= base + span.
     pub program_span_ns: [Nanos; 4],
@@ -73,6 +81,28 @@ fn span(base: Nanos, spread: f64) -> Nanos {
     (base as f64 * spread) as Nanos
 }
 
+/// Per-kind times (at most 4) scaled so that their mean is `mean` where
+/// given (the kinds give the split, `mean` the level: an override of the
+/// one time moves every kind), and that mean.
+fn scale_kinds(kinds: &[u64], mean: Option<Nanos>) -> ([Nanos; 4], Nanos) {
+    let n = kinds.len().min(4);
+    let mut out = [0; 4];
+    if n == 0 {
+        return (out, mean.unwrap_or(0));
+    }
+    let sum: u64 = kinds.iter().take(n).sum();
+    let own = sum / n as u64;
+    let target = mean.unwrap_or(own);
+    for (k, &ns) in kinds.iter().take(n).enumerate() {
+        out[k] = if target == own || sum == 0 {
+            ns
+        } else {
+            (ns as u128 * target as u128 * n as u128 / sum as u128) as u64
+        };
+    }
+    (out, out.iter().take(n).sum::<u64>() / n as u64)
+}
+
 impl NandTiming {
     pub fn resolve(cfg: &NandConfig, page_bytes: u64) -> NandTiming {
         let (r, p, e, c, b) = preset(cfg.cell);
@@ -87,29 +117,23 @@ impl NandTiming {
             // mean: the kinds are scaled to it (a profile writes both with
             // that mean; an override of `nand.program_ns`, as a fit makes,
             // moves every kind with it instead of being ignored).
-            let sum: u64 = kinds.iter().take(4).sum();
-            let mean = sum / page_kinds as u64;
-            let target = cfg.program_ns.unwrap_or(mean);
-            for (k, &ns) in kinds.iter().take(4).enumerate() {
-                let scaled = if target == mean || sum == 0 {
-                    ns
-                } else {
-                    (ns as u128 * target as u128 * page_kinds as u128 / sum as u128) as u64
-                };
-                program_kind_ns[k] = scaled;
-                program_span_ns[k] = span(scaled, cfg.program_spread);
+            let (scaled, mean) = scale_kinds(kinds, cfg.program_ns);
+            program_kind_ns = scaled;
+            for (k, &ns) in scaled.iter().take(page_kinds as usize).enumerate() {
+                program_span_ns[k] = span(ns, cfg.program_spread);
             }
-            program_kind_ns
-                .iter()
-                .take(page_kinds as usize)
-                .sum::<u64>()
-                / page_kinds as u64
+            mean
         } else {
             let p = cfg.program_ns.unwrap_or(p);
             program_span_ns[0] = span(p, cfg.program_spread);
             p
         };
-        let read_ns = cfg.read_ns.unwrap_or(r);
+        let read_kinds = !cfg.read_ns_by_page_kind.is_empty();
+        let (read_kind_ns, read_ns) = if read_kinds {
+            scale_kinds(&cfg.read_ns_by_page_kind, cfg.read_ns)
+        } else {
+            ([0; 4], cfg.read_ns.unwrap_or(r))
+        };
         let erase_ns = cfg.erase_ns.unwrap_or(e);
         // p x 2^64, below 2^64 as p < 1 (validated)
         let read_retry_threshold =
@@ -128,7 +152,10 @@ impl NandTiming {
             multi_plane_same_page: cfg.multi_plane_same_page,
             multi_plane_ns: cfg.multi_plane_ns,
             page_kinds,
+            page_kind_order: cfg.page_kind_order,
             program_kind_ns,
+            read_kinds,
+            read_kind_ns,
             program_span_ns,
             erase_span_ns: span(erase_ns, cfg.erase_spread),
             read_retry_threshold,
@@ -137,9 +164,34 @@ impl NandTiming {
         }
     }
 
+    /// The kind of page `page` of a block of `pages_per_block` pages (with
+    /// page kinds; `nand.page_kind_order`).
+    #[inline]
+    pub fn page_kind(&self, page: u32, pages_per_block: u32) -> usize {
+        (match (self.page_kind_order, self.page_kinds) {
+            // constant divisors: no division instruction on the hot path
+            (PageKindOrder::Cyclic, 2) => page & 1,
+            (PageKindOrder::Cyclic, 3) => page % 3,
+            (PageKindOrder::Cyclic, _) => page & 3,
+            // MLC, Linux MTD's distance-3 pairing: lower pages 0, 1, 3, 5,
+            // ..., upper pages 2, 4, 6, ... and the block's last page
+            (PageKindOrder::Wordline, 2) => {
+                let lower = page == 0 || (page & 1 == 1 && page + 1 != pages_per_block);
+                u32::from(!lower)
+            }
+            // TLC, MQSim's rule (Yaakobi et al. 2012): 0-5 lower, 6-7
+            // middle, then two pages each of lower, middle, upper
+            (PageKindOrder::Wordline, _) => match page {
+                0..=5 => 0,
+                6 | 7 => 1,
+                _ => ((page - 8) >> 1) % 3,
+            },
+        }) as usize
+    }
+
     /// Whether any service time varies (page kinds, spreads, read retries).
     pub fn varies(&self) -> bool {
-        self.page_kinds > 0 || self.draws()
+        self.page_kinds > 0 || self.read_kinds || self.draws()
     }
 
     /// Whether service times are drawn from the dies' random streams.

@@ -53,17 +53,25 @@
 //!   change-read-column command); the first page's times do not move.
 //!
 //! Service-time variance (`nand.program_ns_by_page_kind`,
+//! `nand.page_kind_order`, `nand.read_ns_by_page_kind`,
 //! `nand.program_spread`, `nand.erase_spread`, `nand.read_retry_*`; all off
 //! by default, and then no draw is made and nothing changes). Each die has
 //! its own seeded stream ([`DieVar`]), so the order in which dies are used
 //! does not change another die's draws:
 //!
-//! - a program's array time is its page kind's (page index in its block
-//!   modulo the kinds: exact where the caller names the physical page,
-//!   [`Flash::program_ppn`] and the page FTL's GC copies; elsewhere, the
-//!   block-mapped FTLs, mapping pages and bulk copies without destinations,
-//!   the die's own count of such programs stands for the index), then spread;
+//! - a program's array time is its page kind's (from the page's index in
+//!   its block, `NandTiming::page_kind`: modulo the kinds, or the word-line
+//!   program order with `nand.page_kind_order = "wordline"`; exact where
+//!   the caller names the physical page, [`Flash::program_ppn`] and the page
+//!   FTL's GC copies; elsewhere, the block-mapped FTLs, mapping pages and
+//!   bulk copies without destinations, the die's own count of such programs
+//!   stands for the index), then spread;
 //! - an erase's time is spread;
+//! - a read's array time is its page kind's (`nand.read_ns_by_page_kind`)
+//!   where the caller names the physical page ([`Flash::read_ppn`] and
+//!   [`Flash::copy_pages`]: the page FTL's host and GC reads), else
+//!   `read_ns`; a page joining a multi-plane read group of faster kinds
+//!   adds the difference;
 //! - a read takes `read_retry_ns` more per retry (a retry happens with
 //!   `read_retry_probability`, a further one with the same probability, at
 //!   most `read_retry_max`); a copy-back read is not checked by the
@@ -163,7 +171,8 @@ struct PlaneGroup {
     mark: Nanos,
     /// When the group ends on the die.
     end: Nanos,
-    /// Program group: its array program time (its slowest page's).
+    /// Program group: its array program time (its slowest page's); read
+    /// group: its sensing time before retries (its slowest page kind's).
     array_ns: Nanos,
 }
 
@@ -328,12 +337,7 @@ impl Flash {
                 };
                 p
             });
-            // constant divisors: no division instruction on the hot path
-            (match t.page_kinds {
-                2 => page & 1,
-                3 => page % 3,
-                _ => page & 3,
-            }) as usize
+            t.page_kind(page, self.pages_per_block)
         } else {
             0
         };
@@ -345,13 +349,30 @@ impl Flash {
         spread(&mut d.rng, base, t.program_span_ns[k])
     }
 
-    /// Array time of a read on die `u`: `read_ns` plus its retries.
+    /// Array time of a read on die `u` (`page`: its index in its block, if
+    /// known): its page kind's read time (or `read_ns`) plus its retries.
     #[inline]
-    fn read_time(&mut self, u: usize) -> Nanos {
-        if self.t.read_retry_threshold == 0 || self.var.is_empty() {
+    fn read_time(&mut self, u: usize, page: Option<u32>) -> Nanos {
+        if self.var.is_empty() || (self.t.read_retry_threshold == 0 && !self.t.read_kinds) {
             return self.t.read_ns;
         }
-        self.t.read_ns + self.draw_retries(u)
+        let base = self.read_base(page);
+        if self.t.read_retry_threshold == 0 {
+            return base;
+        }
+        base + self.draw_retries(u)
+    }
+
+    /// A read's array time before retries: its page kind's with
+    /// `nand.read_ns_by_page_kind` where the page is known, else `read_ns`.
+    #[inline]
+    fn read_base(&self, page: Option<u32>) -> Nanos {
+        match page {
+            Some(p) if self.t.read_kinds => {
+                self.t.read_kind_ns[self.t.page_kind(p, self.pages_per_block)]
+            }
+            _ => self.t.read_ns,
+        }
     }
 
     /// The die time of one read's retries.
@@ -578,19 +599,29 @@ impl Flash {
     /// `unit`; returns when the data is in the controller.
     #[inline]
     pub fn read(&mut self, unit: u32, cause: Cause, at: Nanos) -> Nanos {
+        self.read_page(unit, cause, at, None)
+    }
+
+    /// [`Flash::read`] of page index `page` of its block, if known (its
+    /// page kind's read time).
+    #[inline]
+    fn read_page(&mut self, unit: u32, cause: Cause, at: Nanos, page: Option<u32>) -> Nanos {
         let mut bytes = self.t.page_bytes;
         if cause == Cause::Host && self.next_read_bytes != 0 {
             bytes = self.next_read_bytes.min(bytes);
             self.next_read_bytes = 0;
         }
-        self.read_bytes(unit, cause, at, bytes)
+        if !self.timed {
+            return at;
+        }
+        self.read_placed(unit, cause, at, bytes, page).1
     }
 
     pub fn read_bytes(&mut self, unit: u32, cause: Cause, at: Nanos, bytes: u64) -> Nanos {
         if !self.timed {
             return at;
         }
-        self.read_placed(unit, cause, at, bytes).1
+        self.read_placed(unit, cause, at, bytes, None).1
     }
 
     /// Read physical page `ppn` (or `next_read_bytes` of it, for a host
@@ -600,7 +631,7 @@ impl Flash {
     pub fn read_ppn(&mut self, ppn: u32, cause: Cause, at: Nanos) -> Nanos {
         let (unit, plane, page) = self.locate(ppn);
         if self.planes <= 1 || !self.timed {
-            return self.read(unit, cause, at);
+            return self.read_page(unit, cause, at, Some(page));
         }
         let mut bytes = self.t.page_bytes;
         if cause == Cause::Host && self.next_read_bytes != 0 {
@@ -625,9 +656,11 @@ impl Flash {
             };
             self.ch[c].prune(self.now);
             // out of its plane's register after a change-read-column
-            // command (and after its own retries, if it needs any)
-            let retries = self.read_time(u) - self.t.read_ns;
-            let ready = g.mark + g.count as Nanos * self.t.multi_plane_ns + retries;
+            // command (and after its own retries, if it needs any, and the
+            // longer sensing of a slower page kind than the group's so far)
+            let base = self.read_base(Some(page));
+            let extra = self.read_time(u, Some(page)).saturating_sub(g.array_ns);
+            let ready = g.mark + g.count as Nanos * self.t.multi_plane_ns + extra;
             // A priority read's page goes ahead of the queued transfers, as
             // in `read_placed`: placed behind them, a host read joining a
             // group waited for every queued write-back's transfer (the swarm
@@ -661,16 +694,17 @@ impl Flash {
                 mask: g.mask | 1 << plane,
                 count: g.count + 1,
                 end: end.max(g.end),
+                array_ns: g.array_ns.max(base),
                 ..g
             };
             let i = cause as usize;
             self.acct.flash_reads[i] += 1;
             self.acct.multi_plane_reads += 1;
-            self.acct.read_ns[i] += self.t.multi_plane_ns + retries;
+            self.acct.read_ns[i] += self.t.multi_plane_ns + extra;
             self.acct.bus_ns[i] += xfer;
             return end;
         }
-        let (start, end, array_end) = self.read_placed(unit, cause, at, bytes);
+        let (start, end, array_end) = self.read_placed(unit, cause, at, bytes, Some(page));
         self.read_group[u] = PlaneGroup {
             mask: 1 << plane,
             count: 1,
@@ -678,7 +712,9 @@ impl Flash {
             start,
             mark: array_end,
             end,
-            array_ns: 0,
+            // its sensing time before retries (a slower page joining adds
+            // the difference)
+            array_ns: self.read_base(Some(page)),
         };
         end
     }
@@ -691,10 +727,11 @@ impl Flash {
         cause: Cause,
         at: Nanos,
         bytes: u64,
+        page: Option<u32>,
     ) -> (Nanos, Nanos, Nanos) {
         let u = unit as usize;
         let c = self.ch(unit);
-        let read_ns = self.read_time(u);
+        let read_ns = self.read_time(u, page);
         let array = self.t.command_ns + read_ns;
         let xfer = if bytes == self.t.page_bytes {
             self.t.page_transfer_ns
@@ -874,7 +911,7 @@ impl Flash {
     ) -> Nanos {
         debug_assert_eq!(src.len(), dst.len());
         if self.planes <= 1 || self.t.copyback || !self.timed {
-            return self.copy_to(unit, cause, at, src.len() as u64, Some(dst));
+            return self.copy_to(unit, cause, at, src.len() as u64, Some((src, dst)));
         }
         let mut t = at;
         let mut ready = [0 as Nanos; 32];
@@ -910,15 +947,16 @@ impl Flash {
         self.copy_to(unit, cause, at, n, None)
     }
 
-    /// [`Flash::copy_n`], with the destination pages when known (`dst[k]`:
-    /// the physical page the `k`-th copy programs; their page kinds).
+    /// [`Flash::copy_n`], with the source and destination pages when known
+    /// (`src[k]`, `dst[k]`: the physical pages the `k`-th copy reads and
+    /// programs; their page kinds).
     fn copy_to(
         &mut self,
         unit: u32,
         cause: Cause,
         at: Nanos,
         n: u64,
-        dst: Option<&[u32]>,
+        pages: Option<(&[u32], &[u32])>,
     ) -> Nanos {
         if !self.timed {
             return at;
@@ -929,6 +967,7 @@ impl Flash {
         // the destinations' page indices: a division for the first and
         // after a jump, else the next page of the same block
         let ppb = self.pages_per_block;
+        let dst = pages.map(|(_, d)| d);
         let mut prev: Option<(u32, u32)> = None;
         let mut page = |k: usize| {
             let d = dst?[k];
@@ -977,9 +1016,12 @@ impl Flash {
             self.acct.program_ns[i] += n * self.t.program_ns;
             end
         } else {
+            // the sources' page kinds only where reads have kinds (a division each)
+            let src = pages.filter(|_| self.t.read_kinds).map(|(s, _)| s);
             let mut t = at;
             for k in 0..n as usize {
-                let r = self.read_bytes(unit, cause, t, self.t.page_bytes);
+                let from = src.map(|s| s[k] % ppb);
+                let r = self.read_placed(unit, cause, t, self.t.page_bytes, from).1;
                 t = self.program_placed(unit, cause, r, page(k)).1;
             }
             t
@@ -1015,7 +1057,7 @@ mod tests {
         );
         flash.advance(at);
         let bytes = flash.t.page_bytes;
-        flash.read_placed(0, Cause::Host, at, bytes).0
+        flash.read_placed(0, Cause::Host, at, bytes, None).0
     }
 
     #[test]

@@ -255,6 +255,11 @@ impl SimConfig {
             v.program_ns_by_page_kind
                 .iter()
                 .map(|&t| ("nand.program_ns_by_page_kind", Some(t))),
+        )
+        .chain(
+            v.read_ns_by_page_kind
+                .iter()
+                .map(|&t| ("nand.read_ns_by_page_kind", Some(t))),
         );
         for (field, value) in operations {
             if let Some(ns) = value.filter(|&ns| ns > MAX_OPERATION_NS) {
@@ -320,6 +325,34 @@ impl SimConfig {
             return Err(ConfigError::invalid(
                 n,
                 "nand.program_ns_by_page_kind has more kinds than a block has pages".to_string(),
+            ));
+        }
+        let reads = &v.read_ns_by_page_kind;
+        if !reads.is_empty() && reads.len() != kinds.len() {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "nand.read_ns_by_page_kind needs one time per page kind of nand.program_ns_by_page_kind ({} kinds, got {} read times)",
+                    kinds.len(),
+                    reads.len()
+                ),
+            ));
+        }
+        if reads.contains(&0) {
+            return Err(ConfigError::invalid(
+                n,
+                "nand.read_ns_by_page_kind: every time must be positive".to_string(),
+            ));
+        }
+        if v.page_kind_order == crate::config::PageKindOrder::Wordline
+            && !(2..=3).contains(&kinds.len())
+        {
+            return Err(ConfigError::invalid(
+                n,
+                format!(
+                    "nand.page_kind_order = \"wordline\" is defined for 2 (MLC) or 3 (TLC) page kinds (nand.program_ns_by_page_kind has {}); use \"cyclic\"",
+                    kinds.len()
+                ),
             ));
         }
         for (name, s) in [

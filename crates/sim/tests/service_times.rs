@@ -210,6 +210,22 @@ fn bad_variance_settings_are_refused_with_the_fix() {
         ("ssd-m,nand.program_spread=1.5", "[0, 1)"),
         ("ssd-m,nand.read_retry_probability=1", "[0, 1)"),
         ("ssd-m,nand.read_retry_max=0", "1..=64"),
+        (
+            "ssd-m,nand.read_ns_by_page_kind=40000/50000/60000",
+            "one time per page kind",
+        ),
+        (
+            "ssd-m,nand.read_ns_by_page_kind=0/50000",
+            "must be positive",
+        ),
+        (
+            "ssd-m,nand.program_ns_by_page_kind=1/2/3/4,nand.page_kind_order=wordline",
+            "2 (MLC) or 3 (TLC)",
+        ),
+        ("ssd-m,nand.page_kind_order=random", "page_kind_order"),
+        // a misspelt key: the error lists the valid ones
+        ("ssd-m,nand.page_kind_ordr=wordline", "page_kind_order"),
+        ("ssd-m,nand.read_ns_by_kind=1/2", "read_ns_by_page_kind"),
     ] {
         let e = open_device(spec, 1, 1).err().expect(spec).to_string();
         assert!(e.contains(needle), "{spec}: {e}");
@@ -275,4 +291,131 @@ fn an_override_of_the_program_time_moves_every_page_kind() {
         (at_900 - at_450 - 450.0).abs() < 20.0,
         "900 us: {at_900:.0} us a write, 450 us: {at_450:.0} us"
     );
+}
+
+/// 2000 random 4 KiB writes at queue depth 1 on the one die (no GC: the
+/// device has room for them all).
+fn random_writes(spec: &str, seed: u64) -> Vec<u64> {
+    let mut d = dev(spec, seed);
+    let pages = d.info().size_bytes / (4 * KIB);
+    let mut rng = Rng(21);
+    let w = (0..2000).map(|_| (rng.below(pages) * 4 * KIB, 4 * KIB as u32, Mode::Write));
+    latencies(&run(&mut d, w, 1))
+}
+
+#[test]
+fn random_writes_have_a_p99_above_their_p50_only_when_service_times_vary() {
+    let off = random_writes(ONE_DIE, 1);
+    assert_eq!(quantile(&off, 0.5), quantile(&off, 0.99), "off: {off:?}");
+    for on in [
+        MLC_KINDS,
+        "nand.program_spread=0.1",
+        "nand.program_ns_by_page_kind=450000/1350000,nand.page_kind_order=wordline",
+    ] {
+        let l = random_writes(&format!("{ONE_DIE},{on}"), 1);
+        let (p50, p99) = (quantile(&l, 0.5), quantile(&l, 0.99));
+        assert!(p99 > p50, "{on}: p50 {p50} ns, p99 {p99} ns");
+    }
+    // the page kinds alone: the p99 is an upper page's, the p50 a lower one's
+    let l = random_writes(&format!("{ONE_DIE},{MLC_KINDS}"), 1);
+    assert_eq!(quantile(&l, 0.99) - quantile(&l, 0.5), 900_000);
+}
+
+/// Whether each program of 256 sequential 4 KiB writes (two 128-page
+/// blocks) at queue depth 1 took the slow time: `true` for an upper page.
+fn upper_pages(spec: &str) -> Vec<bool> {
+    let l: Vec<u64> = {
+        let mut d = dev(spec, 1);
+        run(&mut d, sequential(0, 4 * KIB, 256, Mode::Write), 1)
+            .iter()
+            .map(|c| c.latency_ns())
+            .collect()
+    };
+    let fast = *l.iter().min().unwrap();
+    l.iter().map(|&x| x > fast).collect()
+}
+
+#[test]
+fn wordline_order_programs_the_next_lower_page_before_the_previous_upper_page() {
+    let cyclic = upper_pages(&format!("{ONE_DIE},{MLC_KINDS}"));
+    let wordline = upper_pages(&format!(
+        "{ONE_DIE},{MLC_KINDS},nand.page_kind_order=wordline"
+    ));
+    for block in [&cyclic[..128], &cyclic[128..]] {
+        // cyclic: lower and upper pages alternate
+        assert!(block.iter().enumerate().all(|(i, &u)| u == (i % 2 == 1)));
+    }
+    for block in [&wordline[..128], &wordline[128..]] {
+        // Linux MTD's distance-3 pairing: lower 0, 1, 3, 5, ..., 125; upper
+        // 2, 4, ..., 126 and the last page, 127
+        let upper: Vec<usize> = (0..128).filter(|&i| block[i]).collect();
+        let expected: Vec<usize> = (1..64).map(|k| 2 * k).chain([127]).collect();
+        assert_eq!(upper, expected);
+    }
+    // the same mix of kinds (64 of each per block), so the same mean
+    let mean_us = |spec: &str| mean(&sequential_writes(spec, 1));
+    assert_eq!(
+        mean_us(&format!("{ONE_DIE},{MLC_KINDS}")),
+        mean_us(&format!(
+            "{ONE_DIE},{MLC_KINDS},nand.page_kind_order=wordline"
+        ))
+    );
+
+    // TLC (MQSim's rule after Yaakobi et al.): pages 0-5 lower, 6-7
+    // middle, then pairs of lower, middle, upper
+    let tlc = format!(
+        "{ONE_DIE},nand.program_ns_by_page_kind=500000/900000/1300000,nand.page_kind_order=wordline"
+    );
+    let mut d = dev(&tlc, 1);
+    let c = run(&mut d, sequential(0, 4 * KIB, 20, Mode::Write), 1);
+    let lower = c[0].latency_ns();
+    let kinds: Vec<u64> = c
+        .iter()
+        .map(|c| (c.latency_ns() - lower) / 400_000)
+        .collect();
+    assert_eq!(
+        kinds,
+        [0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2]
+    );
+}
+
+#[test]
+fn reads_take_their_page_kinds_read_time() {
+    // ssd-m reads in 50 us; lower pages 40 us, upper 60 us keep that mean
+    let kinds = "nand.read_ns_by_page_kind=40000/60000";
+    let reads = |spec: &str| {
+        let mut d = dev(spec, 1);
+        run(&mut d, sequential(0, 4 * KIB, 256, Mode::Write), 1);
+        run(&mut d, sequential(0, 4 * KIB, 256, Mode::Read), 1)
+            .iter()
+            .map(|c| c.latency_ns())
+            .collect::<Vec<u64>>()
+    };
+    let off = reads(&format!("{ONE_DIE},{MLC_KINDS}"));
+    let on = reads(&format!("{ONE_DIE},{MLC_KINDS},{kinds}"));
+    assert!(off.iter().all(|&l| l == off[0]), "off: every read the same");
+    // written in order, page i of a block holds the i-th write: kinds alternate
+    for (i, (&a, &b)) in on.iter().zip(&off).enumerate() {
+        let expected = if i % 2 == 0 { b - 10_000 } else { b + 10_000 };
+        assert_eq!(a, expected, "read {i}");
+    }
+    // an override of nand.read_ns moves both kinds with it (a fit's knob)
+    let faster = reads(&format!("{ONE_DIE},{MLC_KINDS},{kinds},nand.read_ns=25000"));
+    assert_eq!(on[0] - faster[0], 20_000);
+    assert_eq!(on[1] - faster[1], 30_000);
+}
+
+#[test]
+fn page_kind_order_and_read_kinds_work_with_multi_plane_groups_copy_back_and_gc() {
+    let on = "nand.program_ns_by_page_kind=30000/45000/60000,nand.read_ns_by_page_kind=40000/50000/70000,nand.page_kind_order=wordline,nand.read_retry_probability=0.05";
+    for base in [
+        "nvme-tlc,capacity=128MiB,op=0.25,channels=1,cache=off,check=on",
+        "ssd-m,capacity=64MiB,op=0.25,channels=2,cache=off,multi_plane=on,check=on",
+    ] {
+        let spec = format!("{base},{on}");
+        let (a, relocated) = gc_heavy(&spec, 1);
+        assert!(relocated > 1000, "{spec}: {relocated} pages relocated");
+        assert_eq!(a, gc_heavy(&spec, 1).0, "{spec}");
+        assert_ne!(a, gc_heavy(&spec, 2).0, "{spec}");
+    }
 }
