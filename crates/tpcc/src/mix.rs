@@ -84,4 +84,21 @@ mod tests {
             assert_eq!(Mix::parse(m.name()), Some(m));
         }
     }
+
+    #[test]
+    fn a_terminal_deals_the_mix_it_was_given() {
+        let mut rng = crate::rand::Rng::stream(7, &[1]);
+        let mut deck = crate::txn::Deck::of(Mix::WriteIntensive);
+        let mut n = [0usize; 5];
+        for _ in 0..100 {
+            n[deck.deal(&mut rng) as usize] += 1;
+        }
+        assert_eq!(n, [96, 1, 1, 1, 1]);
+        let mut deck = crate::txn::Deck::of(Mix::ReadIntensive);
+        let mut n = [0usize; 5];
+        for _ in 0..23 {
+            n[deck.deal(&mut rng) as usize] += 1;
+        }
+        assert_eq!(n, [1, 1, 10, 1, 10]);
+    }
 }

@@ -486,8 +486,8 @@ fn fig10_finding() -> Finding {
 }
 
 /// One measure of the run with this profile, file system and variant.
-fn pick<'a>(
-    results: &'a [CaseResult],
+fn pick(
+    results: &[CaseResult],
     profile: &str,
     fs: &str,
     variant: impl Fn(&Case) -> bool,
