@@ -1169,6 +1169,21 @@ fn a_short_mariadb_run_traces_both_layers_and_innodb_counts_what_the_trace_saw()
 }
 
 #[test]
+fn an_unknown_suite_part_is_one_line_naming_the_parts() {
+    let o = flashlab()
+        .args(["suite", "wang11-oltp", "--parts", "fig6-9,fig14"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--parts fig14") && err.contains("fig13 or all"),
+        "{err}"
+    );
+}
+
+#[test]
 fn an_unknown_dbms_is_one_line_naming_the_choices() {
     let o = flashlab()
         .args(["oltp", "--dbms", "mysql", "--device", "x"])
