@@ -478,6 +478,11 @@ fn the_wang11_oltp_parts_print_a_verdict_per_finding() {
         .iter()
         .find(|t| t["id"] == "wang11-oltp-parts")
         .expect("the parts' table");
+    assert_eq!(
+        s["tables"].as_array().unwrap().len(),
+        1,
+        "no empty Figs 6-9 table"
+    );
     assert_eq!(parts["rows"].as_array().unwrap().len(), 6, "{parts}");
     let findings = s["findings"].as_array().unwrap();
     let ids: Vec<&str> = findings.iter().map(|f| f["id"].as_str().unwrap()).collect();

@@ -927,6 +927,11 @@ pub fn summary_for(
         flagged_runs: Vec::new(),
         detail,
     };
+    // Figures 6-9's table only when that part was asked for or ran (a
+    // `--parts fig11` run would otherwise show it empty).
+    if !parts.contains(&Part::Fig6To9) && s.tables[0].rows.is_empty() {
+        s.tables.clear();
+    }
     if !part_rows.is_empty() {
         s.tables.push(SummaryTable {
             id: "wang11-oltp-parts".into(),
