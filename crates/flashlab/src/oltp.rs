@@ -120,6 +120,11 @@ pub struct OltpArgs {
     /// Keying and think times of the TPC-C specification (default: none, as in the paper).
     #[arg(long)]
     pub keying_and_think: bool,
+    /// Transaction mix: standard (TPC-C's), or Wang et al.'s Table 3
+    /// variations read-intensive (Stock-Level and Order-Status 43.48 %
+    /// each) and write-intensive (New-Order 96 %), for Fig. 12.
+    #[arg(long, value_name = "MIX")]
+    pub mix: Option<String>,
     /// Seed of the loader and the terminals.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -389,6 +394,13 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
             return Err(CliError::user(format!("--{flag} {v}: use on or off")));
         }
     }
+    if let Some(m) = &a.mix {
+        if !flashlab_oltp::MIXES.contains(&m.as_str()) {
+            return Err(CliError::user(
+                flashlab_oltp::InputError::BadMix { given: m.clone() }.to_string(),
+            ));
+        }
+    }
     let dbms = parse_dbms(&a.dbms)?;
     if a.repeat == 0 {
         return Err(CliError::user(
@@ -444,6 +456,7 @@ fn config(a: &OltpArgs) -> CliResult<OltpConfig> {
         seed: a.seed,
         repeat: a.repeat,
         rate_per_min: a.rate,
+        mix: a.mix.clone(),
         trace: !a.no_trace,
         pace: !a.no_pace,
         rated_lifetime_writes_bytes: match &a.rated_lifetime_writes {

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use clap::Args;
 use flashlab_oltp::{fs::FsKind, postgres::PgSettings, OltpConfig};
 use flashlab_pattern::units::parse_duration_ns;
-use flashlab_suite::suites::wang11_oltp::{self, CaseResult};
+use flashlab_suite::suites::wang11_oltp::{self, CaseResult, Part};
 use flashlab_suite::summary::SuiteSummary;
 
 use crate::error::{CliError, CliResult};
@@ -51,6 +51,17 @@ pub struct Wang11OltpArgs {
     pub shared_buffers: String,
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// The suite's parts (comma-separated), or `all`: fig6-9 (Figures 6-9
+    /// and Table 6: the matrix above), fig10 (nilfs2's garbage collection:
+    /// no runs, its finding says why not comparable), fig11 (buffer size:
+    /// 3 sizes x 2 fs x each DBMS on the Mtron profile), fig12 (Table 3's
+    /// mixes: 3 x 2 fs, first DBMS, Mtron), fig13 (IO schedulers none,
+    /// mq-deadline, bfq: x 2 fs x Mtron and Intel, first DBMS).
+    #[arg(long, value_delimiter = ',', default_value = "fig6-9,fig10")]
+    pub parts: Vec<String>,
+    /// Measured time per run of fig11, fig12 and fig13 (fig6-9's is --duration).
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub part_duration: String,
     /// Results directory to create [default: results/DATE-TIME-wang11-oltp].
     #[arg(long, short = 'o', value_name = "DIR")]
     pub results: Option<PathBuf>,
@@ -76,6 +87,23 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
             dbmss.push(kind);
         }
     }
+    let mut parts: Vec<Part> = Vec::new();
+    for p in &args.parts {
+        let named: Vec<Part> = if p == "all" {
+            Part::ALL.to_vec()
+        } else {
+            vec![Part::parse(p).ok_or_else(|| {
+                CliError::user(format!(
+                    "--parts {p}: not a part; use fig6-9, fig10, fig11, fig12, fig13 or all"
+                ))
+            })?]
+        };
+        for n in named {
+            if !parts.contains(&n) {
+                parts.push(n);
+            }
+        }
+    }
     let mut fss = Vec::new();
     for f in &args.file_systems {
         fss.push(FsKind::parse(f).map_err(|e| CliError::user(e.to_string()))?);
@@ -87,9 +115,10 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
             wang11_oltp::NAME
         ))
     });
-    let (duration_s, ramp_up_s) = (
+    let (duration_s, ramp_up_s, part_duration_s) = (
         secs("duration", &args.duration)?,
         secs("ramp-up", &args.ramp_up)?,
+        secs("part-duration", &args.part_duration)?,
     );
     let exe = std::env::current_exe()
         .map_err(|e| CliError::failure(format!("cannot find the flashlab executable: {e}")))?;
@@ -114,13 +143,18 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
     .map_err(CliError::user)?;
     let mut results = crate::target::create_results(Some(&dir), wang11_oltp::NAME, &device, "sim")?;
     let dbms_names: Vec<String> = dbmss.iter().map(|d| d.name().to_string()).collect();
-    let cases = wang11_oltp::cases(&dbms_names, &args.profiles, &args.file_systems);
+    let cases: Vec<wang11_oltp::Case> = Part::ALL
+        .into_iter()
+        .filter(|p| parts.contains(p))
+        .flat_map(|p| wang11_oltp::part_cases(p, &dbms_names, &args.profiles, &args.file_systems))
+        .collect();
     results
         .set_suite(serde_json::json!({
             "name": wang11_oltp::NAME,
             "state_enforcement": "none",
             "config": {"cases": cases, "warehouses": args.warehouses, "terminals": args.terminals,
-                       "duration_s": duration_s, "ramp_up_s": ramp_up_s, "shared_buffers": args.shared_buffers, "seed": args.seed},
+                       "duration_s": duration_s, "ramp_up_s": ramp_up_s,
+                       "parts": parts, "part_duration_s": part_duration_s, "shared_buffers": args.shared_buffers, "seed": args.seed},
         }))
         .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
     signals::PATIENT.store(true, Ordering::SeqCst);
@@ -140,41 +174,55 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
         }
         if !quiet {
             eprintln!(
-                "wang11-oltp: run {}/{}: {} on sim:{} with {}",
+                "wang11-oltp: run {}/{}: {} {} on sim:{} with {}{}",
                 i + 1,
                 cases.len(),
+                case.part.name(),
                 wang11_oltp::dbms_label(&case.dbms),
                 case.profile,
-                case.fs
+                case.fs,
+                match case.variant().as_str() {
+                    "" => String::new(),
+                    v => format!(", {v}"),
+                }
             );
         }
+        let buffer = case
+            .buffer
+            .clone()
+            .unwrap_or_else(|| args.shared_buffers.clone());
         let cfg = OltpConfig {
             device: Some(format!("sim:{}", case.profile)),
             mount: None,
             size_bytes: None,
             allow_write_to: None,
             fs: FsKind::parse(&case.fs).map_err(|e| CliError::user(e.to_string()))?,
-            scheduler: None,
+            scheduler: case.scheduler.clone(),
             dbms: flashlab_oltp::dbms::DbmsKind::parse(&case.dbms).unwrap_or_default(),
             pg_bin: None,
             // The same DBMS buffer for both DBMSs; InnoDB's IO settings the
             // paper's (Table 4: "Synchronous IO: Yes"), flashlab's defaults.
             innodb: flashlab_oltp::dbms::mariadb::InnodbSettings::new(
-                flashlab_oltp::pg_size_bytes(&args.shared_buffers).unwrap_or(16 << 20),
+                flashlab_oltp::pg_size_bytes(&buffer).unwrap_or(16 << 20),
             ),
             pg: PgSettings {
-                shared_buffers: args.shared_buffers.clone(),
+                shared_buffers: buffer.clone(),
                 ..PgSettings::default()
             },
             warehouses: args.warehouses,
             load_workers: 2,
             terminals: args.terminals,
             ramp_up_s,
-            duration_s,
+            duration_s: if case.part == Part::Fig6To9 {
+                duration_s
+            } else {
+                part_duration_s
+            },
             keying_and_think: false,
             seed: args.seed,
             repeat: 1,
             rate_per_min: None,
+            mix: case.mix.clone(),
             trace: true,
             pace: true,
             rated_lifetime_writes_bytes: None,
@@ -209,7 +257,16 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
         ));
     }
     let device_label = format!("sim: {}", args.profiles.join(", "));
-    let summary = wang11_oltp::summary(&done, &device_label, notes);
+    if parts
+        .iter()
+        .any(|p| *p != Part::Fig6To9 && *p != Part::Fig10)
+    {
+        notes.push(format!(
+            "Parts fig11-13: {part_duration_s:.0} s measured per run; each point is one run (differences under {:.0} % are not counted as an effect in their verdicts).",
+            wang11_oltp::MIN_EFFECT * 100.0
+        ));
+    }
+    let summary = wang11_oltp::summary_for(&done, &parts, &device_label, notes);
     let write = |name: &str, text: &str| {
         std::fs::write(dir.join(name), text).map_err(|e| {
             CliError::failure(format!("cannot write {}: {e}", dir.join(name).display()))

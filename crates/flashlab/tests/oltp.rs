@@ -440,6 +440,76 @@ fn the_wang11_oltp_suite_puts_its_runs_beside_the_papers_findings() {
 }
 
 #[test]
+fn the_wang11_oltp_parts_print_a_verdict_per_finding() {
+    // Fig. 12's six runs (Table 3's three mixes x ext2 and btrfs), short;
+    // Fig. 10 has no run and is not comparable.
+    if skip("suite wang11-oltp --parts") || !have("mkfs.btrfs") {
+        return;
+    }
+    let _g = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let res = tmp.path().join("suite");
+    let o = flashlab()
+        .args([
+            "suite",
+            "wang11-oltp",
+            "--dbms",
+            "postgres",
+            "--parts",
+            "fig10,fig12",
+            "--terminals",
+            "2",
+            "--part-duration",
+            "3s",
+            "--ramp-up",
+            "1s",
+            "--json",
+            "--quiet",
+            "-o",
+        ])
+        .arg(&res)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = json_of(&o);
+    let parts = s["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "wang11-oltp-parts")
+        .expect("the parts' table");
+    assert_eq!(
+        s["tables"].as_array().unwrap().len(),
+        1,
+        "no empty Figs 6-9 table"
+    );
+    assert_eq!(parts["rows"].as_array().unwrap().len(), 6, "{parts}");
+    let findings = s["findings"].as_array().unwrap();
+    let ids: Vec<&str> = findings.iter().map(|f| f["id"].as_str().unwrap()).collect();
+    assert!(ids.contains(&"wang11-oltp.fig10.gc-degradation"), "{ids:?}");
+    assert!(
+        ids.contains(&"wang11-oltp.fig12.read-intensive-throughput-higher"),
+        "{ids:?}"
+    );
+    for f in findings
+        .iter()
+        .filter(|f| f["id"].as_str().unwrap().contains(".fig1"))
+    {
+        let t = f["text"].as_str().unwrap();
+        assert!(
+            ["reproduced: ", "not reproduced: ", "not comparable: "]
+                .iter()
+                .any(|v| t.starts_with(v)),
+            "a verdict in front: {t}"
+        );
+        assert!(f["paper"]["text"].is_string(), "{f}");
+    }
+    assert!(res
+        .join("fig12-mtron-pro7500-btrfs-read-intensive/oltp.json")
+        .exists());
+}
+
+#[test]
 fn a_short_tpcc_run_on_a_file_backed_device_traces_both_layers_and_leaves_nothing() {
     let Some(h) = heavy("oltp on a file") else {
         return;
@@ -1104,6 +1174,21 @@ fn a_short_mariadb_run_traces_both_layers_and_innodb_counts_what_the_trace_saw()
 }
 
 #[test]
+fn an_unknown_suite_part_is_one_line_naming_the_parts() {
+    let o = flashlab()
+        .args(["suite", "wang11-oltp", "--parts", "fig6-9,fig14"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--parts fig14") && err.contains("fig13 or all"),
+        "{err}"
+    );
+}
+
+#[test]
 fn an_unknown_dbms_is_one_line_naming_the_choices() {
     let o = flashlab()
         .args(["oltp", "--dbms", "mysql", "--device", "x"])
@@ -1130,6 +1215,7 @@ fn an_unknown_dbms_is_one_line_naming_the_choices() {
             "at least 1 MiB",
         ),
         (&["--wal-sync-method", "direct"][..], "open_datasync"),
+        (&["--mix", "heavy"][..], "read-intensive or write-intensive"),
     ] {
         let o = flashlab()
             .args(["oltp", "--device", "x"])

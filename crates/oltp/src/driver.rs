@@ -263,6 +263,12 @@ fn drive(
         keying_and_think: cfg.keying_and_think,
         seed,
         rate_per_min: cfg.rate_per_min,
+        // preflight checked the name.
+        mix: cfg
+            .mix
+            .as_deref()
+            .and_then(flashlab_tpcc::Mix::parse)
+            .unwrap_or_default(),
     };
     let mut file = std::fs::OpenOptions::new()
         .create(true)

@@ -63,6 +63,10 @@ pub enum InputError {
     BadWalSize {
         given: String,
     },
+    /// `--mix` names no mix the driver knows.
+    BadMix {
+        given: String,
+    },
     /// The device or file system cannot hold the database and its WAL.
     TooSmall {
         what: String,
@@ -251,6 +255,10 @@ impl fmt::Display for InputError {
             InputError::BadWalSize { given } => write!(
                 f,
                 "--max-wal-size {given}: not a PostgreSQL size; e.g. 1GB or 512MB"
+            ),
+            InputError::BadMix { given } => write!(
+                f,
+                "--mix {given}: not a mix; use standard, read-intensive or write-intensive"
             ),
             InputError::TooSmall {
                 what,
@@ -462,6 +470,10 @@ mod tests {
             (
                 InputError::BadWalSize { given: "lots".into() },
                 "--max-wal-size lots: not a PostgreSQL size; e.g. 1GB or 512MB",
+            ),
+            (
+                InputError::BadMix { given: "heavy".into() },
+                "--mix heavy: not a mix; use standard, read-intensive or write-intensive",
             ),
             (
                 InputError::UnsupportedFs { fs: "zfs".into() },

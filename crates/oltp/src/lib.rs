@@ -85,6 +85,11 @@ pub struct OltpConfig {
     /// minute over all terminals; none runs the terminals flat out.
     #[serde(default)]
     pub rate_per_min: Option<u32>,
+    /// `--mix`: the transaction mix, `standard` (None) or one of Wang et
+    /// al.'s Table 3 variations, `read-intensive` or `write-intensive`
+    /// (section 3.3.2, Fig. 12); the names of `flashlab_tpcc::Mix`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<String>,
     pub trace: bool,
     /// sim: serve replies after each request's simulated latency
     /// (`flashlab serve --pace`), so PostgreSQL feels the simulated device.
@@ -121,6 +126,10 @@ pub struct Outcome {
     pub result: OltpResult,
     pub leftovers: Vec<String>,
 }
+
+/// The mixes `--mix` takes (`flashlab_tpcc::Mix`'s names; the driver is an
+/// optional dependency, so the names are checked here too).
+pub const MIXES: [&str; 3] = ["standard", "read-intensive", "write-intensive"];
 
 /// The bytes a run of `warehouses` needs on its file system.
 pub fn bytes_needed(warehouses: u32, max_wal_bytes: u64) -> u64 {
@@ -167,6 +176,11 @@ pub fn preflight(cfg: &OltpConfig) -> Result<(DeviceArg, PathBuf)> {
     }
     if cfg.terminals == 0 {
         return Err(OltpError::Input(InputError::NoTerminals));
+    }
+    if let Some(m) = &cfg.mix {
+        if !MIXES.contains(&m.as_str()) {
+            return Err(OltpError::Input(InputError::BadMix { given: m.clone() }));
+        }
     }
     if pg_size_bytes(&cfg.pg.max_wal_size).is_none() {
         return Err(OltpError::Input(InputError::BadWalSize {

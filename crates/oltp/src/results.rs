@@ -330,6 +330,7 @@ mod tests {
             seed: 42,
             repeat: 1,
             rate_per_min: None,
+            mix: None,
             trace: true,
             pace: true,
             rated_lifetime_writes_bytes: None,

@@ -16,7 +16,7 @@ fn all_quotes() -> Vec<Quote> {
         chen09::findings(&[]),
         wang11::findings(&[]),
         hudlet11::findings(&[]),
-        wang11_oltp::findings(&[]),
+        wang11_oltp::findings_for(&[], &wang11_oltp::Part::ALL),
     ]
     .into_iter()
     .flatten()

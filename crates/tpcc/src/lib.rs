@@ -18,6 +18,7 @@ mod consistency;
 mod error;
 mod load;
 pub mod mariadb;
+pub mod mix;
 mod rand;
 mod run;
 mod schema;
@@ -29,6 +30,7 @@ pub use load::{
     drop_schema, estimated_database_bytes, generate_rows, load, load_cancellable, LoadPhase,
     LoadProgress, LoadReport, TableRows, LOAD_TIMESTAMP,
 };
+pub use mix::Mix;
 /// The MariaDB client the `mariadb` module speaks through.
 pub use mysql;
 pub use run::{

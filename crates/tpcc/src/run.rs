@@ -40,6 +40,10 @@ pub struct TpccConfig {
     /// `keying_and_think`, which paces the terminals its own way.
     #[serde(default)]
     pub rate_per_min: Option<u32>,
+    /// The deck the terminals deal from: TPC-C's mix, or one of Wang et
+    /// al.'s Table 3 variations (Fig. 12).
+    #[serde(default)]
+    pub mix: crate::Mix,
 }
 
 /// When terminal `t` of `terminals` is due to start its `k`-th transaction
@@ -65,6 +69,7 @@ impl Default for TpccConfig {
             keying_and_think: false,
             seed: 1,
             rate_per_min: None,
+            mix: crate::Mix::Standard,
         }
     }
 }
@@ -767,7 +772,7 @@ fn terminal<B: Backend>(shared: &Shared<'_, B>, t: u32) -> Option<TerminalStats>
     };
     let home = home_of(t, shared.cfg.warehouses);
     let mut rng = Rng::stream(shared.cfg.seed, &[0x7465_726d, t as u64]);
-    let mut deck = Deck::new();
+    let mut deck = Deck::of(shared.cfg.mix);
     let mut stats = TerminalStats::new();
     let live = &shared.live;
     let running = |stop: &AtomicBool| !stop.load(Ordering::Relaxed) && Instant::now() < shared.end;

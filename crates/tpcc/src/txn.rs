@@ -98,6 +98,26 @@ impl Deck {
         Deck { cards, next }
     }
 
+    /// A deck of `cards[k]` cards of type `TxnType::ALL[k]` (the mixes of
+    /// [`crate::Mix`] other than the standard one).
+    pub fn with_cards(cards: [usize; 5]) -> Deck {
+        let cards: Vec<TxnType> = TxnType::ALL
+            .iter()
+            .zip(cards)
+            .flat_map(|(&t, n)| std::iter::repeat_n(t, n))
+            .collect();
+        let next = cards.len();
+        Deck { cards, next }
+    }
+
+    /// The deck `mix` deals from.
+    pub fn of(mix: crate::Mix) -> Deck {
+        match mix.cards() {
+            Some(cards) => Deck::with_cards(cards),
+            None => Deck::new(),
+        }
+    }
+
     pub fn deal(&mut self, rng: &mut Rng) -> TxnType {
         if self.next == self.cards.len() {
             for i in (1..self.cards.len()).rev() {

@@ -202,6 +202,7 @@ fn tpcc_on_a_throwaway_mariadb_server() {
         keying_and_think: false,
         seed: 3,
         rate_per_min: None,
+        mix: flashlab_tpcc::Mix::Standard,
     };
     let r = mariadb::run(&db, &cfg, &never, &mut |_| {}).expect("run");
     eprintln!(
