@@ -609,13 +609,35 @@ impl SuiteEta {
         }
     }
 
+    /// The pause between runs before step `i`: the one the runner reported,
+    /// unless uFLIP's pause probe (a `MeasurePause` step) comes before step
+    /// `i` and has not finished: then anything from that minimum to twice
+    /// the time of the probe's reads after its writes (uFLIP 4.3; the
+    /// runner's pause is twice the time of the reads the writes slowed, at
+    /// most all of them).
+    fn pause_span(&self, i: usize) -> Span {
+        let pause = self.pause_between_ns as f64;
+        let from = self.current.unwrap_or(0).min(i);
+        let probe = self.steps[from..i.min(self.steps.len())]
+            .iter()
+            .find_map(|s| match s {
+                Step::MeasurePause { after, .. } => Some(after),
+                _ => None,
+            });
+        match probe.and_then(|after| run_estimate(&self.model, after, &self.ctx)) {
+            Some(reads) => Span::between(pause, pause.max(2.0 * reads.hi)),
+            None => Span::exact(pause),
+        }
+    }
+
     /// The estimate of step `i` as a whole, or of what is left of it after
     /// `done_runs` of its runs.
     fn step_estimate(&self, i: usize, done_runs: usize) -> Option<Span> {
         let step = &self.steps[i];
         let first = self.first_run_steps.contains(&i);
         let mut total = if done_runs == 0 {
-            Span::exact(step_known_ns(step, &self.ctx, self.pause_between_ns, first))
+            let known = |pause_ns: f64| step_known_ns(step, &self.ctx, pause_ns as u64, first);
+            self.pause_span(i).map(known)
         } else {
             Span::ZERO
         };
@@ -915,6 +937,32 @@ mod tests {
         eta.run_finished("r0", 100, 10 * MS, 10 * MS);
         eta.step_started(2, 50 * MS, 0);
         assert_eq!(eta.remaining(50 * MS), Some(Span::exact(3.0 * 50e6)));
+    }
+
+    #[test]
+    fn until_the_pause_probe_has_run_the_pause_between_runs_is_a_range() {
+        let sr = basic(Mode::Read, Location::Sequential, 4096);
+        let rw = basic(Mode::Write, Location::Random, 4096);
+        let steps = vec![
+            Step::Run(run("first", sr.clone(), Timing::Consecutive, 10, false)),
+            Step::MeasurePause {
+                before: run("before", sr.clone(), Timing::Consecutive, 1000, false),
+                writes: run("writes", rw, Timing::Consecutive, 10, false),
+                after: run("after", sr.clone(), Timing::Consecutive, 1000, false),
+            },
+            Step::Run(run("later", sr, Timing::Consecutive, 10, false)),
+        ];
+        let mut eta = SuiteEta::new(steps, real(), 200 * MS);
+        eta.step_started(1, 0, 200 * MS);
+        eta.run_finished("first", 10, 10 * MS, 10 * MS); // 1 ms per read
+                                                         // Before the probe: the pause before "later" is 200 ms to twice
+                                                         // the 1000 reads after the writes (2 s).
+        assert_eq!(eta.pause_span(2), Span::between(200e6, 2e9));
+        assert_eq!(eta.pause_span(1), Span::exact(200e6));
+        // The probe measured 700 ms: from then on, exactly that.
+        eta.step_started(2, 10 * MS, 200 * MS);
+        eta.step_started(3, 5_000 * MS, 700 * MS);
+        assert_eq!(eta.pause_span(2), Span::exact(700e6));
     }
 
     #[test]
