@@ -1,84 +1,91 @@
-//! A suite's remaining time, from the measured durations of its runs.
+//! A suite's remaining time on the progress bar, and a real device's dry
+//! run estimate from a short probe.
 //!
-//! A suite's IO budget is an upper bound (runs stop early once their mean
-//! is known within the bound, and state enforcement is counted as 64 KiB
-//! IOs), so a rate over budget IOs swings wildly (2 min, then "223y", then
-//! 77 s on a real device). Instead: the wall time of each finished step
-//! divided by its runs, smoothed (exponentially weighted), times the runs
-//! left. Steps without runs (state enforcement, cache switches) are not
-//! counted as runs; their time goes into the next run-step's estimate only
-//! through the smoothing of what was measured.
+//! The estimate itself is [`flashlab_suite::eta`]: what is known in advance
+//! (pauses, bursts, the pause between runs, a `--runtime`) added exactly,
+//! per-IO costs learned per IO class from the runs so far. This module gives
+//! it wall-clock times and prints it ("ETA 4m10s", or a range while classes
+//! are still unseen: "ETA 3m05s-9m20s").
 
 use std::time::{Duration, Instant};
 
+use flashlab_device::Device;
+use flashlab_exec::{execute, Hooks};
 use flashlab_pattern::units::format_duration_ns;
+use flashlab_pattern::{Basic, Location, PatternSpec, Timing};
+use flashlab_results::IoRecord;
+use flashlab_suite::eta::{classes_of, CostModel, EtaContext, IoClass, Span};
+use flashlab_suite::plan::Step;
 
-/// Weight of the newest per-run duration in the smoothed mean.
-const SMOOTHING: f64 = 0.2;
+pub use flashlab_suite::eta::SuiteEta as Estimator;
 
+/// The estimator on the wall clock.
 pub struct SuiteEta {
-    runs_per_step: Vec<u64>,
-    total_runs: u64,
-    /// The step under way (1-based), when it started, and whether it is a
-    /// replay (resume on a simulator: not a measurement of real run time).
-    current: Option<(usize, Instant, bool)>,
-    per_run_s: Option<f64>,
-    done_runs: u64,
+    pub inner: Estimator,
+    origin: Instant,
+    /// Whether runs are timed by the device (a real device's clock is wall
+    /// time) or by the wall clock between reports (a simulator's device time
+    /// is simulated).
+    device_time_is_wall: bool,
+    last_report: Instant,
 }
 
 impl SuiteEta {
-    pub fn new(runs_per_step: Vec<u64>) -> SuiteEta {
-        let total_runs = runs_per_step.iter().sum();
+    pub fn new(steps: Vec<Step>, ctx: EtaContext, min_pause_ns: u64) -> SuiteEta {
+        let now = Instant::now();
         SuiteEta {
-            runs_per_step,
-            total_runs,
-            current: None,
-            per_run_s: None,
-            done_runs: 0,
+            inner: Estimator::new(steps, ctx, min_pause_ns),
+            origin: now,
+            device_time_is_wall: ctx.idle_is_wall_time,
+            last_report: now,
         }
     }
 
-    /// Step `step` (1-based) starts at `now`; the previous step ended.
-    pub fn step_started(&mut self, step: usize, now: Instant, replaying: bool) {
-        if let Some((prev, started, prev_replaying)) = self.current {
-            let runs = self.runs_per_step.get(prev - 1).copied().unwrap_or(0);
-            if runs > 0 && !prev_replaying && step > prev {
-                let per_run = now.duration_since(started).as_secs_f64() / runs as f64;
-                self.per_run_s = Some(match self.per_run_s {
-                    None => per_run,
-                    Some(mean) => mean + SMOOTHING * (per_run - mean),
-                });
+    fn ns(&self, t: Instant) -> u64 {
+        t.duration_since(self.origin).as_nanos() as u64
+    }
+
+    /// One progress report of the runner.
+    pub fn report(&mut self, p: &flashlab_suite::runner::Progress, now: Instant) {
+        let now_ns = self.ns(now);
+        match &p.finished_run {
+            Some(run) => {
+                let run_ns = if self.device_time_is_wall {
+                    run.device_ns
+                } else {
+                    now.duration_since(self.last_report).as_nanos() as u64
+                };
+                self.inner.run_finished(&run.name, run.ios, run_ns, now_ns);
             }
+            None => self
+                .inner
+                .step_started(p.step, now_ns, p.pause_between_runs_ns),
         }
-        let before = step.saturating_sub(1).min(self.runs_per_step.len());
-        self.done_runs = self.runs_per_step[..before].iter().sum();
-        self.current = Some((step, now, replaying));
+        self.last_report = now;
     }
 
-    /// Runs finished and in all.
-    pub fn runs(&self) -> (u64, u64) {
-        (self.done_runs, self.total_runs)
-    }
-
-    /// The time left, once at least one run was measured.
-    pub fn remaining(&self) -> Option<Duration> {
-        let per_run = self.per_run_s?;
-        let left = self.total_runs.saturating_sub(self.done_runs);
-        Some(Duration::from_secs_f64(per_run * left as f64))
-    }
-
-    /// "runs 12/301, ETA 1m40s" (or "ETA after the first run").
-    pub fn label(&self) -> String {
-        let (done, total) = self.runs();
-        let eta = match self.remaining() {
-            Some(d) => format!("ETA {}", format_eta(d)),
+    /// "runs 12/301, ETA 1m40s" (or a range, or "ETA after the first run").
+    pub fn label(&self, now: Instant) -> String {
+        let (done, total) = self.inner.runs();
+        let eta = match self.inner.remaining(self.ns(now)) {
+            Some(span) => format!("ETA {}", format_span(&span)),
             None => "ETA after the first run".to_string(),
         };
         format!("runs {done}/{total}, {eta}")
     }
 }
 
-fn format_eta(d: Duration) -> String {
+/// "4m10s", or "3m05s-9m20s" when the interval is wide.
+pub fn format_span(span: &Span) -> String {
+    let d = |ns: f64| Duration::from_nanos(ns.max(0.0) as u64);
+    if span.is_wide() {
+        format!("{}-{}", format_eta(d(span.lo)), format_eta(d(span.hi)))
+    } else {
+        format_eta(d(span.mid))
+    }
+}
+
+pub fn format_eta(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 3600 {
         format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
@@ -89,57 +96,131 @@ fn format_eta(d: Duration) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Wall time a dry run's probe may take in all.
+pub const PROBE_BUDGET_NS: u64 = 4_000_000_000;
+/// Most IOs of one probe pattern.
+const PROBE_IOS: u64 = 256;
 
-    #[test]
-    fn eta_is_the_smoothed_per_run_duration_times_the_runs_left() {
-        // Steps: enforce state (0 runs), 2 runs, 1 run, 3 runs, 4 runs.
-        let mut eta = SuiteEta::new(vec![0, 2, 1, 3, 4]);
-        let t0 = Instant::now();
-        let at = |s: u64| t0 + Duration::from_secs(s);
-        eta.step_started(1, at(0), false);
-        assert_eq!(eta.label(), "runs 0/10, ETA after the first run");
-        eta.step_started(2, at(100), false); // state enforcement: not a run
-        assert!(eta.remaining().is_none());
-        eta.step_started(3, at(120), false); // 2 runs in 20 s: 10 s per run
-        assert_eq!(eta.runs(), (2, 10));
-        assert_eq!(eta.remaining(), Some(Duration::from_secs(80)));
-        eta.step_started(4, at(180), false); // 1 run in 60 s: 10 + 0.2 * 50 = 20 s per run
-        assert_eq!(eta.runs(), (3, 10));
-        assert_eq!(eta.remaining(), Some(Duration::from_secs(140)));
-        assert_eq!(eta.label(), "runs 3/10, ETA 2m20s");
-    }
+/// What a dry run's probe measured.
+pub struct ProbeResult {
+    pub model: CostModel,
+    pub classes: usize,
+    pub ios: u64,
+    pub wall: Duration,
+    pub wrote: bool,
+}
 
-    #[test]
-    fn one_odd_run_moves_the_eta_but_does_not_swing_it() {
-        let mut eta = SuiteEta::new(vec![1; 100]);
-        let t0 = Instant::now();
-        let mut t = t0;
-        for step in 1..=50 {
-            eta.step_started(step, t, false);
-            t += Duration::from_secs(1);
+/// The IO classes a plan's runs use, by (mode, random): the smallest,
+/// the largest and the most used IOSize of each, one IO outstanding, plus
+/// the most outstanding IOs at the most used size.
+fn probe_classes(steps: &[Step], writes: bool) -> Vec<IoClass> {
+    use std::collections::BTreeMap;
+    let mut by_kind: BTreeMap<(u8, bool), BTreeMap<(u64, u64), u64>> = BTreeMap::new();
+    for run in steps.iter().flat_map(|s| s.runs()) {
+        for (class, share) in classes_of(&run.spec) {
+            let ios = (run.spec.total_ios() as f64 * share) as u64;
+            *by_kind
+                .entry((class.mode, class.random))
+                .or_default()
+                .entry((class.size_bytes, class.outstanding))
+                .or_default() += ios;
         }
-        let steady = eta.remaining().unwrap().as_secs_f64();
-        // One run of 1000 s (a device stalling once) ...
-        eta.step_started(51, t, false);
-        t += Duration::from_secs(1000);
-        eta.step_started(52, t, false);
-        let after = eta.remaining().unwrap().as_secs_f64();
-        // ... raises the estimate by its weight, not to 1000 s per run.
-        assert!(after > steady, "{steady} {after}");
-        assert!(after < 0.25 * 1000.0 * 49.0, "{after}");
     }
+    let mut out = Vec::new();
+    for ((mode, random), sizes) in by_kind {
+        if mode != flashlab_device::Mode::Read.code() && !writes {
+            continue;
+        }
+        let min = sizes.keys().map(|k| k.0).min().unwrap_or(4096);
+        let max = sizes.keys().map(|k| k.0).max().unwrap_or(4096);
+        let common = sizes
+            .iter()
+            .max_by_key(|(_, ios)| **ios)
+            .map_or(4096, |(k, _)| k.0);
+        let most_out = sizes.keys().map(|k| k.1).max().unwrap_or(1);
+        let mut pick = vec![(min, 1), (max, 1), (common, 1), (common, most_out)];
+        pick.sort();
+        pick.dedup();
+        for (size_bytes, outstanding) in pick {
+            out.push(IoClass {
+                mode,
+                random,
+                size_bytes,
+                outstanding,
+            });
+        }
+    }
+    out
+}
 
-    #[test]
-    fn replayed_steps_are_not_measurements() {
-        let mut eta = SuiteEta::new(vec![5, 5, 5]);
-        let t0 = Instant::now();
-        eta.step_started(1, t0, true);
-        eta.step_started(2, t0 + Duration::from_millis(10), false);
-        assert!(eta.remaining().is_none());
-        eta.step_started(3, t0 + Duration::from_millis(50_010), false);
-        assert_eq!(eta.remaining(), Some(Duration::from_secs(50)));
+/// Runs a few IOs of each class a plan uses (reads only unless `writes`),
+/// at most [`PROBE_BUDGET_NS`] in all, and learns their per-IO costs.
+pub fn probe(dev: &mut dyn Device, steps: &[Step], writes: bool, seed: u64) -> ProbeResult {
+    let started = Instant::now();
+    let classes = probe_classes(steps, writes);
+    let size = dev.info().size_bytes;
+    let block = (dev.info().logical_block_bytes as u64).max(512);
+    let share_ns = PROBE_BUDGET_NS / classes.len().max(1) as u64;
+    let mut model = CostModel::default();
+    let mut ios = 0;
+    let mut probed = 0;
+    for (i, class) in classes.iter().enumerate() {
+        let io = class.size_bytes.max(block) / block * block;
+        if io * 4 > size {
+            continue;
+        }
+        let mode = if class.mode == flashlab_device::Mode::Write.code() {
+            flashlab_device::Mode::Write
+        } else if class.mode == flashlab_device::Mode::Trim.code() {
+            // Trims are not probed: they may discard what the device holds.
+            continue;
+        } else {
+            flashlab_device::Mode::Read
+        };
+        let spec = PatternSpec {
+            name: format!("probe-{i}"),
+            primary: Basic {
+                location: if class.random {
+                    Location::Random
+                } else {
+                    Location::Sequential
+                },
+                mode,
+                io_size_bytes: io,
+                io_shift_bytes: 0,
+            },
+            mix: None,
+            timing: Timing::Consecutive,
+            target_offset_bytes: 0,
+            target_size_bytes: size / io * io,
+            io_count: PROBE_IOS,
+            io_ignore: 0,
+            parallel_degree: 1,
+            queue_depth: class.outstanding.clamp(1, dev.max_outstanding() as u64),
+            seed: seed ^ i as u64,
+            runtime_ns: Some(share_ns),
+            time_based: false,
+            rate_iops: None,
+            io_size_split: Vec::new(),
+        };
+        let mut records: Vec<IoRecord> = Vec::new();
+        if execute(dev, &spec, &mut records, Hooks::default()).is_err() || records.is_empty() {
+            continue;
+        }
+        let first = records.iter().map(|r| r.submit_ns).min().unwrap_or(0);
+        let last = records.iter().map(|r| r.complete_ns).max().unwrap_or(0);
+        model.observe(
+            *class,
+            last.saturating_sub(first) as f64 / records.len() as f64,
+        );
+        ios += records.len() as u64;
+        probed += 1;
+    }
+    ProbeResult {
+        model,
+        classes: probed,
+        ios,
+        wall: started.elapsed(),
+        wrote: writes,
     }
 }

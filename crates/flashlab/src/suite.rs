@@ -278,10 +278,18 @@ pub fn suite(cmd: SuiteCommand) -> CliResult<()> {
     let header = suite
         .plan_header(&config, &probed.info.name, size)
         .map_err(user)?;
-    let min_pause_ns = suite.journal_rule(&config).map_err(user)?.min_pause_ns;
+    let rule = suite.journal_rule(&config).map_err(user)?;
     // (the manifest's suite and the journal's stopping rule come from the
     // configuration: flashlab_suite::session::begin)
-    start(common, probed, plan, header, config, min_pause_ns)
+    start(
+        common,
+        probed,
+        plan,
+        header,
+        config,
+        rule.min_pause_ns,
+        rule.min_ios,
+    )
 }
 
 /// `--runtime` in nanoseconds, checked with `--time_based`.
@@ -548,6 +556,7 @@ fn start(
     header: String,
     cfg_json: serde_json::Value,
     min_pause_ns: u64,
+    min_ios: u64,
 ) -> CliResult<()> {
     let size = probed.info.size_bytes;
     let simulated = probed.info.clock == ClockKind::Simulated;
@@ -574,12 +583,10 @@ fn start(
         if simulated {
             let sim = estimate_ns(&plan, size, 300_000, min_pause_ns);
             println!("estimated duration: seconds to minutes of wall-clock time ({} of simulated time at 0.3 ms/IO)", format_duration_ns(sim));
+        } else if common.dry_run {
+            return dry_run_estimate(common, probed, &plan, min_pause_ns, min_ios);
         } else {
-            let est = estimate_ns(&plan, size, 1_000_000, min_pause_ns);
-            println!(
-                "estimated duration: at most {} at 1 ms per IO",
-                format_duration_ns(est)
-            );
+            println!("estimated duration: the ETA on the progress bar, from the runs as they finish (--dry-run probes the device for a range first)");
         }
     }
     if common.dry_run {
@@ -620,6 +627,109 @@ fn start(
         );
     }
     execute(device, results, journal, common)
+}
+
+/// A real device's dry run: a short probe of the plan's IO classes
+/// ([`crate::eta::probe`]), then the plan's duration as a range. Reads
+/// only, unless the device passes the write-safety check and the suite
+/// overwrites all of it first anyway (a state enforcement as its first
+/// step): then the probe writes too, since writes are what a suite's time
+/// depends on most.
+fn dry_run_estimate(
+    common: &SuiteCommon,
+    probed: target::Probed,
+    plan: &Plan,
+    min_pause_ns: u64,
+    min_ios: u64,
+) -> CliResult<()> {
+    use flashlab_suite::plan::Step;
+    use flashlab_suite::state::StateMethod;
+    let size = probed.info.size_bytes;
+    if let target::Target::Path(path) = &probed.target {
+        if !path.exists() {
+            println!(
+                "estimated duration: not probed, {} does not exist yet (the suite creates it); the progress bar shows an ETA once the first runs are measured",
+                path.display()
+            );
+            return Ok(());
+        }
+    }
+    let overwritten_first = matches!(
+        plan.steps.first(),
+        Some(Step::EnforceState { method, .. }) if *method != StateMethod::None
+    );
+    let max_parallel = plan
+        .steps
+        .iter()
+        .flat_map(|s| s.runs())
+        .map(|r| r.spec.max_outstanding())
+        .max()
+        .unwrap_or(1)
+        .max(32);
+    let max_io = plan
+        .steps
+        .iter()
+        .flat_map(|s| s.runs())
+        .map(|r| r.spec.max_io_bytes())
+        .max()
+        .unwrap_or(4096)
+        .max(256 * 1024);
+    let seed = common.seed.unwrap_or(DEFAULT_SEED);
+    // The safety check decides whether the probe may write; a refusal is
+    // not an error here (the probe reads instead), so the device is probed
+    // again for a read-only open.
+    let (mut device, writes) = if overwritten_first {
+        match probed.open(&common.target, true, max_parallel, max_io, true) {
+            Ok((d, _)) => (d, true),
+            Err(_) => {
+                let again = target::probe(&common.target, seed)?;
+                (
+                    again
+                        .open(&common.target, false, max_parallel, max_io, true)?
+                        .0,
+                    false,
+                )
+            }
+        }
+    } else {
+        (
+            probed
+                .open(&common.target, false, max_parallel, max_io, true)?
+                .0,
+            false,
+        )
+    };
+    let result = crate::eta::probe(&mut *device, &plan.steps, writes, seed);
+    let ctx = flashlab_suite::eta::EtaContext {
+        device_bytes: size,
+        min_ios,
+        state_queue_depth: 32,
+        idle_is_wall_time: true,
+    };
+    let mut eta = flashlab_suite::eta::SuiteEta::new(plan.steps.clone(), ctx, min_pause_ns);
+    eta.model = result.model;
+    let what = if result.wrote {
+        "reads and writes; the suite overwrites the device first anyway"
+    } else if overwritten_first {
+        "reads only: the write-safety check refuses writes"
+    } else {
+        "reads only: the suite does not overwrite the device first"
+    };
+    match eta.whole_plan() {
+        Some(span) => println!(
+            "estimated duration: {} to {} (a {:.1} s probe of {} IO classes, {} IOs, {what}; the range is the IOs adaptive runs may take, from --min-ios to their cap, and the IO classes the probe did not measure)",
+            crate::eta::format_eta(std::time::Duration::from_nanos(span.lo as u64)),
+            crate::eta::format_eta(std::time::Duration::from_nanos(span.hi as u64)),
+            result.wall.as_secs_f64(),
+            result.classes,
+            result.ios,
+        ),
+        None => println!(
+            "estimated duration: unknown, the probe could not measure {} ({what}); the progress bar shows an ETA once the first runs are measured",
+            device.info().name
+        ),
+    }
+    Ok(())
 }
 
 fn resume(dir: &std::path::Path, common: &SuiteCommon) -> CliResult<()> {
@@ -706,16 +816,22 @@ fn execute(
     args: &SuiteCommon,
 ) -> CliResult<()> {
     signals::install();
-    // Progress in runs, with an ETA from measured per-run durations
-    // (crate::eta); the bar's position counts the runs finished.
-    let mut eta = crate::eta::SuiteEta::new(
-        journal
-            .plan
-            .steps
-            .iter()
-            .map(|s| s.runs().len() as u64)
-            .collect(),
-    );
+    // Progress in runs, with an ETA (crate::eta): pauses known in advance,
+    // per-IO costs learned per IO class; the bar's position counts the
+    // runs finished.
+    let info = device.info().clone();
+    let eta = std::sync::Mutex::new(crate::eta::SuiteEta::new(
+        journal.plan.steps.clone(),
+        flashlab_suite::eta::EtaContext {
+            device_bytes: info.size_bytes,
+            min_ios: journal.min_ios,
+            state_queue_depth: 32,
+            idle_is_wall_time: info.clock != ClockKind::Simulated,
+        },
+        journal.min_pause_ns,
+    ));
+    // The step's text after the ETA, kept for the ticker's refreshes.
+    let step_text = std::sync::Mutex::new(String::new());
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(1);
         bar.set_style(
@@ -725,38 +841,63 @@ fn execute(
         );
         bar
     });
+    let refresh = |b: &indicatif::ProgressBar| {
+        let now = std::time::Instant::now();
+        let eta = eta.lock().unwrap_or_else(|e| e.into_inner());
+        let (done, total) = eta.inner.runs();
+        b.set_length(total.max(1));
+        b.set_position(done);
+        let text = step_text.lock().unwrap_or_else(|e| e.into_inner());
+        b.set_message(format!("{}, {}", eta.label(now), *text));
+    };
     let mut progress = |p: &Progress| {
-        eta.step_started(p.step, std::time::Instant::now(), p.replaying);
+        eta.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .report(p, std::time::Instant::now());
+        *step_text.lock().unwrap_or_else(|e| e.into_inner()) = format!(
+            "step {}/{} {}{}",
+            p.step,
+            p.steps,
+            p.what,
+            if p.replaying {
+                " (rebuilding simulated state)"
+            } else {
+                ""
+            }
+        );
         if let Some(b) = &bar {
-            let (done, total) = eta.runs();
-            b.set_length(total.max(1));
-            b.set_position(done);
-            b.set_message(format!(
-                "{}, step {}/{} {}{}",
-                eta.label(),
-                p.step,
-                p.steps,
-                p.what,
-                if p.replaying {
-                    " (rebuilding simulated state)"
-                } else {
-                    ""
-                }
-            ));
+            refresh(b);
         }
     };
     let lbs = device.info().logical_block_bytes as u64;
-    let mut runner = Runner {
-        dev: &mut *device,
-        results: &mut results,
-        journal,
-        user_stop: &signals::STOP,
-        progress: &mut progress,
-        block_bytes: lbs.max(512),
-        state_queue_depth: 32,
-    };
-    let outcome = runner.execute();
-    let journal = runner.journal.clone();
+    let ticking = std::sync::atomic::AtomicBool::new(true);
+    let (outcome, journal) = std::thread::scope(|scope| {
+        // The ETA counts down between reports too (a pause run takes
+        // minutes): the bar is refreshed twice a second.
+        if let Some(b) = &bar {
+            let (ticking, refresh) = (&ticking, &refresh);
+            scope.spawn(move || {
+                while ticking.load(Ordering::Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_millis(500));
+                    if ticking.load(Ordering::Relaxed) {
+                        refresh(b);
+                    }
+                }
+            });
+        }
+        let mut runner = Runner {
+            dev: &mut *device,
+            results: &mut results,
+            journal,
+            user_stop: &signals::STOP,
+            progress: &mut progress,
+            block_bytes: lbs.max(512),
+            state_queue_depth: 32,
+        };
+        let outcome = runner.execute();
+        ticking.store(false, Ordering::Relaxed);
+        (outcome, runner.journal.clone())
+    });
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -88,3 +88,77 @@ fn the_plan_is_one_line_unless_asked_for_every_run() {
     assert!(t.contains("--verbose or --dry-run lists every run"), "{t}");
     assert!(!t.lines().any(|l| l.trim_start().starts_with("1  ")), "{t}");
 }
+
+/// A real device's dry run probes the plan's IO classes for a few seconds
+/// and prints the duration as a range, not a guess of 1 ms per IO. It
+/// writes only when the suite overwrites the device first anyway (and the
+/// safety check allows it: a file always does).
+#[test]
+fn a_real_devices_dry_run_estimates_a_range_from_a_short_probe() {
+    let dir = scratch();
+    let file = dir.path().join("dev.img");
+    std::fs::File::create(&file)
+        .and_then(|f| f.set_len(64 << 20))
+        .expect("64 MiB file");
+    let device = file.to_str().expect("utf-8 path");
+    let dry = |state: &str| {
+        let started = std::time::Instant::now();
+        let out = text(&flashlab(
+            &[
+                "suite",
+                "uflip",
+                "--device",
+                device,
+                "--quick",
+                "--only",
+                "pause,bursts",
+                "--state",
+                state,
+                "--dry-run",
+            ],
+            dir.path(),
+        ));
+        // The probe is bounded (4 s); the rest is planning.
+        assert!(started.elapsed().as_secs() < 60, "{out}");
+        out.lines()
+            .find(|l| l.starts_with("estimated duration:"))
+            .unwrap_or_else(|| panic!("no estimate in:\n{out}"))
+            .to_string()
+    };
+    let written = dry("random");
+    assert!(
+        written.contains(" to ")
+            && written.contains("probe of")
+            && written.contains("reads and writes"),
+        "{written}"
+    );
+    assert!(!written.contains("1 ms per IO"), "{written}");
+    let read_only = dry("none");
+    assert!(
+        read_only.contains("probe of") && read_only.contains("reads only"),
+        "{read_only}"
+    );
+    // The pauses alone are known exactly: 1 s between runs (--min-pause)
+    // and, per baseline, a run pausing 25.6 ms after each of its IOs.
+    let lower = read_only
+        .trim_start_matches("estimated duration: ")
+        .split(" to ")
+        .next()
+        .unwrap();
+    assert!(seconds(lower) > 20.0, "{read_only}");
+    assert!(!dir.path().join("results").exists());
+}
+
+/// "1h02m", "4m10s", "12.5s", "300ms" in seconds.
+fn seconds(text: &str) -> f64 {
+    let num = |s: &str| s.parse::<f64>().unwrap_or_else(|_| panic!("{text}"));
+    if let Some((h, m)) = text.split_once('h') {
+        num(h) * 3600.0 + num(m.trim_end_matches('m')) * 60.0
+    } else if let Some(ms) = text.strip_suffix("ms") {
+        num(ms) / 1000.0
+    } else if let Some((m, s)) = text.split_once('m') {
+        num(m) * 60.0 + num(s.trim_end_matches('s'))
+    } else {
+        num(text.trim_end_matches('s'))
+    }
+}

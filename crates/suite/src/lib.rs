@@ -7,7 +7,8 @@
 //!   period detection and automatic IOIgnore/IOCount ([`phases`]), the pause
 //!   between runs, disjoint space for sequential writes ([`plan`]);
 //!   [`table3`] turns the results into the device's Table 3 row and hints.
-//! - [`runner`]: executes any plan, resumably; [`session`] starts a suite
+//! - [`runner`]: executes any plan, resumably; [`eta`] estimates the time
+//!   it has left; [`session`] starts a suite
 //!   in a results directory and summarises it (the CLI's and sweeps' path).
 //! - [`papers`]: chen09, wang11 and hudlet11, each run named after the
 //!   figure it reproduces; [`findings`] summarises them.
@@ -19,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod eta;
 pub mod figures;
 pub mod findings;
 pub mod papers;

@@ -113,6 +113,24 @@ pub struct Progress {
     pub ios_total: u64,
     /// Re-executing completed steps to rebuild a simulated device's state.
     pub replaying: bool,
+    /// Set when this report is the end of one of the step's runs (a step
+    /// reports once as it starts, and once per run as each ends).
+    pub finished_run: Option<FinishedRun>,
+    /// The pause the runner waits before each run-step from now on (uFLIP
+    /// 4.3: the minimum until the pause probe has measured it).
+    pub pause_between_runs_ns: u64,
+}
+
+/// A run that just ended, for the remaining-time estimate
+/// ([`crate::eta`]).
+#[derive(Clone, Debug)]
+pub struct FinishedRun {
+    pub name: String,
+    /// IOs completed over all its streams.
+    pub ios: u64,
+    /// Device time from its start to its end, without the pause before it
+    /// (wall time on a real device, simulated time on the simulator).
+    pub device_ns: u64,
 }
 
 #[derive(Debug)]
@@ -174,6 +192,8 @@ struct AdaptiveSink<'a> {
     /// Fixed-count runs: their first IOs, held until the start-up phase
     /// among them is known.
     startup: Option<StartupFilter>,
+    /// Every record received (the run's completed IOs).
+    completed: u64,
 }
 
 /// Holds a run's first `window` records, finds the start-up phase among
@@ -249,6 +269,7 @@ impl AdaptiveSink<'_> {
 
 impl RecordSink for AdaptiveSink<'_> {
     fn record(&mut self, r: &IoRecord) -> io::Result<()> {
+        self.completed += 1;
         if self.user_stop.load(Ordering::Relaxed) {
             self.stop.store(true, Ordering::Relaxed);
         }
@@ -273,6 +294,16 @@ pub struct Runner<'a> {
     pub progress: &'a mut dyn FnMut(&Progress),
     pub block_bytes: u64,
     pub state_queue_depth: usize,
+}
+
+/// The step a progress report is about.
+struct StepAt {
+    step: usize,
+    steps: usize,
+    what: String,
+    ios_done: u64,
+    ios_total: u64,
+    replaying: bool,
 }
 
 /// How a suite ended.
@@ -329,6 +360,7 @@ impl Runner<'_> {
         adaptive: bool,
         keep: bool,
         detect_own_startup: bool,
+        at: &StepAt,
     ) -> Result<(Outcome, RunOutcome, Vec<u64>), SuiteError> {
         let (ignore, batch) = if adaptive {
             self.ignore_and_batch(&step.spec)
@@ -371,7 +403,9 @@ impl Runner<'_> {
                 held: Vec::new(),
                 detected: None,
             }),
+            completed: 0,
         };
+        let started_ns = self.dev.now_ns();
         let result = execute(
             self.dev,
             &spec,
@@ -381,6 +415,11 @@ impl Runner<'_> {
                 progress: None,
             },
         );
+        let finished = FinishedRun {
+            name: step.name.clone(),
+            ios: sink.completed,
+            device_ns: self.dev.now_ns().saturating_sub(started_ns),
+        };
         sink.release_startup()?;
         let detected_startup = sink.startup.as_ref().and_then(|f| f.detected).unwrap_or(0);
         let outcome = RunOutcome {
@@ -433,6 +472,9 @@ impl Runner<'_> {
             self.dev.reset_stats();
         }
         result?;
+        if out == Outcome::Complete {
+            self.report(at, Some(finished));
+        }
         Ok((out, outcome, latencies))
     }
 
@@ -459,14 +501,15 @@ impl Runner<'_> {
                 continue;
             }
             let record = !completed;
-            (self.progress)(&Progress {
+            let at = StepAt {
                 step: i + 1,
                 steps: steps.len(),
                 what: step_label(step),
                 ios_done: done_ios,
                 ios_total: total,
                 replaying: !record,
-            });
+            };
+            self.report(&at, None);
             if self.user_stop.load(Ordering::Relaxed) {
                 return Ok(SuiteOutcome::Interrupted);
             }
@@ -497,7 +540,7 @@ impl Runner<'_> {
                 }
                 Step::Calibrate { baseline, run } => {
                     self.pause_between(&mut first_run)?;
-                    let (o, outcome, lat) = self.run(run, record, false, true, false)?;
+                    let (o, outcome, lat) = self.run(run, record, false, true, false, &at)?;
                     if o == Outcome::Complete && record {
                         let startup = detect_startup(&lat);
                         let period = detect_period(&lat[startup..]);
@@ -518,14 +561,14 @@ impl Runner<'_> {
                     after,
                 } => {
                     self.pause_between(&mut first_run)?;
-                    let (o1, _, lat_before) = self.run(before, record, false, true, false)?;
+                    let (o1, _, lat_before) = self.run(before, record, false, true, false, &at)?;
                     let (o2, _, _) = if o1 == Outcome::Complete {
-                        self.run(writes, record, false, false, false)?
+                        self.run(writes, record, false, false, false, &at)?
                     } else {
                         (o1, RunOutcome::default(), vec![])
                     };
                     let (o3, _, lat_after) = if o2 == Outcome::Complete {
-                        self.run(after, record, false, true, false)?
+                        self.run(after, record, false, true, false, &at)?
                     } else {
                         (o2, RunOutcome::default(), vec![])
                     };
@@ -571,7 +614,7 @@ impl Runner<'_> {
                 }
                 Step::Run(run) => {
                     self.pause_between(&mut first_run)?;
-                    let (o, outcome, _) = self.run(run, record, run.adaptive, false, true)?;
+                    let (o, outcome, _) = self.run(run, record, run.adaptive, false, true, &at)?;
                     if o == Outcome::Complete && record {
                         self.journal.runs.insert(run.name.clone(), outcome);
                     }
@@ -590,15 +633,36 @@ impl Runner<'_> {
         }
         self.journal.finished = true;
         self.journal.save(self.results)?;
-        (self.progress)(&Progress {
-            step: steps.len(),
-            steps: steps.len(),
-            what: "done".into(),
-            ios_done: total,
-            ios_total: total,
-            replaying: false,
-        });
+        self.report(
+            &StepAt {
+                step: steps.len(),
+                steps: steps.len(),
+                what: "done".into(),
+                ios_done: total,
+                ios_total: total,
+                replaying: false,
+            },
+            None,
+        );
         Ok(SuiteOutcome::Complete)
+    }
+
+    /// Reports progress: a step starting, or one of its runs ending.
+    fn report(&mut self, at: &StepAt, finished_run: Option<FinishedRun>) {
+        let pause_between_runs_ns = self
+            .journal
+            .pause_between_runs_ns
+            .unwrap_or(self.journal.min_pause_ns);
+        (self.progress)(&Progress {
+            step: at.step,
+            steps: at.steps,
+            what: at.what.clone(),
+            ios_done: at.ios_done,
+            ios_total: at.ios_total,
+            replaying: at.replaying,
+            finished_run,
+            pause_between_runs_ns,
+        });
     }
 
     /// Waits the measured pause between runs (uFLIP 4.3) so that one run's
