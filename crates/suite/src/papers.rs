@@ -596,9 +596,10 @@ pub fn wang11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
     // Wang et al. do not give the drives' state; they had served the
     // paper's TPC-C runs (section 3), i.e. had been written at random, and
     // Table 2's random-write IOPS are the vendors' steady-state figures. So
-    // the random experiments run after uFLIP's random state (one capacity
-    // of random writes of random size): a page-mapped drive is then
-    // cleaning while it writes, as in service.
+    // the random experiments run after uFLIP's random state (random writes
+    // of random size until every byte is written, its first pass one
+    // capacity at random places): a page-mapped drive is then cleaning while
+    // it writes, as in service.
     b.steps.push(Step::EnforceState {
         method: StateMethod::Random,
         reason: "Wang et al.: drives in service (TPC-C, section 3); random writes measured in steady state".into(),

@@ -89,6 +89,52 @@ pub fn random_state(d: &mut SimDevice, seed: u64) {
     quiet(d);
 }
 
+/// The suite's uFLIP random state (crates/suite/src/state.rs, `RandomFill`)
+/// on `d`, at 4 KiB granularity: section 4.1's "random IOs of random size
+/// (ranging from 0.5KB to the flash block size, 128 KB) on the whole device"
+/// until "the whole flash device" is written "completely". First the writes
+/// of [`random_state`] (one capacity's worth at random places), then every
+/// stretch they left unwritten, cut into random sizes of 4..128 KiB and
+/// written in random order; then a quiet pause.
+pub fn complete_random_state(d: &mut SimDevice, seed: u64) {
+    let size = d.info().size_bytes;
+    let pages = size / (4 * KIB);
+    let mut rng = Rng(seed);
+    let mut written = vec![false; pages as usize];
+    let mut reqs = Vec::new();
+    let mut bytes = 0;
+    while bytes < size {
+        let len = (1 + rng.below(32)) * 4 * KIB;
+        let off = rng.below((size - len) / (4 * KIB) + 1) * 4 * KIB;
+        reqs.push((off, len as u32, Mode::Write));
+        written[(off / (4 * KIB)) as usize..((off + len) / (4 * KIB)) as usize].fill(true);
+        bytes += len;
+    }
+    let mut holes = Vec::new();
+    let mut p = 0;
+    while p < pages {
+        if written[p as usize] {
+            p += 1;
+            continue;
+        }
+        let mut end = p;
+        while end < pages && !written[end as usize] {
+            end += 1;
+        }
+        while p < end {
+            let n = (1 + rng.below(32)).min(end - p);
+            holes.push((p * 4 * KIB, (n * 4 * KIB) as u32, Mode::Write));
+            p += n;
+        }
+    }
+    for i in (1..holes.len()).rev() {
+        holes.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    reqs.extend(holes);
+    run(d, reqs, 1);
+    quiet(d);
+}
+
 /// Two seconds of simulated idle time: background work drains.
 pub fn quiet(d: &mut SimDevice) {
     let t = d.now_ns() + 2_000_000_000;
