@@ -593,28 +593,8 @@ fn start(
         return Ok(());
     }
     let name = plan.suite.clone();
-    let max_parallel = plan
-        .steps
-        .iter()
-        .flat_map(|s| s.runs())
-        .map(|r| r.spec.max_outstanding())
-        .max()
-        .unwrap_or(1);
-    let max_io = plan
-        .steps
-        .iter()
-        .flat_map(|s| s.runs())
-        .map(|r| r.spec.max_io_bytes())
-        .max()
-        .unwrap_or(4096)
-        .max(256 * 1024);
-    let (device, engine) = probed.open(
-        &common.target,
-        true,
-        max_parallel.max(32),
-        max_io,
-        common.quiet,
-    )?;
+    let (max_parallel, max_io) = open_sizes(&plan);
+    let (device, engine) = probed.open(&common.target, true, max_parallel, max_io, common.quiet)?;
     let mut results = target::create_results(common.results.as_deref(), &name, &*device, &engine)?;
     let suite_impl = registry_suite(&name)?;
     let journal = session::begin(&mut results, suite_impl, cfg_json, plan)
@@ -627,6 +607,16 @@ fn start(
         );
     }
     execute(device, results, journal, common)
+}
+
+/// What a device must be opened for to run `plan`: the most outstanding
+/// IOs and the largest IO of its runs, at least what state enforcement
+/// issues (32 outstanding writes of up to 256 KiB).
+fn open_sizes(plan: &Plan) -> (usize, u64) {
+    let runs = || plan.steps.iter().flat_map(|s| s.runs());
+    let max_parallel = runs().map(|r| r.spec.max_outstanding()).max().unwrap_or(1);
+    let max_io = runs().map(|r| r.spec.max_io_bytes()).max().unwrap_or(4096);
+    (max_parallel.max(32), max_io.max(256 * 1024))
 }
 
 /// A real device's dry run: a short probe of the plan's IO classes
@@ -658,22 +648,7 @@ fn dry_run_estimate(
         plan.steps.first(),
         Some(Step::EnforceState { method, .. }) if *method != StateMethod::None
     );
-    let max_parallel = plan
-        .steps
-        .iter()
-        .flat_map(|s| s.runs())
-        .map(|r| r.spec.max_outstanding())
-        .max()
-        .unwrap_or(1)
-        .max(32);
-    let max_io = plan
-        .steps
-        .iter()
-        .flat_map(|s| s.runs())
-        .map(|r| r.spec.max_io_bytes())
-        .max()
-        .unwrap_or(4096)
-        .max(256 * 1024);
+    let (max_parallel, max_io) = open_sizes(plan);
     let seed = common.seed.unwrap_or(DEFAULT_SEED);
     // The safety check decides whether the probe may write; a refusal is
     // not an error here (the probe reads instead), so the device is probed
@@ -774,30 +749,8 @@ fn resume(dir: &std::path::Path, common: &SuiteCommon) -> CliResult<()> {
             results.manifest().device.size_bytes
         )));
     }
-    let max_parallel = journal
-        .plan
-        .steps
-        .iter()
-        .flat_map(|s| s.runs())
-        .map(|r| r.spec.max_outstanding())
-        .max()
-        .unwrap_or(1);
-    let max_io = journal
-        .plan
-        .steps
-        .iter()
-        .flat_map(|s| s.runs())
-        .map(|r| r.spec.max_io_bytes())
-        .max()
-        .unwrap_or(4096)
-        .max(256 * 1024);
-    let (device, _) = probed.open(
-        &target_args,
-        true,
-        max_parallel.max(32),
-        max_io,
-        common.quiet,
-    )?;
+    let (max_parallel, max_io) = open_sizes(&journal.plan);
+    let (device, _) = probed.open(&target_args, true, max_parallel, max_io, common.quiet)?;
     if !(common.json || common.quiet) {
         println!(
             "resuming {} at step {} of {}",
