@@ -29,6 +29,7 @@ pub fn root_tests_possible(test: &str) -> bool {
     } else if let Some((tool, package)) = tools.iter().find(|(t, _)| !tool_exists(t)) {
         Some(format!("{tool} not installed (Debian package {package})"))
     } else {
+        tracefs_mounted_for_these_tests();
         flashlab_iotrace::check_available()
             .err()
             .map(|e| e.to_string())
@@ -45,6 +46,22 @@ pub fn root_tests_possible(test: &str) -> bool {
             false
         }
     }
+}
+
+/// Mounts tracefs once for this test process when the machine has not (a
+/// fresh machine may not: most distributions mount it at boot). The tests
+/// of a file run side by side, and sessions that each mount tracefs and
+/// unmount it at their end would race each other (EBUSY), and some tests
+/// read the global instance directly. Left mounted, as at boot.
+fn tracefs_mounted_for_these_tests() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if !Path::new("/sys/kernel/tracing/instances").is_dir() {
+            let _ = Command::new("mount")
+                .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+                .status();
+        }
+    });
 }
 
 fn tool_exists(tool: &str) -> bool {
