@@ -46,6 +46,24 @@ fn basic(location: Location, mode: Mode, io_size: u64) -> Basic {
     }
 }
 
+/// One run of a paper's plan, named `{experiment}-{series}[-{value}]` after
+/// the figure it reproduces.
+struct RunDef<'a> {
+    experiment: &'a str,
+    series: &'a str,
+    /// The swept parameter ("" for none) and its value in this run.
+    parameter: &'a str,
+    value: f64,
+    primary: Basic,
+    mix: Option<Mix>,
+    timing: Timing,
+    /// (TargetOffset, TargetSize) in bytes; the size is rounded down to the
+    /// largest IO and raised to one IO per stream.
+    target: (u64, u64),
+    ios: u64,
+    parallel: u64,
+}
+
 struct Builder {
     cfg: PaperConfig,
     device_bytes: u64,
@@ -62,20 +80,19 @@ impl Builder {
         bytes.min(self.device_bytes)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn run(
-        &mut self,
-        experiment: &str,
-        series: &str,
-        parameter: &str,
-        value: f64,
-        primary: Basic,
-        mix: Option<Mix>,
-        timing: Timing,
-        target: (u64, u64),
-        ios: u64,
-        parallel: u64,
-    ) {
+    fn run(&mut self, def: RunDef) {
+        let RunDef {
+            experiment,
+            series,
+            parameter,
+            value,
+            primary,
+            mix,
+            timing,
+            target,
+            ios,
+            parallel,
+        } = def;
         self.n += 1;
         let label = if parameter.is_empty() {
             String::new()
@@ -154,54 +171,54 @@ pub fn chen09(cfg: &PaperConfig, device_bytes: u64) -> Plan {
     b.fill("Chen et al. 5.1: the device is filled with sequential 256 KiB writes first");
     // Figure 1: 4 KiB random in the first GiB, 256 KiB sequential; 32 jobs.
     let c = b.count(1024);
-    b.run(
-        "fig1",
-        "random-read",
-        "",
-        0.0,
-        basic(rnd.clone(), Mode::Read, 4 * KIB),
-        None,
-        Timing::Consecutive,
-        first_gib,
-        c,
-        32,
-    );
-    b.run(
-        "fig1",
-        "sequential-read",
-        "",
-        0.0,
-        basic(seq.clone(), Mode::Read, 256 * KIB),
-        None,
-        Timing::Consecutive,
-        whole,
-        b.count(128),
-        32,
-    );
-    b.run(
-        "fig1",
-        "random-write",
-        "",
-        0.0,
-        basic(rnd.clone(), Mode::Write, 4 * KIB),
-        None,
-        Timing::Consecutive,
-        first_gib,
-        c,
-        32,
-    );
-    b.run(
-        "fig1",
-        "sequential-write",
-        "",
-        0.0,
-        basic(seq.clone(), Mode::Write, 256 * KIB),
-        None,
-        Timing::Consecutive,
-        whole,
-        b.count(128),
-        32,
-    );
+    b.run(RunDef {
+        experiment: "fig1",
+        series: "random-read",
+        parameter: "",
+        value: 0.0,
+        primary: basic(rnd.clone(), Mode::Read, 4 * KIB),
+        mix: None,
+        timing: Timing::Consecutive,
+        target: first_gib,
+        ios: c,
+        parallel: 32,
+    });
+    b.run(RunDef {
+        experiment: "fig1",
+        series: "sequential-read",
+        parameter: "",
+        value: 0.0,
+        primary: basic(seq.clone(), Mode::Read, 256 * KIB),
+        mix: None,
+        timing: Timing::Consecutive,
+        target: whole,
+        ios: b.count(128),
+        parallel: 32,
+    });
+    b.run(RunDef {
+        experiment: "fig1",
+        series: "random-write",
+        parameter: "",
+        value: 0.0,
+        primary: basic(rnd.clone(), Mode::Write, 4 * KIB),
+        mix: None,
+        timing: Timing::Consecutive,
+        target: first_gib,
+        ios: c,
+        parallel: 32,
+    });
+    b.run(RunDef {
+        experiment: "fig1",
+        series: "sequential-write",
+        parameter: "",
+        value: 0.0,
+        primary: basic(seq.clone(), Mode::Write, 256 * KIB),
+        mix: None,
+        timing: Timing::Consecutive,
+        target: whole,
+        ios: b.count(128),
+        parallel: 32,
+    });
     // Figure 2: 4 KiB reads, sequential / random / stride, one job, each on
     // a freshly filled device ("before each experiment", Chen et al. 5.1).
     let c = b.count(4096);
@@ -213,18 +230,18 @@ pub fn chen09(cfg: &PaperConfig, device_bytes: u64) -> Plan {
         if cfg.refill {
             b.fill("Chen et al. 5.1: re-fill before each experiment");
         }
-        b.run(
-            "fig2",
-            name,
-            "",
-            0.0,
-            basic(loc, Mode::Read, 4 * KIB),
-            None,
-            Timing::Consecutive,
-            first_gib,
-            c,
-            1,
-        );
+        b.run(RunDef {
+            experiment: "fig2",
+            series: name,
+            parameter: "",
+            value: 0.0,
+            primary: basic(loc, Mode::Read, 4 * KIB),
+            mix: None,
+            timing: Timing::Consecutive,
+            target: first_gib,
+            ios: c,
+            parallel: 1,
+        });
     }
     // Figure 3: the same as writes, each on a freshly filled device.
     for (name, loc) in [
@@ -235,18 +252,18 @@ pub fn chen09(cfg: &PaperConfig, device_bytes: u64) -> Plan {
         if cfg.refill {
             b.fill("Chen et al. 5.1: re-fill before each experiment");
         }
-        b.run(
-            "fig3",
-            name,
-            "",
-            0.0,
-            basic(loc, Mode::Write, 4 * KIB),
-            None,
-            Timing::Consecutive,
-            first_gib,
-            c,
-            1,
-        );
+        b.run(RunDef {
+            experiment: "fig3",
+            series: name,
+            parameter: "",
+            value: 0.0,
+            primary: basic(loc, Mode::Write, 4 * KIB),
+            mix: None,
+            timing: Timing::Consecutive,
+            target: first_gib,
+            ios: c,
+            parallel: 1,
+        });
     }
     // Figure 5: writes with the write cache disabled.
     b.steps.push(Step::WriteCache { enabled: false });
@@ -258,18 +275,18 @@ pub fn chen09(cfg: &PaperConfig, device_bytes: u64) -> Plan {
         if cfg.refill {
             b.fill("Chen et al. 5.1: re-fill before each experiment");
         }
-        b.run(
-            "fig5-cache-off",
-            name,
-            "",
-            0.0,
-            basic(loc, Mode::Write, 4 * KIB),
-            None,
-            Timing::Consecutive,
-            first_gib,
-            c,
-            1,
-        );
+        b.run(RunDef {
+            experiment: "fig5-cache-off",
+            series: name,
+            parameter: "",
+            value: 0.0,
+            primary: basic(loc, Mode::Write, 4 * KIB),
+            mix: None,
+            timing: Timing::Consecutive,
+            target: first_gib,
+            ios: c,
+            parallel: 1,
+        });
     }
     b.steps.push(Step::WriteCache { enabled: true });
     // Figure 6: 1000 requests of 4 KiB in four read/write sequences, without and with a 10 ms interval.
@@ -298,82 +315,82 @@ pub fn chen09(cfg: &PaperConfig, device_bytes: u64) -> Plan {
                 shared_location: false,
             })
         };
-        b.run(
-            "fig6",
-            &format!("only-read{suffix}"),
-            "",
-            0.0,
-            r(seq.clone()),
-            None,
+        b.run(RunDef {
+            experiment: "fig6",
+            series: &format!("only-read{suffix}"),
+            parameter: "",
+            value: 0.0,
+            primary: r(seq.clone()),
+            mix: None,
             timing,
-            area,
-            c,
-            1,
-        );
-        b.run(
-            "fig6",
-            &format!("only-write{suffix}"),
-            "",
-            0.0,
-            w(seq.clone()),
-            None,
+            target: area,
+            ios: c,
+            parallel: 1,
+        });
+        b.run(RunDef {
+            experiment: "fig6",
+            series: &format!("only-write{suffix}"),
+            parameter: "",
+            value: 0.0,
+            primary: w(seq.clone()),
+            mix: None,
             timing,
-            area,
-            c,
-            1,
-        );
-        b.run(
-            "fig6",
-            &format!("read-n-write-n{suffix}"),
-            "",
-            0.0,
-            r(seq.clone()),
-            one_to_one(w(seq.clone())),
+            target: area,
+            ios: c,
+            parallel: 1,
+        });
+        b.run(RunDef {
+            experiment: "fig6",
+            series: &format!("read-n-write-n{suffix}"),
+            parameter: "",
+            value: 0.0,
+            primary: r(seq.clone()),
+            mix: one_to_one(w(seq.clone())),
             timing,
-            area,
-            2 * c,
-            1,
-        );
-        b.run(
-            "fig6",
-            &format!("write-n-read-n{suffix}"),
-            "",
-            0.0,
-            w(seq.clone()),
-            one_to_one(r(seq.clone())),
+            target: area,
+            ios: 2 * c,
+            parallel: 1,
+        });
+        b.run(RunDef {
+            experiment: "fig6",
+            series: &format!("write-n-read-n{suffix}"),
+            parameter: "",
+            value: 0.0,
+            primary: w(seq.clone()),
+            mix: one_to_one(r(seq.clone())),
             timing,
-            area,
-            2 * c,
-            1,
-        );
+            target: area,
+            ios: 2 * c,
+            parallel: 1,
+        });
         let mut odd = w(stride.clone());
         odd.io_shift_bytes = 4 * KIB;
-        b.run(
-            "fig6",
-            &format!("read-n-write-n+1{suffix}"),
-            "",
-            0.0,
-            r(stride.clone()),
-            one_to_one(odd),
+        b.run(RunDef {
+            experiment: "fig6",
+            series: &format!("read-n-write-n+1{suffix}"),
+            parameter: "",
+            value: 0.0,
+            primary: r(stride.clone()),
+            mix: one_to_one(odd),
             timing,
-            area,
-            2 * c,
-            1,
-        );
+            target: area,
+            ios: 2 * c,
+            parallel: 1,
+        });
         let mut far = w(seq.clone());
         far.io_shift_bytes = 4 * MIB;
-        b.run(
-            "fig6",
-            &format!("read-n-write-n+4MiB{suffix}"),
-            "",
-            0.0,
-            r(seq.clone()),
-            one_to_one(far),
+        b.run(RunDef {
+            experiment: "fig6",
+            series: &format!("read-n-write-n+4MiB{suffix}"),
+            parameter: "",
+            value: 0.0,
+            primary: r(seq.clone()),
+            mix: one_to_one(far),
             timing,
-            (0, b.cap(64 * MIB + 4 * MIB)),
-            2 * c,
-            1,
-        );
+            target: (0, b.cap(64 * MIB + 4 * MIB)),
+            ios: 2 * c,
+            parallel: 1,
+        });
     }
     // Figure 7: sequential 4 KiB, half writes, without and with a 10 ms
     // interval. Section 5.6: "we use the toolkit to run a *sequential*
@@ -402,18 +419,18 @@ pub fn chen09(cfg: &PaperConfig, device_bytes: u64) -> Plan {
             random_order: true,
             shared_location: true,
         });
-        b.run(
-            "fig7",
-            &format!("seq-50pct-write{suffix}"),
-            "",
-            0.0,
-            basic(seq.clone(), Mode::Read, 4 * KIB),
+        b.run(RunDef {
+            experiment: "fig7",
+            series: &format!("seq-50pct-write{suffix}"),
+            parameter: "",
+            value: 0.0,
+            primary: basic(seq.clone(), Mode::Read, 4 * KIB),
             mix,
             timing,
-            area,
-            c,
-            1,
-        );
+            target: area,
+            ios: c,
+            parallel: 1,
+        });
     }
     // Figure 8: random writes over a growing range, stride writes with a
     // growing stride. Each range runs for the paper's 10 seconds (5.1: "In
@@ -438,18 +455,18 @@ pub fn chen09(cfg: &PaperConfig, device_bytes: u64) -> Plan {
     }
     for r in ranges {
         let at = b.steps.len();
-        b.run(
-            "fig8a",
-            "random-write",
-            "range",
-            r as f64,
-            basic(rnd.clone(), Mode::Write, 4 * KIB),
-            None,
-            Timing::Consecutive,
-            (0, r),
-            c,
-            1,
-        );
+        b.run(RunDef {
+            experiment: "fig8a",
+            series: "random-write",
+            parameter: "range",
+            value: r as f64,
+            primary: basic(rnd.clone(), Mode::Write, 4 * KIB),
+            mix: None,
+            timing: Timing::Consecutive,
+            target: (0, r),
+            ios: c,
+            parallel: 1,
+        });
         if let Some(Step::Run(run)) = b.steps.get_mut(at) {
             run.spec.runtime_ns = Some(CHEN09_RUN_NS);
         }
@@ -465,18 +482,18 @@ pub fn chen09(cfg: &PaperConfig, device_bytes: u64) -> Plan {
     let c = b.count(1024);
     let mut s = 4 * KIB;
     while s <= 128 * MIB && c * (s + 4 * KIB) <= device_bytes * 4 {
-        b.run(
-            "fig8b",
-            "stride-write",
-            "stride",
-            s as f64,
-            basic(Location::Stride { gap_bytes: s }, Mode::Write, 4 * KIB),
-            None,
-            Timing::Consecutive,
-            whole,
-            c,
-            1,
-        );
+        b.run(RunDef {
+            experiment: "fig8b",
+            series: "stride-write",
+            parameter: "stride",
+            value: s as f64,
+            primary: basic(Location::Stride { gap_bytes: s }, Mode::Write, 4 * KIB),
+            mix: None,
+            timing: Timing::Consecutive,
+            target: whole,
+            ios: c,
+            parallel: 1,
+        });
         s *= 4;
     }
     // Figure 9: the four 4 KiB patterns before fragmentation, after "striker", after recovery.
@@ -502,56 +519,56 @@ pub fn chen09(cfg: &PaperConfig, device_bytes: u64) -> Plan {
             } else {
                 c
             };
-            b.run(
-                "fig9",
-                &format!("{name}-{phase}"),
-                "",
-                0.0,
-                basic(loc, mode, 4 * KIB),
-                None,
-                Timing::Consecutive,
-                if name.starts_with("RND") {
+            b.run(RunDef {
+                experiment: "fig9",
+                series: &format!("{name}-{phase}"),
+                parameter: "",
+                value: 0.0,
+                primary: basic(loc, mode, 4 * KIB),
+                mix: None,
+                timing: Timing::Consecutive,
+                target: if name.starts_with("RND") {
                     whole
                 } else {
                     first_gib
                 },
-                c,
-                1,
-            );
+                ios: c,
+                parallel: 1,
+            });
         }
     };
     b.fill("Chen et al. 5.8: a freshly filled device before fragmentation");
     four(&mut b, "before");
     // Striker: 4 KiB random writes, 4 GiB in all, over the whole device.
     let striker = b.cap(4 * GIB) / (4 * KIB);
-    b.run(
-        "fig9",
-        "striker",
-        "",
-        0.0,
-        basic(rnd.clone(), Mode::Write, 4 * KIB),
-        None,
-        Timing::Consecutive,
-        whole,
-        ((striker as f64 * cfg.scale.min(1.0)) as u64).max(1024),
-        1,
-    );
+    b.run(RunDef {
+        experiment: "fig9",
+        series: "striker",
+        parameter: "",
+        value: 0.0,
+        primary: basic(rnd.clone(), Mode::Write, 4 * KIB),
+        mix: None,
+        timing: Timing::Consecutive,
+        target: whole,
+        ios: ((striker as f64 * cfg.scale.min(1.0)) as u64).max(1024),
+        parallel: 1,
+    });
     four(&mut b, "fragmented");
     // Recovery: fill with 256 KiB writes, then write the first GiB sequentially in 4 KiB, four times.
     b.fill("Chen et al. 5.8 recovery: big sequential writes");
     let passes = first_gib.1 / (4 * KIB);
-    b.run(
-        "fig9",
-        "recovery-4KiB-passes",
-        "",
-        0.0,
-        basic(seq.clone(), Mode::Write, 4 * KIB),
-        None,
-        Timing::Consecutive,
-        first_gib,
-        ((4 * passes) as f64 * cfg.scale.min(1.0)) as u64 + 1,
-        1,
-    );
+    b.run(RunDef {
+        experiment: "fig9",
+        series: "recovery-4KiB-passes",
+        parameter: "",
+        value: 0.0,
+        primary: basic(seq.clone(), Mode::Write, 4 * KIB),
+        mix: None,
+        timing: Timing::Consecutive,
+        target: first_gib,
+        ios: ((4 * passes) as f64 * cfg.scale.min(1.0)) as u64 + 1,
+        parallel: 1,
+    });
     four(&mut b, "recovered");
     Plan {
         suite: "chen09".into(),
@@ -579,18 +596,18 @@ pub fn wang11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
     for mode in [Mode::Read, Mode::Write] {
         for &s in &seq_sizes {
             let ios = b.count((64 * MIB / s).clamp(256, 8192));
-            b.run(
-                "fig1",
-                &format!("sequential-{mode}"),
-                "IOSize",
-                s as f64,
-                basic(Location::Sequential, mode, s),
-                None,
-                Timing::Consecutive,
-                area,
+            b.run(RunDef {
+                experiment: "fig1",
+                series: &format!("sequential-{mode}"),
+                parameter: "IOSize",
+                value: s as f64,
+                primary: basic(Location::Sequential, mode, s),
+                mix: None,
+                timing: Timing::Consecutive,
+                target: area,
                 ios,
-                1,
-            );
+                parallel: 1,
+            });
         }
     }
     // Wang et al. do not give the drives' state; they had served the
@@ -622,18 +639,18 @@ pub fn wang11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
                     ),
                 };
                 let ios = b.count(wang11_random_ios(series, s, parallel));
-                b.run(
-                    fig,
-                    &format!("random-{series}"),
-                    "IOSize",
-                    s as f64,
-                    basic(Location::Random, mode, s),
+                b.run(RunDef {
+                    experiment: fig,
+                    series: &format!("random-{series}"),
+                    parameter: "IOSize",
+                    value: s as f64,
+                    primary: basic(Location::Random, mode, s),
                     mix,
-                    Timing::Consecutive,
-                    area,
+                    timing: Timing::Consecutive,
+                    target: area,
                     ios,
                     parallel,
-                );
+                });
             }
         }
     }
@@ -686,18 +703,18 @@ pub fn hudlet11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
         reason: "Hudlet & Schall: a nearly empty drive".into(),
     });
     let pages = |size: u64| file.1 / size;
-    b.run(
-        "setup",
-        "fill-test-file",
-        "",
-        0.0,
-        basic(Location::Sequential, Mode::Write, 256 * KIB),
-        None,
-        Timing::Consecutive,
-        file,
-        pages(256 * KIB).max(1),
-        1,
-    );
+    b.run(RunDef {
+        experiment: "setup",
+        series: "fill-test-file",
+        parameter: "",
+        value: 0.0,
+        primary: basic(Location::Sequential, Mode::Write, 256 * KIB),
+        mix: None,
+        timing: Timing::Consecutive,
+        target: file,
+        ios: pages(256 * KIB).max(1),
+        parallel: 1,
+    });
     for state in ["empty", "full"] {
         if state == "full" {
             b.fill("Hudlet & Schall: the drive filled with data (the test file included)");
@@ -715,18 +732,18 @@ pub fn hudlet11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
                     ("random-once", Location::RandomOnce),
                 ] {
                     let ios = b.count(pages(size).min(65_536));
-                    b.run(
-                        &format!("pagesize-{state}"),
-                        &format!("{name}-{mode}"),
-                        "IOSize",
-                        size as f64,
-                        basic(loc.clone(), mode, size),
-                        None,
-                        Timing::Consecutive,
-                        file,
+                    b.run(RunDef {
+                        experiment: &format!("pagesize-{state}"),
+                        series: &format!("{name}-{mode}"),
+                        parameter: "IOSize",
+                        value: size as f64,
+                        primary: basic(loc.clone(), mode, size),
+                        mix: None,
+                        timing: Timing::Consecutive,
+                        target: file,
                         ios,
-                        1,
-                    );
+                        parallel: 1,
+                    });
                 }
             }
         }
@@ -754,48 +771,48 @@ pub fn hudlet11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
     // Index-vs-scan: a full scan, and index access (skip-sequential) at a range of selectivities.
     let n = pages(4 * KIB);
     let scan_ios = b.count(n.min(262_144));
-    b.run(
-        "break-even",
-        "scan",
-        "selectivity",
-        1.0,
-        basic(Location::Sequential, Mode::Read, 4 * KIB),
-        None,
-        Timing::Consecutive,
-        (0, scan_ios * 4 * KIB),
-        scan_ios,
-        1,
-    );
+    b.run(RunDef {
+        experiment: "break-even",
+        series: "scan",
+        parameter: "selectivity",
+        value: 1.0,
+        primary: basic(Location::Sequential, Mode::Read, 4 * KIB),
+        mix: None,
+        timing: Timing::Consecutive,
+        target: (0, scan_ios * 4 * KIB),
+        ios: scan_ios,
+        parallel: 1,
+    });
     for s in [0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0] {
         let ios = ((scan_ios as f64 * s).round() as u64).max(16);
-        b.run(
-            "break-even",
-            "skip-sequential",
-            "selectivity",
-            s,
-            basic(
+        b.run(RunDef {
+            experiment: "break-even",
+            series: "skip-sequential",
+            parameter: "selectivity",
+            value: s,
+            primary: basic(
                 Location::SkipSequential { fraction: s },
                 Mode::Read,
                 4 * KIB,
             ),
-            None,
-            Timing::Consecutive,
-            (0, scan_ios * 4 * KIB),
+            mix: None,
+            timing: Timing::Consecutive,
+            target: (0, scan_ios * 4 * KIB),
             ios,
-            1,
-        );
-        b.run(
-            "break-even",
-            "random-once",
-            "selectivity",
-            s,
-            basic(Location::RandomOnce, Mode::Read, 4 * KIB),
-            None,
-            Timing::Consecutive,
-            (0, scan_ios * 4 * KIB),
+            parallel: 1,
+        });
+        b.run(RunDef {
+            experiment: "break-even",
+            series: "random-once",
+            parameter: "selectivity",
+            value: s,
+            primary: basic(Location::RandomOnce, Mode::Read, 4 * KIB),
+            mix: None,
+            timing: Timing::Consecutive,
+            target: (0, scan_ios * 4 * KIB),
             ios,
-            1,
-        );
+            parallel: 1,
+        });
     }
     // Section 6, Figure 4: sustained writes tracked per second ("every 4 to
     // 5 seconds, performance is heavily degraded for about 3 seconds"), on
@@ -804,18 +821,18 @@ pub fn hudlet11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
     // the test file, twice its size. Not scaled by `scale`: the series must
     // span several periods whatever the IO budget.
     let fig4_ios = 2 * pages(32 * KIB).max(1);
-    b.run(
-        "fig4",
-        "random-write-per-second",
-        "",
-        0.0,
-        basic(Location::Random, Mode::Write, 32 * KIB),
-        None,
-        Timing::Consecutive,
-        file,
-        fig4_ios,
-        1,
-    );
+    b.run(RunDef {
+        experiment: "fig4",
+        series: "random-write-per-second",
+        parameter: "",
+        value: 0.0,
+        primary: basic(Location::Random, Mode::Write, 32 * KIB),
+        mix: None,
+        timing: Timing::Consecutive,
+        target: file,
+        ios: fig4_ios,
+        parallel: 1,
+    });
     // Figure 5: writes right after TRIM of most of the full drive ("right
     // after deleting ~ 130 GB of files on the drive and issuing
     // corresponding TRIM commands"): the whole drive discarded, then the
@@ -824,18 +841,18 @@ pub fn hudlet11(cfg: &PaperConfig, device_bytes: u64) -> Plan {
     b.steps.push(Step::Discard {
         reason: "Hudlet & Schall Figure 5: files deleted and trimmed on a full drive".into(),
     });
-    b.run(
-        "fig5",
-        "random-write-after-trim",
-        "",
-        0.0,
-        basic(Location::Random, Mode::Write, 32 * KIB),
-        None,
-        Timing::Consecutive,
-        file,
-        2 * fig4_ios,
-        1,
-    );
+    b.run(RunDef {
+        experiment: "fig5",
+        series: "random-write-after-trim",
+        parameter: "",
+        value: 0.0,
+        primary: basic(Location::Random, Mode::Write, 32 * KIB),
+        mix: None,
+        timing: Timing::Consecutive,
+        target: file,
+        ios: 2 * fig4_ios,
+        parallel: 1,
+    });
     Plan {
         suite: "hudlet11".into(),
         steps: b.steps,
@@ -852,18 +869,18 @@ impl Builder {
         target: (u64, u64),
         ios: u64,
     ) {
-        self.run(
+        self.run(RunDef {
             experiment,
             series,
-            "QD",
-            qd as f64,
+            parameter: "QD",
+            value: qd as f64,
             primary,
-            None,
-            Timing::Consecutive,
+            mix: None,
+            timing: Timing::Consecutive,
             target,
             ios,
-            1,
-        );
+            parallel: 1,
+        });
         if let Some(Step::Run(r)) = self.steps.last_mut() {
             r.spec.queue_depth = qd;
         }

@@ -99,6 +99,24 @@ fn needs_own_space(spec: &PatternSpec) -> bool {
     })
 }
 
+/// One run of the uFLIP plan, named `{bench}-{series}-{label}`.
+struct RunDef<'a> {
+    /// The micro-benchmark (uFLIP section 3.2's name, e.g. "granularity").
+    bench: &'a str,
+    series: &'a str,
+    /// The varied parameter (e.g. "IOSize") and its value in this run.
+    parameter: &'a str,
+    value: f64,
+    label: String,
+    primary: Basic,
+    mix: Option<Mix>,
+    timing: Timing,
+    /// ParallelDegree.
+    parallel: u64,
+    /// TargetSize in bytes (None: the plan's random target).
+    target: Option<u64>,
+}
+
 struct Builder<'a> {
     cfg: &'a UflipConfig,
     device_bytes: u64,
@@ -107,20 +125,19 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    #[allow(clippy::too_many_arguments)]
-    fn add(
-        &mut self,
-        bench: &str,
-        series: &str,
-        parameter: &str,
-        value: f64,
-        label: String,
-        primary: Basic,
-        mix: Option<Mix>,
-        timing: Timing,
-        parallel: u64,
-        target: Option<u64>,
-    ) {
+    fn add(&mut self, def: RunDef) {
+        let RunDef {
+            bench,
+            series,
+            parameter,
+            value,
+            label,
+            primary,
+            mix,
+            timing,
+            parallel,
+            target,
+        } = def;
         let name = format!("{bench}-{series}-{label}");
         let seed = derive_seed(self.cfg.seed, self.runs.len() as u64 + 1);
         let spec = PatternSpec {
@@ -264,18 +281,18 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
                 } else {
                     None
                 };
-                b.add(
-                    "granularity",
-                    base,
-                    "IOSize",
-                    s as f64,
-                    format_size(s),
-                    basic(base, s),
-                    None,
-                    Timing::Consecutive,
-                    1,
-                    t,
-                );
+                b.add(RunDef {
+                    bench: "granularity",
+                    series: base,
+                    parameter: "IOSize",
+                    value: s as f64,
+                    label: format_size(s),
+                    primary: basic(base, s),
+                    mix: None,
+                    timing: Timing::Consecutive,
+                    parallel: 1,
+                    target: t,
+                });
             }
         }
     }
@@ -298,18 +315,18 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
                 } else {
                     None
                 };
-                b.add(
-                    "alignment",
-                    base,
-                    "IOShift",
-                    shift as f64,
-                    format_size(shift),
-                    p,
-                    None,
-                    Timing::Consecutive,
-                    1,
-                    t,
-                );
+                b.add(RunDef {
+                    bench: "alignment",
+                    series: base,
+                    parameter: "IOShift",
+                    value: shift as f64,
+                    label: format_size(shift),
+                    primary: p,
+                    mix: None,
+                    timing: Timing::Consecutive,
+                    parallel: 1,
+                    target: t,
+                });
             }
         }
     }
@@ -330,18 +347,18 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
             let step = if q { 4 } else { 1 };
             for e in (0..=hi).step_by(step) {
                 let ts = (io << e).min(device_bytes / io * io);
-                b.add(
-                    "locality",
-                    base,
-                    "TargetSize",
-                    ts as f64,
-                    format_size(ts),
-                    basic(base, io),
-                    None,
-                    Timing::Consecutive,
-                    1,
-                    Some(ts),
-                );
+                b.add(RunDef {
+                    bench: "locality",
+                    series: base,
+                    parameter: "TargetSize",
+                    value: ts as f64,
+                    label: format_size(ts),
+                    primary: basic(base, io),
+                    mix: None,
+                    timing: Timing::Consecutive,
+                    parallel: 1,
+                    target: Some(ts),
+                });
             }
         }
     }
@@ -353,18 +370,18 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
                     ..basic(base, io)
                 };
                 let t = b.sequential_target(io, 1).max(p * io);
-                b.add(
-                    "partitioning",
-                    base,
-                    "Partitions",
-                    p as f64,
-                    p.to_string(),
-                    loc,
-                    None,
-                    Timing::Consecutive,
-                    1,
-                    Some(t),
-                );
+                b.add(RunDef {
+                    bench: "partitioning",
+                    series: base,
+                    parameter: "Partitions",
+                    value: p as f64,
+                    label: p.to_string(),
+                    primary: loc,
+                    mix: None,
+                    timing: Timing::Consecutive,
+                    parallel: 1,
+                    target: Some(t),
+                });
             }
         }
     }
@@ -382,18 +399,18 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
                     location: Location::Ordered { incr },
                     ..basic(base, io)
                 };
-                b.add(
-                    "order",
-                    base,
-                    "Incr",
-                    incr as f64,
-                    format!("incr{incr}"),
-                    loc,
-                    None,
-                    Timing::Consecutive,
-                    1,
-                    Some(place.target_size_bytes),
-                );
+                b.add(RunDef {
+                    bench: "order",
+                    series: base,
+                    parameter: "Incr",
+                    value: incr as f64,
+                    label: format!("incr{incr}"),
+                    primary: loc,
+                    mix: None,
+                    timing: Timing::Consecutive,
+                    parallel: 1,
+                    target: Some(place.target_size_bytes),
+                });
                 let run = b.runs.last_mut().expect("just added");
                 run.spec.io_count = place.io_count;
             }
@@ -407,18 +424,18 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
                 } else {
                     None
                 };
-                b.add(
-                    "parallelism",
-                    base,
-                    "ParallelDegree",
-                    d as f64,
-                    d.to_string(),
-                    basic(base, io),
-                    None,
-                    Timing::Consecutive,
-                    d,
-                    t,
-                );
+                b.add(RunDef {
+                    bench: "parallelism",
+                    series: base,
+                    parameter: "ParallelDegree",
+                    value: d as f64,
+                    label: d.to_string(),
+                    primary: basic(base, io),
+                    mix: None,
+                    timing: Timing::Consecutive,
+                    parallel: d,
+                    target: t,
+                });
             }
         }
     }
@@ -447,18 +464,18 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
                 } else {
                     None
                 };
-                b.add(
-                    "mix",
-                    &format!("{one}-{two}"),
-                    "Ratio",
-                    r as f64,
-                    format!("{r}to1"),
-                    basic(one, io),
-                    Some(mix),
-                    Timing::Consecutive,
-                    1,
-                    t,
-                );
+                b.add(RunDef {
+                    bench: "mix",
+                    series: &format!("{one}-{two}"),
+                    parameter: "Ratio",
+                    value: r as f64,
+                    label: format!("{r}to1"),
+                    primary: basic(one, io),
+                    mix: Some(mix),
+                    timing: Timing::Consecutive,
+                    parallel: 1,
+                    target: t,
+                });
             }
         }
     }
@@ -472,18 +489,18 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
                 } else {
                     None
                 };
-                b.add(
-                    "pause",
-                    base,
-                    "Pause_ms",
-                    ns as f64 / 1e6,
-                    format!("{}us", ns / 1000),
-                    basic(base, io),
-                    None,
-                    Timing::Pause { pause_ns: ns },
-                    1,
-                    t,
-                );
+                b.add(RunDef {
+                    bench: "pause",
+                    series: base,
+                    parameter: "Pause_ms",
+                    value: ns as f64 / 1e6,
+                    label: format!("{}us", ns / 1000),
+                    primary: basic(base, io),
+                    mix: None,
+                    timing: Timing::Pause { pause_ns: ns },
+                    parallel: 1,
+                    target: t,
+                });
             }
         }
     }
@@ -497,21 +514,21 @@ pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
                 } else {
                     None
                 };
-                b.add(
-                    "bursts",
-                    base,
-                    "Burst",
-                    burst as f64,
-                    burst.to_string(),
-                    basic(base, io),
-                    None,
-                    Timing::Burst {
+                b.add(RunDef {
+                    bench: "bursts",
+                    series: base,
+                    parameter: "Burst",
+                    value: burst as f64,
+                    label: burst.to_string(),
+                    primary: basic(base, io),
+                    mix: None,
+                    timing: Timing::Burst {
                         pause_ns: 100_000_000,
                         burst,
                     },
-                    1,
-                    t,
-                );
+                    parallel: 1,
+                    target: t,
+                });
             }
         }
     }

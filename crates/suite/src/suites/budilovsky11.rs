@@ -180,6 +180,20 @@ fn basic(location: Location, mode: Mode) -> Basic {
     }
 }
 
+/// One measured cell of the plan.
+struct RunDef<'a> {
+    name: String,
+    experiment: &'a str,
+    series: &'a str,
+    /// The cell's pattern value (the runs' `parameter` is "pattern").
+    value: f64,
+    primary: Basic,
+    mix: Option<Mix>,
+    /// (TargetOffset, TargetSize) in bytes.
+    target: (u64, u64),
+    ios: u64,
+}
+
 struct Builder {
     seed: u64,
     n: u64,
@@ -187,18 +201,17 @@ struct Builder {
 }
 
 impl Builder {
-    #[allow(clippy::too_many_arguments)]
-    fn run(
-        &mut self,
-        name: String,
-        experiment: &str,
-        series: &str,
-        value: f64,
-        primary: Basic,
-        mix: Option<Mix>,
-        target: (u64, u64),
-        ios: u64,
-    ) {
+    fn run(&mut self, def: RunDef) {
+        let RunDef {
+            name,
+            experiment,
+            series,
+            value,
+            primary,
+            mix,
+            target,
+            ios,
+        } = def;
         self.n += 1;
         let spec = PatternSpec {
             name: name.clone(),
@@ -274,32 +287,32 @@ pub fn plan(cfg: &Budilovsky11Config, device_bytes: u64) -> Plan {
                 };
                 let mut target = whole;
                 if mode == Mode::Write {
-                    b.run(
-                        format!("{name}-warmup"),
-                        "warmup",
-                        config,
-                        k as f64,
-                        basic(loc.clone(), mode),
-                        None,
-                        whole,
-                        n,
-                    );
+                    b.run(RunDef {
+                        name: format!("{name}-warmup"),
+                        experiment: "warmup",
+                        series: config,
+                        value: k as f64,
+                        primary: basic(loc.clone(), mode),
+                        mix: None,
+                        target: whole,
+                        ios: n,
+                    });
                     if loc == Location::Sequential {
                         // continue where the warm-up stopped
                         let start = (n % pages) * PAGE;
                         target = (start, pages * PAGE - start);
                     }
                 }
-                b.run(
+                b.run(RunDef {
                     name,
-                    fig,
-                    config,
-                    k as f64,
-                    basic(loc, mode),
-                    None,
+                    experiment: fig,
+                    series: config,
+                    value: k as f64,
+                    primary: basic(loc, mode),
+                    mix: None,
                     target,
-                    n,
-                );
+                    ios: n,
+                });
             }
         }
     }
@@ -322,17 +335,26 @@ pub fn plan(cfg: &Budilovsky11Config, device_bytes: u64) -> Plan {
             });
             let name = format!("fig10-{series}-{pct}pct");
             let primary = basic(Location::Random, Mode::Write);
-            b.run(
-                format!("{name}-warmup"),
-                "warmup",
+            b.run(RunDef {
+                name: format!("{name}-warmup"),
+                experiment: "warmup",
                 series,
-                pct as f64,
-                primary.clone(),
-                mix.clone(),
-                whole,
-                n,
-            );
-            b.run(name, "fig10", series, pct as f64, primary, mix, whole, n);
+                value: pct as f64,
+                primary: primary.clone(),
+                mix: mix.clone(),
+                target: whole,
+                ios: n,
+            });
+            b.run(RunDef {
+                name,
+                experiment: "fig10",
+                series,
+                value: pct as f64,
+                primary,
+                mix,
+                target: whole,
+                ios: n,
+            });
         }
     }
     Plan {
