@@ -10,11 +10,17 @@ use crate::figures::{
     series_figure, CurveSpec, FigureGroup, FigureSpec, Metric, Plot, PointSpec, SuiteFigures, XKind,
 };
 use crate::plan::Plan;
+use crate::plan::{RunStep, Step};
 use crate::runner::{Calibration, RunOutcome};
+use crate::state::StateMethod;
 use crate::summary::{Compare, SuiteSummary, SummaryTable};
 use crate::table3::{hints, table3, Hint, Table3};
-use crate::uflip::{plan, unplaced_large_incrs, UflipConfig};
+use crate::uflip::{
+    basic, needs_own_space, order_incrs, order_placement, powers, unplaced_large_incrs, UflipConfig,
+};
+use flashlab_pattern::rng::derive_seed;
 use flashlab_pattern::units::format_size;
+use flashlab_pattern::{Basic, Location, Mix, PatternSpec, Timing};
 
 pub struct Uflip;
 
@@ -344,5 +350,532 @@ impl Suite for Uflip {
             s.detail = m;
         }
         s
+    }
+}
+
+/// One run of the uFLIP plan, named `{bench}-{series}-{label}`.
+struct RunDef<'a> {
+    /// The micro-benchmark (uFLIP section 3.2's name, e.g. "granularity").
+    bench: &'a str,
+    series: &'a str,
+    /// The varied parameter (e.g. "IOSize") and its value in this run.
+    parameter: &'a str,
+    value: f64,
+    label: String,
+    primary: Basic,
+    mix: Option<Mix>,
+    timing: Timing,
+    /// ParallelDegree.
+    parallel: u64,
+    /// TargetSize in bytes (None: the plan's random target).
+    target: Option<u64>,
+}
+
+struct Builder<'a> {
+    cfg: &'a UflipConfig,
+    device_bytes: u64,
+    random_target: u64,
+    runs: Vec<RunStep>,
+}
+
+impl Builder<'_> {
+    fn add(&mut self, def: RunDef) {
+        let RunDef {
+            bench,
+            series,
+            parameter,
+            value,
+            label,
+            primary,
+            mix,
+            timing,
+            parallel,
+            target,
+        } = def;
+        let name = format!("{bench}-{series}-{label}");
+        let seed = derive_seed(self.cfg.seed, self.runs.len() as u64 + 1);
+        let spec = PatternSpec {
+            name: name.clone(),
+            primary,
+            mix,
+            timing,
+            target_offset_bytes: 0,
+            target_size_bytes: target.unwrap_or(self.random_target),
+            io_count: self.cfg.max_ios,
+            io_ignore: 0,
+            parallel_degree: parallel,
+            queue_depth: 1,
+            seed,
+            runtime_ns: None,
+            time_based: false,
+            rate_iops: None,
+            io_size_split: Vec::new(),
+        };
+        self.runs.push(RunStep {
+            name,
+            experiment: bench.into(),
+            series: series.into(),
+            parameter: parameter.into(),
+            value,
+            spec,
+            adaptive: true,
+        });
+    }
+
+    fn sequential_target(&self, io_size: u64, parallel: u64) -> u64 {
+        (self.cfg.max_ios * io_size * parallel)
+            .min(self.device_bytes / 4 / io_size * io_size)
+            .max(io_size * parallel)
+    }
+}
+
+/// Builds the uFLIP plan for a device of `device_bytes`: the selected
+/// micro-benchmarks' runs (uFLIP section 3.2, one function each), then the
+/// calibration, the pause measurement and the runs in the order and space
+/// uFLIP 4.2 asks ([`assemble`]).
+pub fn plan(cfg: &UflipConfig, device_bytes: u64) -> Plan {
+    let io = cfg.io_size_bytes;
+    let random_target = cfg.random_target_bytes.unwrap_or(device_bytes) / io * io;
+    let mut b = Builder {
+        cfg,
+        device_bytes,
+        random_target,
+        runs: Vec::new(),
+    };
+    let micro_benchmarks: [(&str, AddRuns); 9] = [
+        ("granularity", granularity),
+        ("alignment", alignment),
+        ("locality", locality),
+        ("partitioning", partitioning),
+        ("order", order),
+        ("parallelism", parallelism),
+        ("mix", mix),
+        ("pause", pause),
+        ("bursts", bursts),
+    ];
+    for (name, add) in micro_benchmarks {
+        if cfg.benchmarks.iter().any(|x| x == name) {
+            add(&mut b);
+        }
+    }
+    assemble(b)
+}
+
+/// Adds one micro-benchmark's runs to the plan.
+type AddRuns = fn(&mut Builder);
+
+/// The four baseline patterns (uFLIP section 3.2).
+const BASELINES: [&str; 4] = ["SR", "RR", "SW", "RW"];
+
+/// The plan's steps from the micro-benchmarks' runs: the initial state,
+/// calibration, the pause measurement, then the runs, those that write
+/// sequentially last, each in space of its own.
+fn assemble(b: Builder) -> Plan {
+    let Builder {
+        cfg,
+        device_bytes,
+        random_target,
+        runs,
+    } = b;
+    let io = cfg.io_size_bytes;
+    // Runs that write sequentially go last, each in space of its own; when
+    // that space runs out the state is enforced again (uFLIP 4.2).
+    let (mut own, shared): (Vec<RunStep>, Vec<RunStep>) =
+        runs.into_iter().partition(|r| needs_own_space(&r.spec));
+    let mut steps = Vec::new();
+    if cfg.state != StateMethod::None {
+        steps.push(Step::EnforceState {
+            method: cfg.state,
+            reason: "initial state".into(),
+        });
+    }
+    let cal = |base: &str, target: u64, offset: u64| {
+        let spec = PatternSpec {
+            name: format!("calibrate-{base}"),
+            primary: basic(base, io),
+            mix: None,
+            timing: Timing::Consecutive,
+            target_offset_bytes: offset,
+            target_size_bytes: target,
+            io_count: cfg.calibration_ios,
+            io_ignore: 0,
+            parallel_degree: 1,
+            queue_depth: 1,
+            seed: derive_seed(
+                cfg.seed,
+                0xCA1 + base.len() as u64 + base.as_bytes()[0] as u64,
+            ),
+            runtime_ns: None,
+            time_based: false,
+            rate_iops: None,
+            io_size_split: Vec::new(),
+        };
+        RunStep {
+            name: spec.name.clone(),
+            experiment: "calibration".into(),
+            series: base.into(),
+            parameter: "IOCount".into(),
+            value: cfg.calibration_ios as f64,
+            spec,
+            adaptive: false,
+        }
+    };
+    let cal_seq = (cfg.calibration_ios * io).min(device_bytes / 4 / io * io);
+    let mut cursor = 0u64;
+    for base in ["SR", "RR", "RW"] {
+        let t = if base == "SR" { cal_seq } else { random_target };
+        steps.push(Step::Calibrate {
+            baseline: base.into(),
+            run: cal(base, t, 0),
+        });
+    }
+    // SW calibration gets space of its own, at the start of the sequential area.
+    steps.push(Step::Calibrate {
+        baseline: "SW".into(),
+        run: cal("SW", cal_seq, cursor),
+    });
+    cursor += cal_seq;
+    // Pause determination: SR, a batch of RW, SR again (uFLIP 4.3).
+    let probe = |name: &str, base: &str, count: u64, target: u64| {
+        let mut r = cal(base, target, 0);
+        r.name = format!("pause-probe-{name}");
+        r.spec.name = r.name.clone();
+        r.spec.io_count = count;
+        r.experiment = "pause-probe".into();
+        r
+    };
+    // Enough reads after the batch of writes to see uFLIP's Figure 5 (the
+    // Mtron's writes linger for about 3,000 reads): at least 4096.
+    let probe_reads = (cfg.calibration_ios / 2).max(4096);
+    steps.push(Step::MeasurePause {
+        before: probe("SR-before", "SR", probe_reads, cal_seq),
+        writes: probe("RW", "RW", (cfg.calibration_ios / 4).max(32), random_target),
+        after: probe("SR-after", "SR", probe_reads, cal_seq),
+    });
+    steps.extend(shared.into_iter().map(Step::Run));
+    for mut r in own.drain(..) {
+        let need = r.spec.target_size_bytes;
+        if cursor + need > device_bytes {
+            if cfg.state != StateMethod::None {
+                steps.push(Step::EnforceState {
+                    method: cfg.state,
+                    reason: "the sequential-write runs used up the device's space".into(),
+                });
+            }
+            cursor = 0;
+        }
+        r.spec.target_offset_bytes = cursor;
+        cursor += need;
+        steps.push(Step::Run(r));
+    }
+    Plan {
+        suite: "uflip".into(),
+        steps,
+    }
+}
+
+/// The granularity micro-benchmark (uFLIP section 3.2): [2^0 .. 2^9] x 512 B, plus some non-powers of 2.
+fn granularity(b: &mut Builder) {
+    let q = b.cfg.quick;
+    let all = BASELINES;
+    let mut sizes: Vec<u64> = if q {
+        vec![4096, 32768, 131072]
+    } else {
+        powers(0, 9).map(|p| p * 512).collect()
+    };
+    if !q {
+        sizes.extend([12 * 1024, 48 * 1024]);
+        sizes.sort_unstable();
+    }
+    for base in all {
+        for &s in &sizes {
+            let t = if base.starts_with('S') {
+                Some(b.sequential_target(s, 1))
+            } else {
+                None
+            };
+            b.add(RunDef {
+                bench: "granularity",
+                series: base,
+                parameter: "IOSize",
+                value: s as f64,
+                label: format_size(s),
+                primary: basic(base, s),
+                mix: None,
+                timing: Timing::Consecutive,
+                parallel: 1,
+                target: t,
+            });
+        }
+    }
+}
+
+/// The alignment micro-benchmark (uFLIP section 3.2): IOShift in [2^0 .. IOSize/512] x 512 B (0 is the baseline).
+fn alignment(b: &mut Builder) {
+    let io = b.cfg.io_size_bytes;
+    let q = b.cfg.quick;
+    let all = BASELINES;
+    let max_exp = (io / 512).trailing_zeros();
+    let shifts: Vec<u64> = if q {
+        vec![0, 512, io / 2]
+    } else {
+        std::iter::once(0)
+            .chain(powers(0, max_exp.saturating_sub(1)).map(|p| p * 512))
+            .collect()
+    };
+    for base in all {
+        for &shift in &shifts {
+            let mut p = basic(base, io);
+            p.io_shift_bytes = shift;
+            let t = if base.starts_with('S') {
+                Some(b.sequential_target(io, 1) + io)
+            } else {
+                None
+            };
+            b.add(RunDef {
+                bench: "alignment",
+                series: base,
+                parameter: "IOShift",
+                value: shift as f64,
+                label: format_size(shift),
+                primary: p,
+                mix: None,
+                timing: Timing::Consecutive,
+                parallel: 1,
+                target: t,
+            });
+        }
+    }
+}
+
+/// The locality micro-benchmark (uFLIP section 3.2): TargetSize: Rnd [2^0 .. 2^16] x IOSize, Seq [2^0 .. 2^8] x IOSize.
+fn locality(b: &mut Builder) {
+    let io = b.cfg.io_size_bytes;
+    let q = b.cfg.quick;
+    let all = BASELINES;
+    let device_bytes = b.device_bytes;
+    for base in all {
+        let hi = if base.starts_with('R') {
+            if q {
+                12
+            } else {
+                16
+            }
+        } else if q {
+            4
+        } else {
+            8
+        };
+        let step = if q { 4 } else { 1 };
+        for e in (0..=hi).step_by(step) {
+            let ts = (io << e).min(device_bytes / io * io);
+            b.add(RunDef {
+                bench: "locality",
+                series: base,
+                parameter: "TargetSize",
+                value: ts as f64,
+                label: format_size(ts),
+                primary: basic(base, io),
+                mix: None,
+                timing: Timing::Consecutive,
+                parallel: 1,
+                target: Some(ts),
+            });
+        }
+    }
+}
+
+/// The partitioning micro-benchmark (uFLIP section 3.2).
+fn partitioning(b: &mut Builder) {
+    let io = b.cfg.io_size_bytes;
+    let q = b.cfg.quick;
+    for base in ["SR", "SW"] {
+        for p in powers(0, if q { 4 } else { 8 }).filter(|p| !q || p % 4 == 1 || *p == 16) {
+            let loc = Basic {
+                location: Location::Partitioned { partitions: p },
+                ..basic(base, io)
+            };
+            let t = b.sequential_target(io, 1).max(p * io);
+            b.add(RunDef {
+                bench: "partitioning",
+                series: base,
+                parameter: "Partitions",
+                value: p as f64,
+                label: p.to_string(),
+                primary: loc,
+                mix: None,
+                timing: Timing::Consecutive,
+                parallel: 1,
+                target: Some(t),
+            });
+        }
+    }
+}
+
+/// The order micro-benchmark (uFLIP section 3.2).
+fn order(b: &mut Builder) {
+    let cfg = b.cfg;
+    let io = b.cfg.io_size_bytes;
+    let device_bytes = b.device_bytes;
+    for base in ["SR", "SW"] {
+        for incr in order_incrs(cfg) {
+            // One placement rule for every Incr (order_placement): one
+            // pass from the run's TargetOffset, never wrapping. Runs
+            // whose pass cannot hold min_ios IOs are not planned; the
+            // summary names them (unplaced_large_incrs).
+            let Some(place) = order_placement(cfg, device_bytes, incr) else {
+                continue;
+            };
+            let loc = Basic {
+                location: Location::Ordered { incr },
+                ..basic(base, io)
+            };
+            b.add(RunDef {
+                bench: "order",
+                series: base,
+                parameter: "Incr",
+                value: incr as f64,
+                label: format!("incr{incr}"),
+                primary: loc,
+                mix: None,
+                timing: Timing::Consecutive,
+                parallel: 1,
+                target: Some(place.target_size_bytes),
+            });
+            let run = b.runs.last_mut().expect("just added");
+            run.spec.io_count = place.io_count;
+        }
+    }
+}
+
+/// The parallelism micro-benchmark (uFLIP section 3.2).
+fn parallelism(b: &mut Builder) {
+    let io = b.cfg.io_size_bytes;
+    let q = b.cfg.quick;
+    let all = BASELINES;
+    for base in all {
+        for d in powers(0, if q { 2 } else { 4 }) {
+            let t = if base.starts_with('S') {
+                Some(b.sequential_target(io, d))
+            } else {
+                None
+            };
+            b.add(RunDef {
+                bench: "parallelism",
+                series: base,
+                parameter: "ParallelDegree",
+                value: d as f64,
+                label: d.to_string(),
+                primary: basic(base, io),
+                mix: None,
+                timing: Timing::Consecutive,
+                parallel: d,
+                target: t,
+            });
+        }
+    }
+}
+
+/// The mix micro-benchmark (uFLIP section 3.2): Pattern #1 / #2: SR/RR, SR/SW, SR/RW, RR/SW, RR/RW, SW/RW; Ratio [2^0 .. 2^6].
+fn mix(b: &mut Builder) {
+    let io = b.cfg.io_size_bytes;
+    let q = b.cfg.quick;
+    let pairs = [
+        ("SR", "RR"),
+        ("SR", "SW"),
+        ("SR", "RW"),
+        ("RR", "SW"),
+        ("RR", "RW"),
+        ("SW", "RW"),
+    ];
+    for (one, two) in pairs {
+        for r in powers(0, 6).filter(|r| !q || *r == 1 || *r == 16) {
+            let mix = Mix {
+                secondary: basic(two, io),
+                ratio_primary: r,
+                ratio_secondary: 1,
+                random_order: false,
+                shared_location: false,
+            };
+            let seq = one.starts_with('S') || two.starts_with('S');
+            let t = if seq {
+                Some(b.sequential_target(io, 1))
+            } else {
+                None
+            };
+            b.add(RunDef {
+                bench: "mix",
+                series: &format!("{one}-{two}"),
+                parameter: "Ratio",
+                value: r as f64,
+                label: format!("{r}to1"),
+                primary: basic(one, io),
+                mix: Some(mix),
+                timing: Timing::Consecutive,
+                parallel: 1,
+                target: t,
+            });
+        }
+    }
+}
+
+/// The pause micro-benchmark (uFLIP section 3.2): Pause [2^0 .. 2^8] x 0.1 ms.
+fn pause(b: &mut Builder) {
+    let io = b.cfg.io_size_bytes;
+    let q = b.cfg.quick;
+    let all = BASELINES;
+    for base in all {
+        for p in powers(0, 8).filter(|p| !q || [1, 16, 256].contains(p)) {
+            let ns = p * 100_000;
+            let t = if base.starts_with('S') {
+                Some(b.sequential_target(io, 1))
+            } else {
+                None
+            };
+            b.add(RunDef {
+                bench: "pause",
+                series: base,
+                parameter: "Pause_ms",
+                value: ns as f64 / 1e6,
+                label: format!("{}us", ns / 1000),
+                primary: basic(base, io),
+                mix: None,
+                timing: Timing::Pause { pause_ns: ns },
+                parallel: 1,
+                target: t,
+            });
+        }
+    }
+}
+
+/// The bursts micro-benchmark (uFLIP section 3.2): Pause 100 ms, Burst [2^0 .. 2^6] x 10.
+fn bursts(b: &mut Builder) {
+    let io = b.cfg.io_size_bytes;
+    let q = b.cfg.quick;
+    let all = BASELINES;
+    for base in all {
+        for k in powers(0, 6).filter(|k| !q || [1, 8].contains(k)) {
+            let burst = k * 10;
+            let t = if base.starts_with('S') {
+                Some(b.sequential_target(io, 1))
+            } else {
+                None
+            };
+            b.add(RunDef {
+                bench: "bursts",
+                series: base,
+                parameter: "Burst",
+                value: burst as f64,
+                label: burst.to_string(),
+                primary: basic(base, io),
+                mix: None,
+                timing: Timing::Burst {
+                    pause_ns: 100_000_000,
+                    burst,
+                },
+                parallel: 1,
+                target: t,
+            });
+        }
     }
 }
