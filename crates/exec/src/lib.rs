@@ -275,6 +275,8 @@ const STALL_POLLS: u32 = 10_000;
 /// Runs `spec` on `dev`, sending one record per completed IO to `sink`
 /// (generic, so that a `RecordWriter`'s append is inlined: the record is
 /// built in place in its batch).
+/// Long: the executor's submission and completion loop, whose slot and stream state every
+/// branch shares.
 pub fn execute<S: RecordSink + ?Sized>(
     dev: &mut dyn Device,
     spec: &PatternSpec,

@@ -541,6 +541,8 @@ fn decimal_bytes(b: f64) -> String {
 }
 
 /// The printed summary: tpmC, logical vs physical IO, WAF, endurance.
+/// Long: one paragraph per part of the result (tpmC, repeats, mix, IO by layer, WAF, endurance,
+/// serve), in the order printed.
 pub fn summary_text(r: &OltpResult) -> String {
     let mut out = String::new();
     let mb = |b: f64| b / 1e6;

@@ -178,6 +178,8 @@ fn stats_line(s: &StoreStats, prev: &StoreStats, secs: f64, elapsed: f64) -> Str
     )
 }
 
+/// Long: checks every flag before anything is written, then opens the store and serves; the
+/// checks share the parsed limits.
 pub fn serve(args: ServeArgs) -> CliResult<()> {
     let every = match &args.stats_every {
         Some(t) => {

@@ -76,6 +76,8 @@ fn secs(flag: &str, t: &str) -> CliResult<f64> {
     Ok(parse_duration_ns(t).map_err(|e| CliError::user(format!("--{flag}: {e}")))? as f64 / 1e9)
 }
 
+/// Long: reads the matrix flags, then runs and records each (profile, DBMS, file system) cell
+/// in order.
 pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
     for p in &args.profiles {
         flashlab_sim::resolve_spec(p).map_err(|e| CliError::user(format!("--profiles: {e}")))?;

@@ -9,7 +9,9 @@
 //! - user files are read only through limited readers: every whole-file
 //!   `fs::read_to_string` is on the allow-list below with its reason, or
 //!   reads a kernel file under /proc or /sys;
-//! - a crate without `unsafe` says so with `#![forbid(unsafe_code)]`.
+//! - a crate without `unsafe` says so with `#![forbid(unsafe_code)]`;
+//! - no function is over 150 lines without a reason in its doc comment
+//!   (a `/// Long: ...` line), so that long ones are a decision.
 
 use std::path::{Path, PathBuf};
 
@@ -293,4 +295,153 @@ fn the_device_contract_carries_no_json() {
             "{file}:{line}: serde_json in the Device contract: {code}"
         );
     }
+}
+
+/// The longest a function may be without a `/// Long:` reason (issue 34).
+const MAX_FUNCTION_LINES: usize = 150;
+
+/// A line with its string and char literals blanked and its `//` comment
+/// cut, so that braces are counted only in code.
+fn braces_only(line: &str) -> String {
+    let mut out = String::new();
+    let mut chars = line.chars().peekable();
+    let mut in_str = false;
+    while let Some(c) = chars.next() {
+        if in_str {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                '"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_str = true,
+            '/' if chars.peek() == Some(&'/') => break,
+            // A char literal ('{', '\'', '\\'); a lifetime ('a) has no closing quote.
+            '\'' => {
+                let rest: String = chars.clone().take(3).collect();
+                if rest.starts_with('\\') && rest.chars().nth(2) == Some('\'') {
+                    chars.nth(2);
+                } else if rest.chars().nth(1) == Some('\'') {
+                    chars.nth(1);
+                } else {
+                    out.push(c);
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// (name, first line, length in lines, doc comment) of every function with
+/// a body in `text`.
+fn functions(text: &str) -> Vec<(String, usize, usize, Vec<String>)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let code = line.trim_start();
+        let after_vis = code
+            .strip_prefix("pub(crate) ")
+            .or_else(|| code.strip_prefix("pub(super) "))
+            .or_else(|| code.strip_prefix("pub "))
+            .unwrap_or(code);
+        let after_quals = ["const ", "async ", "unsafe ", "extern \"C\" "]
+            .iter()
+            .fold(after_vis, |s, q| s.strip_prefix(q).unwrap_or(s));
+        let Some(rest) = after_quals.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let (mut depth, mut started, mut end) = (0i64, false, None);
+        for (j, l) in lines.iter().enumerate().skip(i) {
+            let b = braces_only(l);
+            if !started && b.contains(';') && !b.contains('{') {
+                break; // a declaration without a body
+            }
+            for c in b.chars() {
+                match c {
+                    '{' => {
+                        depth += 1;
+                        started = true;
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if started && depth == 0 {
+                end = Some(j);
+                break;
+            }
+        }
+        let Some(end) = end else { continue };
+        let mut doc = Vec::new();
+        let mut k = i;
+        while k > 0 {
+            let above = lines[k - 1].trim_start();
+            if above.starts_with("///") || above.starts_with("#[") {
+                doc.push(above.to_string());
+                k -= 1;
+            } else {
+                break;
+            }
+        }
+        out.push((name, i + 1, end - i + 1, doc));
+    }
+    out
+}
+
+#[test]
+fn long_functions_say_why() {
+    let mut dirs: Vec<PathBuf> = crates().into_iter().map(|(_, p)| p.join("src")).collect();
+    dirs.push(root().join("python/src"));
+    let mut bad = Vec::new();
+    for dir in dirs.iter().filter(|d| d.exists()) {
+        for file in rust_files(dir) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (name, line, len, doc) in functions(&text) {
+                if len > MAX_FUNCTION_LINES && !doc.iter().any(|d| d.starts_with("/// Long:")) {
+                    let rel = file
+                        .strip_prefix(root())
+                        .unwrap_or(&file)
+                        .display()
+                        .to_string();
+                    bad.push(format!("{rel}:{line} fn {name}: {len} lines"));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines without a `/// Long: <reason>` doc line \
+         (split them, or say why they are whole):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_function_length_check_sees_bodies_and_reasons() {
+    let body = "    x();\n".repeat(MAX_FUNCTION_LINES);
+    let text = format!(
+        "/// Doc.\n/// Long: one arm per variant.\nfn long_ok() {{\n{body}}}\n\
+         fn long_bad() {{\n    let s = \"}}\";\n{body}}}\nfn decl();\nfn short() {{ '{{'; }}\n"
+    );
+    let f = functions(&text);
+    let names: Vec<(&str, usize)> = f.iter().map(|(n, _, l, _)| (n.as_str(), *l)).collect();
+    assert_eq!(
+        names,
+        [
+            ("long_ok", MAX_FUNCTION_LINES + 2),
+            ("long_bad", MAX_FUNCTION_LINES + 3),
+            ("short", 1)
+        ]
+    );
+    assert!(f[0].3.iter().any(|d| d.starts_with("/// Long:")));
+    assert!(!f[1].3.iter().any(|d| d.starts_with("/// Long:")));
 }

@@ -321,6 +321,7 @@ fn pipeline_reads(mut w: std::os::unix::net::UnixStream) -> thread::JoinHandle<u
     })
 }
 
+/// Long: one block per attack, each a few lines, run in order against fresh servers.
 pub fn run_all(server: &[String], dir: &Path) -> Result<Vec<AttackReport>, AttackError> {
     let mut out = Vec::new();
     let fresh = |name: &str, extra: &[&str]| Target::start(server, &dir.join(name), extra);

@@ -235,6 +235,8 @@ fn log_tail(p: &Path) -> String {
 }
 
 /// Run the harness.
+/// Long: the harness loop: random operations against the server, checked against the model,
+/// with crash and restart points; every branch updates the same model and connection.
 pub fn run(opts: &HarnessOptions) -> Result<HarnessReport, HarnessError> {
     let store = opts.dir.join("store");
     let sock = opts.dir.join("harness.sock");

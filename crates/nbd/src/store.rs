@@ -592,6 +592,8 @@ fn generations(dir: &Path) -> Result<(Vec<u64>, Vec<u64>), StoreError> {
 
 impl Store {
     /// Open the store in `opts.dir`, creating it if empty, recovering otherwise.
+    /// Long: recovery in order (the directory lock, the newest loadable checkpoint, the logs
+    /// replayed onto it, the damaged files set aside), every step on the same recovery state.
     pub fn open(opts: &StoreOptions) -> Result<Store, OpenError> {
         let t0 = Instant::now();
         let dir = opts.dir.clone();

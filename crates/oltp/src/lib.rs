@@ -293,6 +293,9 @@ fn check_stop(stop: &AtomicBool) -> Result<()> {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// Long: the run in order (directory, device, file system, DBMS, load, measured window,
+/// results, teardown); the stages share the run directory and the attached device, and each
+/// later failure tears down the earlier stages.
 fn setup_and_run(
     cfg: &OltpConfig,
     dev: &DeviceArg,

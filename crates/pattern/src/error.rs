@@ -236,6 +236,7 @@ fn line_suffix(line: &Option<usize>) -> String {
 }
 
 impl fmt::Display for PatternError {
+    /// Long: one message per error variant.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PatternError::Unit { field: Some(field), source } => write!(f, "{field}: {source}"),

@@ -287,6 +287,7 @@ pub fn parse_job_file(text: &str) -> Result<Vec<FioJob>, FioError> {
         .collect()
 }
 
+/// Long: one arm per fio option the job reader understands.
 fn job(name: &str, opts: &[(String, String)]) -> Result<FioJob, FioError> {
     // kb_base first: it changes how every size of the job reads.
     let kb_base = match opts.iter().rev().find(|(k, _)| k == "kb_base") {

@@ -43,6 +43,8 @@ fn guarded(
     }
 }
 
+/// Long: the probe's estimates in order within one time budget, sharing the write region and
+/// its fill.
 pub(crate) fn run_all(
     s: &mut Session,
     opts: &ProbeOptions,

@@ -647,6 +647,7 @@ fn fit_whole(
 }
 
 /// The candidate configuration the probe's evidence describes.
+/// Long: one group of profile keys per probe estimate, each noted with its provenance.
 fn candidate(
     r: &ProbeReport,
     kind: FtlKind,
@@ -936,6 +937,8 @@ pub fn measure(dev: &mut dyn Device, opts: &TwinOptions) -> Result<Measurement, 
 
 /// The simulator's part of a twin: candidates, both fitting stages,
 /// cross-validation, the verdict and the profile, from a measurement alone.
+/// Long: the twin's pipeline in order (candidates, the mean stage, the p99 stage,
+/// cross-validation, the verdict, the profile).
 pub fn fit_twin(m: &Measurement, max_capacity_bytes: u64) -> Result<Twin, ProbeError> {
     let report = m.probe.clone();
     let (base, len) = (m.plan_base_bytes, m.plan_len_bytes);

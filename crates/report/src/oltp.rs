@@ -173,6 +173,7 @@ fn repeat_table(rep: &RepeatFigures) -> Table {
     t
 }
 
+/// Long: one report section per part of the OLTP result, in the order shown.
 pub fn sections(r: &OltpResult, id_prefix: &str) -> Vec<Section> {
     let mut out = Vec::new();
     let c = &r.config;

@@ -219,6 +219,8 @@ impl Map {
 }
 
 /// Renders a chart as an inline `<svg>` element.
+/// Long: draws one chart top to bottom (title, legend, axes, series, labels) in the layout's
+/// shared coordinates.
 pub fn render(c: &Chart) -> String {
     let w = c.width as f64;
     let h = c.height as f64;

@@ -89,6 +89,7 @@ const ESTIMATES: [(&str, &str); 7] = [
     ("FTL family", "ftl_family"),
 ];
 
+/// Long: one report section per part of the twin document, in the order shown.
 pub fn report(doc: &Value, generator: &str) -> Report {
     let device = s(doc, "/probe/device");
     let mut sections = Vec::new();

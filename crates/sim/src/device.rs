@@ -338,6 +338,8 @@ impl SimDevice {
     }
 
     /// Compute one request's completion; returns the completion time.
+    /// Long: the stages of one request in order (command slot, controller, cache, FTL, dies and
+    /// channels, host link), all advancing the same request times; the simulator's hot path.
     fn issue(&mut self, req: IoRequest, arrival: Nanos) -> Result<Nanos, SimError> {
         // the first page's map entry loads while the slot and link are placed
         let first_lpn = req.offset_bytes / self.geo.page_bytes;

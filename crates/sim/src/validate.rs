@@ -19,6 +19,7 @@ pub const MIN_HOST_MB_PER_S: f64 = 0.1;
 
 impl SimConfig {
     /// Check the configuration; the error is one line naming the problem and the fix.
+    /// Long: one check per configuration field, in the profile's order.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let g = &self.geometry;
         let n = &self.name;

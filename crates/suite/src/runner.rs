@@ -480,6 +480,8 @@ impl Runner<'_> {
 
     /// Executes the plan from the first incomplete step; on a simulated
     /// device first re-executes the completed ones without recording.
+    /// Long: one arm per kind of plan step, all sharing the journal, the device and the results
+    /// directory.
     pub fn execute(&mut self) -> Result<SuiteOutcome, SuiteError> {
         let steps = self.journal.plan.steps.clone();
         let size = self.dev.info().size_bytes;

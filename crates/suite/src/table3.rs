@@ -487,6 +487,7 @@ pub fn surprises(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64
 }
 
 /// The device's own version of uFLIP's seven design hints.
+/// Long: one block per uFLIP design hint, each with its own evidence rule.
 pub fn hints(plan: &Plan, summaries: &[RunSummary], t: &Table3, io_size: u64) -> Vec<Hint> {
     let means = Means::new(plan, summaries);
     let mut out = Vec::new();

@@ -287,6 +287,7 @@ impl Grid {
         Grid::from_file(file, origin, base_dir, default_name)
     }
 
+    /// Long: reads the grid's sections in turn, each checked with its TOML path in the error.
     fn from_file(
         file: GridFile,
         origin: &str,

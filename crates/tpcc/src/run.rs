@@ -569,6 +569,8 @@ pub fn run(
 }
 
 /// The run on any backend.
+/// Long: the driver loop: terminals, the transaction mix, keying and think times, and the
+/// measured window, on one shared clock.
 pub(crate) fn run_on<B: Backend>(
     backend: &B,
     cfg: &TpccConfig,

@@ -44,6 +44,7 @@ pub struct Scoreboard {
 }
 
 /// Runs the suites and joins the rows; `progress` hears each suite as it starts.
+/// Long: runs each suite, then joins its rows with the published numbers by id.
 pub fn scoreboard(
     o: &ScoreboardOptions<'_>,
     progress: &mut dyn FnMut(&str),

@@ -84,6 +84,8 @@ pub fn spec_with_capacity(spec: &str, capacity_bytes: u64) -> String {
     }
 }
 
+/// Long: starts `flashlab serve`, nbdfuse and the loop device in order, each step undoing the
+/// earlier ones when it fails.
 pub fn attach(s: &SimSetup, teardown: &mut Teardown) -> Result<Attached> {
     let nbdfuse = proc::find_tool(
         "nbdfuse",

@@ -836,6 +836,7 @@ impl Report {
     /// One finding per published claim of section 7 (Figures 5-10), with the
     /// sentence it rests on; `flashlab validate` compares their `measured`
     /// with the paper (`validate/published.toml`, joined by each finding's id).
+    /// Long: one finding per published claim of section 7, each a few lines with its quote.
     pub fn findings(&self) -> Vec<crate::summary::Finding> {
         use crate::summary::{Finding, Quote};
         let div = |a: Option<f64>, b: Option<f64>| match (a, b) {
