@@ -53,7 +53,9 @@ fn text(o: &Output) -> String {
 
 /// The pid after "LABEL pid " in the script's log.
 fn pid_after(log: &str, label: &str) -> i32 {
-    let at = log.find(&format!("{label} pid ")).unwrap_or_else(|| panic!("no {label} pid: {log}"));
+    let at = log
+        .find(&format!("{label} pid "))
+        .unwrap_or_else(|| panic!("no {label} pid: {log}"));
     log[at + label.len() + 5..]
         .split_whitespace()
         .next()
@@ -62,13 +64,27 @@ fn pid_after(log: &str, label: &str) -> i32 {
         .unwrap()
 }
 
-/// Nothing of the route is left: no loop device over a file under SCRATCH,
-/// no mount under it, neither process alive, its directory gone.
+/// Nothing of the route is left: the loop device it attached is detached
+/// (or reused by someone else for another file), no mount under SCRATCH,
+/// neither process alive, its directory gone.
 fn assert_torn_down(scratch: &Path, log: &str) {
     let s = scratch.to_str().unwrap();
-    let loops = String::from_utf8_lossy(&Command::new("losetup").arg("-a").output().unwrap().stdout)
-        .to_string();
-    assert!(!loops.contains(s), "a loop device is left: {loops}\n{log}");
+    let at = log
+        .find("route: loop device /dev/")
+        .expect("a loop device was attached");
+    let loop_name = log[at + "route: loop device /dev/".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap();
+    // Attached, the loop device names its backing file; once the FUSE mount
+    // is gone (lazily unmounted) the name left is the file's, "/disk".
+    if let Ok(back) = std::fs::read_to_string(format!("/sys/block/{loop_name}/loop/backing_file")) {
+        let back = back.trim();
+        assert!(
+            !back.contains(s) && back != "/disk",
+            "{loop_name} is still attached to {back}\n{log}"
+        );
+    }
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     assert!(!mounts.contains(s), "a mount is left: {mounts}\n{log}");
     for label in ["serve", "nbdfuse"] {
@@ -108,7 +124,9 @@ fn the_nbd_route_is_torn_down_after_an_error() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let o = route_check(d.path(), &["--route-check-fail"]).output().unwrap();
+    let o = route_check(d.path(), &["--route-check-fail"])
+        .output()
+        .unwrap();
     let log = text(&o);
     assert_eq!(o.status.code(), Some(1), "{log}");
     assert!(log.contains("failing on purpose after setup"), "{log}");
