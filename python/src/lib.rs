@@ -136,6 +136,13 @@ fn simulate(
             "workload: {e}; a pattern takes the keys of a pattern file's [[run]] (pattern, io_size, io_count, ...)"
         ))
     })?;
+    // A replay's settings are checked here, before the sweep's runner
+    // (which names them as a grid does), so that the message names them as
+    // the Python caller wrote them: trace={"speed": ...}.
+    if let WorkloadSpec::Trace(t) = &workload {
+        t.check()
+            .map_err(|e| err(e.render(flashlab_workload::FrontEnd::Python)))?;
+    }
     let device = device.strip_prefix("sim:").unwrap_or(device).to_string();
     let runs = py
         .detach(|| flashlab_sweep::simulate(&device, seed, &workload, Path::new(&out), &tool()))

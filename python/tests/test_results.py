@@ -65,6 +65,13 @@ def test_simulate_replays_a_trace(tmp_path):
     assert (sim.records["mode"] == "write").all()
 
 
+def test_a_bad_replay_setting_is_named_as_python_writes_it(tmp_path):
+    trace = tmp_path / "t.trace"
+    trace.write_text("# flashlab-trace v1\n0 W 0 4096\n")
+    with pytest.raises(flashlab.FlashlabError, match=r'trace\["speed"\] 0 must be a positive number, e.g. trace=\{"path": \.\.\., "speed": 2\.0\}'):
+        flashlab.simulate("sim:ssd-m,capacity=1GiB", trace={"path": trace, "speed": 0})
+
+
 def test_errors_are_the_cli_one_line_messages():
     with pytest.raises(flashlab.FlashlabError, match="unknown simulator profile 'nope'"):
         flashlab.simulate("sim:nope", pattern="RW")

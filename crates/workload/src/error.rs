@@ -1,6 +1,7 @@
 //! A workload's errors. A refused setting is a [`WorkloadError::Field`]: it
 //! names the field, and each front end says it the way its user wrote it
-//! ([`FrontEnd`]: `--speed` on the command line, `[trace] speed` in a grid).
+//! ([`FrontEnd`]: `--speed` on the command line, `[trace] speed` in a grid,
+//! `trace={"speed": ...}` in Python's `simulate`).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -12,6 +13,8 @@ pub enum FrontEnd {
     Cli,
     /// A grid's `[trace]` table, in TOML or as a Python dict.
     Grid,
+    /// Python's `flashlab.simulate(trace={"path": ..., "speed": 2.0})`.
+    Python,
 }
 
 /// A setting of a trace replay, the one kind of workload whose settings are
@@ -37,6 +40,10 @@ impl Field {
             (Field::Format, FrontEnd::Grid) => "[trace] format",
             (Field::ClosedLoop, FrontEnd::Cli) => "--closed-loop",
             (Field::ClosedLoop, FrontEnd::Grid) => "[trace] closed_loop",
+            (Field::Speed, FrontEnd::Python) => "trace[\"speed\"]",
+            (Field::QueueDepth, FrontEnd::Python) => "trace[\"queue_depth\"]",
+            (Field::Format, FrontEnd::Python) => "trace[\"format\"]",
+            (Field::ClosedLoop, FrontEnd::Python) => "trace[\"closed_loop\"]",
         }
     }
 
@@ -51,6 +58,10 @@ impl Field {
             (Field::Format, FrontEnd::Grid) => "format = \"...\" in [trace]",
             (Field::ClosedLoop, FrontEnd::Cli) => "--closed-loop",
             (Field::ClosedLoop, FrontEnd::Grid) => "closed_loop = true",
+            (Field::Speed, FrontEnd::Python) => "trace={\"path\": ..., \"speed\": 2.0}",
+            (Field::QueueDepth, FrontEnd::Python) => "trace={\"path\": ..., \"queue_depth\": 32}",
+            (Field::Format, FrontEnd::Python) => "trace={\"path\": ..., \"format\": \"...\"}",
+            (Field::ClosedLoop, FrontEnd::Python) => "trace={\"path\": ..., \"closed_loop\": True}",
         }
     }
 }
@@ -115,7 +126,7 @@ impl WorkloadError {
                     "cannot tell the format of {origin}; pass {example} {}",
                     names.replace(" or ", "|").replace(", ", "|")
                 ),
-                FrontEnd::Grid => {
+                FrontEnd::Grid | FrontEnd::Python => {
                     format!("cannot tell the format of {origin}; set {example} ({names})")
                 }
             },

@@ -31,6 +31,10 @@ fn a_refused_setting_is_named_as_each_front_end_writes_it() {
         e.render(FrontEnd::Grid),
         "[trace] speed 0 must be a positive number, e.g. speed = 2.0"
     );
+    assert_eq!(
+        e.render(FrontEnd::Python),
+        r#"trace["speed"] 0 must be a positive number, e.g. trace={"path": ..., "speed": 2.0}"#
+    );
     let e = trace(1.0, false, Some(5000)).check().unwrap_err();
     assert_eq!(
         e.render(FrontEnd::Cli),
@@ -39,6 +43,10 @@ fn a_refused_setting_is_named_as_each_front_end_writes_it() {
     assert_eq!(
         e.render(FrontEnd::Grid),
         "[trace] queue_depth must be between 1 and 4096"
+    );
+    assert_eq!(
+        e.render(FrontEnd::Python),
+        r#"trace["queue_depth"] must be between 1 and 4096"#
     );
 }
 
