@@ -132,3 +132,30 @@ fn ssd_l_refill_frees_the_random_log() {
     assert!(kept_merges > 0, "{kept_merges}");
     assert!(freed_ms * 2.0 < kept_ms, "{freed_ms} ms vs {kept_ms} ms");
 }
+
+/// Section 5.7: in a log-block FTL "each page in the log block has to be
+/// merged with the other valid pages in the same mapping unit": a unit owes a
+/// merge for its valid pages in the random log, nothing else. Once a unit's
+/// log pages are all superseded (here trimmed; a sequential rewrite whose log
+/// is still open does the same), its entry in the association table
+/// (`ftl.log_units`) is stale: a random write to a new unit frees it without a
+/// merge. (The FAST FTL used to give each stale entry it evicted a full merge
+/// of a 16 MiB unit, about 110 ms.)
+#[test]
+fn ssd_l_stale_log_associations_free_without_merges() {
+    const UNIT: u64 = 16 * MIB;
+    let mut d = dev("ssd-l,capacity=4GiB");
+    // one random-log page in each of 128 units: the association table is full
+    let page1 = |u: u64, mode: Mode| (u * UNIT + 4 * KIB, 4 * KIB as u32, mode);
+    run(&mut d, (0..128).map(|u| page1(u, Mode::Write)), 1);
+    // their log pages trimmed: nothing of those units is left in the log
+    run(&mut d, (0..128).map(|u| page1(u, Mode::Trim)), 1);
+    d.reset_stats();
+    let c = run(&mut d, (128..192).map(|u| page1(u, Mode::Write)), 1);
+    let merges = d.accounting().merges_full;
+    println!(
+        "ssd-l 64 random writes to new units after 128 associated units were trimmed: {merges} full merges, mean {:.2} ms",
+        mean_latency_us(&c) / 1000.0
+    );
+    assert_eq!(merges, 0);
+}
