@@ -94,6 +94,10 @@ pub struct Accounting {
     pub cache_absorbed_pages: u64,
     /// Reads that waited for the page registers' programs they triggered (`cache.program_on_read`).
     pub register_programs_on_read: u64,
+    /// Times every page register held a buffered page and all were
+    /// programmed at once (`cache.program_when_full`; not in the run
+    /// summary's statistics).
+    pub register_programs_when_full: u64,
     pub readahead_pages: u64,
     pub readahead_hits: u64,
     pub unmapped_reads: u64,

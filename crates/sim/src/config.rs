@@ -896,6 +896,32 @@ pub struct CacheConfig {
     /// it is known), so only the read's wait moves.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub program_on_read: bool,
+    /// With `ack_after_channel` (no effect without it): the registers are
+    /// programmed together once every one of them holds a buffered page
+    /// (the cache's `size` in pages), and a page or command that needs a
+    /// register meanwhile (the next write's page, a read, a direct write)
+    /// waits for that program: command + array program after the last
+    /// register's page is in. Chen et al. 5.3 on SSD-L: "When the registers
+    /// are full, a page program confirm command is issued to initiate the
+    /// programming process and data can be written into flash memory in
+    /// parallel, which results in the observed high spikes." Off, each
+    /// page's program starts once its transfer ends and the registers never
+    /// make a request wait. A read that programs the registers
+    /// (`program_on_read`) empties them too. As with `program_on_read`, the
+    /// programs' die time stays placed when the writes were; only the
+    /// waits move. Only one-page writes count towards filling the
+    /// registers: the controller holds a page back because it cannot know
+    /// whether a sequential write will follow (5.3: "If write requests are
+    /// coming sequentially, data can be temporarily held in the buffer"),
+    /// while a multi-page request announces its pages, which program as they
+    /// arrive. Table 1's timings require this of Figure 1: waiting for all 32
+    /// registers to fill (32 pages over the profile's 4 channels, 800 us of
+    /// bus) and then for their 800 us program moves at most 128 KiB per
+    /// 1.6 ms, 82 MB/s, below the 88 MB/s Chen et al. measured for 256 KiB
+    /// writes (section 4; the simulator gave 54.9 MB/s with every page
+    /// counted).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub program_when_full: bool,
     /// Writes larger than this bypass the cache and complete when programmed
     /// (0: every write is cached). Wang et al. saw the Intel X25-E's write
     /// throughput fall above 32 KiB requests (Figure 1c) while small writes
@@ -951,6 +977,7 @@ impl Default for CacheConfig {
             hold_last_write: false,
             ack_after_channel: false,
             program_on_read: false,
+            program_when_full: false,
             bypass_above: ByteSize(0),
             writeback_window: ByteSize(0),
             dram_mb_per_s: 0.0,

@@ -102,6 +102,14 @@ pub struct SimDevice {
     registers_pending: bool,
     /// A register's program as the read that triggers it waits for it: command + array program.
     register_program_ns: Nanos,
+    /// Buffered pages in the registers since they were last programmed
+    /// (`cache.program_when_full`).
+    registers_filled: u64,
+    /// The registers' count: the cache's size in pages (`cache.program_when_full`).
+    registers: u64,
+    /// When the registers' program started by the last one filling ends:
+    /// nothing that needs a register starts before (`cache.program_when_full`).
+    registers_busy_until: Nanos,
     /// The logical page after the previous write's last (`cache.sequential_only`).
     next_write_lpn: u64,
     /// The pages (first, last) of the write the controller's buffer holds
@@ -197,6 +205,9 @@ impl SimDevice {
             page_transfer_ns: timing.page_transfer_ns,
             registers_pending: false,
             register_program_ns: timing.command_ns + timing.program_ns,
+            registers_filled: 0,
+            registers: (cfg.cache.size.0 / geo.page_bytes).max(1),
+            registers_busy_until: 0,
             next_write_lpn: u64::MAX,
             held_write: None,
             hold_last_write: cfg.cache.hold_last_write && !cfg.cache.enabled,
@@ -388,10 +399,13 @@ impl SimDevice {
                 acct_i = 0;
                 self.flash.acct.host_reads += 1;
                 self.flash.acct.host_read_bytes += bytes;
-                let mut t_cmd = t_cmd;
+                // a read needs its die's register: it waits for the
+                // registers' program their filling started (program_when_full)
+                let mut t_cmd = t_cmd.max(self.registers_busy_until);
                 if self.registers_pending {
                     // the read makes the controller program the registers first
                     self.registers_pending = false;
+                    self.registers_filled = 0;
                     self.flash.acct.register_programs_on_read += 1;
                     t_cmd += self.register_program_ns;
                 }
@@ -504,6 +518,14 @@ impl SimDevice {
                     } else {
                         xe
                     };
+                    // a page crosses into a register only once the registers'
+                    // program its predecessors' filling started has ended
+                    // (cache.program_when_full; 0 otherwise)
+                    let xe = if own {
+                        xe.max(self.registers_busy_until)
+                    } else {
+                        xe
+                    };
                     // A sequential-only buffer takes a page that follows the one
                     // written before it: every page of a write but its first, and
                     // the first if the write continues the previous one.
@@ -536,8 +558,24 @@ impl SimDevice {
                                 // in the register once the transfer before its
                                 // program has ended (after any flush the FTL
                                 // makes it wait for)
-                                (entry + self.page_transfer_ns)
-                                    .max(release.saturating_sub(self.flash.last_program_ns()))
+                                let in_register = (entry + self.page_transfer_ns)
+                                    .max(release.saturating_sub(self.flash.last_program_ns()));
+                                // only one-page writes wait to fill the
+                                // registers (see CacheConfig::program_when_full)
+                                if self.cfg.cache.program_when_full && first == last {
+                                    self.registers_filled += 1;
+                                    if self.registers_filled >= self.registers {
+                                        // Chen et al. 5.3: "When the registers are
+                                        // full, a page program confirm command is
+                                        // issued": all program at once
+                                        self.registers_filled = 0;
+                                        self.registers_pending = false;
+                                        self.flash.acct.register_programs_when_full += 1;
+                                        self.registers_busy_until =
+                                            in_register + self.register_program_ns;
+                                    }
+                                }
+                                in_register
                             } else {
                                 entry
                             }

@@ -344,6 +344,17 @@ impl FastFtl {
                 a.1 = self.seq;
             } else {
                 if self.assoc.len() as u32 >= self.max_units {
+                    // A unit whose random-log pages have all been superseded
+                    // since (rewritten sequentially, e.g. by section 5.1's
+                    // refill, or trimmed) has nothing in the logs to merge:
+                    // its entry is stale and frees without a merge. Section
+                    // 5.7: "each page in the log block has to be merged with
+                    // the other valid pages in the same mapping unit": a merge
+                    // is owed for valid log pages only.
+                    let (core, n) = (&self.core, self.core.n);
+                    self.assoc.retain(|&(u, _)| core.any_inlog_below(u, n));
+                }
+                if self.assoc.len() as u32 >= self.max_units {
                     let victim = least_recent(&self.assoc);
                     t = self.full_merge(victim, t, flash)?;
                     self.core.maybe_check("a FAST association eviction")?;
