@@ -40,6 +40,9 @@ pub struct WriteCache {
     slots: SlotQueue,
     /// Page -> release time (write-back program end) of its newest copy in the cache.
     pages: PageTable,
+    /// The latest write-back end of any page ever inserted: when every
+    /// write-back placed so far has ended (`cache.flush_on_read`).
+    last_release: Nanos,
 }
 
 impl WriteCache {
@@ -57,6 +60,7 @@ impl WriteCache {
             serve_reads,
             slots: SlotQueue::new(),
             pages: PageTable::new(),
+            last_release: 0,
         }
     }
 
@@ -93,6 +97,7 @@ impl WriteCache {
         debug_assert!(self.slots.len() < self.window);
         self.slots.push(release, lpn);
         self.pages.insert(lpn, release);
+        self.last_release = self.last_release.max(release);
     }
 
     /// Whether a write of page `lpn` arriving at `at` finds the page dirty in
@@ -123,6 +128,14 @@ impl WriteCache {
             return None;
         }
         self.pages.get(lpn).filter(|&t| t > at)
+    }
+
+    /// When every write-back placed so far has ended (a running maximum, so a
+    /// read need not scan the slots): what a read waits for with
+    /// `cache.flush_on_read`.
+    #[inline]
+    pub fn writebacks_end(&self) -> Nanos {
+        self.last_release
     }
 
     /// When the last write-back ends.

@@ -922,6 +922,23 @@ pub struct CacheConfig {
     /// counted).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub program_when_full: bool,
+    /// A read waits until every page dirty in the write-back cache when it
+    /// arrives has been written back: the controller flushes its buffer
+    /// before it serves a read (the write-backs stay where the writes placed
+    /// them on the dies; only the read's start moves). The DRAM-cache form
+    /// of Chen et al. 5.5's SSD-L, where "reads trigger the programming
+    /// process and cause a synchronous delay (800 $\mu$ s)"; on a log-block
+    /// drive the write-back of a random write is a merge, so a read in a
+    /// random mix at one outstanding IO costs about what the write before it
+    /// costs. Wang et al. 2011, section 2.2.2, on the Mtron and OCZ drives:
+    /// "We had expected that the mixed-access throughput would fall between
+    /// the read throughput and the write throughput, but the observation was
+    /// that the mixed-access throughput was comparable with the write
+    /// throughput. ... this characteristic is sometimes called bathtub
+    /// effect[16]"; section 2.2.3: "Random 50% Read 50% Write This pattern
+    /// is close to Random Write." No effect with the cache off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flush_on_read: bool,
     /// Writes larger than this bypass the cache and complete when programmed
     /// (0: every write is cached). Wang et al. saw the Intel X25-E's write
     /// throughput fall above 32 KiB requests (Figure 1c) while small writes
@@ -978,6 +995,7 @@ impl Default for CacheConfig {
             ack_after_channel: false,
             program_on_read: false,
             program_when_full: false,
+            flush_on_read: false,
             bypass_above: ByteSize(0),
             writeback_window: ByteSize(0),
             dram_mb_per_s: 0.0,

@@ -409,6 +409,13 @@ impl SimDevice {
                     self.flash.acct.register_programs_on_read += 1;
                     t_cmd += self.register_program_ns;
                 }
+                if self.cfg.cache.flush_on_read {
+                    if let Some(cache) = self.cache.as_ref() {
+                        // the controller writes its buffer back before it
+                        // serves the read (cache.flush_on_read)
+                        t_cmd = t_cmd.max(cache.writebacks_end());
+                    }
+                }
                 let mut ready = t_cmd;
                 let mut first_ready = Nanos::MAX;
                 for lpn in first..=last {
