@@ -789,6 +789,22 @@ pub struct GcConfig {
     /// invalidated pages synchronously." Off: the whole-victim behaviour.
     #[serde(default)]
     pub incremental: bool,
+    /// With `incremental`: the cleaning step is part of the host write, not
+    /// of its write-back. The write that makes a step is acknowledged only
+    /// once the step's share of the victim's valid pages has been read out
+    /// to the controller (each page's array read and its transfer, Table 1's
+    /// read time and section 5.2's 100 us on the flash bus); the reads go
+    /// next on the die, ahead of its queued write-backs, like a host read
+    /// (`sched.read_priority`; without it they queue), and the pages are then
+    /// programmed from the controller's buffer behind that work. Chen et al. 2009 section 5.8: "This
+    /// causes each write to clean and recycle invalidated pages
+    /// synchronously. Meanwhile, since most flash memory blocks are
+    /// significantly fragmented by random writes, each write becomes
+    /// excessively expensive." Off: the step is done by the write-back, and
+    /// a cached write waits for it only through a full cache. Inert without
+    /// `incremental`.
+    #[serde(default)]
+    pub incremental_synchronous: bool,
     /// Background GC cleans a die until it has this many free blocks.
     #[serde(default = "eight")]
     pub bg_high_watermark: u32,
@@ -805,6 +821,7 @@ impl Default for GcConfig {
             fg_low_watermark: 2,
             background: false,
             incremental: false,
+            incremental_synchronous: false,
             bg_high_watermark: 8,
             idle_threshold_ns: 1_000_000,
         }

@@ -558,7 +558,11 @@ impl SimDevice {
                                 Wait::Window => self.flash.acct.cache_window_waits += 1,
                             }
                             self.flash.acct.cache_write_pages += 1;
+                            self.flash.foreground_until = 0;
                             let release = self.ftl.write(lpn, partial, entry, &mut self.flash)?;
+                            // the FTL's foreground work for the page
+                            // (`gc.incremental_synchronous`) before the write is done
+                            let entry = entry.max(std::mem::take(&mut self.flash.foreground_until));
                             cache.insert(lpn, release);
                             if self.cfg.cache.ack_after_channel {
                                 self.registers_pending |= self.cfg.cache.program_on_read;

@@ -242,6 +242,11 @@ pub struct Flash {
     var: Vec<DieVar>,
     /// The array time of the last program placed (its page kind's, spread).
     last_program_ns: Nanos,
+    /// When the foreground part of the FTL's work for the page being written
+    /// ends (`gc.incremental_synchronous`: its cleaning step's reads), 0 if
+    /// it has none. Set by the FTL, taken by the device (a cached write is
+    /// acknowledged no earlier); never outlives one page's write.
+    pub foreground_until: Nanos,
 }
 
 impl Flash {
@@ -282,6 +287,7 @@ impl Flash {
             timed: true,
             var: Vec::new(),
             last_program_ns: t.program_ns,
+            foreground_until: 0,
         }
         .seeded(0)
     }
@@ -729,6 +735,21 @@ impl Flash {
         bytes: u64,
         page: Option<u32>,
     ) -> (Nanos, Nanos, Nanos) {
+        // Host and mapping reads (on the host read path) get priority; GC reads queue.
+        let priority = self.sched.read_priority && matches!(cause, Cause::Host | Cause::Mapping);
+        self.read_placed_as(unit, cause, at, bytes, page, priority)
+    }
+
+    /// [`Flash::read_placed`], going ahead of the die's queued work or not.
+    fn read_placed_as(
+        &mut self,
+        unit: u32,
+        cause: Cause,
+        at: Nanos,
+        bytes: u64,
+        page: Option<u32>,
+        priority: bool,
+    ) -> (Nanos, Nanos, Nanos) {
         let u = unit as usize;
         let c = self.ch(unit);
         let read_ns = self.read_time(u, page);
@@ -738,8 +759,6 @@ impl Flash {
         } else {
             self.t.transfer_ns(bytes)
         };
-        // Host and mapping reads (on the host read path) get priority; GC reads queue.
-        let priority = self.sched.read_priority && matches!(cause, Cause::Host | Cause::Mapping);
         let (start, extra) = if priority {
             self.priority_start(u, at)
         } else {
@@ -887,6 +906,47 @@ impl Flash {
         self.acct.flash_erases[i] += 1;
         self.acct.erase_ns[i] += erase_ns;
         end
+    }
+
+    /// A cleaning step done as part of a host write
+    /// (`gc.incremental_synchronous`): the pages `src[k]` (all on die `unit`)
+    /// are read out to the controller one after another, next on the die
+    /// (with `sched.read_priority`, like a host read: after the operation in
+    /// progress, ahead of the queued write-backs, which in a controller wait
+    /// in its DRAM, not on the die), then programmed to `dst[k]` from the
+    /// controller's buffer behind that work. The write cache is not told
+    /// that the write-backs the reads delay end later (as for host reads).
+    /// Returns (the last page in the controller, the last program's end).
+    pub fn copy_pages_foreground(
+        &mut self,
+        unit: u32,
+        cause: Cause,
+        at: Nanos,
+        src: &[u32],
+        dst: &[u32],
+    ) -> (Nanos, Nanos) {
+        debug_assert_eq!(src.len(), dst.len());
+        if !self.timed {
+            return (at, at);
+        }
+        if src.is_empty() {
+            return (at, at.max(self.die_free[unit as usize]));
+        }
+        let ppb = self.pages_per_block;
+        let priority = self.sched.read_priority;
+        let bytes = self.t.page_bytes;
+        let mut read_end = at;
+        for &s in src {
+            let page = self.t.read_kinds.then_some(s % ppb);
+            read_end = self
+                .read_placed_as(unit, cause, read_end, bytes, page, priority)
+                .1;
+        }
+        let mut end = read_end;
+        for &d in dst {
+            end = self.program_placed(unit, cause, read_end, Some(d % ppb)).1;
+        }
+        (read_end, end)
     }
 
     /// Relocate one page inside die `unit` (GC, wear levelling).

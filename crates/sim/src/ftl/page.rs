@@ -371,6 +371,9 @@ impl PageFtl {
         let gain = (self.ppb - valid).max(1) as u64;
         let share = (valid as u64 * self.ppb as u64).div_ceil((left as u64 + 1) * gain) as u32;
         let multi_plane = flash.multi_planes() > 1 || flash.t.page_kinds > 0;
+        // `gc.incremental_synchronous`: the step's reads are the host
+        // write's own work, so each source page is needed
+        let synchronous = self.gc.incremental_synchronous;
         let (mut srcs, mut dsts) = std::mem::take(&mut self.moves);
         srcs.clear();
         dsts.clear();
@@ -400,20 +403,28 @@ impl PageFtl {
                 unit,
                 src,
                 lpn,
-                multi_plane.then_some((&mut srcs, &mut dsts)),
+                (multi_plane || synchronous).then_some((&mut srcs, &mut dsts)),
             )?;
             moved += 1;
         }
-        let end = Self::copy_moved(
-            flash,
-            unit,
-            Cause::Gc,
-            at,
-            moved as u64,
-            multi_plane,
-            &srcs,
-            &dsts,
-        );
+        let end = if synchronous {
+            // read out now, ahead of the die's queued write-backs (the host
+            // write waits for them), programmed behind them
+            let (read_out, end) = flash.copy_pages_foreground(unit, Cause::Gc, at, &srcs, &dsts);
+            flash.foreground_until = flash.foreground_until.max(read_out);
+            end
+        } else {
+            Self::copy_moved(
+                flash,
+                unit,
+                Cause::Gc,
+                at,
+                moved as u64,
+                multi_plane,
+                &srcs,
+                &dsts,
+            )
+        };
         self.moves = (srcs, dsts);
         flash.acct.gc_relocated_pages += moved as u64;
         if self.blocks.valid(victim) == 0 {
