@@ -626,10 +626,10 @@ fn open_sizes(plan: &Plan) -> (usize, u64) {
 /// step): then the probe writes too, since writes are what a suite's time
 /// depends on most.
 ///
-/// Why the upper end bounds the true duration. Before, it was about 0.8x
-/// of it: on a 1 GiB O_DIRECT file (uflip --quick --only
-/// granularity,pause,bursts --scale 0.25 --min-pause 200ms) the range was
-/// 20.5 s to 3m31s against 221.6 s. The suite's time was its runs' own
+/// Why the upper end bounds the true duration. Before, it fell short of
+/// it (0.8x last session; here, on a 1 GiB O_DIRECT file with uflip
+/// --quick --only granularity,pause,bursts --scale 0.25 --min-pause 200ms,
+/// 20.5 s to 3m31s against 221.6 s, 0.95x). The suite's time was its runs' own
 /// (192.1 s), the pauses between runs (23.6 s), a 150 ms settle before
 /// every run's first IO (5.9 s) and state enforcement (1.7 s); saving the
 /// results took no measurable time. The estimate missed two of these:
