@@ -96,10 +96,14 @@ pub fn format_eta(d: Duration) -> String {
     }
 }
 
-/// Wall time a dry run's probe may take in all.
+/// Wall time a dry run's probe of back-to-back IOs may take in all.
 pub const PROBE_BUDGET_NS: u64 = 4_000_000_000;
+/// Pause time a dry run's probe of wake-up costs may spend in all.
+pub const WAKE_PROBE_BUDGET_NS: u64 = 3_000_000_000;
 /// Most IOs of one probe pattern.
 const PROBE_IOS: u64 = 256;
+/// Fewest and most pauses of one wake-up probe.
+const WAKE_PROBE_PAUSES: (u64, u64) = (3, 16);
 
 /// What a dry run's probe measured.
 pub struct ProbeResult {
@@ -153,8 +157,89 @@ fn probe_classes(steps: &[Step], writes: bool) -> Vec<IoClass> {
     out
 }
 
+/// The wake-ups a plan's runs with pauses pay, by (mode, random): the
+/// longest pause (or pause between bursts) of that kind, and the most used
+/// IOSize among those runs.
+fn wake_classes(steps: &[Step], writes: bool) -> Vec<(IoClass, u64)> {
+    use std::collections::BTreeMap;
+    let mut by_kind: BTreeMap<(u8, bool), (u64, BTreeMap<u64, u64>)> = BTreeMap::new();
+    for run in steps.iter().flat_map(|s| s.runs()) {
+        let pause_ns = match run.spec.timing {
+            Timing::Consecutive => continue,
+            Timing::Pause { pause_ns } | Timing::Burst { pause_ns, .. } => pause_ns,
+        };
+        let (class, _) = classes_of(&run.spec)[0];
+        if class.mode == flashlab_device::Mode::Trim.code()
+            || (class.mode != flashlab_device::Mode::Read.code() && !writes)
+        {
+            continue;
+        }
+        let e = by_kind.entry((class.mode, class.random)).or_default();
+        e.0 = e.0.max(pause_ns);
+        *e.1.entry(class.size_bytes).or_default() += run.spec.total_ios();
+    }
+    by_kind
+        .into_iter()
+        .filter(|(_, (pause_ns, _))| *pause_ns > 0)
+        .map(|((mode, random), (pause_ns, sizes))| {
+            let size_bytes = sizes
+                .iter()
+                .max_by_key(|(_, ios)| **ios)
+                .map_or(4096, |(s, _)| *s);
+            (
+                IoClass {
+                    mode,
+                    random,
+                    size_bytes,
+                    outstanding: 1,
+                },
+                pause_ns,
+            )
+        })
+        .collect()
+}
+
+fn probe_spec(name: String, class: &IoClass, io: u64, size: u64, seed: u64) -> PatternSpec {
+    let mode = if class.mode == flashlab_device::Mode::Write.code() {
+        flashlab_device::Mode::Write
+    } else {
+        flashlab_device::Mode::Read
+    };
+    PatternSpec {
+        name,
+        primary: Basic {
+            location: if class.random {
+                Location::Random
+            } else {
+                Location::Sequential
+            },
+            mode,
+            io_size_bytes: io,
+            io_shift_bytes: 0,
+        },
+        mix: None,
+        timing: Timing::Consecutive,
+        target_offset_bytes: 0,
+        target_size_bytes: size / io * io,
+        io_count: PROBE_IOS,
+        io_ignore: 0,
+        parallel_degree: 1,
+        queue_depth: 1,
+        seed,
+        runtime_ns: None,
+        time_based: false,
+        rate_iops: None,
+        io_size_split: Vec::new(),
+    }
+}
+
 /// Runs a few IOs of each class a plan uses (reads only unless `writes`),
-/// at most [`PROBE_BUDGET_NS`] in all, and learns their per-IO costs.
+/// at most [`PROBE_BUDGET_NS`] in all, and learns their per-IO costs; then,
+/// for each kind of IO the plan pauses between, a few IOs each after the
+/// plan's longest pause of that kind (at most [`WAKE_PROBE_BUDGET_NS`] of
+/// pauses in all), and learns what an IO after such a pause costs beyond
+/// the pause and a back-to-back IO (`CostModel::wake`: a shorter pause
+/// then costs between nothing and that).
 pub fn probe(dev: &mut dyn Device, steps: &[Step], writes: bool, seed: u64) -> ProbeResult {
     let started = Instant::now();
     let classes = probe_classes(steps, writes);
@@ -169,40 +254,13 @@ pub fn probe(dev: &mut dyn Device, steps: &[Step], writes: bool, seed: u64) -> P
         if io * 4 > size {
             continue;
         }
-        let mode = if class.mode == flashlab_device::Mode::Write.code() {
-            flashlab_device::Mode::Write
-        } else if class.mode == flashlab_device::Mode::Trim.code() {
+        if class.mode == flashlab_device::Mode::Trim.code() {
             // Trims are not probed: they may discard what the device holds.
             continue;
-        } else {
-            flashlab_device::Mode::Read
-        };
-        let spec = PatternSpec {
-            name: format!("probe-{i}"),
-            primary: Basic {
-                location: if class.random {
-                    Location::Random
-                } else {
-                    Location::Sequential
-                },
-                mode,
-                io_size_bytes: io,
-                io_shift_bytes: 0,
-            },
-            mix: None,
-            timing: Timing::Consecutive,
-            target_offset_bytes: 0,
-            target_size_bytes: size / io * io,
-            io_count: PROBE_IOS,
-            io_ignore: 0,
-            parallel_degree: 1,
-            queue_depth: class.outstanding.clamp(1, dev.max_outstanding() as u64),
-            seed: seed ^ i as u64,
-            runtime_ns: Some(share_ns),
-            time_based: false,
-            rate_iops: None,
-            io_size_split: Vec::new(),
-        };
+        }
+        let mut spec = probe_spec(format!("probe-{i}"), class, io, size, seed ^ i as u64);
+        spec.queue_depth = class.outstanding.clamp(1, dev.max_outstanding() as u64);
+        spec.runtime_ns = Some(share_ns);
         let mut records: Vec<IoRecord> = Vec::new();
         if execute(dev, &spec, &mut records, Hooks::default()).is_err() || records.is_empty() {
             continue;
@@ -213,6 +271,42 @@ pub fn probe(dev: &mut dyn Device, steps: &[Step], writes: bool, seed: u64) -> P
             *class,
             last.saturating_sub(first) as f64 / records.len() as f64,
         );
+        ios += records.len() as u64;
+        probed += 1;
+    }
+    let wakes = wake_classes(steps, writes);
+    for (i, (class, pause_ns)) in wakes.iter().enumerate() {
+        let io = class.size_bytes.max(block) / block * block;
+        let Some(cost) = model.per_io(class) else {
+            continue;
+        };
+        if io * 4 > size {
+            continue;
+        }
+        let pauses = (WAKE_PROBE_BUDGET_NS / wakes.len() as u64 / pause_ns.max(&1))
+            .clamp(WAKE_PROBE_PAUSES.0, WAKE_PROBE_PAUSES.1);
+        let mut spec = probe_spec(
+            format!("probe-wake-{i}"),
+            class,
+            io,
+            size,
+            seed ^ (1000 + i as u64),
+        );
+        spec.timing = Timing::Pause {
+            pause_ns: *pause_ns,
+        };
+        spec.io_count = pauses + 1;
+        let mut records: Vec<IoRecord> = Vec::new();
+        if execute(dev, &spec, &mut records, Hooks::default()).is_err() || records.len() < 2 {
+            continue;
+        }
+        let first = records.iter().map(|r| r.submit_ns).min().unwrap_or(0);
+        let last = records.iter().map(|r| r.complete_ns).max().unwrap_or(0);
+        let n = records.len() as f64;
+        let extra = last.saturating_sub(first) as f64 - (n - 1.0) * *pause_ns as f64 - n * cost.mid;
+        if let Some((key, _)) = flashlab_suite::eta::wake_of(&spec, n) {
+            model.observe_wake(key, extra / (n - 1.0));
+        }
         ios += records.len() as u64;
         probed += 1;
     }

@@ -625,6 +625,29 @@ fn open_sizes(plan: &Plan) -> (usize, u64) {
 /// overwrites all of it first anyway (a state enforcement as its first
 /// step): then the probe writes too, since writes are what a suite's time
 /// depends on most.
+///
+/// Why the upper end bounds the true duration. Before, it fell short of
+/// it (0.8x last session; here, on a 1 GiB O_DIRECT file with uflip
+/// --quick --only granularity,pause,bursts --scale 0.25 --min-pause 200ms,
+/// 20.5 s to 3m31s against 221.6 s, 0.95x). The suite's time was its runs' own
+/// (192.1 s), the pauses between runs (23.6 s), a 150 ms settle before
+/// every run's first IO (5.9 s) and state enforcement (1.7 s); saving the
+/// results took no measurable time. The estimate missed two of these:
+/// - the settle (`Device::begin_run`), now known time per run
+///   (`EtaContext::run_settle_ns`, from the device's `settle_ms`);
+/// - the wake-up after a pause: an IO after an idle gap cost 10-50x a
+///   back-to-back one (32 KiB sequential reads 70 us back to back, 800 us
+///   after 25.6 ms pauses; random writes 95 us and 5.3 ms), 25 s of the
+///   pause runs. The probe now runs a few IOs after the plan's longest
+///   pause of each kind it pauses between; a shorter pause wakes from a
+///   shallower idle state, so it costs at most that (`CostModel::wake`).
+///
+/// The upper end then takes every adaptive run to its cap, every unseen
+/// class at its bound, the pause between runs at twice the probe step's
+/// reads and writes, and each shorter pause's wake-up at the longest's. It
+/// is an upper bound as long as the device's costs during the suite stay
+/// those the probe measured: a device whose writes slow down as the suite
+/// fills it (no physical bound says by how much) can still exceed it.
 fn dry_run_estimate(
     common: &SuiteCommon,
     probed: target::Probed,
@@ -680,6 +703,7 @@ fn dry_run_estimate(
         min_ios,
         state_queue_depth: 32,
         idle_is_wall_time: true,
+        run_settle_ns: flashlab_suite::eta::EtaContext::settle_ns_of(&device.info().identity),
     };
     let mut eta = flashlab_suite::eta::SuiteEta::new(plan.steps.clone(), ctx, min_pause_ns);
     eta.model = result.model;
@@ -692,7 +716,7 @@ fn dry_run_estimate(
     };
     match eta.whole_plan() {
         Some(span) => println!(
-            "estimated duration: {} to {} (a {:.1} s probe of {} IO classes, {} IOs, {what}; the range is the IOs adaptive runs may take, from --min-ios to their cap, and the IO classes the probe did not measure)",
+            "estimated duration: {} to {} (a {:.1} s probe of {} IO classes, {} IOs, {what}; the range is the IOs adaptive runs may take, from --min-ios to their cap, the IO classes the probe did not measure, and the wake-up after pauses shorter than the longest, which was probed)",
             crate::eta::format_eta(std::time::Duration::from_nanos(span.lo as u64)),
             crate::eta::format_eta(std::time::Duration::from_nanos(span.hi as u64)),
             result.wall.as_secs_f64(),
@@ -773,16 +797,26 @@ fn execute(
     // per-IO costs learned per IO class; the bar's position counts the
     // runs finished.
     let info = device.info().clone();
-    let eta = std::sync::Mutex::new(crate::eta::SuiteEta::new(
-        journal.plan.steps.clone(),
-        flashlab_suite::eta::EtaContext {
-            device_bytes: info.size_bytes,
-            min_ios: journal.min_ios,
-            state_queue_depth: 32,
-            idle_is_wall_time: info.clock != ClockKind::Simulated,
-        },
-        journal.min_pause_ns,
-    ));
+    let simulated = info.clock == ClockKind::Simulated;
+    let ctx = flashlab_suite::eta::EtaContext {
+        device_bytes: info.size_bytes,
+        min_ios: journal.min_ios,
+        state_queue_depth: 32,
+        idle_is_wall_time: !simulated,
+        run_settle_ns: flashlab_suite::eta::EtaContext::settle_ns_of(&info.identity),
+    };
+    let mut estimator =
+        crate::eta::SuiteEta::new(journal.plan.steps.clone(), ctx, journal.min_pause_ns);
+    // A resumed suite on a real device skips its completed steps: their
+    // runs' records say what each class cost, so the ETA starts from them.
+    // (A simulated device re-executes them, and learns as they run.)
+    if journal.completed_steps > 0 && !simulated {
+        let history = flashlab_suite::eta::history_of(&results, ctx.run_settle_ns);
+        estimator
+            .inner
+            .resume_from(journal.completed_steps, &history);
+    }
+    let eta = std::sync::Mutex::new(estimator);
     // The step's text after the ETA, kept for the ticker's refreshes.
     let step_text = std::sync::Mutex::new(String::new());
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {

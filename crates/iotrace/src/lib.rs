@@ -337,12 +337,9 @@ const PHYSICAL_EVENTS: [(&str, &str); 2] =
 /// if needed: mounting is harmless and what the fix would say), and every
 /// tracepoint we use. The error is one line naming the fix.
 pub fn check_available() -> Result<(), TraceError> {
-    let (root, mounted) = check()?;
-    // A check leaves the machine as it found it: the session that traces
-    // mounts tracefs again, says so, and unmounts it at its end.
-    if mounted {
-        let _ = tracefs::unmount(&root);
-    }
+    // A tracefs this check mounts stays mounted (`tracefs::ensure_mounted`
+    // says why): a session started meanwhile may be using it.
+    check()?;
     Ok(())
 }
 
@@ -379,23 +376,6 @@ pub struct TraceSession {
     reader: Reader,
     physical: Option<Part<physical::PhysicalSink>>,
     logical: Option<Part<logical::LogicalSink>>,
-    /// tracefs, when this session mounted it: unmounted at the end.
-    mounted_tracefs: Option<PathBuf>,
-}
-
-impl TraceSession {
-    /// Unmounts the tracefs this session mounted (after its instances are
-    /// gone), with a note either way.
-    fn unmount_tracefs(&mut self) -> Option<String> {
-        let root = self.mounted_tracefs.take()?;
-        Some(match tracefs::unmount(&root) {
-            Ok(()) => format!("unmounted tracefs at {} again", root.display()),
-            Err(e) => format!(
-                "could not unmount the tracefs this session mounted at {} ({e}); it stays mounted",
-                root.display()
-            ),
-        })
-    }
 }
 
 impl Drop for TraceSession {
@@ -403,7 +383,6 @@ impl Drop for TraceSession {
         // The parts first: their instances keep tracefs busy.
         self.physical.take();
         self.logical.take();
-        self.unmount_tracefs();
     }
 }
 
@@ -563,7 +542,8 @@ pub fn start(spec: TraceSpec) -> Result<TraceSession, TraceError> {
     let mut notes = Vec::new();
     if mounted {
         notes.push(format!(
-            "mounted tracefs at {} (it was not mounted)",
+            "mounted tracefs at {} (it was not mounted); it stays mounted, as another flashlab session may be tracing in it (`umount {}` removes it)",
+            root.display(),
             root.display()
         ));
     }
@@ -577,7 +557,6 @@ pub fn start(spec: TraceSpec) -> Result<TraceSession, TraceError> {
         reader: Reader::Raw,
         physical: None,
         logical: None,
-        mounted_tracefs: mounted.then(|| root.clone()),
     };
     if let Some(p) = spec.physical {
         let instance = tracefs::Instance::create(&root)?;
@@ -751,9 +730,6 @@ impl TraceSession {
             summary.logical_lost_events = lost;
             summary.logical_detail = Some(sink.detail);
             summary.logical_path = Some(path);
-        }
-        if let Some(note) = self.unmount_tracefs() {
-            summary.notes.push(note);
         }
         summary.lost_events = summary.logical_lost_events + summary.physical_lost_events;
         if summary.lost_events > 0 {

@@ -20,20 +20,16 @@ pub const TRACEFS: &str = "/sys/kernel/tracing";
 /// The fix printed with every tracefs problem.
 pub const MOUNT_FIX: &str = "mount it with `mount -t tracefs nodev /sys/kernel/tracing`";
 
-/// Unmounts the tracefs we mounted at `root` (fails with EBUSY while
-/// someone else's instance or open file uses it: then it stays).
-pub fn unmount(root: &Path) -> io::Result<()> {
-    let target = CString::new(root.as_os_str().as_encoded_bytes())
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    // SAFETY: a valid NUL-terminated path.
-    if unsafe { libc::umount2(target.as_ptr(), 0) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// Finds tracefs, mounting it at [`TRACEFS`] when it is not mounted.
 /// Returns its root and whether we mounted it.
+///
+/// A mount is left in place (as a distribution's boot mounts it): another
+/// flashlab process may have found it mounted a moment later and be
+/// tracing in it, and no process can tell when the last user is gone
+/// without a shared count. Unmounting at the end of each session raced:
+/// one session's unmount under another's start, or EBUSY. A mount that
+/// fails because another process mounted tracefs meanwhile (EBUSY) is
+/// checked again: then tracefs is there, mounted by someone else.
 pub fn ensure_mounted() -> Result<(PathBuf, bool), TraceError> {
     let root = PathBuf::from(TRACEFS);
     if root.join("instances").is_dir() {
@@ -62,6 +58,9 @@ pub fn ensure_mounted() -> Result<(PathBuf, bool), TraceError> {
     };
     if rc != 0 {
         let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EBUSY) && root.join("instances").is_dir() {
+            return Ok((root, false));
+        }
         return Err(TraceError::Unavailable(Unavailable::MountFailed(e)));
     }
     if !root.join("instances").is_dir() {

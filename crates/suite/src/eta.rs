@@ -250,12 +250,55 @@ fn median(xs: &[f64]) -> Option<f64> {
     })
 }
 
+/// What an IO after an idle gap is learned by: the primary's mode and
+/// locality, the gap (a pause, or the pause between bursts) rounded down
+/// to a power of two of nanoseconds (its log2), and the burst length's
+/// log2 plus one (0: a pause after every IO). A burst's IOs are learned
+/// with their pause: on the test machine a burst of 80 random writes
+/// after 100 ms idle cost 3.7 ms per write, 7x a back-to-back one.
+pub type WakeKey = (u8, bool, u32, u32);
+
+/// The wake-up key of a pattern with pauses, and how many pauses a stream
+/// of `ios_per_stream` IOs makes (as [`idle_ns`] counts them: with more
+/// IOs outstanding the pauses after IOs that complete together overlap).
+pub fn wake_of(spec: &PatternSpec, ios_per_stream: f64) -> Option<(WakeKey, f64)> {
+    let n = ios_per_stream.max(1.0);
+    let (pause_ns, burst, pauses) = match spec.timing {
+        Timing::Consecutive => return None,
+        Timing::Pause { pause_ns } => (pause_ns, 0, (n - 1.0) / spec.queue_depth.max(1) as f64),
+        Timing::Burst { pause_ns, burst } => (
+            pause_ns,
+            64 - burst.max(1).leading_zeros(),
+            ((n - 1.0) / burst.max(1) as f64).floor(),
+        ),
+    };
+    let key = (
+        spec.primary.mode.code(),
+        is_random(&spec.primary.location),
+        63 - pause_ns.max(1).leading_zeros(),
+        burst,
+    );
+    Some((key, pauses))
+}
+
 /// Per-IO costs and adaptive IO fractions learned from finished runs.
 #[derive(Clone, Debug, Default)]
 pub struct CostModel {
     per_io_ns: BTreeMap<IoClass, Vec<f64>>,
-    /// Adaptive runs' IOs over their cap, by the primary's (mode, random).
-    io_fraction: BTreeMap<(u8, bool), Vec<f64>>,
+    /// Adaptive runs' IOs over their cap, by the primary's (mode, random)
+    /// and whether the run pauses.
+    io_fraction: BTreeMap<(u8, bool, bool), Vec<f64>>,
+    /// What each pause costs beyond itself (the wake-up cost of the IO
+    /// after it), per [`WakeKey`]. An IO after an idle gap is slower than
+    /// one after another IO: the device and the host leave their idle
+    /// states (power states, interrupt moderation, a cold controller
+    /// cache). On a 1 GiB O_DIRECT file of this project's test machine a
+    /// sequential 32 KiB read took 70 us back to back and 800 us after
+    /// each 25.6 ms pause, a random write 95 us and 5.3 ms: pause runs
+    /// took 1.03-1.2x their pauses plus back-to-back IOs, the whole
+    /// difference between the estimate and the truth. So this is learned
+    /// apart from the back-to-back costs, per pause length.
+    wake_ns: BTreeMap<WakeKey, Vec<f64>>,
 }
 
 impl CostModel {
@@ -345,26 +388,112 @@ impl CostModel {
         }
     }
 
+    /// One measured wake-up cost: what one pause of `key` cost beyond
+    /// itself and a back-to-back IO.
+    pub fn observe_wake(&mut self, key: WakeKey, per_pause_ns: f64) {
+        if per_pause_ns.is_finite() {
+            self.wake_ns
+                .entry(key)
+                .or_default()
+                .push(per_pause_ns.max(0.0));
+        }
+    }
+
+    /// The wake-up cost of one pause of `key`: its median when seen. Else
+    /// at least the largest of its class's shorter gaps (a longer idle gap
+    /// lets the device and host sink into deeper idle states, so waking
+    /// costs at least as much; 0 when none was seen) and at most the
+    /// smallest of its class's longer gaps; without one, the largest other
+    /// classes paid at the same gap and burst length, or, without those,
+    /// at any gap at least as long (any gap when none is). The middle is
+    /// the median of the other classes' at the same gap and burst length.
+    /// None before any pause has run.
+    pub fn wake(&self, key: WakeKey) -> Option<Span> {
+        if let Some(m) = self.wake_ns.get(&key).and_then(|v| median(v)) {
+            return Some(Span::exact(m));
+        }
+        let medians: Vec<(WakeKey, f64)> = self
+            .wake_ns
+            .iter()
+            .filter_map(|(k, v)| Some((*k, median(v)?)))
+            .collect();
+        if medians.is_empty() {
+            return None;
+        }
+        let (mode, random, gap, burst) = key;
+        let of = |keep: &dyn Fn(&WakeKey) -> bool| -> Vec<f64> {
+            medians
+                .iter()
+                .filter(|(k, _)| keep(k))
+                .map(|(_, m)| *m)
+                .collect()
+        };
+        let max = |v: &[f64]| v.iter().copied().reduce(f64::max);
+        let min = |v: &[f64]| v.iter().copied().reduce(f64::min);
+        let same_class = |k: &WakeKey| k.0 == mode && k.1 == random && k.3 == burst;
+        let lo = max(&of(&|k| same_class(k) && k.2 < gap)).unwrap_or(0.0);
+        let same_gap = of(&|k| k.2 == gap && k.3 == burst);
+        let hi = min(&of(&|k| same_class(k) && k.2 > gap))
+            .or_else(|| max(&same_gap))
+            .or_else(|| max(&of(&|k| k.2 >= gap)))
+            .or_else(|| max(&of(&|_| true)))
+            .unwrap_or(0.0)
+            .max(lo);
+        let mid = median(&same_gap).unwrap_or((lo + hi) / 2.0);
+        Some(Span {
+            lo,
+            mid: mid.clamp(lo, hi),
+            hi,
+        })
+    }
+
+    /// A run's wake-up time: its pauses x the wake-up cost of one (none
+    /// without pauses, nothing known before a pause run has finished).
+    pub fn wake_time(&self, spec: &PatternSpec, ios: Span) -> Span {
+        let streams = spec.parallel_degree.max(1) as f64;
+        let Some((key, _)) = wake_of(spec, 1.0) else {
+            return Span::ZERO;
+        };
+        let Some(cost) = self.wake(key) else {
+            return Span::ZERO;
+        };
+        ios.map(|n| wake_of(spec, n / streams).map_or(0.0, |(_, p)| p * streams))
+            .times(cost)
+    }
+
     /// A finished adaptive run used `fraction` of its IOCount cap.
     pub fn observe_fraction(&mut self, spec: &PatternSpec, fraction: f64) {
         if fraction.is_finite() && fraction > 0.0 {
-            let key = (spec.primary.mode.code(), is_random(&spec.primary.location));
             self.io_fraction
-                .entry(key)
+                .entry(fraction_key(spec))
                 .or_default()
                 .push(fraction.min(1.0));
         }
     }
 
     /// The fraction of its cap an adaptive run of `spec` will use: the
-    /// median of its kind; else between the fewest and most any adaptive
-    /// run used; else anything from `min_fraction` to the whole cap.
+    /// median of its kind (mode, locality, with pauses or not); else
+    /// between the fewest and most adaptive runs with pauses (or without)
+    /// used, or any adaptive run; else anything from `min_fraction` to the
+    /// whole cap. (Runs with pauses converge otherwise: the IOs after a
+    /// pause vary more, and on the test machine every uFLIP pause run
+    /// reached its cap while granularity runs stopped at 16-100 % of it.)
     pub fn fraction(&self, spec: &PatternSpec, min_fraction: f64) -> Span {
-        let key = (spec.primary.mode.code(), is_random(&spec.primary.location));
+        let key = fraction_key(spec);
         if let Some(m) = self.io_fraction.get(&key).and_then(|v| median(v)) {
             return Span::exact(m);
         }
-        let all: Vec<f64> = self.io_fraction.values().flatten().copied().collect();
+        let alike: Vec<f64> = self
+            .io_fraction
+            .iter()
+            .filter(|(k, _)| k.2 == key.2)
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect();
+        let all: Vec<f64> = if alike.is_empty() {
+            self.io_fraction.values().flatten().copied().collect()
+        } else {
+            alike
+        };
         match median(&all) {
             Some(m) => {
                 let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
@@ -374,6 +503,15 @@ impl CostModel {
             None => Span::between(min_fraction.clamp(0.0, 1.0), 1.0),
         }
     }
+}
+
+/// The key an adaptive run's IO fraction is learned by.
+fn fraction_key(spec: &PatternSpec) -> (u8, bool, bool) {
+    (
+        spec.primary.mode.code(),
+        is_random(&spec.primary.location),
+        spec.timing != Timing::Consecutive,
+    )
 }
 
 /// The idle time a stream of `ios_per_stream` IOs owes its time function
@@ -391,6 +529,43 @@ pub fn idle_ns(timing: Timing, ios_per_stream: f64, queue_depth: u64) -> f64 {
     }
 }
 
+/// What the completed runs of a results directory took, for
+/// [`SuiteEta::resume_from`]: per run, its name, its IOs (records) and its
+/// own time as the runner measures it, i.e. from its first submission to
+/// its last completion plus the settle before its first IO
+/// (`run_settle_ns`; the records do not hold it). Runs without records or
+/// not complete are left out.
+pub fn history_of(
+    results: &flashlab_results::ResultsDir,
+    run_settle_ns: u64,
+) -> Vec<(String, u64, u64)> {
+    let mut out = Vec::new();
+    for (idx, entry) in results.manifest().runs.iter().enumerate() {
+        if entry.status != flashlab_results::RunStatus::Complete || !entry.records {
+            continue;
+        }
+        let Ok(file) = results.record_file(idx) else {
+            continue;
+        };
+        let (mut ios, mut first, mut last) = (0u64, u64::MAX, 0u64);
+        let visited = file.for_each(|_, r| {
+            if let Some(r) = r {
+                ios += 1;
+                first = first.min(r.submit_ns);
+                last = last.max(r.complete_ns);
+            }
+        });
+        if visited.is_ok() && ios > 0 {
+            out.push((
+                entry.name.clone(),
+                ios,
+                last.saturating_sub(first) + run_settle_ns,
+            ));
+        }
+    }
+    out
+}
+
 /// What the estimate needs to know about where the suite runs.
 #[derive(Clone, Copy, Debug)]
 pub struct EtaContext {
@@ -401,6 +576,35 @@ pub struct EtaContext {
     pub state_queue_depth: u64,
     /// Whether idle time (pauses, settles) takes wall time: a real device.
     pub idle_is_wall_time: bool,
+    /// What a real device sleeps at the start of every run before its
+    /// first IO (`Device::begin_run`: the IO thread settles so that the
+    /// scheduler stops treating it as busy; flashlab-realdev's clock, 150
+    /// ms unless FLASHLAB_SETTLE_MS says otherwise; the device's identity
+    /// says it as `settle_ms`). It is inside each run's measured time, so
+    /// it is known time: added per run, taken out before learning a cost.
+    pub run_settle_ns: u64,
+}
+
+impl EtaContext {
+    /// The per-run settle a device's identity states (`settle_ms`), none
+    /// when it states none (the simulator).
+    pub fn settle_ns_of(identity: &BTreeMap<String, String>) -> u64 {
+        identity
+            .get("settle_ms")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(0, |ms| ms.saturating_mul(1_000_000))
+    }
+
+    /// The known idle time a run spends besides its IOs' own time, on a
+    /// device where idle time is wall time: its settle, and the pauses of
+    /// its time function for `ios` IOs over all its streams.
+    fn run_idle_ns(&self, spec: &PatternSpec, ios: f64) -> f64 {
+        if !self.idle_is_wall_time {
+            return 0.0;
+        }
+        let streams = spec.parallel_degree.max(1) as f64;
+        self.run_settle_ns as f64 + idle_ns(spec.timing, ios / streams, spec.queue_depth)
+    }
 }
 
 /// State enforcement as IOs: its class and count (uFLIP's random sizes are
@@ -439,10 +643,9 @@ pub fn run_estimate(model: &CostModel, run: &RunStep, ctx: &EtaContext) -> Optio
         Span::exact(cap)
     };
     let cost = model.spec_per_io(spec)?;
-    let mut total = ios.times(cost);
+    let mut total = ios.times(cost).plus(ios.map(|n| ctx.run_idle_ns(spec, n)));
     if ctx.idle_is_wall_time {
-        let streams = spec.parallel_degree.max(1) as f64;
-        total = total.plus(ios.map(|n| idle_ns(spec.timing, n / streams, spec.queue_depth)));
+        total = total.plus(model.wake_time(spec, ios));
     }
     if let Some(runtime_ns) = spec.runtime_ns {
         total = total.map(|t| t.min(runtime_ns as f64));
@@ -490,6 +693,9 @@ pub struct SuiteEta {
     /// Per run, the time of a step that neither its runs nor the known
     /// pauses explain (saving records and statistics, the journal).
     overhead_per_run_ns: Vec<f64>,
+    /// Set by [`Self::resume_from`]: the current step has not started yet
+    /// (the runner's first report starts it).
+    resumed_before_current: bool,
 }
 
 impl SuiteEta {
@@ -516,6 +722,7 @@ impl SuiteEta {
             first_run_steps,
             run_ns_in_step: 0,
             overhead_per_run_ns: Vec::new(),
+            resumed_before_current: false,
         }
     }
 
@@ -548,7 +755,9 @@ impl SuiteEta {
     pub fn step_started(&mut self, step: usize, now_ns: u64, pause_between_ns: u64) {
         self.pause_between_ns = pause_between_ns;
         let index = step.saturating_sub(1).min(self.steps.len());
-        if let Some(prev) = self.current {
+        let resumed_here =
+            std::mem::take(&mut self.resumed_before_current) && self.current == Some(index);
+        if let (Some(prev), false) = (self.current, resumed_here) {
             if index <= prev {
                 return;
             }
@@ -594,38 +803,84 @@ impl SuiteEta {
         let run = runs[pos].clone();
         self.runs_done_in_step = pos + 1;
         self.run_ns_in_step += run_ns;
+        self.learn(&run, ios, run_ns);
+    }
+
+    /// What a finished run teaches: its classes' per-IO costs (its known
+    /// idle time, settle and pauses, taken out) and, when adaptive, the
+    /// fraction of its cap it used.
+    fn learn(&mut self, run: &RunStep, ios: u64, run_ns: u64) {
         let spec = &run.spec;
+        let idle = self.ctx.run_idle_ns(spec, ios as f64);
+        let busy_ns = (run_ns as f64 - idle).max(0.0);
         let streams = spec.parallel_degree.max(1);
-        let idle = if self.ctx.idle_is_wall_time {
-            idle_ns(spec.timing, ios as f64 / streams as f64, spec.queue_depth)
-        } else {
-            0.0
-        };
-        self.model
-            .observe_run(spec, ios, (run_ns as f64 - idle).max(0.0));
+        let wake = wake_of(spec, ios as f64 / streams as f64)
+            .filter(|(_, pauses)| *pauses >= 1.0 && self.ctx.idle_is_wall_time);
+        // A run with pauses teaches the wake-up cost once its IOs' own
+        // cost is known (from back-to-back runs of its classes); before,
+        // its IOs, wake-ups included.
+        match (wake, self.model.spec_per_io(spec)) {
+            (Some((key, pauses)), Some(cost)) if !cost.is_wide() => {
+                let extra = busy_ns - cost.mid * ios as f64;
+                self.model
+                    .observe_wake(key, extra / (pauses * streams as f64));
+            }
+            _ => self.model.observe_run(spec, ios, busy_ns),
+        }
         if run.adaptive && spec.total_ios() > 0 {
             self.model
                 .observe_fraction(spec, ios as f64 / spec.total_ios() as f64);
         }
     }
 
+    /// A resumed suite: the first `completed_steps` steps ran before it
+    /// was interrupted, and `history` holds what their runs took (name, IOs
+    /// over all streams, own time in ns, as [`Self::run_finished`] takes
+    /// them; from their records, [`history_of`]). Their costs are learned,
+    /// so the resumed suite's ETA starts where the interrupted one was,
+    /// not from scratch. Runs not in those steps are ignored.
+    pub fn resume_from(&mut self, completed_steps: usize, history: &[(String, u64, u64)]) {
+        let done = completed_steps.min(self.steps.len());
+        let runs: BTreeMap<String, RunStep> = self.steps[..done]
+            .iter()
+            .flat_map(|s| s.runs())
+            .map(|r| (r.name.clone(), r.clone()))
+            .collect();
+        for (name, ios, run_ns) in history {
+            if let Some(run) = runs.get(name.as_str()) {
+                self.learn(run, *ios, *run_ns);
+            }
+        }
+        // The steps before the first the runner reports are done: counted
+        // as such by `runs()` until it reports.
+        self.current = Some(done);
+        self.runs_done_in_step = 0;
+        self.resumed_before_current = true;
+    }
+
     /// The pause between runs before step `i`: the one the runner reported,
     /// unless uFLIP's pause probe (a `MeasurePause` step) comes before step
     /// `i` and has not finished: then anything from that minimum to twice
-    /// the time of the probe's reads after its writes (uFLIP 4.3; the
-    /// runner's pause is twice the time of the reads the writes slowed, at
-    /// most all of them).
+    /// the time of the probe's reads after its writes plus the writes' own
+    /// time (uFLIP 4.3; the runner's pause is twice the time of the reads
+    /// the writes slowed, at most all of them; and the writes slow them by
+    /// at most the work the writes left behind, which is at most the
+    /// writes' own work).
     fn pause_span(&self, i: usize) -> Span {
         let pause = self.pause_between_ns as f64;
         let from = self.current.unwrap_or(0).min(i);
         let probe = self.steps[from..i.min(self.steps.len())]
             .iter()
             .find_map(|s| match s {
-                Step::MeasurePause { after, .. } => Some(after),
+                Step::MeasurePause { writes, after, .. } => Some((writes, after)),
                 _ => None,
             });
-        match probe.and_then(|after| run_estimate(&self.model, after, &self.ctx)) {
-            Some(reads) => Span::between(pause, pause.max(2.0 * reads.hi)),
+        let io_time = |run: &RunStep| {
+            let cost = self.model.spec_per_io(&run.spec)?;
+            Some(cost.map(|c| c * run.spec.total_ios() as f64))
+        };
+        match probe.and_then(|(writes, after)| Some(io_time(after)?.plus(io_time(writes)?))) {
+            Some(slowed) => Span::between(pause, pause.max(2.0 * slowed.hi)),
             None => Span::exact(pause),
         }
     }
@@ -734,6 +989,7 @@ mod tests {
             min_ios: 64,
             state_queue_depth: 32,
             idle_is_wall_time: true,
+            run_settle_ns: 0,
         }
     }
 
@@ -947,7 +1203,7 @@ mod tests {
             Step::Run(run("first", sr.clone(), Timing::Consecutive, 10, false)),
             Step::MeasurePause {
                 before: run("before", sr.clone(), Timing::Consecutive, 1000, false),
-                writes: run("writes", rw, Timing::Consecutive, 10, false),
+                writes: run("writes", rw.clone(), Timing::Consecutive, 10, false),
                 after: run("after", sr.clone(), Timing::Consecutive, 1000, false),
             },
             Step::Run(run("later", sr, Timing::Consecutive, 10, false)),
@@ -955,9 +1211,11 @@ mod tests {
         let mut eta = SuiteEta::new(steps, real(), 200 * MS);
         eta.step_started(1, 0, 200 * MS);
         eta.run_finished("first", 10, 10 * MS, 10 * MS); // 1 ms per read
-                                                         // Before the probe: the pause before "later" is 200 ms to twice
-                                                         // the 1000 reads after the writes (2 s).
-        assert_eq!(eta.pause_span(2), Span::between(200e6, 2e9));
+        let rw_class = classes_of(&run("w", rw, Timing::Consecutive, 1, false).spec)[0].0;
+        eta.model.observe(rw_class, 5e6); // 5 ms per random write
+                                          // Before the probe: the pause before "later" is 200 ms to twice the
+                                          // 1000 reads after the writes and the 10 writes' own work (2.1 s).
+        assert_eq!(eta.pause_span(2), Span::between(200e6, 2.1e9));
         assert_eq!(eta.pause_span(1), Span::exact(200e6));
         // The probe measured 700 ms: from then on, exactly that.
         eta.step_started(2, 10 * MS, 200 * MS);
@@ -1080,5 +1338,157 @@ mod tests {
         let (class, ios) = enforce_ios(StateMethod::Sequential, &ctx).unwrap();
         assert_eq!(ios, 4096);
         assert_eq!(eta.model.per_io(&class), Some(Span::exact(5e9 / 4096.0)));
+    }
+
+    #[test]
+    fn the_settle_before_each_runs_first_io_is_known_time() {
+        let sr = basic(Mode::Read, Location::Sequential, 4096);
+        let steps: Vec<Step> = ["a", "b"]
+            .iter()
+            .map(|n| Step::Run(run(n, sr.clone(), Timing::Consecutive, 100, false)))
+            .collect();
+        let ctx = EtaContext {
+            run_settle_ns: 150 * MS,
+            ..real()
+        };
+        let mut eta = SuiteEta::new(steps, ctx, 0);
+        eta.step_started(1, 0, 0);
+        // 100 IOs of 1 ms after the 150 ms settle: 1 ms per IO is learned,
+        // and the next run is its IOs plus its settle.
+        eta.run_finished("a", 100, 250 * MS, 250 * MS);
+        let cost = eta.model.spec_per_io(&steps_spec(&eta, 1));
+        assert_eq!(cost, Some(Span::exact(1e6)));
+        eta.step_started(2, 250 * MS, 0);
+        assert_eq!(eta.remaining(250 * MS), Some(Span::exact(250e6)));
+    }
+
+    fn steps_spec(eta: &SuiteEta, i: usize) -> PatternSpec {
+        eta.steps[i].runs()[0].spec.clone()
+    }
+
+    /// What a device's IO after a pause truly costs beyond a back-to-back
+    /// one (the wake-up): grows with the pause, random writes pay most.
+    fn wake_truth_ns(spec: &PatternSpec) -> u64 {
+        let pause_ns = match spec.timing {
+            Timing::Consecutive => return 0,
+            Timing::Pause { pause_ns } | Timing::Burst { pause_ns, .. } => pause_ns,
+        };
+        let kind = match (spec.primary.mode, is_random(&spec.primary.location)) {
+            (Mode::Read, false) => 1,
+            (Mode::Read, true) => 4,
+            _ => 6,
+        };
+        kind * pause_ns / 30
+    }
+
+    #[test]
+    fn an_io_after_a_pause_pays_a_wake_up_learned_per_pause_length() {
+        let sr = basic(Mode::Read, Location::Sequential, 32 << 10);
+        let pause = |ns| Timing::Pause { pause_ns: ns };
+        let steps = vec![
+            Step::Run(run("sr", sr.clone(), Timing::Consecutive, 1000, false)),
+            Step::Run(run("p-long", sr.clone(), pause(25_600_000), 1000, false)),
+            Step::Run(run("p-long-2", sr.clone(), pause(25_600_000), 500, false)),
+            Step::Run(run("p-short", sr.clone(), pause(1_600_000), 1000, false)),
+        ];
+        let mut eta = SuiteEta::new(steps, real(), 0);
+        let truth = |r: &RunStep| {
+            let ios = r.spec.io_count;
+            let pauses = ios - 1;
+            ios * true_cost_ns(&r.spec)
+                + idle_ns(r.spec.timing, ios as f64, 1) as u64
+                + pauses * wake_truth_ns(&r.spec)
+        };
+        let runs: Vec<RunStep> = eta.steps.iter().map(|s| s.runs()[0].clone()).collect();
+        let mut now = 0;
+        for (i, r) in runs.iter().enumerate().take(2) {
+            eta.step_started(i + 1, now, 0);
+            now += truth(r);
+            eta.run_finished(&r.name, r.spec.io_count, truth(r), now);
+        }
+        eta.step_started(3, now, 0);
+        let left = eta.remaining(now).unwrap();
+        // The second long-pause run exactly; the short pause's wake-up
+        // between nothing and the long pause's (a shorter idle gap wakes
+        // from a shallower idle state).
+        let long2 = truth(&runs[2]) as f64;
+        let short_no_wake = (truth(&runs[3]) - 999 * wake_truth_ns(&runs[3].spec)) as f64;
+        let long_wake = 999.0 * wake_truth_ns(&runs[1].spec) as f64;
+        assert_eq!(left.lo, long2 + short_no_wake);
+        assert_eq!(left.hi, long2 + short_no_wake + long_wake);
+        assert!(left.hi >= long2 + truth(&runs[3]) as f64);
+        // The back-to-back cost stayed the back-to-back runs' own.
+        assert_eq!(
+            eta.model.spec_per_io(&runs[0].spec),
+            Some(Span::exact(true_cost_ns(&runs[0].spec) as f64))
+        );
+    }
+
+    #[test]
+    fn an_adaptive_run_with_pauses_learns_its_io_count_from_runs_with_pauses() {
+        let sr = basic(Mode::Read, Location::Sequential, 4096);
+        let rr = basic(Mode::Read, Location::Random, 4096);
+        let back_to_back = run("b", sr.clone(), Timing::Consecutive, 1000, true);
+        let paused = run("p", sr, Timing::Pause { pause_ns: MS }, 1000, true);
+        let paused_rr = run("q", rr, Timing::Pause { pause_ns: MS }, 1000, true);
+        let mut m = CostModel::default();
+        m.observe_fraction(&back_to_back.spec, 0.2);
+        m.observe_fraction(&paused.spec, 1.0);
+        assert_eq!(m.fraction(&back_to_back.spec, 0.1), Span::exact(0.2));
+        assert_eq!(m.fraction(&paused.spec, 0.1), Span::exact(1.0));
+        // Another kind with pauses: as the runs with pauses were.
+        assert_eq!(m.fraction(&paused_rr.spec, 0.1).mid, 1.0);
+    }
+
+    #[test]
+    fn a_resumed_suite_starts_from_the_costs_of_the_runs_done_before() {
+        let steps = uflip_like();
+        let upto = 20;
+        // Uninterrupted: the estimator lived through the first 20 steps.
+        let (lived, truth) = replay(&steps, upto, 0);
+        // Resumed: a fresh estimator, given what the records of those steps'
+        // runs say, then the runner's first report.
+        let history: Vec<(String, u64, u64)> = steps[..upto].iter().flat_map(history).collect();
+        let mut resumed = SuiteEta::new(steps.clone(), real(), 0);
+        assert_eq!(resumed.remaining(0), None, "a fresh one knows nothing");
+        resumed.resume_from(upto, &history);
+        assert_eq!(resumed.runs().0, lived.runs().0);
+        resumed.step_started(upto + 1, 7 * MS, 0);
+        let (a, b) = (
+            resumed.remaining(7 * MS).unwrap(),
+            lived.remaining(0).unwrap(),
+        );
+        assert_eq!(a, b);
+        assert!(a.lo <= truth as f64 * 1.01 && a.hi >= truth as f64 * 0.99);
+        // Its first step is then measured from the runner's report on.
+        let r = &steps[upto].runs()[0];
+        resumed.run_finished(&r.name, r.spec.io_count, MS, 8 * MS);
+        assert_eq!(resumed.runs().0, lived.runs().0 + 1);
+    }
+
+    #[test]
+    fn an_unseen_classes_wake_up_is_what_other_classes_paid_after_the_same_gap() {
+        let mut m = CostModel::default();
+        let (read, write) = (Mode::Read.code(), Mode::Write.code());
+        let gap_25ms = 24; // log2 of 25.6 ms in ns
+        m.observe_wake((read, false, gap_25ms, 0), 2.0e6);
+        m.observe_wake((read, true, gap_25ms, 0), 3.0e6);
+        m.observe_wake((write, true, gap_25ms, 0), 6.0e6);
+        // A burst of 80 after 100 ms idle: learned apart from single pauses.
+        m.observe_wake((write, true, 26, 7), 276.0e6);
+        m.observe_wake((write, false, 16, 0), 0.5e6);
+        let s = m.wake((write, false, gap_25ms, 0)).unwrap();
+        // At least its own shorter pause's, at most the most any class paid
+        // after 25.6 ms (not the burst's), the middle their median.
+        assert_eq!(
+            s,
+            Span {
+                lo: 0.5e6,
+                mid: 3.0e6,
+                hi: 6.0e6
+            }
+        );
+        assert_eq!(m.wake((read, true, gap_25ms, 0)), Some(Span::exact(3.0e6)));
+        assert_eq!(CostModel::default().wake((read, true, gap_25ms, 0)), None);
     }
 }
