@@ -227,7 +227,9 @@ struct Invocation {
     plan_hint: &'static str,
 }
 
-/// `flashlab suite NAME ...`: one path for every suite of the registry.
+/// `flashlab suite NAME ...`: one path for every suite of the registry; the
+/// OLTP matrix (`wang11-oltp`, not in the registry) has its own
+/// ([`crate::suite_oltp`]).
 pub fn suite(cmd: SuiteCommand) -> CliResult<()> {
     let inv = match cmd {
         SuiteCommand::Uflip(a) => uflip(a),
@@ -235,7 +237,8 @@ pub fn suite(cmd: SuiteCommand) -> CliResult<()> {
         SuiteCommand::Wang11(a) => paper("wang11", a),
         SuiteCommand::Hudlet11(a) => paper("hudlet11", a),
         SuiteCommand::Budilovsky11(a) => budilovsky11(a)?,
-        // Whole TPC-C runs, not executor steps: its own kind.
+        // The OLTP matrix: whole TPC-C runs, not executor steps, so not a
+        // suite of the registry (flashlab_suite::suites::Kind::Oltp).
         SuiteCommand::Wang11Oltp(a) => return crate::suite_oltp::run(a),
     };
     let common = &inv.common;
@@ -266,12 +269,12 @@ pub fn suite(cmd: SuiteCommand) -> CliResult<()> {
     // IOs): refused here, in one line, rather than when the run comes up.
     for run in plan.steps.iter().flat_map(|s| s.runs()) {
         run.spec.validate().map_err(|e| {
-            let suite = if inv.name == "uflip" {
-                "uFLIP"
-            } else {
-                inv.name
-            };
-            CliError::user(format!("{suite} run {}: {e}{}", run.name, inv.plan_hint))
+            CliError::user(format!(
+                "{} run {}: {e}{}",
+                suite.display_name(),
+                run.name,
+                inv.plan_hint
+            ))
         })?;
     }
     let user = |e: flashlab_suite::suites::ConfigError| CliError::user(e.to_string());

@@ -1,6 +1,7 @@
 //! `flashlab suite wang11-oltp`: one `flashlab oltp` run per simulated SSD of
 //! Wang et al. and file system (ext2, btrfs for nilfs2), each in its own
-//! subdirectory, then the suite's summary (crates/suite/src/suites/wang11_oltp.rs)
+//! subdirectory, then the matrix's summary (`OltpMatrix`, not a suite of the
+//! registry: crates/suite/src/suites/wang11_oltp.rs)
 //! with the paper's findings side by side, saved like every suite's so that
 //! `flashlab report DIR` shows it.
 
@@ -10,7 +11,7 @@ use std::sync::atomic::Ordering;
 use clap::Args;
 use flashlab_oltp::{fs::FsKind, postgres::PgSettings, OltpConfig};
 use flashlab_pattern::units::parse_duration_ns;
-use flashlab_suite::suites::wang11_oltp::{self, CaseResult, Part};
+use flashlab_suite::suites::wang11_oltp::{self, CaseResult, OltpMatrix, Part};
 use flashlab_suite::summary::SuiteSummary;
 
 use crate::error::{CliError, CliResult};
@@ -72,6 +73,9 @@ pub struct Wang11OltpArgs {
     pub quiet: bool,
 }
 
+/// The matrix this command runs.
+const MATRIX: OltpMatrix = OltpMatrix;
+
 fn secs(flag: &str, t: &str) -> CliResult<f64> {
     Ok(parse_duration_ns(t).map_err(|e| CliError::user(format!("--{flag}: {e}")))? as f64 / 1e9)
 }
@@ -114,7 +118,7 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
         PathBuf::from(format!(
             "results/{}-{}",
             flashlab_results::time::compact_utc(flashlab_results::time::now_unix_s()),
-            wang11_oltp::NAME
+            MATRIX.name()
         ))
     });
     let (duration_s, ramp_up_s, part_duration_s) = (
@@ -143,16 +147,12 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
         1,
     )
     .map_err(CliError::user)?;
-    let mut results = crate::target::create_results(Some(&dir), wang11_oltp::NAME, &device, "sim")?;
+    let mut results = crate::target::create_results(Some(&dir), MATRIX.name(), &device, "sim")?;
     let dbms_names: Vec<String> = dbmss.iter().map(|d| d.name().to_string()).collect();
-    let cases: Vec<wang11_oltp::Case> = Part::ALL
-        .into_iter()
-        .filter(|p| parts.contains(p))
-        .flat_map(|p| wang11_oltp::part_cases(p, &dbms_names, &args.profiles, &args.file_systems))
-        .collect();
+    let cases = MATRIX.cases(&parts, &dbms_names, &args.profiles, &args.file_systems);
     results
         .set_suite(serde_json::json!({
-            "name": wang11_oltp::NAME,
+            "name": MATRIX.name(),
             "state_enforcement": "none",
             "config": {"cases": cases, "warehouses": args.warehouses, "terminals": args.terminals,
                        "duration_s": duration_s, "ramp_up_s": ramp_up_s,
@@ -274,18 +274,18 @@ pub fn run(args: Wang11OltpArgs) -> CliResult<()> {
             wang11_oltp::MIN_EFFECT * 100.0
         ));
     }
-    let summary = wang11_oltp::summary_for(&done, &parts, &device_label, notes);
+    let summary = MATRIX.summarise(&done, &parts, &device_label, notes);
     let write = |name: &str, text: &str| {
         std::fs::write(dir.join(name), text).map_err(|e| {
             CliError::failure(format!("cannot write {}: {e}", dir.join(name).display()))
         })
     };
     write(
-        &SuiteSummary::file_name(wang11_oltp::NAME),
+        &SuiteSummary::file_name(MATRIX.name()),
         &serde_json::to_string_pretty(&summary).expect("serializes"),
     )?;
     let md = summary.markdown();
-    write(&format!("{}-summary.md", wang11_oltp::NAME), &md)?;
+    write(&format!("{}-summary.md", MATRIX.name()), &md)?;
     if args.json {
         println!(
             "{}",

@@ -49,6 +49,31 @@ fn every_suite_takes_the_shared_options_and_suite_help_lists_them() {
     }
 }
 
+/// The OLTP matrix is not a suite of the registry, but `flashlab suite`
+/// still offers it, with its own flags (whole `flashlab oltp` runs: no
+/// `--dry-run` or `--quick`).
+#[test]
+fn suite_help_lists_the_oltp_matrix_beside_the_suites() {
+    let dir = scratch();
+    let help = text(&flashlab(&["suite", "--help"], dir.path()));
+    for suite in SUITES.iter().chain(&["wang11-oltp"]) {
+        assert!(
+            help.lines().any(|l| l.trim_start().starts_with(suite)),
+            "`flashlab suite --help` lacks {suite}:\n{help}"
+        );
+    }
+    let out = flashlab(&["suite", "wang11-oltp", "--help"], dir.path());
+    let help = text(&out);
+    assert!(out.status.success(), "{help}");
+    for flag in ["--dbms", "--profiles", "--fs", "--parts", "--results"] {
+        assert!(
+            help.contains(flag),
+            "wang11-oltp --help lacks {flag}:\n{help}"
+        );
+    }
+    assert!(!help.contains("--dry-run"), "{help}");
+}
+
 #[test]
 fn a_reduced_run_says_its_findings_are_not_comparable() {
     let dir = scratch();
@@ -66,6 +91,10 @@ fn a_reduced_run_says_its_findings_are_not_comparable() {
     );
     // --quick on the papers' suites is --scale 0.1, and says so.
     assert!(t.contains("--quick"), "{t}");
+    assert!(
+        summary.contains("This was a reduced run (--scale 0.1: 10 % of the paper's IOs per run)"),
+        "{summary}"
+    );
 }
 
 #[test]

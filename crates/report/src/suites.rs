@@ -14,6 +14,7 @@ use std::path::Path;
 
 use flashlab_suite::figures::{FigureSpec, Metric, Plot, SuiteFigures, XKind, FIGURES};
 use flashlab_suite::plan::Plan;
+use flashlab_suite::suites::Kind;
 use flashlab_suite::summary::{Compare, SuiteSummary, SummaryTable};
 
 use crate::charts::{self, HALF, WIDE};
@@ -64,7 +65,8 @@ impl SuiteData {
             Some(n) => n.to_string(),
             None => plan(&mut notes)?.suite,
         };
-        let suite = flashlab_suite::suites::find(&name);
+        // A suite of the registry, or the OLTP matrix (no plan, no figures).
+        let kind = flashlab_suite::suites::kind(&name);
         let figures = match figures {
             Ok(Some(f)) => f,
             other => {
@@ -73,8 +75,11 @@ impl SuiteData {
                 }
                 // Results written before figures were saved: the registry
                 // declares them again from the plan.
-                match (suite, plan(&mut notes)) {
-                    (Some(s), Some(p)) => s.figures(&p, None),
+                match kind {
+                    Some(Kind::Executor(s)) => match plan(&mut notes) {
+                        Some(p) => s.figures(&p, None),
+                        None => SuiteFigures::default(),
+                    },
                     _ => SuiteFigures::default(),
                 }
             }
@@ -86,15 +91,18 @@ impl SuiteData {
                 None
             });
         if summary.is_none() {
-            notes.push(format!(
-                "{summary_name} is missing: the suite has not finished (it writes its summary at the end); `flashlab suite {name} --resume {}` completes it",
-                dir.display()
-            ));
+            notes.push(match kind {
+                Some(Kind::Oltp(m)) => format!("{summary_name} is missing: {}", m.unfinished_hint(dir)),
+                _ => format!(
+                    "{summary_name} is missing: the suite has not finished (it writes its summary at the end); `flashlab suite {name} --resume {}` completes it",
+                    dir.display()
+                ),
+            });
         }
         let title = summary
             .as_ref()
             .map(|s| s.title.clone())
-            .or_else(|| suite.map(|s| s.title().to_string()))
+            .or_else(|| kind.map(|k| k.title().to_string()))
             .unwrap_or_else(|| name.clone());
         Some(SuiteData {
             name,

@@ -603,3 +603,45 @@ fn a_comparison_opens_with_verdicts_and_calls_a_small_difference_noise() {
     let verdict = html.find("<ul class=\"verdict\">").expect("verdicts");
     assert!(verdict < html.find("<th class=\"l\">run</th>").unwrap());
 }
+
+/// `flashlab suite wang11-oltp`'s results directory: the OLTP matrix is not
+/// a suite of the registry, but the report finds it by the manifest's suite
+/// name and shows its summary; without the summary it names the matrix by
+/// its title and says how to run it again (it has no `--resume`).
+#[test]
+fn the_oltp_matrix_is_found_by_its_manifests_suite_name() {
+    use flashlab_suite::suites::wang11_oltp::{OltpMatrix, Part, TITLE};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = common::write_dir(
+        &tmp.path().join("wang11-oltp"),
+        common::device("sim:intel-x25e", flashlab_device::DeviceKind::Simulated),
+        Vec::new(),
+        Some(
+            serde_json::json!({"suite": {"name": "wang11-oltp", "state_enforcement": "none", "config": {"cases": []}}}),
+        ),
+        None,
+    );
+    let summary = OltpMatrix.summarise(&[], &[Part::Fig10], "sim: intel-x25e", Vec::new());
+    let summary_path = dir.join("wang11-oltp-summary.json");
+    std::fs::write(&summary_path, serde_json::to_string(&summary).unwrap()).unwrap();
+    let md = render(std::slice::from_ref(&dir), ReportFormat::Markdown).unwrap();
+    assert!(md.contains(TITLE), "{md}");
+    assert!(md.contains("no nilfs2"), "Fig. 10's finding: {md}");
+    assert!(!md.contains("is missing"), "{md}");
+
+    std::fs::remove_file(&summary_path).unwrap();
+    let md = render(std::slice::from_ref(&dir), ReportFormat::Markdown).unwrap();
+    assert!(md.contains(TITLE), "the title from the matrix itself: {md}");
+    assert!(
+        md.contains("wang11-oltp-summary.json is missing: the matrix did not finish"),
+        "{md}"
+    );
+    assert!(
+        md.contains("`flashlab suite wang11-oltp -o NEW-DIR` runs it again"),
+        "{md}"
+    );
+    assert!(
+        !md.contains("--resume"),
+        "the matrix cannot be resumed: {md}"
+    );
+}

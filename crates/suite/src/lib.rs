@@ -17,6 +17,8 @@
 //!   [`suites::budilovsky11`] reproduces Budilovsky, Toledo & Zuck's
 //!   experiments on the simulator (DFTL-like vs small chunks vs small
 //!   chunks with host hints), each design on a fresh simulated device.
+//!   [`suites::wang11_oltp`] is the OLTP matrix, a kind of its own outside
+//!   the registry: whole `flashlab oltp` runs, summarised from `oltp.json`.
 
 #![forbid(unsafe_code)]
 

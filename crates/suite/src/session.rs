@@ -18,29 +18,34 @@ use serde_json::Value;
 use crate::figures::FIGURES;
 use crate::plan::Plan;
 use crate::runner::{register_runs, Journal};
-use crate::suites::{self, ConfigError, DynSuite, SummaryInput};
+use crate::suites::{self, ConfigError, DynSuite, ReducedRun, SummaryInput};
 use crate::summary::SuiteSummary;
 
-/// The suite named `name`, if the executor runs it.
+/// The suite named `name`: every suite of the registry runs on the
+/// executor; the OLTP matrix, named here too, is refused with the command
+/// that runs it.
 pub fn runnable(name: &str) -> Result<&'static dyn DynSuite, ConfigError> {
     let known = || {
         suites::registry()
             .iter()
-            .filter(|s| s.default_config(false).is_some())
             .map(|s| s.name())
             .collect::<Vec<_>>()
             .join(", ")
     };
-    match suites::find(name) {
-        Some(s) if s.default_config(false).is_some() => Ok(s),
-        Some(s) => Err(ConfigError(format!(
+    match suites::kind(name) {
+        Some(suites::Kind::Executor(s)) => Ok(s),
+        Some(suites::Kind::Oltp(m)) => Err(ConfigError(format!(
             "suite {}: it does not run on the executor (use `flashlab suite {}`); a sweep can run {}",
-            s.name(),
-            s.name(),
+            m.name(),
+            m.name(),
             known()
         ))),
         None => {
-            let names: Vec<&str> = suites::registry().iter().map(|s| s.name()).collect();
+            let names: Vec<&str> = suites::registry()
+                .iter()
+                .map(|s| s.name())
+                .chain(suites::oltp_matrices().iter().map(|m| m.name()))
+                .collect();
             Err(ConfigError(format!(
                 "unknown suite '{name}'; use one of {}{}",
                 known(),
@@ -60,9 +65,9 @@ pub fn configure(
     options: &serde_json::Map<String, Value>,
     seed: u64,
 ) -> Result<Value, ConfigError> {
-    let Some(Value::Object(mut cfg)) = suite.default_config(quick) else {
+    let Value::Object(mut cfg) = suite.default_config(quick) else {
         return Err(ConfigError(format!(
-            "suite {} does not run on the executor",
+            "suite {}: its configuration is not a table of options",
             suite.name()
         )));
     };
@@ -175,8 +180,15 @@ pub fn summarise(results: &ResultsDir, journal: &Journal) -> io::Result<SuiteSum
         device: &device,
         results: Some(results),
     });
-    if let Some(note) = reduced_run_note(&journal.config) {
-        summary.notes.insert(0, note);
+    // A journal from an older flashlab whose configuration no longer
+    // parses still gets its summary; the note says what is unknown.
+    match suite.reduced_run(&journal.config) {
+        Ok(Some(reduced)) => summary.notes.insert(0, reduced_run_note(reduced)),
+        Ok(None) => {}
+        Err(e) => summary.notes.insert(
+            0,
+            format!("Whether this was a reduced run (--quick, --scale) is unknown: {e}."),
+        ),
     }
     let root = results.root();
     write_json_atomic(
@@ -194,21 +206,17 @@ pub fn summarise(results: &ResultsDir, journal: &Journal) -> io::Result<SuiteSum
 /// What a reduced run (`--quick`, `--scale` below 1) says about its
 /// findings: at a fraction of the paper's IOs a finding can change
 /// direction (chen09 at 0.1: fragmentation 1.0x instead of 12.1x), so they
-/// are not comparable to the paper's. `None` for a full-size run.
-pub fn reduced_run_note(config: &Value) -> Option<String> {
-    let quick = config.get("quick").and_then(Value::as_bool) == Some(true);
-    let scale = config
-        .get("scale")
-        .and_then(Value::as_f64)
-        .filter(|s| *s < 1.0);
-    let how = match (quick, scale) {
-        (true, _) => "--quick: smaller parameter ranges and fewer IOs".to_string(),
-        (false, Some(s)) => format!("--scale {s}: {:.0} % of the paper's IOs per run", s * 100.0),
-        (false, None) => return None,
+/// are not comparable to the paper's.
+pub fn reduced_run_note(reduced: ReducedRun) -> String {
+    let how = match reduced {
+        ReducedRun::Quick => "--quick: smaller parameter ranges and fewer IOs".to_string(),
+        ReducedRun::Scale(s) => {
+            format!("--scale {s}: {:.0} % of the paper's IOs per run", s * 100.0)
+        }
     };
-    Some(format!(
+    format!(
         "This was a reduced run ({how}); its findings are not comparable to the paper's \
          (at this size a finding can even change direction). Run without --quick or --scale \
          for the paper's sizes."
-    ))
+    )
 }

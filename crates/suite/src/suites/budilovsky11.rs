@@ -483,12 +483,12 @@ impl Suite for Budilovsky11 {
         "Budilovsky, Toledo & Zuck (SYSTOR 2011)"
     }
 
-    fn default_config(&self, quick: bool) -> Option<Budilovsky11Config> {
-        Some(if quick {
+    fn default_config(&self, quick: bool) -> Budilovsky11Config {
+        if quick {
             Budilovsky11Config::quick()
         } else {
             Budilovsky11Config::default_run()
-        })
+        }
     }
 
     fn plan(&self, cfg: &Budilovsky11Config, device_bytes: u64) -> Result<Plan, ConfigError> {

@@ -299,8 +299,12 @@ impl Suite for Chen09 {
         "Chen, Koufaty & Zhang (SIGMETRICS 2009)"
     }
 
-    fn default_config(&self, quick: bool) -> Option<PaperConfig> {
+    fn default_config(&self, quick: bool) -> PaperConfig {
         super::paper_default_config(quick)
+    }
+
+    fn reduced_run(&self, config: &PaperConfig) -> Option<super::ReducedRun> {
+        super::paper_reduced_run(config)
     }
 
     fn plan(&self, cfg: &PaperConfig, device_bytes: u64) -> Result<Plan, ConfigError> {

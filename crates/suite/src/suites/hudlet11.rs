@@ -300,8 +300,12 @@ impl Suite for Hudlet11 {
         "Hudlet & Schall (BTW 2011)"
     }
 
-    fn default_config(&self, quick: bool) -> Option<PaperConfig> {
+    fn default_config(&self, quick: bool) -> PaperConfig {
         super::paper_default_config(quick)
+    }
+
+    fn reduced_run(&self, config: &PaperConfig) -> Option<super::ReducedRun> {
+        super::paper_reduced_run(config)
     }
 
     fn plan(&self, cfg: &PaperConfig, device_bytes: u64) -> Result<Plan, ConfigError> {

@@ -1,7 +1,14 @@
 //! The registry of suites: each paper is one module implementing [`Suite`],
 //! which owns its plan, its typed summary and findings, and its figures
-//! declared as data. The CLI and the report loop over [`registry`]; adding a
-//! paper is adding a module here.
+//! declared as data. Every suite of the [`registry`] runs on the executor
+//! (`flashlab suite NAME`, a sweep's `[suite]`); the report finds a results
+//! directory's suite by its manifest's name ([`kind`]).
+//!
+//! Wang et al.'s TPC-C matrix ([`wang11_oltp::OltpMatrix`]) is not a
+//! [`Suite`]: its runs are whole `flashlab oltp` runs (a DBMS, the TPC-C
+//! driver, both tracers), not executor steps, so it has no plan, no figures
+//! and a summary of its own runs' `oltp.json`. It is its own [`Kind`] of
+//! results directory, outside the registry.
 
 use flashlab_results::RunSummary;
 
@@ -72,10 +79,20 @@ pub trait Suite: Sync {
     fn figures(&self, plan: &Plan, runs: Option<&[RunSummary]>) -> SuiteFigures;
     /// The typed summary: tables, findings, notes, flagged runs.
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary;
+    /// The suite's name in prose, as the paper writes it (`uFLIP`): what
+    /// the CLI's messages about a run of its plan say.
+    fn display_name(&self) -> &'static str {
+        self.name()
+    }
     /// The configuration `flashlab suite NAME [--quick]` starts from before
-    /// its flags: what a sweep's suite options replace fields of. `None`
-    /// for a suite the executor does not run.
-    fn default_config(&self, _quick: bool) -> Option<Self::Config> {
+    /// its flags: what a sweep's suite options replace fields of.
+    fn default_config(&self, quick: bool) -> Self::Config;
+    /// Whether `config` is a reduced run (`--quick`, `--scale` below 1),
+    /// whose findings are not comparable to the paper's; `None` for a
+    /// configuration at the paper's sizes. (budilovsky11 keeps the default:
+    /// its `--quick` device size is not in its configuration, and its
+    /// summary has said nothing of it so far.)
+    fn reduced_run(&self, _config: &Self::Config) -> Option<ReducedRun> {
         None
     }
     /// How the journal runs `config`'s plan. The paper suites' rule (fixed
@@ -106,12 +123,16 @@ pub trait Suite: Sync {
 pub trait DynSuite: Sync {
     fn name(&self) -> &'static str;
     fn title(&self) -> &'static str;
+    /// [`Suite::display_name`].
+    fn display_name(&self) -> &'static str;
     /// [`Suite::plan`] of the configuration given as JSON.
     fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError>;
     fn figures(&self, plan: &Plan, runs: Option<&[RunSummary]>) -> SuiteFigures;
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary;
     /// [`Suite::default_config`] as JSON.
-    fn default_config(&self, quick: bool) -> Option<serde_json::Value>;
+    fn default_config(&self, quick: bool) -> serde_json::Value;
+    /// [`Suite::reduced_run`] of the configuration given as JSON.
+    fn reduced_run(&self, config: &serde_json::Value) -> Result<Option<ReducedRun>, ConfigError>;
     /// [`Suite::journal_rule`] of the configuration given as JSON.
     fn journal_rule(&self, config: &serde_json::Value) -> Result<JournalRule, ConfigError>;
     /// [`Suite::plan_header`] of the configuration given as JSON.
@@ -130,6 +151,9 @@ impl<S: Suite> DynSuite for S {
     fn title(&self) -> &'static str {
         Suite::title(self)
     }
+    fn display_name(&self) -> &'static str {
+        Suite::display_name(self)
+    }
     fn plan(&self, config: &serde_json::Value, device_bytes: u64) -> Result<Plan, ConfigError> {
         Suite::plan(self, &parse(Suite::name(self), config)?, device_bytes)
     }
@@ -139,8 +163,11 @@ impl<S: Suite> DynSuite for S {
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary {
         Suite::summarise(self, input)
     }
-    fn default_config(&self, quick: bool) -> Option<serde_json::Value> {
-        Suite::default_config(self, quick).map(|c| serde_json::to_value(c).expect("serializes"))
+    fn default_config(&self, quick: bool) -> serde_json::Value {
+        serde_json::to_value(Suite::default_config(self, quick)).expect("serializes")
+    }
+    fn reduced_run(&self, config: &serde_json::Value) -> Result<Option<ReducedRun>, ConfigError> {
+        Ok(Suite::reduced_run(self, &parse(Suite::name(self), config)?))
     }
     fn journal_rule(&self, config: &serde_json::Value) -> Result<JournalRule, ConfigError> {
         Ok(Suite::journal_rule(
@@ -159,22 +186,78 @@ impl<S: Suite> DynSuite for S {
     }
 }
 
-static REGISTRY: [&dyn DynSuite; 6] = [
+/// How a configuration is smaller than the paper's ([`Suite::reduced_run`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ReducedRun {
+    /// `--quick`: smaller parameter ranges and fewer IOs (uflip).
+    Quick,
+    /// `--scale X` (X below 1, `--quick` on the papers' suites is 0.1): X
+    /// times the paper's IOs per run.
+    Scale(f64),
+}
+
+static REGISTRY: [&dyn DynSuite; 5] = [
     &uflip::Uflip,
     &chen09::Chen09,
     &wang11::Wang11,
     &hudlet11::Hudlet11,
     &budilovsky11::Budilovsky11,
-    &wang11_oltp::Wang11Oltp,
 ];
 
-/// Every suite that runs on the executor and the results directory.
+/// Every suite: each runs on the executor into a results directory.
 pub fn registry() -> &'static [&'static dyn DynSuite] {
     &REGISTRY
 }
 
+/// The registry's suite named `name` (`None` for the OLTP matrix, which is
+/// not a [`Suite`]: [`kind`] finds both).
 pub fn find(name: &str) -> Option<&'static dyn DynSuite> {
     REGISTRY.iter().copied().find(|s| s.name() == name)
+}
+
+static OLTP_MATRICES: [&wang11_oltp::OltpMatrix; 1] = [&wang11_oltp::OltpMatrix];
+
+/// Every OLTP matrix (one: `wang11-oltp`), the other kind of suite
+/// results directory: each case a whole `flashlab oltp` run.
+pub fn oltp_matrices() -> &'static [&'static wang11_oltp::OltpMatrix] {
+    &OLTP_MATRICES
+}
+
+/// What a results directory's manifest can name as its suite.
+#[derive(Clone, Copy)]
+pub enum Kind {
+    /// A suite of the registry: a plan of executor steps, its journal and figures.
+    Executor(&'static dyn DynSuite),
+    /// An OLTP matrix: whole `flashlab oltp` runs in subdirectories and the
+    /// summary of their `oltp.json`.
+    Oltp(&'static wang11_oltp::OltpMatrix),
+}
+
+impl Kind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Executor(s) => s.name(),
+            Kind::Oltp(m) => m.name(),
+        }
+    }
+
+    pub fn title(&self) -> &'static str {
+        match self {
+            Kind::Executor(s) => s.title(),
+            Kind::Oltp(m) => m.title(),
+        }
+    }
+}
+
+/// The suite or OLTP matrix named `name` (a manifest's `suite.name`).
+pub fn kind(name: &str) -> Option<Kind> {
+    find(name).map(Kind::Executor).or_else(|| {
+        OLTP_MATRICES
+            .iter()
+            .copied()
+            .find(|m| m.name() == name)
+            .map(Kind::Oltp)
+    })
 }
 
 /// The parts every suite's summary shares: device, notes (the journal's
@@ -269,11 +352,17 @@ pub(crate) fn paper_group(
 
 /// chen09, wang11 and hudlet11's starting configuration: `--quick` is a
 /// tenth of the paper's IOs ([`QUICK_SCALE`]).
-pub(crate) fn paper_default_config(quick: bool) -> Option<crate::papers::PaperConfig> {
-    Some(crate::papers::PaperConfig {
+pub(crate) fn paper_default_config(quick: bool) -> crate::papers::PaperConfig {
+    crate::papers::PaperConfig {
         scale: if quick { QUICK_SCALE } else { 1.0 },
         ..Default::default()
-    })
+    }
+}
+
+/// chen09, wang11 and hudlet11 are reduced by their `--scale` (which
+/// `--quick` sets) below 1.
+pub(crate) fn paper_reduced_run(config: &crate::papers::PaperConfig) -> Option<ReducedRun> {
+    (config.scale < 1.0).then_some(ReducedRun::Scale(config.scale))
 }
 
 /// The IO-count factor of `--quick` in chen09, wang11 and hudlet11.

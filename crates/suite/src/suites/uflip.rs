@@ -258,11 +258,22 @@ impl Suite for Uflip {
         }
     }
 
-    fn default_config(&self, quick: bool) -> Option<UflipConfig> {
-        Some(UflipConfig {
+    fn display_name(&self) -> &'static str {
+        "uFLIP"
+    }
+
+    fn default_config(&self, quick: bool) -> UflipConfig {
+        UflipConfig {
             quick,
             ..UflipConfig::default()
-        })
+        }
+    }
+
+    /// `--quick` narrows uFLIP's parameter ranges; `--scale` is not a
+    /// reduction here (the journal keeps the scaled IO counts, and the
+    /// runs still stop at the bound).
+    fn reduced_run(&self, config: &UflipConfig) -> Option<super::ReducedRun> {
+        config.quick.then_some(super::ReducedRun::Quick)
     }
 
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary {

@@ -11,14 +11,10 @@
 //! the paper's findings, quoted verbatim with their section.
 
 use flashlab_results::oltp::OltpResult;
-use flashlab_results::RunSummary;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ConfigError, Suite, SummaryInput};
-use crate::figures::SuiteFigures;
 use crate::findings::{finding, Finding};
-use crate::plan::Plan;
 use crate::summary::{Compare, Quote, SuiteSummary, SummaryTable};
 
 pub const NAME: &str = "wang11-oltp";
@@ -954,46 +950,59 @@ pub fn summary_for(
     s
 }
 
-/// In the registry for its name and title (the report finds it by the
-/// manifest's suite name); it does not run on the executor.
-pub struct Wang11Oltp;
+/// Wang et al.'s TPC-C matrix as a kind of its own, beside the registry's
+/// suites: each case is a whole `flashlab oltp` run (the CLI's `flashlab
+/// suite wang11-oltp` performs them), so it has no plan of executor steps,
+/// no journal and no figures; its summary is of the runs' `oltp.json`. The
+/// report finds it by its results directory's manifest
+/// ([`super::kind`]).
+pub struct OltpMatrix;
 
-/// wang11-oltp has no executor configuration (its runs are whole TPC-C
-/// runs, configured by `flashlab suite wang11-oltp`'s flags): no value of
-/// this type exists, so no plan can be asked of it.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub enum NotOnExecutor {}
-
-impl Suite for Wang11Oltp {
-    type Config = NotOnExecutor;
-
-    fn name(&self) -> &'static str {
+impl OltpMatrix {
+    /// The name on the command line and in the results directory's manifest.
+    pub fn name(&self) -> &'static str {
         NAME
     }
 
-    fn title(&self) -> &'static str {
+    /// The paper, as cited.
+    pub fn title(&self) -> &'static str {
         TITLE
     }
 
-    fn plan(&self, config: &NotOnExecutor, _device_bytes: u64) -> Result<Plan, ConfigError> {
-        match *config {}
+    /// The runs of `parts`, in the order of [`Part::ALL`]
+    /// ([`part_cases`] of each).
+    pub fn cases(
+        &self,
+        parts: &[Part],
+        dbmss: &[String],
+        profiles: &[String],
+        file_systems: &[String],
+    ) -> Vec<Case> {
+        Part::ALL
+            .into_iter()
+            .filter(|p| parts.contains(p))
+            .flat_map(|p| part_cases(p, dbmss, profiles, file_systems))
+            .collect()
     }
 
-    fn figures(&self, _plan: &Plan, _runs: Option<&[RunSummary]>) -> SuiteFigures {
-        SuiteFigures {
-            suite: NAME.into(),
-            groups: Vec::new(),
-            featured_runs: Vec::new(),
-        }
+    /// The typed summary of the finished runs of `parts` ([`summary_for`]).
+    pub fn summarise(
+        &self,
+        results: &[CaseResult],
+        parts: &[Part],
+        device: &str,
+        notes: Vec<String>,
+    ) -> SuiteSummary {
+        summary_for(results, parts, device, notes)
     }
 
-    fn summarise(&self, input: &SummaryInput) -> SuiteSummary {
-        let mut s = summary(&[], input.device, input.journal.notes.clone());
-        s.notes.push(
-            "wang11-oltp is summarised from its runs' oltp.json by `flashlab suite wang11-oltp`"
-                .into(),
-        );
-        s
+    /// What the report says of a results directory without the summary:
+    /// the matrix has no journal to resume, so its runs start again.
+    pub fn unfinished_hint(&self, dir: &std::path::Path) -> String {
+        format!(
+            "the matrix did not finish (it writes its summary after its last run); `flashlab suite {NAME} -o NEW-DIR` runs it again ({} keeps the finished runs' oltp.json)",
+            dir.display()
+        )
     }
 }
 
