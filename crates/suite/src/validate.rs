@@ -237,6 +237,7 @@ impl Published {
                 min: b.min,
                 max: b.max,
                 reason: self.reason.clone().unwrap_or_default(),
+                role: class.role,
             },
             None => class.clone(),
         })
