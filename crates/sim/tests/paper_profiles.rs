@@ -1,10 +1,12 @@
 //! Profiles modelled on the papers' devices show the behaviour their
 //! documentation claims, measured through the Device API without the suites.
-//! The published numbers come from the scoreboard's data
-//! (crates/suite/validate/published.toml, by id), never restated here; the
-//! bands below are these mechanism tests' own regression guards, looser than
-//! the scoreboard's strict classes (`flashlab validate` scores the strict
-//! ones; docs/profiles.md).
+//! Every published number and every band a test holds it to come from the
+//! scoreboard's data, never restated here: the number from
+//! crates/suite/validate/published.toml (by id; `role = "test-only"` for the
+//! few no suite scores), the band from crates/suite/validate/tolerances.toml
+//! (the scoreboard's class where the test holds to it, else a `test-only`
+//! class whose reason says why the test measures differently). The other
+//! thresholds below compare a profile with itself without a mechanism.
 mod common;
 
 use common::*;
@@ -19,22 +21,130 @@ fn mean_ms(c: &[Completion]) -> f64 {
     mean_latency_us(c) / 1000.0
 }
 
+/// One file of crates/suite/validate/, parsed.
+fn validate_file(name: &str) -> toml::Value {
+    let path = format!("{}/../suite/validate/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The `[[key]]` entry of validate/`file` whose `field` is `name`.
+fn entry(file: &str, key: &str, field: &str, name: &str) -> toml::Value {
+    validate_file(file)[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("{file}: no [[{key}]] entries"))
+        .iter()
+        .find(|n| n[field].as_str() == Some(name))
+        .unwrap_or_else(|| panic!("{file} has no {name}"))
+        .clone()
+}
+
 /// The published value of one number of crates/suite/validate/published.toml.
 fn published(id: &str) -> f64 {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../suite/validate/published.toml"
-    ))
-    .expect("crates/suite/validate/published.toml");
-    let doc: toml::Value = toml::from_str(&text).expect("published.toml parses");
-    doc["number"]
-        .as_array()
-        .expect("[[number]] entries")
-        .iter()
-        .find(|n| n["id"].as_str() == Some(id))
-        .unwrap_or_else(|| panic!("published.toml has no {id}"))["value"]
-        .as_float()
+    number(&entry("published.toml", "number", "id", id)["value"])
         .unwrap_or_else(|| panic!("{id} has no value"))
+}
+
+/// The latency bounds (ns) of a published fraction's statistic:
+/// `fraction-above:1.4ms` gives [1_400_000], `fraction-within:200us..250us`
+/// gives [200_000, 250_000].
+fn statistic_bounds_ns(id: &str) -> Vec<u64> {
+    let e = entry("published.toml", "number", "id", id);
+    let stat = e["statistic"].as_str().unwrap_or_default();
+    let (_, bounds) = stat
+        .split_once(':')
+        .unwrap_or_else(|| panic!("{id}: statistic {stat} has no latency bound"));
+    bounds
+        .split("..")
+        .map(|b| {
+            let (digits, unit) = b.split_at(b.find(|c: char| c.is_alphabetic()).unwrap_or(b.len()));
+            let scale = match unit {
+                "ns" => 1.0,
+                "us" => 1e3,
+                "ms" => 1e6,
+                "s" => 1e9,
+                _ => panic!("{id}: unit {unit} in {stat}"),
+            };
+            (digits
+                .parse::<f64>()
+                .unwrap_or_else(|e| panic!("{id}: {b}: {e}"))
+                * scale) as u64
+        })
+        .collect()
+}
+
+/// A tolerance class of crates/suite/validate/tolerances.toml: its kind
+/// and band, as `flashlab validate` reads them.
+#[derive(Debug)]
+struct Class {
+    name: String,
+    kind: String,
+    min: Option<f64>,
+    max: Option<f64>,
+}
+
+/// A TOML number, written as an integer or a float.
+fn number(v: &toml::Value) -> Option<f64> {
+    v.as_float().or_else(|| v.as_integer().map(|i| i as f64))
+}
+
+fn class(name: &str) -> Class {
+    let c = entry("tolerances.toml", "class", "name", name);
+    Class {
+        name: name.to_string(),
+        kind: c["kind"].as_str().expect("a kind").to_string(),
+        min: c.get("min").and_then(number),
+        max: c.get("max").and_then(number),
+    }
+}
+
+impl Class {
+    /// Whether `simulated` is within this class of `published` (the
+    /// verdicts of crates/suite/src/validate.rs `distance`).
+    fn admits(&self, published: f64, simulated: f64) -> bool {
+        let (lo, hi) = (
+            self.min.unwrap_or(f64::NEG_INFINITY),
+            self.max.unwrap_or(f64::INFINITY),
+        );
+        match self.kind.as_str() {
+            "ratio" => (lo..=hi).contains(&(simulated / published)),
+            "exact" => (simulated - published).abs() < 1e-9,
+            "floor" => simulated >= published - 1e-12,
+            "absolute" => (simulated - published).abs() <= hi + 1e-12,
+            "at-most" => simulated <= hi,
+            "at-least" => simulated >= lo,
+            k => panic!("tolerances.toml: class {} has unknown kind {k}", self.name),
+        }
+    }
+}
+
+/// Asserts that `simulated` is within tolerance class `class` of the
+/// published number `id`: the number from published.toml, the band from
+/// tolerances.toml (the scoreboard's class, or a test's own class whose
+/// reason says why it differs).
+fn assert_within(id: &str, class_name: &str, simulated: f64, what: &str) {
+    let paper = published(id);
+    let c = class(class_name);
+    assert!(
+        c.admits(paper, simulated),
+        "{what}: {simulated:.3}, paper {paper} ({id}), outside class {class_name} {c:?}"
+    );
+}
+
+/// The class published.toml names for `id` (the scoreboard's, for a
+/// scoreboard row).
+fn entry_class(id: &str) -> String {
+    let e = entry("published.toml", "number", "id", id);
+    assert!(
+        e.get("band").is_none(),
+        "{id} has its own band: read it here before using its class"
+    );
+    e["class"].as_str().expect("a class").to_string()
+}
+
+/// [`assert_within`] the class published.toml names for `id`.
+fn assert_published(id: &str, simulated: f64, what: &str) {
+    assert_within(id, &entry_class(id), simulated, what);
 }
 
 /// Table 3's SR, RR, SW, RW (ms) of one uFLIP device, from published.toml.
@@ -52,8 +162,10 @@ fn table3_area_parts(profile: &str) -> (u64, u64) {
 
 /// Chen et al. Figure 8(a): SSD-L's random 4 KiB writes take 2.17 ms over a
 /// 1 GB range and 120.7 ms over 30 GB. Measured after the start-up phase
-/// (4096 writes), over 4096 writes. Tolerance: 1 GiB within 0.55x..1.85x of the published 2.17 ms;
-/// 16 GiB at least 8x slower than 1 GiB.
+/// (4096 writes), over 4096 writes. Tolerance: 1 GiB within class
+/// paper-profiles.fig8a-1gb (tolerances.toml) of the published 2.17 ms; 16 GiB at least 7x
+/// slower than 1 GiB (a mechanism guard: the paper's 30 GB point is out of
+/// this 16 GiB device's reach).
 #[test]
 fn ssd_l_random_writes_degrade_with_range() {
     let mut res = Vec::new();
@@ -68,11 +180,11 @@ fn ssd_l_random_writes_degrade_with_range() {
         res[1],
         res[1] / res[0]
     );
-    let paper = published("chen09.fig8a.ssd-l.rand-write-mean-1gb");
-    assert!(
-        (0.55 * paper..1.85 * paper).contains(&res[0]),
-        "1 GiB: {} ms (paper {paper} ms)",
-        res[0]
+    assert_within(
+        "chen09.fig8a.ssd-l.rand-write-mean-1gb",
+        "paper-profiles.fig8a-1gb",
+        res[0],
+        "1 GiB random writes, mean (ms)",
     );
     // 7x: every random write also waits for its map flush (about 0.9 ms,
     // ftl.sync.flush_non_sequential), which both ranges pay alike
@@ -86,16 +198,20 @@ fn ssd_l_random_writes_degrade_with_range() {
 
 /// Chen et al. Figure 4: sequential 4 KiB writes on SSD-L mostly take 140-160 us,
 /// with a spike of about 1.4-1.5 ms every 64 requests; the average is 209 us.
-/// Tolerance: average within 25 % of 209 us; the slowest request of every
-/// 64-request window is over 1 ms and lands at the same phase of the window.
+/// Tolerance: average within the scoreboard's class of 209 us (magnitude:
+/// +-25 %); the slowest request of every 64-request window (the published
+/// period, a test-only entry) above the paper's next-largest spike (the
+/// test-only class paper-profiles.fig4-spike: at least 1 ms) and at the same
+/// phase of the window in 9 of 10 windows.
 #[test]
 fn ssd_l_sequential_write_spikes() {
+    let period = published("chen09.fig4.ssd-l.spike-period") as usize;
     let mut d = dev("ssd-l,capacity=4GiB");
     let c = run(&mut d, sequential(64 << 20, 4 * KIB, 4096, Mode::Write), 1);
-    let avg = mean_latency_us(&c[64..]);
+    let avg = mean_latency_us(&c[period..]);
     let mut phases = Vec::new();
     let mut peaks = Vec::new();
-    for w in c[64..].chunks(64) {
+    for w in c[period..].chunks(period) {
         let (i, m) = w
             .iter()
             .enumerate()
@@ -110,12 +226,14 @@ fn ssd_l_sequential_write_spikes() {
         l[l.len() / 2]
     };
     println!("ssd-l sequential 4 KiB writes: mean {avg:.0} us, median {median:.0} us, spikes {:?} us at phases {:?}", &peaks[..4], &phases[..4]);
-    let paper = published("chen09.fig4.ssd-l.seq-write-mean");
-    assert!(
-        (0.75 * paper..1.25 * paper).contains(&avg),
-        "mean {avg} us (paper {paper} us)"
+    assert_published(
+        "chen09.fig4.ssd-l.seq-write-mean",
+        avg,
+        "sequential 4 KiB writes, mean (us)",
     );
-    assert!(peaks.iter().all(|&p| p > 1000.0), "{peaks:?}");
+    for p in &peaks {
+        assert_published("chen09.fig4.ssd-l.spike-ms", p / 1000.0, "spike (ms)");
+    }
     let p0 = phases[0];
     assert!(
         phases.iter().filter(|&&p| p == p0).count() * 10 >= phases.len() * 9,
@@ -130,9 +248,14 @@ fn ssd_l_sequential_write_spikes() {
 /// request's LBN") completes only once its map update is on flash
 /// (`ftl.sync.flush_non_sequential`, 5.7: "SSD-L has to frequently lock the
 /// in-memory data structure and flush the metadata"). Without it a stride
-/// write is one 800 us program behind its transfer: about 1 ms.
+/// write is one 800 us program behind its transfer: about 1 ms. Tolerance:
+/// the scoreboard's rows for the two sentences (their thresholds and floors
+/// from published.toml); without the flush under a tenth above 1.4 ms.
 #[test]
 fn ssd_l_non_sequential_writes_flush_their_map_update() {
+    // "both workloads" of the sentence are random and stride writes
+    let above_1_4ms = "chen09.fig3.ssd-l.rand-write-above-1.4ms";
+    let threshold_ns = statistic_bounds_ns(above_1_4ms)[0];
     let stride = |flush: bool| {
         let mut d = dev(&format!(
             "ssd-l,capacity=4GiB,ftl.sync.flush_non_sequential={flush}"
@@ -143,14 +266,18 @@ fn ssd_l_non_sequential_writes_flush_their_map_update() {
             sequential(0, 8 * KIB, 1024, Mode::Write).map(|(o, _, m)| (o, 4096, m)),
             1,
         );
-        let above = c.iter().filter(|c| c.latency_ns() > 1_400_000).count();
+        let above = c.iter().filter(|c| c.latency_ns() > threshold_ns).count();
         above as f64 / c.len() as f64
     };
     let (on, off) = (stride(true), stride(false));
     println!(
         "ssd-l stride 4 KiB writes above 1.4 ms: {on:.2} with the map flush, {off:.2} without"
     );
-    assert!(on > 0.9, "with the flush: {on}");
+    assert_published(
+        above_1_4ms,
+        on,
+        "stride writes above 1.4 ms, with the flush",
+    );
     assert!(off < 0.1, "without the flush: {off}");
     // Figure 6(a), read(n)+write(n+1): a read between two writes does not
     // hide the flush, the write itself waits for it ("nearly all requests
@@ -163,39 +290,63 @@ fn ssd_l_non_sequential_writes_flush_their_map_update() {
     let c = run(&mut d, reqs, 1);
     // one request at a time: completions come in submission order, writes odd
     let writes: Vec<&Completion> = c.iter().skip(1).step_by(2).collect();
-    let slow = writes.iter().filter(|c| c.latency_ns() > 1_300_000).count();
-    assert!(
-        slow * 10 > writes.len() * 9,
-        "{slow} of {} writes above 1.3 ms",
-        writes.len()
+    let above_1_3ms = "chen09.fig6.ssd-l.read-n-write-n+1.writes-above-1.3ms";
+    let threshold_ns = statistic_bounds_ns(above_1_3ms)[0];
+    let slow = writes
+        .iter()
+        .filter(|c| c.latency_ns() > threshold_ns)
+        .count();
+    assert_published(
+        above_1_3ms,
+        slow as f64 / writes.len() as f64,
+        "read(n)+write(n+1): writes above 1.3 ms",
     );
-    // sequential writes keep the register buffer's 140-200 us
+    // sequential writes keep the register buffer's 140-160 us (Figure 3a:
+    // 88 % of them, so the median is in the window)
+    let window = statistic_bounds_ns("chen09.fig3.ssd-l.seq-write-140-160us");
     let mut d = dev("ssd-l,capacity=4GiB");
     let c = run(&mut d, sequential(0, 4 * KIB, 1024, Mode::Write), 1);
     let mut l: Vec<u64> = c.iter().map(|c| c.latency_ns()).collect();
     l.sort_unstable();
     assert!(
-        l[l.len() / 2] < 200_000,
-        "sequential median {} ns",
+        (window[0]..=window[1]).contains(&l[l.len() / 2]),
+        "sequential median {} ns, outside Figure 3a's {window:?} ns",
         l[l.len() / 2]
     );
 }
 
-/// Chen et al. Figure 2: SSD-L reads take 200-250 us for sequential, random and stride alike.
+/// Chen et al. Figure 2: "Nearly all reads of the three workloads have
+/// latencies of 200-250 us on SSD-L" (section 5.2): sequential, random and
+/// stride reads alike. Tolerance: the scoreboard's rows (the window and the
+/// floor from published.toml; stride reads a test-only entry).
 #[test]
 fn ssd_l_reads_uniform() {
     let mut d = dev("ssd-l,capacity=4GiB");
     let size = 4u64 << 30;
-    let s = mean_latency_us(&run(&mut d, sequential(0, 4 * KIB, 2000, Mode::Read), 1));
-    let r = mean_latency_us(&run(&mut d, random(3, size, 4 * KIB, 2000, Mode::Read), 1));
-    let st = mean_latency_us(&run(
+    let s = run(&mut d, sequential(0, 4 * KIB, 2000, Mode::Read), 1);
+    let r = run(&mut d, random(3, size, 4 * KIB, 2000, Mode::Read), 1);
+    let st = run(
         &mut d,
         sequential(0, 8 * KIB, 2000, Mode::Read).map(|(o, _, m)| (o, 4096, m)),
         1,
-    ));
-    println!("ssd-l 4 KiB reads: sequential {s:.0} us, random {r:.0} us, stride {st:.0} us");
-    for v in [s, r, st] {
-        assert!((200.0..250.0).contains(&v), "{v} us");
+    );
+    println!(
+        "ssd-l 4 KiB reads: sequential {:.0} us, random {:.0} us, stride {:.0} us",
+        mean_latency_us(&s),
+        mean_latency_us(&r),
+        mean_latency_us(&st)
+    );
+    for (id, c) in [
+        ("chen09.fig2.ssd-l.seq-read-200-250us", &s),
+        ("chen09.fig2.ssd-l.rand-read-200-250us", &r),
+        ("chen09.fig2.ssd-l.stride-read-200-250us", &st),
+    ] {
+        let window = statistic_bounds_ns(id);
+        let within = c
+            .iter()
+            .filter(|c| (window[0]..=window[1]).contains(&c.latency_ns()))
+            .count();
+        assert_published(id, within as f64 / c.len() as f64, id);
     }
 }
 
@@ -204,11 +355,13 @@ fn ssd_l_reads_uniform() {
 // a 1 GiB version of the profile in uFLIP's random state (random writes of
 // random size, 4 KiB..128 KiB, one capacity's worth), then measures 32 KiB
 // IOs at QD1 and the locality and partitioning behaviour directly through the
-// Device API. Tolerances (docs/profiles.md): SR, RR, SW within 0.6x..1.6x of
-// Table 3, RW within 0.5x..1.6x; random writes inside the locality area cost
-// less than half of RW and inside twice that area more than half (Table 3's
-// definition); partitioned sequential writes over `partitions` partitions
-// cost less than half of RW and over twice that many more than half.
+// Device API. Tolerances: SR, RR, SW within the test-only class
+// paper-profiles.uflip-table3 of Table 3, RW within paper-profiles.uflip-table3-rw
+// (tolerances.toml, with why they are not the scoreboard's magnitude class);
+// random writes inside the locality area cost less than half of RW and inside
+// twice that area more than half (the suite's definition of the area,
+// table3::locality_area); partitioned sequential writes over `partitions`
+// partitions cost less than half of RW and over twice that many more than half.
 
 const K32: u64 = 32 * KIB;
 
@@ -287,25 +440,28 @@ fn uflip_measure(spec: &str, area: u64, parts: u64) -> Uflip {
     }
 }
 
-/// Checks one profile against its Table 3 row: (SR, RR, SW, RW) in ms.
-/// `area`: the locality area, None when Table 3 says "No" (then the caller
-/// checks that none exists).
-fn check_table3(name: &str, paper: [f64; 4], claimed_area: Option<u64>, parts: u64) -> Uflip {
+/// Checks one profile against its Table 3 row (SR, RR, SW, RW, ms, from
+/// published.toml). `area`: the locality area, None when Table 3 says "No"
+/// (then the caller checks that none exists).
+fn check_table3(name: &str, claimed_area: Option<u64>, parts: u64) -> Uflip {
+    let paper = table3_basics(name);
     let area = claimed_area.unwrap_or(8 * MIB);
     let u = uflip_measure(&format!("{name},capacity=1GiB"), area, parts);
     println!(
         "{name}: SR {:.2} RR {:.2} SW {:.2} RW {:.1} ms (paper {paper:?}); RW in {} MiB {:.2} ms, in {} MiB {:.2} ms; SW over {parts} partitions {:.2} ms, over {} {:.2} ms",
         u.sr, u.rr, u.sw, u.rw, area >> 20, u.area_rw, (2 * area) >> 20, u.double_area_rw, u.parts_sw, 2 * parts, u.double_parts_sw
     );
-    for (what, got, want, lo, hi) in [
-        ("SR", u.sr, paper[0], 0.6, 1.6),
-        ("RR", u.rr, paper[1], 0.6, 1.6),
-        ("SW", u.sw, paper[2], 0.6, 1.6),
-        ("RW", u.rw, paper[3], 0.5, 1.6),
+    for (column, got, class) in [
+        ("sr", u.sr, "paper-profiles.uflip-table3"),
+        ("rr", u.rr, "paper-profiles.uflip-table3"),
+        ("sw", u.sw, "paper-profiles.uflip-table3"),
+        ("rw", u.rw, "paper-profiles.uflip-table3-rw"),
     ] {
-        assert!(
-            got >= lo * want && got <= hi * want,
-            "{name} {what}: {got:.3} ms, paper {want} ms (allowed {lo}x..{hi}x)"
+        assert_within(
+            &format!("uflip.t3.{name}.{column}"),
+            class,
+            got,
+            &format!("{name} {column} (ms)"),
         );
     }
     assert!(
@@ -340,52 +496,37 @@ fn check_table3(name: &str, paper: [f64; 4], claimed_area: Option<u64>, parts: u
 #[test]
 fn memoright_table3() {
     let (area, parts) = table3_area_parts("memoright");
-    check_table3("memoright", table3_basics("memoright"), Some(area), parts);
+    check_table3("memoright", Some(area), parts);
 }
 
 #[test]
 fn mtron_table3() {
     let (area, parts) = table3_area_parts("mtron");
-    check_table3("mtron", table3_basics("mtron"), Some(area), parts);
+    check_table3("mtron", Some(area), parts);
 }
 
 #[test]
 fn samsung_table3() {
     let (area, parts) = table3_area_parts("samsung");
-    check_table3("samsung", table3_basics("samsung"), Some(area), parts);
+    check_table3("samsung", Some(area), parts);
 }
 
 #[test]
 fn transcend_module_table3() {
     let (area, parts) = table3_area_parts("transcend-module");
-    check_table3(
-        "transcend-module",
-        table3_basics("transcend-module"),
-        Some(area),
-        parts,
-    );
+    check_table3("transcend-module", Some(area), parts);
 }
 
 #[test]
 fn transcend_mlc_table3() {
     let (area, parts) = table3_area_parts("transcend-mlc");
-    check_table3(
-        "transcend-mlc",
-        table3_basics("transcend-mlc"),
-        Some(area),
-        parts,
-    );
+    check_table3("transcend-mlc", Some(area), parts);
 }
 
 #[test]
 fn kingston_dthx_table3() {
     let (area, parts) = table3_area_parts("kingston-dthx");
-    check_table3(
-        "kingston-dthx",
-        table3_basics("kingston-dthx"),
-        Some(area),
-        parts,
-    );
+    check_table3("kingston-dthx", Some(area), parts);
 }
 
 /// Table 3 gives the DTI no locality area ("some low end USB devices (e.g.,
@@ -398,16 +539,15 @@ fn kingston_dthx_table3() {
 /// almost every write. And Table 3's "4 (x5)": with two open sequential logs
 /// (`ftl.seq_log_limit`) two of four partitioned streams are logged like
 /// random writes, so four partitions cost several times one stream
-/// (Table 3's relative tolerance: x5 within 0.5x..2x).
+/// (the scoreboard's relative class around Table 3's x5).
 #[test]
 fn kingston_dti_table3() {
     let parts = published("uflip.t3.kingston-dti.partitions") as u64;
-    let u = check_table3("kingston-dti", table3_basics("kingston-dti"), None, parts);
-    let parts_relative = u.parts_sw / u.sw;
-    let paper = published("uflip.t3.kingston-dti.partitions-relative");
-    assert!(
-        (0.5 * paper..=2.0 * paper).contains(&parts_relative),
-        "kingston-dti: SW over {parts} partitions x{parts_relative:.2} SW, paper x{paper}"
+    let u = check_table3("kingston-dti", None, parts);
+    assert_published(
+        "uflip.t3.kingston-dti.partitions-relative",
+        u.parts_sw / u.sw,
+        &format!("kingston-dti: SW over {parts} partitions / SW"),
     );
     let mut d = dev("kingston-dti,capacity=1GiB");
     random_state(&mut d, 11);
@@ -473,10 +613,11 @@ fn pause_lets_cached_devices_absorb_random_writes() {
 // ---------------------------------------------------------------------------
 // Wang et al.'s SSDs (IEICE 2011, section 2.2): random 4 KiB IO on a
 // sequentially filled 8 GiB device, 1 and 30 outstanding IOs, and a 50/50
-// random read/write mix. Tolerances (docs/profiles.md): bathtub = the mix's
-// throughput at most 2.5x the write throughput and below 10 % of the read
-// throughput; "no improvement" = 30 outstanding IOs give under 1.5x; "improve
-// clearly" = at least 3x.
+// random read/write mix. Tolerances (tolerances.toml): the mix "drastically
+// degraded" against reads = paper-profiles.wang11-drastically (test-only
+// entries *.mix-over-read); "no improvement" with 30 outstanding IOs = the
+// scoreboard's wang11.no-gain; "improved clearly" = paper-profiles.wang11-scales,
+// stricter than the scoreboard's wang11.gain.
 
 struct Wang {
     read: f64,
@@ -527,15 +668,15 @@ fn wang_measure(name: &str) -> Wang {
 #[test]
 fn mtron_pro7500_bathtub_and_reads_bounded_by_the_controller() {
     let w = wang_measure("mtron-pro7500");
-    assert!(
-        w.mix < 0.1 * w.read,
-        "mix {} far below reads {}",
-        w.mix,
-        w.read
+    assert_published(
+        "wang11.fig2.mtron-pro7500.mix-over-read",
+        w.mix / w.read,
+        "mix / read IOPS",
     );
     // 32 NCQ commands, one controller core (issue 30 item 10): 30 outstanding
     // reads gain until the controller, the link or the dies bind. Wang et
-    // al.'s Figure 3 shows no gain (the scoreboard row fails: docs/profiles.md).
+    // al.'s Figure 3 shows no gain (the scoreboard row fails: docs/profiles.md,
+    // KNOWN_GAPS), so the 1.5x here guards the mechanism, not a published band.
     let overhead_ns = flashlab_sim::open_device("mtron-pro7500", 7, 1)
         .unwrap()
         .config()
@@ -547,59 +688,57 @@ fn mtron_pro7500_bathtub_and_reads_bounded_by_the_controller() {
         w.read30,
         w.read
     );
-    assert!(
-        w.write30 < 1.5 * w.write,
-        "writes must not scale: {} vs {}",
-        w.write30,
-        w.write
+    assert_published(
+        "wang11.fig3.mtron-pro7500.rand-write-qd30-over-qd1",
+        w.write30 / w.write,
+        "writes must not scale: 30 / 1 outstanding",
     );
-    let rated = published("wang11.table2.mtron-pro7500.rand-write-iops");
-    assert!(
-        (0.4 * rated..2.0 * rated).contains(&w.write),
-        "random write IOPS {} (rated {rated})",
-        w.write
+    assert_within(
+        "wang11.table2.mtron-pro7500.rand-write-iops",
+        "paper-profiles.wang11-datasheet-iops",
+        w.write,
+        "random write IOPS",
     );
 }
 
 #[test]
 fn ocz_vertex_ex_bathtub_reads_scale() {
     let w = wang_measure("ocz-vertex-ex");
-    assert!(
-        w.mix < 0.1 * w.read,
-        "mix {} far below reads {}",
-        w.mix,
-        w.read
+    assert_published(
+        "wang11.fig2.ocz-vertex-ex.mix-over-read",
+        w.mix / w.read,
+        "mix / read IOPS",
     );
-    assert!(
-        w.read30 >= 3.0 * w.read,
-        "reads must scale with NCQ: {} vs {}",
-        w.read30,
-        w.read
+    assert_within(
+        "wang11.fig3.ocz-vertex-ex.rand-read-qd30-over-qd1",
+        "paper-profiles.wang11-scales",
+        w.read30 / w.read,
+        "reads must scale with NCQ: 30 / 1 outstanding",
     );
-    assert!(
-        w.write30 < 1.5 * w.write,
-        "writes must not scale: {} vs {}",
-        w.write30,
-        w.write
+    assert_published(
+        "wang11.fig3.ocz-vertex-ex.rand-write-qd30-over-qd1",
+        w.write30 / w.write,
+        "writes must not scale: 30 / 1 outstanding",
     );
 }
 
 #[test]
 fn intel_x25e_reads_scale_with_30_outstanding() {
     let w = wang_measure("intel-x25e");
-    assert!(
-        w.read30 >= 3.0 * w.read,
-        "reads must scale with NCQ: {} vs {}",
-        w.read30,
-        w.read
+    assert_within(
+        "wang11.fig3.intel-x25e.rand-read-qd30-over-qd1",
+        "paper-profiles.wang11-scales",
+        w.read30 / w.read,
+        "reads must scale with NCQ: 30 / 1 outstanding",
     );
-    // The exception of Wang et al.'s Figure 2: write and mix throughput far above a disk's (~100 IOPS).
-    assert!(
-        w.write > 1000.0 && w.mix > 1000.0,
-        "write {} mix {}",
+    // The exception of Wang et al.'s Figure 2: write and mix throughput
+    // clearly better than the hard disk's
+    assert_published(
+        "wang11.fig2.intel-x25e.write-iops-vs-disk",
         w.write,
-        w.mix
+        "write IOPS",
     );
+    assert_published("wang11.fig2.intel-x25e.mix-iops-vs-disk", w.mix, "mix IOPS");
 }
 
 /// `Device::set_write_cache` on the simulator (Chen et al. Figure 5): turning
@@ -669,9 +808,10 @@ fn ssd_l_buffers_only_sequential_writes_in_its_registers() {
     );
     let (seq_dram, _) = measure("ssd-l,capacity=4GiB,cache.ack_after_channel=false");
     println!("ssd-l 4 KiB write medians: sequential {seq:.0} us, random {rnd:.0} us; buffering every write: {seq_all:.0} / {rnd_all:.0} us; acknowledged in the controller: {seq_dram:.0} us");
+    let window = statistic_bounds_ns("chen09.fig3.ssd-l.seq-write-140-160us");
     assert!(
-        (120.0..200.0).contains(&seq),
-        "sequential {seq} us (paper 140-160)"
+        (window[0] as f64 / 1e3..=window[1] as f64 / 1e3).contains(&seq),
+        "sequential median {seq} us, outside Figure 3a's {window:?} ns"
     );
     assert!(
         rnd > 900.0,
@@ -687,6 +827,9 @@ fn ssd_l_buffers_only_sequential_writes_in_its_registers() {
 /// Chen et al. Figure 1: SSD-H reads 256 KiB at over 240 MB/s, more than
 /// its flash channels and the SATA link give one after the other:
 /// `host.cut_through` streams a read to the host as its pages arrive.
+/// Tolerance: the test-only class paper-profiles.ssd-h-qd1-reads around
+/// the published 240 MB/s (one outstanding random read, not Figure 1's 32
+/// sequential jobs); store-and-forward under 0.8x of it.
 #[test]
 fn ssd_h_large_reads_stream_through() {
     let bw = |spec: &str| {
@@ -698,13 +841,20 @@ fn ssd_h_large_reads_stream_through() {
     let on = bw("ssd-h,capacity=2GiB");
     let off = bw("ssd-h,capacity=2GiB,host.cut_through=false");
     println!("ssd-h 256 KiB reads: {on:.0} MB/s cut-through, {off:.0} MB/s store-and-forward");
-    assert!(on > 216.0, "{on} MB/s (paper: over 240)");
+    assert_within(
+        "chen09.fig1.ssd-h.seq-read-bw",
+        "paper-profiles.ssd-h-qd1-reads",
+        on,
+        "256 KiB random reads, cut-through (MB/s)",
+    );
     assert!(off < 0.8 * on, "store-and-forward {off} vs {on}");
 }
 
 /// Wang et al. Figure 1(c): the Intel X25-E's sequential write throughput
 /// falls above 32 KiB requests (`cache.bypass_above`), yet reaches its rated
-/// 170 MB/s (within 0.6x..1.6x) at 1 MiB.
+/// 170 MB/s at 1 MiB. Tolerance: the scoreboard's rows (wang11.decrease for
+/// 256 KiB against 32 KiB, magnitude at 1 MiB); without the bypass 256 KiB
+/// writes are faster than 32 KiB ones.
 #[test]
 fn intel_x25e_large_writes_bypass_the_buffer() {
     let bw = |spec: &str, io: u64| {
@@ -718,16 +868,25 @@ fn intel_x25e_large_writes_bypass_the_buffer() {
     let m1 = bw(spec, 1024 * KIB);
     let k256_cached = bw("intel-x25e,capacity=4GiB,cache.bypass_above=0", 256 * KIB);
     println!("intel-x25e sequential writes: 32 KiB {k32:.0} MB/s, 256 KiB {k256:.0} MB/s, 1 MiB {m1:.0} MB/s; 256 KiB all cached {k256_cached:.0} MB/s");
-    assert!(k256 < 0.9 * k32, "256 KiB {k256} vs 32 KiB {k32}");
+    assert_published(
+        "wang11.fig1.intel-x25e.seq-write-256k-over-best-32k",
+        k256 / k32,
+        "256 KiB / 32 KiB sequential writes",
+    );
     assert!(
         k256_cached > k32,
         "cached 256 KiB {k256_cached} vs 32 KiB {k32}"
     );
-    assert!((102.0..272.0).contains(&m1), "1 MiB {m1} MB/s (rated 170)");
+    assert_published(
+        "wang11.fig1.intel-x25e.seq-write-bw-1mib",
+        m1,
+        "1 MiB sequential writes (MB/s)",
+    );
 }
 
 /// Wang et al. Figure 2: 4 KiB random reads run as fast as sequential ones
-/// on the three drives (no read-ahead gain), within 30 %.
+/// on the three drives (no read-ahead gain). Tolerance: the scoreboard's
+/// class for "kept untouched" (equal), on the IOPS ratio.
 #[test]
 fn wang_drives_read_random_as_fast_as_sequential() {
     for name in ["intel-x25e", "mtron-pro7500", "ocz-vertex-ex"] {
@@ -740,9 +899,11 @@ fn wang_drives_read_random_as_fast_as_sequential() {
             1,
         ));
         println!("{name}: 4 KiB reads sequential {s:.0} us, random {r:.0} us");
-        assert!(
-            (0.7..1.43).contains(&(r / s)),
-            "{name}: random {r} vs sequential {s}"
+        // one outstanding read: IOPS random / sequential = latency s / r
+        assert_published(
+            &format!("wang11.fig2.{name}.rand-over-seq-read"),
+            s / r,
+            &format!("{name}: random / sequential read IOPS"),
         );
     }
 }
@@ -785,15 +946,18 @@ fn lingering_reads(spec: &str) -> (usize, f64) {
 /// in progress on their dies, and each read pushes the queued merges back,
 /// so write-back and reads compete until the cache has drained. Without a
 /// cache (Samsung, Transcend module) the merges end with the writes.
-/// Tolerance: Mtron 1500..6000 slowed reads (0.5x..2x of 3,000), at least
-/// 1.15x slower on average; Samsung and the Transcend module none.
+/// Tolerance: Mtron's slowed reads within the test-only class
+/// paper-profiles.uflip-lingering of the published 3,000, at least 1.15x
+/// slower on average; Samsung and the Transcend module none.
 #[test]
 fn mtron_random_writes_linger_on_later_reads() {
     let (n, rel) = lingering_reads("mtron,capacity=1GiB");
     println!("mtron: {n} sequential reads slowed after 256 random writes, {rel:.2}x");
-    assert!(
-        (1500..=6000).contains(&n),
-        "mtron: {n} lingering reads, paper about 3,000"
+    assert_within(
+        "uflip.fig5.mtron.lingering-reads",
+        "paper-profiles.uflip-lingering",
+        n as f64,
+        "mtron: lingering reads",
     );
     assert!(rel >= 1.15, "mtron: slowed reads only {rel:.2}x");
     for name in ["samsung", "transcend-module"] {
@@ -924,9 +1088,10 @@ fn mtron_large_increments_cost_more_than_random_writes() {
 /// block and is merged every 32 writes: about 1.5 flash programs per page
 /// rewritten against 0.9. Measured after the random state,
 /// 1024 rewrites (all counted, as the suite's order runs count them) against
-/// 768 sequential writes (the first 256 left out). Tolerance: within 0.8x..1.25x of SW with the mechanism (the
-/// scoreboard's "=" band) and under 0.75x the flash programs of the same
-/// run without it, which costs more.
+/// 768 sequential writes (the first 256 left out). Tolerance: the
+/// scoreboard's class for Table 3's "=" (equal) with the mechanism, and
+/// under 0.75x the flash programs of the same run without it, which costs
+/// more.
 #[test]
 fn memoright_cache_absorbs_in_place_rewrites() {
     let measure = |spec: &str| {
@@ -954,10 +1119,7 @@ fn memoright_cache_absorbs_in_place_rewrites() {
     println!(
         "memoright in-place / SW: x{absorbed:.2} absorbing rewrites ({absorbed_programs:.3} programs per page written), x{programmed:.2} programming each ({programmed_programs:.2})"
     );
-    assert!(
-        (0.8..=1.25).contains(&absorbed),
-        "in-place x{absorbed:.2} of SW, Table 3 says ="
-    );
+    assert_published("uflip.t3.memoright.in-place", absorbed, "in-place / SW");
     // measured: 0.88 against 1.50 programs (flash and merge copies) per page
     assert!(
         absorbed_programs < 0.75 * programmed_programs,
@@ -976,8 +1138,8 @@ fn memoright_cache_absorbs_in_place_rewrites() {
 /// held block replaces it without a program, so an in-place write costs the
 /// command and the transfer only. Measured after the random state: 1024
 /// rewrites of one 32 KiB block (all counted) against 768 sequential writes
-/// (the first 256 left out). Tolerance: the scoreboard's band around x0.6
-/// (0.45x..0.75x of SW) with the mechanism; at least SW's cost without it.
+/// (the first 256 left out). Tolerance: the scoreboard's class for Table 3's
+/// x0.6 (relative) with the mechanism; at least SW's cost without it.
 #[test]
 fn samsung_rewrites_of_the_last_write_are_not_programmed() {
     let measure = |spec: &str| {
@@ -996,10 +1158,7 @@ fn samsung_rewrites_of_the_last_write_are_not_programmed() {
     let held = measure("samsung,capacity=1GiB");
     let programmed = measure("samsung,capacity=1GiB,cache.hold_last_write=false");
     println!("samsung in-place / SW: x{held:.2} holding the last write, x{programmed:.2} programming each");
-    assert!(
-        (0.45..=0.75).contains(&held),
-        "in-place x{held:.2} of SW, Table 3 says x0.6"
-    );
+    assert_published("uflip.t3.samsung.in-place", held, "in-place / SW");
     assert!(
         programmed >= 1.0,
         "without the buffer x{programmed:.2}: the test shows nothing"

@@ -36,6 +36,25 @@ pub enum Kind {
     AtLeast,
 }
 
+/// Who reads an entry of `published.toml` or a class of `tolerances.toml`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// A row of `flashlab validate` (the default).
+    #[default]
+    Scoreboard,
+    /// Read only by a test (crates/sim/tests/paper_profiles.rs): never a
+    /// scoreboard row, never a class a row is judged by, not in
+    /// `validate --json`'s list of classes.
+    TestOnly,
+}
+
+impl Role {
+    pub fn is_scoreboard(&self) -> bool {
+        *self == Role::Scoreboard
+    }
+}
+
 /// A tolerance class: a band and its reason.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tolerance {
@@ -46,6 +65,9 @@ pub struct Tolerance {
     #[serde(default)]
     pub max: Option<f64>,
     pub reason: String,
+    /// `test-only`: a test's band, not the scoreboard's (its reason says why).
+    #[serde(default, skip_serializing_if = "Role::is_scoreboard")]
+    pub role: Role,
 }
 
 #[derive(Deserialize)]
@@ -89,7 +111,11 @@ fn band_complete(kind: Kind, min: Option<f64>, max: Option<f64>) -> bool {
     }
 }
 
-pub struct Tolerances(Vec<Tolerance>);
+/// The classes: the scoreboard's, then the tests' own (`role = "test-only"`).
+pub struct Tolerances {
+    scoreboard: Vec<Tolerance>,
+    test_only: Vec<Tolerance>,
+}
 
 impl Tolerances {
     pub fn parse(text: &str) -> Result<Tolerances, ToleranceError> {
@@ -100,22 +126,34 @@ impl Tolerances {
                 return Err(ToleranceError::Incomplete(t.name.clone()));
             }
         }
-        Ok(Tolerances(f.class))
+        let (scoreboard, test_only) = f.class.into_iter().partition(|t| t.role.is_scoreboard());
+        Ok(Tolerances {
+            scoreboard,
+            test_only,
+        })
     }
 
     pub fn builtin() -> Tolerances {
         Tolerances::parse(TOLERANCES_TOML).expect("the compiled-in tolerances parse")
     }
 
+    /// A class of either role, by name.
     pub fn get(&self, class: &str) -> Result<&Tolerance, ToleranceError> {
-        self.0
+        self.scoreboard
             .iter()
+            .chain(&self.test_only)
             .find(|t| t.name == class)
             .ok_or_else(|| ToleranceError::Missing(class.into()))
     }
 
+    /// The scoreboard's classes (`validate --json` lists these).
     pub fn all(&self) -> &[Tolerance] {
-        &self.0
+        &self.scoreboard
+    }
+
+    /// The tests' own classes (`role = "test-only"`).
+    pub fn test_only(&self) -> &[Tolerance] {
+        &self.test_only
     }
 }
 
@@ -165,6 +203,10 @@ pub struct Published {
     /// Why the row is true by construction in the simulator (not counted).
     #[serde(default)]
     pub not_reproducible: Option<String>,
+    /// `test-only`: read by a test (its `finding` names it), never a
+    /// scoreboard row.
+    #[serde(default)]
+    pub role: Role,
 }
 
 impl Published {
@@ -195,6 +237,7 @@ impl Published {
                 min: b.min,
                 max: b.max,
                 reason: self.reason.clone().unwrap_or_default(),
+                role: class.role,
             },
             None => class.clone(),
         })
@@ -219,6 +262,7 @@ pub enum PublishedError {
     BandWithoutReason(String),
     BandIncomplete(String),
     NotReproducibleWithoutReason(String),
+    TestClassOnScoreboard { id: String, class: String },
 }
 
 impl std::fmt::Display for PublishedError {
@@ -255,15 +299,23 @@ impl std::fmt::Display for PublishedError {
                 f,
                 "published.toml: {id} is marked not reproducible with an empty reason: say what makes it true by construction"
             ),
+            PublishedError::TestClassOnScoreboard { id, class } => write!(
+                f,
+                "published.toml: {id} is a scoreboard row judged by class {class}, which tolerances.toml marks test-only: use a scoreboard class, or mark the entry role = \"test-only\""
+            ),
         }
     }
 }
 
 impl std::error::Error for PublishedError {}
 
-/// Every published number, checked against the classes.
+/// Every published number, checked against the classes: the scoreboard's
+/// rows, then the entries only tests read (`role = "test-only"`).
 #[derive(Clone, Debug)]
-pub struct PublishedNumbers(Vec<Published>);
+pub struct PublishedNumbers {
+    scoreboard: Vec<Published>,
+    test_only: Vec<Published>,
+}
 
 impl PublishedNumbers {
     pub fn parse(text: &str, tol: &Tolerances) -> Result<PublishedNumbers, PublishedError> {
@@ -303,6 +355,12 @@ impl PublishedNumbers {
                     id: n.id.clone(),
                     class: n.class.clone(),
                 })?;
+            if n.role.is_scoreboard() && !class.role.is_scoreboard() {
+                return Err(PublishedError::TestClassOnScoreboard {
+                    id: n.id.clone(),
+                    class: n.class.clone(),
+                });
+            }
             if n.value.is_none() && !matches!(n.printed.as_deref(), Some("-" | "No")) {
                 return Err(PublishedError::NoValue(n.id.clone()));
             }
@@ -321,7 +379,11 @@ impl PublishedNumbers {
                 return Err(PublishedError::NotReproducibleWithoutReason(n.id.clone()));
             }
         }
-        Ok(PublishedNumbers(f.number))
+        let (scoreboard, test_only) = f.number.into_iter().partition(|n| n.role.is_scoreboard());
+        Ok(PublishedNumbers {
+            scoreboard,
+            test_only,
+        })
     }
 
     /// The compiled-in numbers (checked by this crate's tests).
@@ -329,14 +391,20 @@ impl PublishedNumbers {
         PublishedNumbers::parse(PUBLISHED_TOML, tol).expect("the compiled-in published.toml parses")
     }
 
+    /// The scoreboard's rows (test-only entries are never scored).
     pub fn all(&self) -> &[Published] {
-        &self.0
+        &self.scoreboard
+    }
+
+    /// The entries only tests read (`role = "test-only"`).
+    pub fn test_only(&self) -> &[Published] {
+        &self.test_only
     }
 
     /// The profiles with published numbers, in file order, each once.
     pub fn profiles(&self, paper: Option<&str>) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
-        for n in &self.0 {
+        for n in &self.scoreboard {
             if paper.is_none_or(|p| p == n.paper) && !out.contains(&n.profile.as_str()) {
                 out.push(&n.profile);
             }
@@ -347,7 +415,7 @@ impl PublishedNumbers {
     /// The (paper, profile) pairs, in file order, each once.
     pub fn suites(&self) -> Vec<(&str, &str)> {
         let mut out: Vec<(&str, &str)> = Vec::new();
-        for n in &self.0 {
+        for n in &self.scoreboard {
             let k = (n.paper.as_str(), n.profile.as_str());
             if !out.contains(&k) {
                 out.push(k);
@@ -362,7 +430,7 @@ impl PublishedNumbers {
         let mut any = false;
         let cells = TABLE3_COLUMNS.map(|(col, _)| {
             let finding = format!("uflip.t3.{col}");
-            self.0
+            self.scoreboard
                 .iter()
                 .find(|n| n.paper == "uflip" && n.profile == profile && n.finding == finding)
                 .map(|n| {
@@ -1043,6 +1111,73 @@ bus_ns_per_byte = 1.0
                 field: "unit"
             }
         );
+    }
+
+    #[test]
+    fn test_only_entries_and_classes_are_never_scored() {
+        let tol = Tolerances::parse(
+            "[[class]]\nname = \"magnitude\"\nkind = \"ratio\"\nmin = 0.75\nmax = 1.25\nreason = \"r\"\n\
+             [[class]]\nname = \"t.loose\"\nkind = \"ratio\"\nmin = 0.5\nmax = 2.0\nreason = \"r\"\nrole = \"test-only\"\n",
+        )
+        .unwrap();
+        assert_eq!(tol.all().len(), 1);
+        assert_eq!(tol.test_only()[0].name, "t.loose");
+        assert!(tol.get("t.loose").is_ok());
+        let entry = |id: &str, extra: &str| {
+            format!(
+                "[[number]]\nid = \"{id}\"\npaper = \"chen09\"\nprofile = \"ssd-l\"\nsource = \"s\"\nwhat = \"w\"\nfinding = \"f\"\nunit = \"u\"\nstatistic = \"mean\"\nquote = \"q\"\nvalue = 1.0\n{extra}\n"
+            )
+        };
+        let text = entry("a.scored", "class = \"magnitude\"")
+            + &entry("a.test", "class = \"t.loose\"\nrole = \"test-only\"");
+        let n = PublishedNumbers::parse(&text, &tol).unwrap();
+        assert_eq!(n.all().len(), 1);
+        assert_eq!(n.all()[0].id, "a.scored");
+        assert_eq!(n.test_only()[0].id, "a.test");
+        // A scoreboard row cannot be judged by a test's band.
+        let e = PublishedNumbers::parse(&entry("a.b", "class = \"t.loose\""), &tol).unwrap_err();
+        assert!(matches!(e, PublishedError::TestClassOnScoreboard { .. }));
+        assert!(e.to_string().contains("test-only"));
+        // The built-in files: every test-only class says so in its reason.
+        let b = Tolerances::builtin();
+        assert!(!b.test_only().is_empty());
+        for t in b.test_only() {
+            assert!(t.reason.contains("Test-only"), "{}: {}", t.name, t.reason);
+        }
+        let json = serde_json::to_string(b.all()).unwrap();
+        assert!(
+            !json.contains("role"),
+            "scoreboard classes serialise as before"
+        );
+        // Every test-only entry names the test that reads it, and every
+        // test-only class and entry is read by that test file.
+        let tests = include_str!("../../sim/tests/paper_profiles.rs");
+        let n = numbers();
+        assert!(!n.test_only().is_empty());
+        for p in n.test_only() {
+            let f = p
+                .finding
+                .strip_prefix("paper_profiles::")
+                .unwrap_or_else(|| panic!("{}: finding names no paper_profiles test", p.id));
+            assert!(
+                tests.contains(&format!("fn {f}()")),
+                "{}: no test {f}",
+                p.id
+            );
+            assert!(
+                tests.contains(&format!("\"{}\"", p.id)),
+                "{} is read by no test",
+                p.id
+            );
+        }
+        for t in b.test_only() {
+            assert!(
+                tests.contains(&format!("\"{}\"", t.name))
+                    || n.test_only().iter().any(|p| p.class == t.name),
+                "{} is read by no test",
+                t.name
+            );
+        }
     }
 
     #[test]
