@@ -49,6 +49,12 @@ Optional:
   same Rust point code on threads, no Dask), each round;
 - `--plain-dask`: also 2 workers on a LocalCluster with Dask's default
   settings instead of `flashlab.sweep`'s default client, each round.
+- `--point-cost N`: only compare what a small point costs through
+  `flashlab.sweep` on one Dask worker with what it costs through `flashlab
+  sweep --jobs 1` (the CLI, no Dask): N points of 1,000 random 4 KiB
+  writes, the two interleaved for `--repeat` rounds, wall and CPU time per
+  point (the CLI's CPU is its process's; Dask's is the client process's plus
+  the worker's). Issue 31's target: within 1.2x. Needs `--flashlab`.
 - `--records off`: the grid says `records = false` (docs/python.md,
   "Metrics only"): points keep no per-IO records, so each is one thread
   and writes no records file.
@@ -329,6 +335,64 @@ def spread(xs: list) -> str:
     return ", ".join(f"{x:.2f}" for x in xs) + f" -> median {statistics.median(xs):.2f}x, min {min(xs):.2f}x"
 
 
+def dask_sweep_cost(g: dict) -> dict:
+    """Wall and CPU time of a sweep on one warm Dask worker (client + worker CPU)."""
+    client = default_client(1)
+    client.run(lambda: __import__("flashlab"))
+    worker_cpu = lambda: sum(client.run(cpu_of_self).values())  # noqa: E731
+    with tempfile.TemporaryDirectory() as d:
+        w0, c0, t0 = worker_cpu(), cpu_of_self(), time.perf_counter()
+        table = flashlab.sweep(g, client=client, results=Path(d) / "s")
+        wall = time.perf_counter() - t0
+        cpu = (cpu_of_self() - c0) + (worker_cpu() - w0)
+    cluster = client.cluster
+    client.close()
+    cluster.close()
+    assert (table.point_status == "ok").all()
+    return {"wall": wall, "cpu": cpu, "n": len(table)}
+
+
+def cli_sweep_cost(flashlab_bin: str, g: dict) -> dict:
+    """Wall and CPU time of `flashlab sweep --jobs 1` (the process's own CPU)."""
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "grid.toml").write_text(grid_toml(g))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run(
+            [flashlab_bin, "sweep", str(Path(d) / "grid.toml"), "--jobs", "1", "--results", str(Path(d) / "s"), "-q"],
+            check=True,
+        )
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {"wall": wall, "cpu": cpu, "n": len(g["seeds"])}
+
+
+def point_cost(flashlab_bin: str, points: int, rounds: int) -> None:
+    """Issue 31: a small point through Dask within 1.2x of the CLI's per-point time."""
+    g = grid(points, 1000, prefill=False)
+    print(f"{points} small points (1,000 random 4 KiB writes each) on sim:{g['device']}; {rounds} rounds  [{load()}]")
+    wall_ratios, cpu_ratios = [], []
+    for rnd in range(rounds):
+        # Alternate which goes first, so that a trend in the machine's load
+        # does not favour one side.
+        first_cli = rnd % 2 == 0
+        res = {}
+        for side in (("cli", "dask") if first_cli else ("dask", "cli")):
+            res[side] = cli_sweep_cost(flashlab_bin, g) if side == "cli" else dask_sweep_cost(g)
+        c, k = res["cli"], res["dask"]
+        wall_ratios.append(k["wall"] / c["wall"])
+        cpu_ratios.append(k["cpu"] / c["cpu"])
+        print(
+            f"  round {rnd + 1}: CLI {1000 * c['wall'] / c['n']:.1f} ms wall, {1000 * c['cpu'] / c['n']:.1f} ms CPU a point; "
+            f"Dask {1000 * k['wall'] / k['n']:.1f} ms wall, {1000 * k['cpu'] / k['n']:.1f} ms CPU a point; "
+            f"ratio wall {wall_ratios[-1]:.2f}x, CPU {cpu_ratios[-1]:.2f}x  [{load()}]",
+            flush=True,
+        )
+    w, c = statistics.median(wall_ratios), statistics.median(cpu_ratios)
+    print(f"median Dask / CLI per point: wall {w:.2f}x, CPU {c:.2f}x (target <= 1.2x): {'met' if w <= 1.2 else 'NOT met'}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3, help="rounds of 1 vs 2 workers, interleaved (default 3)")
@@ -343,9 +407,15 @@ def main() -> None:
         default="on",
         help="on: points keep their per-IO records (the default of a grid); off: the grid says records = false",
     )
+    ap.add_argument("--point-cost", type=int, metavar="N", help="only compare N small points through Dask and the CLI")
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
+    if args.point_cost:
+        if not args.flashlab:
+            ap.error("--point-cost compares with the CLI: give --flashlab target/release/flashlab")
+        point_cost(args.flashlab, args.point_cost, args.repeat)
+        return
 
     records = args.records == "on"
     io_count = args.io_count or calibrate(records)
