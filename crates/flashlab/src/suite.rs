@@ -755,11 +755,16 @@ fn resume(dir: &std::path::Path, common: &SuiteCommon) -> CliResult<()> {
         }
         return summarise(&results, &journal, common);
     }
-    let seed = journal
-        .config
-        .get("seed")
-        .and_then(|s| s.as_u64())
-        .unwrap_or(42);
+    // The probe is seeded as the first run was: by the seed of the suite's
+    // typed configuration.
+    let seed = registry_suite(&journal.suite)?
+        .seed(&journal.config)
+        .map_err(|e| {
+            CliError::user(format!(
+                "{}: {e}; start the suite again with `flashlab suite NAME`",
+                dir.display()
+            ))
+        })?;
     let device_name = results.manifest().device.name.clone();
     let target_args = TargetArgs {
         device: device_name.clone(),

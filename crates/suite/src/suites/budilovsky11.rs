@@ -483,6 +483,10 @@ impl Suite for Budilovsky11 {
         "Budilovsky, Toledo & Zuck (SYSTOR 2011)"
     }
 
+    fn seed(&self, config: &Budilovsky11Config) -> u64 {
+        config.seed
+    }
+
     fn default_config(&self, quick: bool) -> Budilovsky11Config {
         if quick {
             Budilovsky11Config::quick()

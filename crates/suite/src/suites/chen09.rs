@@ -299,6 +299,10 @@ impl Suite for Chen09 {
         "Chen, Koufaty & Zhang (SIGMETRICS 2009)"
     }
 
+    fn seed(&self, config: &PaperConfig) -> u64 {
+        config.seed
+    }
+
     fn default_config(&self, quick: bool) -> PaperConfig {
         super::paper_default_config(quick)
     }

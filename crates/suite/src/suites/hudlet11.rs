@@ -300,6 +300,10 @@ impl Suite for Hudlet11 {
         "Hudlet & Schall (BTW 2011)"
     }
 
+    fn seed(&self, config: &PaperConfig) -> u64 {
+        config.seed
+    }
+
     fn default_config(&self, quick: bool) -> PaperConfig {
         super::paper_default_config(quick)
     }

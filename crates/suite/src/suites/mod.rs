@@ -87,6 +87,9 @@ pub trait Suite: Sync {
     /// The configuration `flashlab suite NAME [--quick]` starts from before
     /// its flags: what a sweep's suite options replace fields of.
     fn default_config(&self, quick: bool) -> Self::Config;
+    /// The seed of `config`'s random patterns: what `flashlab suite
+    /// --resume` seeds the device probe with, as the first run did.
+    fn seed(&self, config: &Self::Config) -> u64;
     /// Whether `config` is a reduced run (`--quick`, `--scale` below 1),
     /// whose findings are not comparable to the paper's; `None` for a
     /// configuration at the paper's sizes. (budilovsky11 keeps the default:
@@ -131,6 +134,8 @@ pub trait DynSuite: Sync {
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary;
     /// [`Suite::default_config`] as JSON.
     fn default_config(&self, quick: bool) -> serde_json::Value;
+    /// [`Suite::seed`] of the configuration given as JSON.
+    fn seed(&self, config: &serde_json::Value) -> Result<u64, ConfigError>;
     /// [`Suite::reduced_run`] of the configuration given as JSON.
     fn reduced_run(&self, config: &serde_json::Value) -> Result<Option<ReducedRun>, ConfigError>;
     /// [`Suite::journal_rule`] of the configuration given as JSON.
@@ -165,6 +170,9 @@ impl<S: Suite> DynSuite for S {
     }
     fn default_config(&self, quick: bool) -> serde_json::Value {
         serde_json::to_value(Suite::default_config(self, quick)).expect("serializes")
+    }
+    fn seed(&self, config: &serde_json::Value) -> Result<u64, ConfigError> {
+        Ok(Suite::seed(self, &parse(Suite::name(self), config)?))
     }
     fn reduced_run(&self, config: &serde_json::Value) -> Result<Option<ReducedRun>, ConfigError> {
         Ok(Suite::reduced_run(self, &parse(Suite::name(self), config)?))
@@ -367,3 +375,30 @@ pub(crate) fn paper_reduced_run(config: &crate::papers::PaperConfig) -> Option<R
 
 /// The IO-count factor of `--quick` in chen09, wang11 and hudlet11.
 pub const QUICK_SCALE: f64 = 0.1;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--resume` seeds the device probe from the journal's configuration
+    /// through the suite's typed config: every suite's seed is the one its
+    /// configuration holds, and a configuration that does not parse is an
+    /// error naming the suite, not a silent default.
+    #[test]
+    fn every_suite_reads_its_seed_from_its_typed_config() {
+        for suite in registry() {
+            let mut config = suite.default_config(true);
+            config["seed"] = serde_json::json!(7_777);
+            assert_eq!(suite.seed(&config).unwrap(), 7_777, "{}", suite.name());
+            let err = suite
+                .seed(&serde_json::json!({"seed": "not a number"}))
+                .unwrap_err();
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("{}: invalid configuration", suite.name())),
+                "{}: {err}",
+                suite.name()
+            );
+        }
+    }
+}

@@ -262,6 +262,10 @@ impl Suite for Uflip {
         "uFLIP"
     }
 
+    fn seed(&self, config: &UflipConfig) -> u64 {
+        config.seed
+    }
+
     fn default_config(&self, quick: bool) -> UflipConfig {
         UflipConfig {
             quick,
@@ -278,7 +282,8 @@ impl Suite for Uflip {
 
     fn summarise(&self, input: &SummaryInput) -> SuiteSummary {
         let journal = input.journal;
-        let io_size = journal.config["io_size_bytes"].as_u64().unwrap_or(32768);
+        let config = typed_config(&journal.config);
+        let io_size = baseline_io_size_bytes(config.as_ref());
         let t = table3(input.plan, input.runs, io_size);
         let h = hints(input.plan, input.runs, &t, io_size);
         let mut s = base_summary(self, input);
@@ -286,8 +291,8 @@ impl Suite for Uflip {
         paragraphs.extend(crate::table3::surprises(
             input.plan, input.runs, &t, io_size,
         ));
-        if let Ok(cfg) = serde_json::from_value::<UflipConfig>(journal.config.clone()) {
-            paragraphs.extend(large_incr_text(&t, &cfg, input.plan));
+        if let Some(cfg) = &config {
+            paragraphs.extend(large_incr_text(&t, cfg, input.plan));
         }
         paragraphs.extend(calibration_text(&journal.calibration));
         if let Some(p) = journal.pause_between_runs_ns {
@@ -888,5 +893,40 @@ fn bursts(b: &mut Builder) {
                 target: t,
             });
         }
+    }
+}
+
+/// The journal's configuration as uFLIP's typed one; `None` for a journal
+/// of an older flashlab whose configuration no longer parses (its summary
+/// still gets written: crates/suite/src/session.rs notes what is unknown).
+fn typed_config(config: &serde_json::Value) -> Option<UflipConfig> {
+    serde_json::from_value(config.clone()).ok()
+}
+
+/// The IOSize of the baseline patterns Table 3 is read at: the
+/// configuration's, or uFLIP's 32 KiB where the configuration does not parse.
+fn baseline_io_size_bytes(config: Option<&UflipConfig>) -> u64 {
+    config.map_or(UflipConfig::default().io_size_bytes, |c| c.io_size_bytes)
+}
+
+#[cfg(test)]
+mod typed_config_tests {
+    use super::*;
+
+    /// Table 3 is read at the journal's own IOSize (a `--io-size 4KiB`
+    /// run's baselines are 4 KiB patterns), taken from the typed
+    /// configuration; one that no longer parses falls back to uFLIP's 32 KiB.
+    #[test]
+    fn table3_reads_the_io_size_of_the_typed_config() {
+        let config = UflipConfig {
+            io_size_bytes: 4096,
+            ..UflipConfig::default()
+        };
+        let json = serde_json::to_value(&config).unwrap();
+        assert_eq!(typed_config(&json), Some(config.clone()));
+        assert_eq!(baseline_io_size_bytes(typed_config(&json).as_ref()), 4096);
+        let older = serde_json::json!({"io_size_bytes": 4096});
+        assert_eq!(typed_config(&older), None);
+        assert_eq!(baseline_io_size_bytes(None), 32 * 1024);
     }
 }

@@ -93,6 +93,10 @@ impl Suite for Wang11 {
         "Wang et al. (IEICE 2011)"
     }
 
+    fn seed(&self, config: &PaperConfig) -> u64 {
+        config.seed
+    }
+
     fn default_config(&self, quick: bool) -> PaperConfig {
         super::paper_default_config(quick)
     }
