@@ -309,6 +309,45 @@ impl std::fmt::Display for PublishedError {
 
 impl std::error::Error for PublishedError {}
 
+/// Why a `fitted:` provenance tag cannot name a row
+/// ([`PublishedNumbers::check_fitted_row`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum FittedRowError {
+    /// No entry of `published.toml` has the id.
+    Unknown(String),
+    /// The entry is `role = "test-only"`: a test reads it, the scoreboard
+    /// never scores it.
+    TestOnly(String),
+    /// The row is another profile's.
+    OtherProfile {
+        id: String,
+        profile: String,
+        fitted: String,
+    },
+}
+
+impl std::fmt::Display for FittedRowError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FittedRowError::Unknown(id) => write!(
+                f,
+                "row `{id}` is not an id in crates/suite/validate/published.toml"
+            ),
+            FittedRowError::TestOnly(id) => write!(
+                f,
+                "row `{id}` is a test-only entry of crates/suite/validate/published.toml (role = \"test-only\"), not a scoreboard row: name the scoreboard rows the parameter was fitted to"
+            ),
+            FittedRowError::OtherProfile {
+                id,
+                profile,
+                fitted,
+            } => write!(f, "row `{id}` is profile {profile}'s, not {fitted}'s"),
+        }
+    }
+}
+
+impl std::error::Error for FittedRowError {}
+
 /// Every published number, checked against the classes: the scoreboard's
 /// rows, then the entries only tests read (`role = "test-only"`).
 #[derive(Clone, Debug)]
@@ -399,6 +438,29 @@ impl PublishedNumbers {
     /// The entries only tests read (`role = "test-only"`).
     pub fn test_only(&self) -> &[Published] {
         &self.test_only
+    }
+
+    /// Whether `id` is a row a `fitted:` provenance tag of `profile` may
+    /// name: a scoreboard row of that profile (`flashlab validate` leaves
+    /// the rows a profile was fitted to out of its held-out score, so an
+    /// id that is unknown, test-only or another profile's would hide
+    /// nothing and claim a fit that never was).
+    pub fn check_fitted_row(&self, profile: &str, id: &str) -> Result<(), FittedRowError> {
+        if let Some(n) = self.scoreboard.iter().find(|n| n.id == id) {
+            return if n.profile == profile {
+                Ok(())
+            } else {
+                Err(FittedRowError::OtherProfile {
+                    id: id.to_string(),
+                    profile: n.profile.clone(),
+                    fitted: profile.to_string(),
+                })
+            };
+        }
+        if self.test_only.iter().any(|n| n.id == id) {
+            return Err(FittedRowError::TestOnly(id.to_string()));
+        }
+        Err(FittedRowError::Unknown(id.to_string()))
     }
 
     /// The profiles with published numbers, in file order, each once.

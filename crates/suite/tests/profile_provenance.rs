@@ -8,7 +8,8 @@
 //! each of them. `paper:` quotes must be verbatim in the papers in
 //! `shared/papers/` (whitespace-normalised, as crates/suite/tests/quotes.rs
 //! checks the suites' quotes) and `fitted:` must name its search and the rows it was fitted to, as
-//! `crates/suite/validate/published.toml` ids of the profile's rows.
+//! `crates/suite/validate/published.toml` ids of the profile's scoreboard
+//! rows (not test-only entries: `PublishedNumbers::check_fitted_row`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ mod common;
 
 use common::paper_text;
 use flashlab_suite::summary::normalize_quote_text;
+use flashlab_suite::validate::{PublishedNumbers, Tolerances};
 
 use flashlab_sim::profiles::BUILTIN;
 
@@ -301,39 +303,6 @@ fn paper_quotes_are_verbatim() {
     );
 }
 
-/// `crates/suite/validate/published.toml`'s row ids and the profile of each,
-/// read raw (`[[number]]` tables' `id` and `profile` lines): flashlab-sim does
-/// not depend on flashlab-suite.
-fn published_ids() -> BTreeMap<String, String> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../suite/validate/published.toml");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let value = |line: &str, key: &str| -> Option<String> {
-        let (k, v) = line.split_once('=')?;
-        (k.trim() == key).then(|| v.trim().trim_matches('"').to_string())
-    };
-    let mut out = BTreeMap::new();
-    let mut id: Option<String> = None;
-    for line in text.lines() {
-        let t = line.trim();
-        if t == "[[number]]" {
-            id = None;
-        } else if let Some(v) = value(t, "id") {
-            id = Some(v);
-        } else if let Some(p) = value(t, "profile") {
-            if let Some(i) = id.take() {
-                out.insert(i, p);
-            }
-        }
-    }
-    assert!(
-        out.len() > 100,
-        "only {} ids in {}",
-        out.len(),
-        path.display()
-    );
-    out
-}
-
 /// The ids after `; rows ` in a `fitted:` comment, up to the next `;` (free
 /// text after it, `; also ...`, names rows that have no id).
 fn fitted_row_ids(text: &str) -> Option<Vec<String>> {
@@ -342,12 +311,15 @@ fn fitted_row_ids(text: &str) -> Option<Vec<String>> {
     Some(list.split(',').map(|id| id.trim().to_string()).collect())
 }
 
-#[test]
-fn fitted_parameters_name_their_search_and_rows() {
-    let published = published_ids();
+/// What is wrong with the `fitted:` comments of `lines`, and how many row
+/// ids they name: each names its search and its rows, which are
+/// scoreboard rows of the comment's own profile in
+/// `crates/suite/validate/published.toml` (read by the typed reader, so a
+/// test-only entry is refused as well as an unknown id).
+fn fitted_problems(lines: &[KeyLine], published: &PublishedNumbers) -> (Vec<String>, usize) {
     let mut bad = Vec::new();
     let mut checked = 0;
-    for k in all_key_lines() {
+    for k in lines {
         let Ok(e) = &k.entry else { continue };
         if e.tag != "fitted" {
             continue;
@@ -376,19 +348,70 @@ fn fitted_parameters_name_their_search_and_rows() {
         };
         for id in ids {
             checked += 1;
-            match published.get(&id) {
-                None => bad.push(format!(
-                    "{where_}: row `{id}` is not an id in crates/suite/validate/published.toml"
-                )),
-                Some(p) if *p != profile => bad.push(format!(
-                    "{where_}: row `{id}` is profile {p}'s, not {profile}'s"
-                )),
-                Some(_) => {}
+            if let Err(why) = published.check_fitted_row(&profile, &id) {
+                bad.push(format!("{where_}: {why}"));
             }
         }
     }
+    (bad, checked)
+}
+
+fn builtin_published() -> PublishedNumbers {
+    PublishedNumbers::builtin(&Tolerances::builtin())
+}
+
+#[test]
+fn fitted_parameters_name_their_search_and_rows() {
+    let (bad, checked) = fitted_problems(&all_key_lines(), &builtin_published());
     assert!(checked > 100, "only {checked} fitted row ids checked");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// A `fitted:` tag may only name scoreboard rows of its own profile: a
+/// test-only entry, an unknown id and another profile's row each fail,
+/// saying which.
+#[test]
+fn a_fitted_tag_naming_a_test_only_unknown_or_foreign_row_fails() {
+    let published = builtin_published();
+    let test_only = &published.test_only()[0];
+    let own = published
+        .all()
+        .iter()
+        .find(|n| n.profile == test_only.profile)
+        .expect("the test-only entry's profile has scoreboard rows");
+    let foreign = published
+        .all()
+        .iter()
+        .find(|n| n.profile != test_only.profile)
+        .unwrap();
+    let file = format!("crates/sim/profiles/{}.toml", test_only.profile);
+    let tagged = |id: &str| {
+        format!("[ftl]\nlog_pages = 64 # fitted: bench/fit/uflip_fit.py grid; rows {id}\n")
+    };
+    let problems = |id: &str| fitted_problems(&parse(&file, &tagged(id)), &published).0;
+
+    assert_eq!(problems(&own.id), Vec::<String>::new());
+    let at = format!("{file}:2 (log_pages): ");
+    assert_eq!(
+        problems(&test_only.id),
+        [format!(
+            "{at}row `{}` is a test-only entry of crates/suite/validate/published.toml (role = \"test-only\"), not a scoreboard row: name the scoreboard rows the parameter was fitted to",
+            test_only.id
+        )]
+    );
+    assert_eq!(
+        problems("uflip.t3.no-such-profile.sr"),
+        [format!(
+            "{at}row `uflip.t3.no-such-profile.sr` is not an id in crates/suite/validate/published.toml"
+        )]
+    );
+    assert_eq!(
+        problems(&foreign.id),
+        [format!(
+            "{at}row `{}` is profile {}'s, not {}'s",
+            foreign.id, foreign.profile, test_only.profile
+        )]
+    );
 }
 
 /// Counts of parameters by provenance per profile (printed with
