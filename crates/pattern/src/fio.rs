@@ -187,18 +187,46 @@ pub fn random_distribution(value: &str) -> Result<String, FioError> {
     Ok(out)
 }
 
+/// Why a fio size ([`parse_size`]) cannot be read; each holds the text as
+/// written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FioSizeError {
+    /// No whole number where a size was expected (`50%`, `x`).
+    NotASize(String),
+    /// A unit that is none of fio's (k, m, g, t, p).
+    UnknownUnit(String),
+    /// More bytes than a u64 holds.
+    TooLarge(String),
+}
+
+impl std::fmt::Display for FioSizeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FioSizeError::NotASize(text) => {
+                write!(f, "'{text}' is not a size (e.g. 4k, 1g, 4096)")
+            }
+            FioSizeError::UnknownUnit(text) => {
+                write!(f, "'{text}' has an unknown unit (fio's are k, m, g, t, p)")
+            }
+            FioSizeError::TooLarge(text) => write!(f, "'{text}' is too large"),
+        }
+    }
+}
+
+impl std::error::Error for FioSizeError {}
+
 /// Reads a size as fio does: a number with an optional unit `k`, `m`, `g`,
 /// `t`, `p` (any case, optionally followed by `b` or `ib`); with
 /// `kb_base=1024` every unit is a power of 1024, with 1000 `KB`-style units
 /// are powers of 1000 and `KiB`-style ones of 1024. A percentage (`50%`)
 /// is refused: flashlab needs bytes.
-pub fn parse_size(text: &str, kb_base: u64) -> Result<u64, String> {
+pub fn parse_size(text: &str, kb_base: u64) -> Result<u64, FioSizeError> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let n: u64 = num
         .parse()
-        .map_err(|_| format!("'{text}' is not a size (e.g. 4k, 1g, 4096)"))?;
+        .map_err(|_| FioSizeError::NotASize(text.to_string()))?;
     let unit = unit.to_ascii_lowercase();
     let (power, suffix) = match unit.chars().next() {
         None => return Ok(n),
@@ -208,23 +236,15 @@ pub fn parse_size(text: &str, kb_base: u64) -> Result<u64, String> {
         Some('t') => (4, &unit[1..]),
         Some('p') => (5, &unit[1..]),
         Some('b') if unit == "b" => return Ok(n),
-        _ => {
-            return Err(format!(
-                "'{text}' has an unknown unit (fio's are k, m, g, t, p)"
-            ))
-        }
+        _ => return Err(FioSizeError::UnknownUnit(text.to_string())),
     };
     let base = match suffix {
         "" | "b" => kb_base,
         "ib" => 1024,
-        _ => {
-            return Err(format!(
-                "'{text}' has an unknown unit (fio's are k, m, g, t, p)"
-            ))
-        }
+        _ => return Err(FioSizeError::UnknownUnit(text.to_string())),
     };
     n.checked_mul(base.pow(power))
-        .ok_or_else(|| format!("'{text}' is too large"))
+        .ok_or_else(|| FioSizeError::TooLarge(text.to_string()))
 }
 
 /// One fio job as flashlab runs: the pattern and the target settings.
@@ -307,7 +327,7 @@ fn job(name: &str, opts: &[(String, String)]) -> Result<FioJob, FioError> {
         value: v.to_string(),
         why,
     };
-    let size = |k: &str, v: &str| parse_size(v, kb_base).map_err(|why| bad(k, v, why));
+    let size = |k: &str, v: &str| parse_size(v, kb_base).map_err(|why| bad(k, v, why.to_string()));
     let count = |k: &str, v: &str| {
         v.parse::<u64>()
             .map_err(|_| bad(k, v, "expected a whole number".into()))
@@ -346,7 +366,9 @@ fn job(name: &str, opts: &[(String, String)]) -> Result<FioJob, FioError> {
                 }
             }
             "bssplit" => {
-                let split = crate::spec::parse_bssplit(v, |t| parse_size(t, kb_base))
+                let split = crate::spec::parse_bssplit(v, |t| {
+                    parse_size(t, kb_base).map_err(|e| e.to_string())
+                })
                     .map_err(|why| bad(k, v, why))?;
                 bssplit = Some(split);
             }
@@ -468,6 +490,39 @@ mod tests {
         assert_eq!(parse_size("4KiB", 1000), Ok(4096));
         assert_eq!(parse_size("512", 1024), Ok(512));
         assert!(parse_size("50%", 1024).is_err());
+    }
+
+    /// A size fio's way cannot be read: a typed error per cause, each
+    /// saying the text as written.
+    #[test]
+    fn unreadable_sizes_are_typed_errors_that_quote_the_text() {
+        let cases = [
+            (
+                "50%",
+                FioSizeError::UnknownUnit("50%".into()),
+                "'50%' has an unknown unit (fio's are k, m, g, t, p)",
+            ),
+            (
+                "4kx",
+                FioSizeError::UnknownUnit("4kx".into()),
+                "'4kx' has an unknown unit (fio's are k, m, g, t, p)",
+            ),
+            (
+                "k",
+                FioSizeError::NotASize("k".into()),
+                "'k' is not a size (e.g. 4k, 1g, 4096)",
+            ),
+            (
+                "99999p",
+                FioSizeError::TooLarge("99999p".into()),
+                "'99999p' is too large",
+            ),
+        ];
+        for (text, error, message) in cases {
+            let got = parse_size(text, 1024).unwrap_err();
+            assert_eq!(got, error, "{text}");
+            assert_eq!(got.to_string(), message, "{text}");
+        }
     }
 
     const JOB: &str = "

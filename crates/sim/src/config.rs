@@ -22,8 +22,8 @@ impl ByteSize {
     /// the tool's one size parser (`flashlab_pattern::units::parse_size`:
     /// `GB` is 10^9, `GiB` and `G` are 2^30), so a unit means the same here
     /// as in `--target-size`.
-    pub fn parse(text: &str) -> Result<ByteSize, String> {
-        Ok(ByteSize(flashlab_pattern::units::parse_size(text)?))
+    pub fn parse(text: &str) -> Result<ByteSize, flashlab_pattern::units::UnitError> {
+        flashlab_pattern::units::parse_size(text).map(ByteSize)
     }
 }
 
@@ -1393,7 +1393,20 @@ mod tests {
         assert_eq!(ByteSize::parse("512").unwrap().0, 512);
         assert_eq!(ByteSize::parse("8MB").unwrap().0, 8_000_000);
         assert_eq!(ByteSize::parse("1.5KiB").unwrap().0, 1536);
-        assert!(ByteSize::parse("4XB").is_err());
+        // A typed error (the units parser's), whose text a profile or
+        // `cache=` override error quotes.
+        let err = ByteSize::parse("4XB").unwrap_err();
+        assert_eq!(
+            err,
+            flashlab_pattern::units::UnitError::UnknownSizeUnit {
+                text: "4XB".into(),
+                unit: "xb".into()
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "'4XB' has an unknown size unit 'xb'; use B, KiB, MiB, GiB, TiB, PiB (powers of 1024) or KB, MB, GB, TB, PB (powers of 1000)"
+        );
         assert_eq!(ByteSize(4 << 30).to_string(), "4GiB");
         assert_eq!(ByteSize(1536).to_string(), "1536B");
         // A decimal size prints as written, and reads back to the same bytes.

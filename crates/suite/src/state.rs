@@ -32,16 +32,31 @@ pub enum StateMethod {
     None,
 }
 
+/// A state enforcement name [`StateMethod::parse`] does not know (the
+/// text as given).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownStateMethod(pub String);
+
+impl std::fmt::Display for UnknownStateMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "unknown state enforcement '{}'; use random, sequential, snia or none",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownStateMethod {}
+
 impl StateMethod {
-    pub fn parse(text: &str) -> Result<StateMethod, String> {
+    pub fn parse(text: &str) -> Result<StateMethod, UnknownStateMethod> {
         match text {
             "random" => Ok(StateMethod::Random),
             "sequential" | "seq" => Ok(StateMethod::Sequential),
             "snia" => Ok(StateMethod::Snia),
             "none" => Ok(StateMethod::None),
-            other => Err(format!(
-                "unknown state enforcement '{other}'; use random, sequential, snia or none"
-            )),
+            other => Err(UnknownStateMethod(other.to_string())),
         }
     }
 
@@ -283,6 +298,19 @@ mod tests {
     use super::*;
 
     const MIB: u64 = 1024 * 1024;
+
+    /// `--state` names a state enforcement; an unknown one is a typed
+    /// error whose text lists the known ones.
+    #[test]
+    fn an_unknown_state_enforcement_is_a_typed_error_listing_the_known_ones() {
+        assert_eq!(StateMethod::parse("seq"), Ok(StateMethod::Sequential));
+        let err = StateMethod::parse("trim").unwrap_err();
+        assert_eq!(err, UnknownStateMethod("trim".into()));
+        assert_eq!(
+            err.to_string(),
+            "unknown state enforcement 'trim'; use random, sequential, snia or none"
+        );
+    }
 
     #[test]
     fn the_random_state_writes_every_byte_with_random_writes_of_half_a_kib_to_128_kib() {
