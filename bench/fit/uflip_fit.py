@@ -23,7 +23,7 @@ fit can be read and redone:
       --grid ftl.log_pages=64,128,256 --grid nand.program_ns=500000,700000 \\
       --out bench/fit/results/kingston-dti.csv
 
-`--flashlab` names the binary (default: target/release/flashlab, or
+Needs Python 3.11 (tomllib). `--flashlab` names the binary (default: target/release/flashlab, or
 $CARGO_TARGET_DIR/release/flashlab).
 """
 import argparse

@@ -8,8 +8,14 @@ Runs under pytest, or on its own: ``python3 python/tests/test_uflip_fit.py``.
 from __future__ import annotations
 
 import importlib.util
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11; the script itself needs 3.11
+    import pytest
+
+    pytest.skip("bench/fit/uflip_fit.py needs Python 3.11 (tomllib)", allow_module_level=True)
 
 REPO = Path(__file__).resolve().parents[2]
 VALIDATE = REPO / "crates" / "suite" / "validate"
