@@ -131,12 +131,25 @@ fn clap_error(e: clap::Error) -> ExitCode {
             first = format!("{}: {}", first.trim_end_matches(':'), missing.join(", "));
         }
     }
+    // Clap lists close subcommands in no useful order ('sweeep' offers
+    // 'serve' before 'sweep'): the nearest by edit distance comes first.
+    let typed = match e
+        .get(ContextKind::InvalidSubcommand)
+        .or_else(|| e.get(ContextKind::InvalidArg))
+    {
+        Some(ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
     let suggestion = e
         .get(ContextKind::SuggestedArg)
+        .or_else(|| e.get(ContextKind::SuggestedSubcommand))
         .or_else(|| e.get(ContextKind::SuggestedValue))
         .and_then(|v| match v {
             ContextValue::String(s) => Some(s.clone()),
-            ContextValue::Strings(v) => v.first().cloned(),
+            ContextValue::Strings(v) => v
+                .iter()
+                .min_by_key(|c| strsim::osa_distance(&typed, c))
+                .cloned(),
             _ => None,
         });
     let sub = std::env::args().nth(1).filter(|a| !a.starts_with('-'));

@@ -343,13 +343,18 @@ pub(crate) fn print_device_stats(summary: &RunSummary) {
     };
     let waf = stats.get("write_amplification").and_then(|v| v.as_f64());
     if let Some(waf) = waf {
+        // A run without host writes has no write amplification: 0.000
+        // would read as a perfect FTL (issue 33 item 7).
+        let host_writes = stats.pointer("/host/writes").and_then(|v| v.as_u64());
+        let waf = match host_writes {
+            Some(0) => "write amplification - (no host writes)".to_string(),
+            _ => format!("write amplification {waf:.3}"),
+        };
         let unmapped = summary
             .unmapped_read_fraction
             .map(|f| format!(", reads of never-written pages {:.1} %", f * 100.0))
             .unwrap_or_default();
-        println!(
-            "  simulator: write amplification {waf:.3}{unmapped} (full accounting in run.json and --json)"
-        );
+        println!("  simulator: {waf}{unmapped} (full accounting in run.json and --json)");
     }
 }
 

@@ -32,6 +32,15 @@ fn check_refused(args: &[&str], expected: &str) {
     );
 }
 
+/// A mistyped subcommand or suite name gets a suggestion, as a mistyped
+/// flag does (issue 33 item 7: "did you mean" for subcommands and suites).
+#[test]
+fn a_mistyped_subcommand_or_suite_gets_a_suggestion() {
+    check_refused(&["sweeep"], "did you mean 'sweep'?");
+    check_refused(&["suite", "ufilp"], "did you mean 'uflip'?");
+    check_refused(&["suite", "ufilp"], "`flashlab suite --help`");
+}
+
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     check_refused(

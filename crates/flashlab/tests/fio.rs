@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{flashlab, ok, scratch, stderr};
+use common::{flashlab, ok, scratch, stderr, stdout};
 use serde_json::Value;
 
 fn run_json(results: &Path) -> Value {
@@ -85,6 +85,43 @@ fn a_prefilled_device_reads_flash_and_does_not_warn() {
     let run = run_json(&dir.path().join("filled"));
     assert_eq!(run["unmapped_read_fraction"], 0.0);
     assert!(run.get("warnings").is_none());
+}
+
+/// A run without host writes has no write amplification to report: it says
+/// so instead of "0.000", which would read as a perfect FTL; a run with
+/// writes prints its figure (issue 33 item 7).
+#[test]
+fn a_read_only_run_prints_no_write_amplification() {
+    let dir = scratch();
+    let run = |pattern: &str, out: &str| {
+        let o = flashlab(
+            &[
+                "run",
+                "--device",
+                "sim:ssd-m,capacity=1GiB,prefill=on",
+                "--pattern",
+                pattern,
+                "-n",
+                "64",
+                "-o",
+                out,
+            ],
+            dir.path(),
+        );
+        ok(&o);
+        stdout(&o)
+    };
+    let reads = run("RR", "r");
+    assert!(
+        reads.contains("simulator: write amplification - (no host writes)"),
+        "{reads}"
+    );
+    assert!(!reads.contains("write amplification 0.000"), "{reads}");
+    let writes = run("RW", "w");
+    assert!(
+        writes.contains("simulator: write amplification 1."),
+        "{writes}"
+    );
 }
 
 #[test]
