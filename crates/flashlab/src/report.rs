@@ -73,6 +73,18 @@ fn build(dirs: &[PathBuf], runs: Vec<String>) -> CliResult<Report> {
             .map_err(CliError::user);
         }
     }
+    // A sweep directory (`flashlab sweep` writes sweep.csv and grid.json):
+    // its metrics charted against each swept parameter.
+    if let [one] = dirs {
+        if flashlab_report::sweep::is_sweep_dir(one) {
+            return flashlab_report::sweep::load(
+                one,
+                &runs,
+                &format!("flashlab {}", env!("CARGO_PKG_VERSION")),
+            )
+            .map_err(CliError::user);
+        }
+    }
     let options = Options {
         runs,
         ..Options::default()

@@ -181,3 +181,118 @@ fn a_bad_suite_in_a_grid_is_one_line_and_exit_code_2() {
         "{err}"
     );
 }
+
+/// fio-plot's "vary the block size / queue depth" view from flashlab's own
+/// report (issue 34 item 2): `flashlab report` on a sweep directory charts
+/// each metric against each swept workload key, a line per value of the
+/// other key, sizes in numeric order on a log axis, and names the best point
+/// first. The numbers in it are the table's.
+#[test]
+fn a_sweep_report_charts_each_metric_against_each_swept_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sizes.toml"),
+        r#"
+device = "ssd-m,capacity=1GiB,prefill=on"
+seeds = [1]
+[parameters]
+io_size = ["64KiB", "4KiB", "16KiB"]
+queue_depth = [1, 4]
+[[run]]
+pattern = "RR"
+io_count = 300
+"#,
+    )
+    .unwrap();
+    let out = flashlab(&["sweep", "sizes.toml", "-o", "sw", "-q"], dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = flashlab(
+        &["report", "sw", "--format", "json", "--output", "r.json"],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    let sections = report["sections"].as_array().unwrap();
+    let charts = sections
+        .iter()
+        .flat_map(|s| s["charts"].as_array().unwrap())
+        .collect::<Vec<_>>();
+    let titles: Vec<&str> = charts
+        .iter()
+        .map(|c| c["title"].as_str().unwrap())
+        .collect();
+    for want in [
+        "IOPS by io_size",
+        "p99 latency by io_size",
+        "IOPS by queue_depth",
+    ] {
+        assert!(titles.contains(&want), "{titles:?}");
+    }
+    let by_size = charts
+        .iter()
+        .find(|c| c["title"] == "IOPS by io_size")
+        .unwrap();
+    assert_eq!(
+        by_size["x"]["scale"], "log",
+        "4 KiB to 64 KiB is a factor of 16"
+    );
+    assert_eq!(by_size["x"]["unit"], "bytes");
+    let labels: Vec<&str> = by_size["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["queue_depth=1", "queue_depth=4"]);
+    // The QD4 line's points, in size order, are the table's IOPS.
+    let csv = std::fs::read_to_string(dir.path().join("sw/sweep.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let iops_at = |size: &str, qd: &str| -> f64 {
+        csv.lines()
+            .skip(1)
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .find(|c| c[col("io_size")] == size && c[col("queue_depth")] == qd)
+            .unwrap()[col("iops")]
+        .parse()
+        .unwrap()
+    };
+    let qd4 = &by_size["series"][1]["shapes"][0]["points"];
+    let points: Vec<(f64, f64)> = qd4
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
+        .collect();
+    let want: Vec<(f64, f64)> = [("4KiB", 4096.0), ("16KiB", 16384.0), ("64KiB", 65536.0)]
+        .iter()
+        .map(|(s, b)| (*b, iops_at(s, "4")))
+        .collect();
+    assert_eq!(points, want);
+    // The best IOPS comes first, at its point.
+    let best = &sections[0]["tables"][0]["rows"][0];
+    assert_eq!(best[0], "highest IOPS");
+    let top = ["4KiB", "16KiB", "64KiB"]
+        .iter()
+        .flat_map(|s| ["1", "4"].map(|q| (iops_at(s, q), format!("io_size={s}, queue_depth={q}"))))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .unwrap();
+    assert_eq!(best[2], top.1.as_str());
+    // --run names a run the sweep does not have: one line naming those it has.
+    let out = flashlab(&["report", "sw", "--run", "SW"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no run named SW") && err.contains("RR"),
+        "{err}"
+    );
+}

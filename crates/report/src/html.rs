@@ -173,15 +173,21 @@ pub fn render(r: &Report) -> String {
         title = html(&r.title)
     );
     let runs: usize = r.devices.iter().map(|d| d.runs.len()).sum();
-    let _ = writeln!(
-        o,
-        "<header><h1>{}</h1><p class=\"muted\">{} device{}, {} run{}. Statistics use every record; long series are downsampled for display only.</p></header>",
-        html(&r.title),
-        r.devices.len(),
-        plural(r.devices.len()),
-        runs,
-        plural(runs)
-    );
+    if r.devices.is_empty() {
+        // A report of no results directory (a sweep's table, a twin, the
+        // scoreboard): no device or run count to give.
+        let _ = writeln!(o, "<header><h1>{}</h1></header>", html(&r.title));
+    } else {
+        let _ = writeln!(
+            o,
+            "<header><h1>{}</h1><p class=\"muted\">{} device{}, {} run{}. Statistics use every record; long series are downsampled for display only.</p></header>",
+            html(&r.title),
+            r.devices.len(),
+            plural(r.devices.len()),
+            runs,
+            plural(runs)
+        );
+    }
     toc(&mut o, r);
     o.push_str("<main>\n");
     if !r.comparisons.is_empty() || r.devices.len() > 1 {
@@ -200,9 +206,14 @@ pub fn render(r: &Report) -> String {
     o.push_str("</main>\n");
     let _ = write!(
         o,
-        "<footer>Rendered by {} from saved results only (manifest.json, run.json, records.bin). \
+        "<footer>Rendered by {} from saved results only{}. \
          This page is self-contained and works offline.</footer>\n<div id=\"tip\" hidden></div>\n<script>{JS}</script>\n</body></html>\n",
-        html(&r.generator)
+        html(&r.generator),
+        if r.devices.is_empty() {
+            ""
+        } else {
+            " (manifest.json, run.json, records.bin)"
+        }
     );
     o
 }

@@ -54,6 +54,7 @@ pub mod oltp;
 pub mod scan;
 pub mod suites;
 pub mod svg;
+pub mod sweep;
 mod text;
 pub mod twin;
 
