@@ -139,9 +139,14 @@ fn simulate(
     // A replay's settings are checked here, before the sweep's runner
     // (which names them as a grid does), so that the message names them as
     // the Python caller wrote them: trace={"speed": ...}.
-    if let WorkloadSpec::Trace(t) = &workload {
-        t.check()
-            .map_err(|e| err(e.render(flashlab_workload::FrontEnd::Python)))?;
+    match &workload {
+        WorkloadSpec::Trace(t) => t
+            .check()
+            .map_err(|e| err(e.render(flashlab_workload::FrontEnd::Python)))?,
+        // Likewise a pattern's parameters: pattern={"io_size": ...}.
+        WorkloadSpec::Patterns { runs } => flashlab_workload::check_patterns(runs)
+            .map_err(|e| err(e.render(flashlab_workload::FrontEnd::Python)))?,
+        _ => {}
     }
     let device = device.strip_prefix("sim:").unwrap_or(device).to_string();
     let runs = py

@@ -72,6 +72,13 @@ def test_a_bad_replay_setting_is_named_as_python_writes_it(tmp_path):
         flashlab.simulate("sim:ssd-m,capacity=1GiB", trace={"path": trace, "speed": 0})
 
 
+def test_a_bad_pattern_parameter_is_named_as_python_writes_it():
+    with pytest.raises(flashlab.FlashlabError, match=r'use e\.g\. pattern=\{\.\.\., "io_size": "4KiB"\}$'):
+        flashlab.simulate("sim:ssd-m,capacity=1GiB", pattern={"pattern": "RW", "io_size": 1000})
+    with pytest.raises(flashlab.FlashlabError, match=r'pass pattern=\{\.\.\., "queue_depth": 1\} or more'):
+        flashlab.simulate("sim:ssd-m,capacity=1GiB", pattern={"pattern": "RW", "queue_depth": 0})
+
+
 def test_errors_are_the_cli_one_line_messages():
     with pytest.raises(flashlab.FlashlabError, match="unknown simulator profile 'nope'"):
         flashlab.simulate("sim:nope", pattern="RW")

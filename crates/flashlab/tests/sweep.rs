@@ -69,6 +69,34 @@ fn a_bad_grid_is_one_line_and_exit_code_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown key `workers`"));
 }
 
+/// A pattern no point could run is refused when the grid loads (not once
+/// per point), its parameter named as the grid writes it (issue 34 item 1).
+#[test]
+fn a_grid_whose_pattern_no_point_can_run_is_refused_when_it_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, grid, want) in [
+        (
+            "size.toml",
+            GRID.replace("io_size = \"4KiB\"", "io_size = \"1000\""),
+            r#"use e.g. io_size = "4KiB""#,
+        ),
+        (
+            "qd.toml",
+            GRID.replace("op = [0.01, 0.15, 0.3]", "queue_depth = [1, 0]"),
+            "parameter queue_depth = 0: queue depth must be at least 1; pass queue_depth = 1 or more",
+        ),
+    ] {
+        std::fs::write(dir.path().join(name), grid).unwrap();
+        let out = flashlab(&["sweep", name], dir.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{err}");
+        assert!(!err.contains("--"), "no command-line flag in a grid's message: {err}");
+        assert!(!dir.path().join("results").exists(), "no point ran: {err}");
+    }
+}
+
 /// A reduced uFLIP on two devices (op 0.15 and 0.3).
 const SUITE_GRID: &str = r#"
 device = "ssd-m,capacity=128MiB,channels=2,cache=off"

@@ -125,11 +125,8 @@ pub enum PatternError {
     },
     /// TargetSize 0.
     EmptyTarget,
-    /// A count that must be at least 1 is 0; `fix` names the flag.
-    Zero {
-        what: &'static str,
-        fix: &'static str,
-    },
+    /// A count that must be at least 1 is 0; `fix` names the parameter.
+    Zero { what: &'static str, fix: ZeroFix },
     /// `burst:D:0`.
     EmptyBurst,
     /// fio's time_based without a runtime (fio would run until killed).
@@ -235,22 +232,178 @@ fn line_suffix(line: &Option<usize>) -> String {
     line.map(|l| format!(" line {l}")).unwrap_or_default()
 }
 
-impl fmt::Display for PatternError {
-    /// Long: one message per error variant.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// How the user wrote a pattern's parameters: decides how a message names
+/// one and writes its fix (issue 34: each front end says a field the way
+/// its user wrote it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spelling {
+    /// Command-line flags: `--io-size 4KiB`.
+    Flags,
+    /// A pattern file's or a grid's `[[run]]` table: `io_size = "4KiB"`.
+    Toml,
+    /// Python's `pattern={..., "io_size": "4KiB"}`.
+    Dict,
+}
+
+/// A pattern parameter that a message names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param {
+    IoSize,
+    IoShift,
+    IoCount,
+    IoIgnore,
+    Parallel,
+    QueueDepth,
+    TargetOffset,
+    TargetSize,
+    Location,
+    Mode,
+    Mix,
+    Ratio,
+    Time,
+    Runtime,
+    RateIops,
+}
+
+impl Param {
+    /// The `[[run]]` key (and Python's dict key).
+    pub fn key(self) -> &'static str {
         match self {
-            PatternError::Unit { field: Some(field), source } => write!(f, "{field}: {source}"),
-            PatternError::Unit { field: None, source } => source.fmt(f),
-            PatternError::Ratio { text } => write!(
-                f,
-                "Ratio '{text}' is not N or A:B; write e.g. --ratio 4 or --ratio 1:4"
+            Param::IoSize => "io_size",
+            Param::IoShift => "io_shift",
+            Param::IoCount => "io_count",
+            Param::IoIgnore => "io_ignore",
+            Param::Parallel => "parallel",
+            Param::QueueDepth => "queue_depth",
+            Param::TargetOffset => "target_offset",
+            Param::TargetSize => "target_size",
+            Param::Location => "location",
+            Param::Mode => "mode",
+            Param::Mix => "mix",
+            Param::Ratio => "ratio",
+            Param::Time => "time",
+            Param::Runtime => "runtime",
+            Param::RateIops => "rate_iops",
+        }
+    }
+
+    /// The command-line flag.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Param::IoSize => "--io-size",
+            Param::IoShift => "--io-shift",
+            Param::IoCount => "--io-count",
+            Param::IoIgnore => "--io-ignore",
+            Param::Parallel => "--parallel",
+            Param::QueueDepth => "--queue-depth",
+            Param::TargetOffset => "--target-offset",
+            Param::TargetSize => "--target-size",
+            Param::Location => "--location",
+            Param::Mode => "--mode",
+            Param::Mix => "--mix",
+            Param::Ratio => "--ratio",
+            Param::Time => "--time",
+            Param::Runtime => "--runtime",
+            Param::RateIops => "--rate_iops",
+        }
+    }
+
+    /// Whether a file or a dict writes its value as text (in quotes).
+    fn text(self) -> bool {
+        !matches!(
+            self,
+            Param::IoCount
+                | Param::IoIgnore
+                | Param::Parallel
+                | Param::QueueDepth
+                | Param::RateIops
+        )
+    }
+
+    /// The parameter as `s` names it.
+    pub fn name(self, s: Spelling) -> String {
+        match s {
+            Spelling::Flags => self.flag().to_string(),
+            Spelling::Toml => self.key().to_string(),
+            Spelling::Dict => format!("pattern[\"{}\"]", self.key()),
+        }
+    }
+
+    /// The parameter set to `value`, as `s` writes it.
+    pub fn set(self, s: Spelling, value: &str) -> String {
+        let q = if self.text() && value.parse::<f64>().is_err() {
+            "\""
+        } else {
+            ""
+        };
+        match s {
+            Spelling::Flags => format!("{} {value}", self.flag()),
+            Spelling::Toml => format!("{} = {q}{value}{q}", self.key()),
+            Spelling::Dict => format!("pattern={{..., \"{}\": {q}{value}{q}}}", self.key()),
+        }
+    }
+}
+
+/// How to fix a count of 0 ([`PatternError::Zero`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZeroFix {
+    /// Pass the parameter 1 or more.
+    AtLeastOne(Param),
+    /// `--io-count N`.
+    IoCount,
+    /// `--runtime 10s`.
+    Runtime,
+    /// `--rate_iops 1000`, or none.
+    RateIops,
+    /// `--ratio 4` or `--ratio 1:4`.
+    Ratio,
+    /// `partitioned:4` (inside a location function: spelled the same everywhere).
+    Partitions,
+}
+
+fn ratio_examples(s: Spelling) -> String {
+    format!(
+        "{} or {}",
+        Param::Ratio.set(s, "4"),
+        Param::Ratio.set(s, "1:4")
+    )
+}
+
+impl fmt::Display for PatternError {
+    /// The message as the command line's flags name the parameters; other
+    /// front ends call [`PatternError::render`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(Spelling::Flags))
+    }
+}
+
+impl PatternError {
+    /// Long: one message per error variant.
+    /// One line naming the problem and its fix, the parameters spelled as
+    /// `s` writes them.
+    pub fn render(&self, s: Spelling) -> String {
+        let p = |param: Param| param.name(s);
+        let set = |param: Param, value: &str| param.set(s, value);
+        match self {
+            PatternError::Unit {
+                field: Some(field),
+                source,
+            } => format!("{field}: {source}"),
+            PatternError::Unit {
+                field: None,
+                source,
+            } => source.to_string(),
+            PatternError::Ratio { text } => format!(
+                "Ratio '{text}' is not N or A:B; write e.g. {}",
+                ratio_examples(s)
             ),
-            PatternError::UnknownBaseline { name } => write!(
-                f,
-                "unknown baseline pattern '{name}'; use SR, RR, SW or RW (or --location and --mode)"
+            PatternError::UnknownBaseline { name } => format!(
+                "unknown baseline pattern '{name}'; use SR, RR, SW or RW (or {} and {})",
+                p(Param::Location),
+                p(Param::Mode)
             ),
             PatternError::UnknownMode { mode } => {
-                write!(f, "unknown mode '{mode}'; use read, write or trim")
+                format!("unknown mode '{mode}'; use read, write or trim")
             }
             PatternError::PatternAndLocationOrMode {
                 side,
@@ -261,8 +414,7 @@ impl fmt::Display for PatternError {
                     Side::Primary => "",
                     Side::Mixed => "mixed ",
                 };
-                write!(
-                    f,
+                format!(
                     "{who}pattern '{pattern}' already sets the location and mode; drop the {other}, or replace the pattern with location and mode"
                 )
             }
@@ -271,103 +423,124 @@ impl fmt::Display for PatternError {
                 name,
                 what,
                 example,
-            } => write!(f, "{function} '{name}' needs {what}; write e.g. {example}"),
-            PatternError::UnexpectedArgument { name } => write!(
-                f,
-                "location '{name}' takes no argument; write just '{name}'"
-            ),
+            } => format!("{function} '{name}' needs {what}; write e.g. {example}"),
+            PatternError::UnexpectedArgument { name } => {
+                format!("location '{name}' takes no argument; write just '{name}'")
+            }
             PatternError::NotANumber {
                 what,
                 value,
                 kind,
                 example,
-            } => write!(f, "{what} '{value}' is not {kind}; write e.g. {example}"),
-            PatternError::UnknownLocation { name } => write!(
-                f,
+            } => format!("{what} '{value}' is not {kind}; write e.g. {example}"),
+            PatternError::UnknownLocation { name } => format!(
                 "unknown location function '{name}'; use sequential, random, ordered:INCR, \
                  partitioned:P, stride:GAP, skip-sequential:FRACTION or random-once"
             ),
-            PatternError::UnknownTiming { text } => write!(
-                f,
+            PatternError::UnknownTiming { text } => format!(
                 "unknown time function '{text}'; use consecutive, pause:DURATION or burst:DURATION:COUNT"
             ),
-            PatternError::RatioWithoutMix => f.write_str(
-                "--ratio needs a second pattern to mix with; add --mix SR|RR|SW|RW",
+            PatternError::RatioWithoutMix => format!(
+                "{} needs a second pattern to mix with; add {}",
+                p(Param::Ratio),
+                set(Param::Mix, "SR|RR|SW|RW")
             ),
-            PatternError::BadRunName { name } => write!(
-                f,
+            PatternError::BadRunName { name } => format!(
                 "run name '{name}' cannot name a directory; use letters, digits, '-' and '_'"
             ),
             PatternError::TargetOffsetPastEnd {
                 target_offset_bytes,
                 device_bytes,
-            } => write!(
-                f,
-                "TargetOffset {} is at or past the end of the device ({}); lower --target-offset",
+            } => format!(
+                "TargetOffset {} is at or past the end of the device ({}); lower {}",
                 format_size(*target_offset_bytes),
-                format_size(*device_bytes)
+                format_size(*device_bytes),
+                p(Param::TargetOffset)
             ),
-            PatternError::EmptyTarget => {
-                f.write_str("TargetSize must be larger than 0; pass e.g. --target-size 1GiB")
+            PatternError::EmptyTarget => format!(
+                "TargetSize must be larger than 0; pass e.g. {}",
+                set(Param::TargetSize, "1GiB")
+            ),
+            PatternError::Zero { what, fix } => {
+                let fix = match fix {
+                    ZeroFix::AtLeastOne(param) => format!("pass {} or more", set(*param, "1")),
+                    ZeroFix::IoCount => format!("pass {}", set(Param::IoCount, "N")),
+                    ZeroFix::Runtime => format!(
+                        "pass e.g. {} (a bare number is seconds, as in fio)",
+                        set(Param::Runtime, "10s")
+                    ),
+                    ZeroFix::RateIops => format!(
+                        "pass e.g. {} (IOs per second per stream), or drop it",
+                        set(Param::RateIops, "1000")
+                    ),
+                    ZeroFix::Ratio => format!("write e.g. {}", ratio_examples(s)),
+                    ZeroFix::Partitions => "write e.g. partitioned:4".to_string(),
+                };
+                format!("{what} must be at least 1; {fix}")
             }
-            PatternError::Zero { what, fix } => write!(f, "{what} must be at least 1; {fix}"),
-            PatternError::BadSizeSplit { problem } => write!(f, "bssplit: {problem}"),
-            PatternError::TimeBasedWithoutRuntime => f.write_str(
-                "time_based repeats the pattern until the runtime, but no runtime was given; add --runtime DURATION (e.g. --runtime 30s)",
+            PatternError::BadSizeSplit { problem } => format!("bssplit: {problem}"),
+            PatternError::TimeBasedWithoutRuntime => format!(
+                "time_based repeats the pattern until the runtime, but no runtime was given; add {} (e.g. {})",
+                set(Param::Runtime, "DURATION"),
+                set(Param::Runtime, "30s")
             ),
-            PatternError::EmptyBurst => f.write_str(
-                "a burst must hold at least one IO; write e.g. --time burst:100ms:10",
+            PatternError::EmptyBurst => format!(
+                "a burst must hold at least one IO; write e.g. {}",
+                set(Param::Time, "burst:100ms:10")
             ),
-            PatternError::TooManyOutstanding { outstanding } => write!(
-                f,
-                "ParallelDegree x queue depth = {outstanding} is more than 4096 outstanding IOs; lower --parallel or --queue-depth"
+            PatternError::TooManyOutstanding { outstanding } => format!(
+                "ParallelDegree x queue depth = {outstanding} is more than 4096 outstanding IOs; lower {} or {}",
+                p(Param::Parallel),
+                p(Param::QueueDepth)
             ),
             PatternError::IgnoresEverything {
                 io_ignore,
                 io_count,
-            } => write!(
-                f,
-                "IOIgnore ({io_ignore}) must be smaller than IOCount ({io_count}); lower --io-ignore or raise --io-count"
+            } => format!(
+                "IOIgnore ({io_ignore}) must be smaller than IOCount ({io_count}); lower {} or raise {}",
+                p(Param::IoIgnore),
+                p(Param::IoCount)
             ),
             PatternError::UnalignedTargetOffset {
                 target_offset_bytes,
-            } => write!(
-                f,
-                "TargetOffset {target_offset_bytes} is not a multiple of 512 B; use e.g. --target-offset {}",
-                format_size(target_offset_bytes / 512 * 512)
+            } => format!(
+                "TargetOffset {target_offset_bytes} is not a multiple of 512 B; use e.g. {}",
+                set(
+                    Param::TargetOffset,
+                    &format_size(target_offset_bytes / 512 * 512)
+                )
             ),
-            PatternError::SharedLocationSizes { primary, secondary } => write!(
-                f,
+            PatternError::SharedLocationSizes { primary, secondary } => format!(
                 "a mix with one shared location needs one IOSize on both sides (got {primary} and {secondary} bytes); give both sides the same io_size"
             ),
-            PatternError::RatioTooLarge { primary, secondary } => write!(
-                f,
-                "mix Ratio {primary}:{secondary} is too large (the two sides may add up to at most 2^32); write e.g. --ratio 4 or --ratio 1:4"
+            PatternError::RatioTooLarge { primary, secondary } => format!(
+                "mix Ratio {primary}:{secondary} is too large (the two sides may add up to at most 2^32); write e.g. {}",
+                ratio_examples(s)
             ),
             PatternError::UnalignedIoSize {
                 side,
                 io_size_bytes,
-            } => write!(
-                f,
-                "{}IOSize {io_size_bytes} B is not a positive multiple of 512 B; use e.g. --io-size 4KiB",
-                side.who()
+            } => format!(
+                "{}IOSize {io_size_bytes} B is not a positive multiple of 512 B; use e.g. {}",
+                side.who(),
+                set(Param::IoSize, "4KiB")
             ),
             PatternError::IoSizeTooLarge {
                 side,
                 io_size_bytes,
-            } => write!(
-                f,
-                "{}IOSize {} is larger than 4 GiB; use a smaller --io-size",
+            } => format!(
+                "{}IOSize {} is larger than 4 GiB; use a smaller {}",
                 side.who(),
-                format_size(*io_size_bytes)
+                format_size(*io_size_bytes),
+                p(Param::IoSize)
             ),
             PatternError::UnalignedIoShift {
                 side,
                 io_shift_bytes,
-            } => write!(
-                f,
-                "{}IOShift {io_shift_bytes} B is not a multiple of 512 B; use e.g. --io-shift 512",
-                side.who()
+            } => format!(
+                "{}IOShift {io_shift_bytes} B is not a multiple of 512 B; use e.g. {}",
+                side.who(),
+                set(Param::IoShift, "512")
             ),
             PatternError::TargetTooSmall {
                 side,
@@ -385,32 +558,34 @@ impl fmt::Display for PatternError {
                 } else {
                     String::new()
                 };
-                write!(
-                    f,
-                    "TargetSize {}{streams} cannot hold one {}IO of IOSize {} with IOShift {}; raise --target-size or lower --io-size/--io-shift",
+                let lower = match s {
+                    Spelling::Flags => "--io-size/--io-shift".to_string(),
+                    _ => format!("{} or {}", p(Param::IoSize), p(Param::IoShift)),
+                };
+                format!(
+                    "TargetSize {}{streams} cannot hold one {}IO of IOSize {} with IOShift {}; raise {} or lower {lower}",
                     format_size(*target_size_bytes),
                     side.who(),
                     format_size(*io_size_bytes),
-                    format_size(*io_shift_bytes)
+                    format_size(*io_shift_bytes),
+                    p(Param::TargetSize)
                 )
             }
             PatternError::PartitionsTooSmall {
                 stream_bytes,
                 partitions,
                 io_size_bytes,
-            } => write!(
-                f,
-                "TargetSize {} split into {partitions} partitions leaves less than one IOSize ({}) per partition; use fewer partitions or a larger --target-size",
+            } => format!(
+                "TargetSize {} split into {partitions} partitions leaves less than one IOSize ({}) per partition; use fewer partitions or a larger {}",
                 format_size(*stream_bytes),
-                format_size(*io_size_bytes)
+                format_size(*io_size_bytes),
+                p(Param::TargetSize)
             ),
-            PatternError::UnalignedStride { gap_bytes } => write!(
-                f,
+            PatternError::UnalignedStride { gap_bytes } => format!(
                 "stride gap {gap_bytes} B is not a multiple of 512 B; write e.g. stride:4KiB"
             ),
-            PatternError::BadDistribution { problem } => f.write_str(problem),
-            PatternError::FractionOutOfRange { fraction } => write!(
-                f,
+            PatternError::BadDistribution { problem } => problem.clone(),
+            PatternError::FractionOutOfRange { fraction } => format!(
                 "skip-sequential fraction {fraction} is outside (0, 1]; write e.g. skip-sequential:0.1"
             ),
             PatternError::PastDeviceEnd {
@@ -418,11 +593,12 @@ impl fmt::Display for PatternError {
                 target_offset_bytes,
                 target_size_bytes,
                 device_bytes,
-            } => write!(
-                f,
-                "the target [{target_offset_bytes}, {}) runs past the end of {device} ({} = {device_bytes} B); lower --target-offset or --target-size",
+            } => format!(
+                "the target [{target_offset_bytes}, {}) runs past the end of {device} ({} = {device_bytes} B); lower {} or {}",
                 *target_offset_bytes as u128 + *target_size_bytes as u128,
                 format_size(*device_bytes),
+                p(Param::TargetOffset),
+                p(Param::TargetSize)
             ),
             PatternError::UnalignedToDevice {
                 what,
@@ -430,21 +606,23 @@ impl fmt::Display for PatternError {
                 value_bytes,
                 logical_block_bytes: lbs,
             } => match what {
-                DeviceAlignment::TargetOffset => write!(
-                    f,
+                DeviceAlignment::TargetOffset => format!(
                     "TargetOffset {value_bytes} is not a multiple of {device}'s logical block size ({lbs} B) required by O_DIRECT; use a multiple of {lbs}"
                 ),
-                DeviceAlignment::IoSize => write!(
-                    f,
-                    "IOSize {value_bytes} B is not a multiple of {device}'s logical block size ({lbs} B) required by O_DIRECT; use --io-size {} or pass --buffered",
-                    format_size(value_bytes.div_ceil(*lbs) * lbs)
-                ),
-                DeviceAlignment::IoShift => write!(
-                    f,
+                DeviceAlignment::IoSize => {
+                    let size = format_size(value_bytes.div_ceil(*lbs) * lbs);
+                    let use_ = match s {
+                        Spelling::Flags => format!("--io-size {size}"),
+                        _ => set(Param::IoSize, &size),
+                    };
+                    format!(
+                        "IOSize {value_bytes} B is not a multiple of {device}'s logical block size ({lbs} B) required by O_DIRECT; use {use_} or pass --buffered"
+                    )
+                }
+                DeviceAlignment::IoShift => format!(
                     "IOShift {value_bytes} B is not a multiple of {device}'s logical block size ({lbs} B) required by O_DIRECT; use a multiple of {lbs} or pass --buffered"
                 ),
-                DeviceAlignment::StrideGap => write!(
-                    f,
+                DeviceAlignment::StrideGap => format!(
                     "stride gap {value_bytes} B is not a multiple of {device}'s logical block size ({lbs} B); use a multiple of {lbs}"
                 ),
             },
@@ -452,34 +630,29 @@ impl fmt::Display for PatternError {
                 share_bytes,
                 logical_block_bytes: lbs,
                 parallel_degree,
-            } => write!(
-                f,
-                "each stream's share of TargetSize ({share_bytes} B) is not a multiple of the logical block size ({lbs} B); pick a --target-size divisible by {} ",
+            } => format!(
+                "each stream's share of TargetSize ({share_bytes} B) is not a multiple of the logical block size ({lbs} B); pick a {} divisible by {} ",
+                p(Param::TargetSize),
                 lbs * parallel_degree
             ),
             PatternError::FileSyntax {
                 origin,
                 line,
                 message,
-            } => write!(f, "{origin}{}: {message}", line_suffix(line)),
+            } => format!("{origin}{}: {message}", line_suffix(line)),
             PatternError::UnknownKey {
                 origin,
                 line,
                 key,
                 suggestion,
             } => {
-                write!(f, "{origin}{}: unknown key `{key}`; ", line_suffix(line))?;
-                match suggestion {
-                    Some(best) => write!(f, "did you mean `{best}`?"),
-                    None => write!(
-                        f,
-                        "known keys are {}",
-                        crate::args::FIELD_NAMES.join(", ")
-                    ),
-                }
+                let hint = match suggestion {
+                    Some(best) => format!("did you mean `{best}`?"),
+                    None => format!("known keys are {}", crate::args::FIELD_NAMES.join(", ")),
+                };
+                format!("{origin}{}: unknown key `{key}`; {hint}", line_suffix(line))
             }
-            PatternError::NoRuns { origin } => write!(
-                f,
+            PatternError::NoRuns { origin } => format!(
                 "{origin} has no [[run]] table; add one per run, e.g. [[run]] followed by pattern = \"RW\""
             ),
         }

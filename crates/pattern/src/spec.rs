@@ -6,7 +6,7 @@ use std::fmt;
 use flashlab_device::Mode;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{DeviceAlignment, PatternError, Side};
+use crate::error::{DeviceAlignment, Param, PatternError, Side, ZeroFix};
 use crate::units::{format_duration_ns, format_size, parse_duration_ns};
 
 /// The smallest unit of IOSize, IOShift and TargetOffset (uFLIP: multiples of 512 B).
@@ -599,13 +599,13 @@ impl PatternSpec {
         if self.parallel_degree == 0 {
             return Err(PatternError::Zero {
                 what: "ParallelDegree",
-                fix: "pass --parallel 1 or more",
+                fix: ZeroFix::AtLeastOne(Param::Parallel),
             });
         }
         if self.queue_depth == 0 {
             return Err(PatternError::Zero {
                 what: "queue depth",
-                fix: "pass --queue-depth 1 or more",
+                fix: ZeroFix::AtLeastOne(Param::QueueDepth),
             });
         }
         if self.max_outstanding() > 4096 {
@@ -616,7 +616,7 @@ impl PatternSpec {
         if self.io_count == 0 {
             return Err(PatternError::Zero {
                 what: "IOCount",
-                fix: "pass --io-count N",
+                fix: ZeroFix::IoCount,
             });
         }
         if self.io_ignore >= self.io_count {
@@ -628,7 +628,7 @@ impl PatternSpec {
         if self.runtime_ns == Some(0) {
             return Err(PatternError::Zero {
                 what: "runtime",
-                fix: "pass e.g. --runtime 10s (a bare number is seconds, as in fio)",
+                fix: ZeroFix::Runtime,
             });
         }
         if self.time_based && self.runtime_ns.is_none() {
@@ -637,7 +637,7 @@ impl PatternSpec {
         if self.rate_iops == Some(0) {
             return Err(PatternError::Zero {
                 what: "rate_iops",
-                fix: "pass e.g. --rate_iops 1000 (IOs per second per stream), or drop it",
+                fix: ZeroFix::RateIops,
             });
         }
         self.validate_split()?;
@@ -653,7 +653,7 @@ impl PatternSpec {
             if m.ratio_primary == 0 || m.ratio_secondary == 0 {
                 return Err(PatternError::Zero {
                     what: "both sides of the mix Ratio",
-                    fix: "write e.g. --ratio 4 or --ratio 1:4",
+                    fix: ZeroFix::Ratio,
                 });
             }
             // The generator cycles through ratio_primary + ratio_secondary
@@ -712,7 +712,7 @@ impl PatternSpec {
                     if partitions == 0 {
                         return Err(PatternError::Zero {
                             what: "the number of partitions",
-                            fix: "write e.g. partitioned:4",
+                            fix: ZeroFix::Partitions,
                         });
                     }
                     if slots / partitions == 0 {

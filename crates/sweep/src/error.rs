@@ -46,7 +46,9 @@ impl From<flashlab_workload::WorkloadError> for SweepError {
     fn from(e: flashlab_workload::WorkloadError) -> SweepError {
         use flashlab_workload::{FrontEnd, WorkloadError};
         match e {
-            WorkloadError::Field { .. } => SweepError::Input(e.render(FrontEnd::Grid)),
+            WorkloadError::Field { .. } | WorkloadError::Pattern { .. } => {
+                SweepError::Input(e.render(FrontEnd::Grid))
+            }
             WorkloadError::Input(m) => SweepError::Input(m),
             WorkloadError::Run(m) => SweepError::Run(m),
             WorkloadError::Io { path, source } => SweepError::Io { path, source },

@@ -511,7 +511,23 @@ impl Grid {
         Ok(())
     }
 
+    /// Long: the base workload, then each workload parameter's values one
+    /// at a time, as a point would apply them.
     fn check_workload_params(&self, origin: &str) -> Result<(), SweepError> {
+        // A pattern that no point could run is refused when the grid loads,
+        // not once per point (its parameters named as the grid writes them).
+        let check_runs = |w: &WorkloadSpec, at: &str| -> Result<(), SweepError> {
+            if let WorkloadSpec::Patterns { runs } = w {
+                flashlab_workload::check_patterns(runs).map_err(|e| {
+                    SweepError::Grid(format!(
+                        "{origin}: {at}{}",
+                        e.render(flashlab_workload::FrontEnd::Grid)
+                    ))
+                })?;
+            }
+            Ok(())
+        };
+        check_runs(&self.workload, "")?;
         for (key, values) in &self.parameters {
             if !self.workload.is_key(key) {
                 continue;
@@ -522,6 +538,8 @@ impl Grid {
                     .workload
                     .with_params(&json_params(&one))
                     .map_err(|e| SweepError::Grid(format!("{origin}: {e}")))?;
+                let value = serde_json::to_string(v).unwrap_or_default();
+                check_runs(&applied, &format!("parameter {key} = {value}: "))?;
                 if let WorkloadSpec::Suite(s) = &applied {
                     check_suite(s, self.seeds[0])
                         .map_err(|e| SweepError::Grid(format!("{origin}: parameter {key}: {e}")))?;

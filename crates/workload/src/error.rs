@@ -83,6 +83,13 @@ pub enum Problem {
 pub enum WorkloadError {
     /// A setting is refused: rendered per front end by [`WorkloadError::render`].
     Field { field: Field, problem: Problem },
+    /// A pattern run is refused (`run`: its position when the workload has
+    /// several): rendered per front end by [`WorkloadError::render`], its
+    /// parameters named as that front end writes them.
+    Pattern {
+        run: Option<usize>,
+        error: flashlab_pattern::error::PatternError,
+    },
     /// The workload is refused (a bad pattern, an unreadable trace, a suite's configuration).
     Input(String),
     /// The device failed or a run stopped with an error.
@@ -97,7 +104,10 @@ pub enum WorkloadError {
 impl WorkloadError {
     /// True for mistakes in what the user wrote (CLI exit code 2).
     pub fn is_user_error(&self) -> bool {
-        matches!(self, WorkloadError::Field { .. } | WorkloadError::Input(_))
+        matches!(
+            self,
+            WorkloadError::Field { .. } | WorkloadError::Pattern { .. } | WorkloadError::Input(_)
+        )
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> WorkloadError {
@@ -107,6 +117,16 @@ impl WorkloadError {
 
     /// One line, naming a refused field as `front` spells it.
     pub fn render(&self, front: FrontEnd) -> String {
+        if let WorkloadError::Pattern { run, error } = self {
+            use flashlab_pattern::error::Spelling;
+            let spelling = match front {
+                FrontEnd::Cli => Spelling::Flags,
+                FrontEnd::Grid => Spelling::Toml,
+                FrontEnd::Python => Spelling::Dict,
+            };
+            let at = run.map(|i| format!("run {i}: ")).unwrap_or_default();
+            return format!("{at}{}", error.render(spelling));
+        }
         let WorkloadError::Field { field, problem } = self else {
             return self.to_string();
         };
@@ -139,7 +159,9 @@ impl fmt::Display for WorkloadError {
     /// spelling call [`WorkloadError::render`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WorkloadError::Field { .. } => f.write_str(&self.render(FrontEnd::Grid)),
+            WorkloadError::Field { .. } | WorkloadError::Pattern { .. } => {
+                f.write_str(&self.render(FrontEnd::Grid))
+            }
             WorkloadError::Input(m) | WorkloadError::Run(m) => f.write_str(m),
             WorkloadError::Io { path, source } => write!(f, "{}: {source}", path.display()),
         }

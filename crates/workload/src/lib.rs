@@ -33,7 +33,7 @@ use flashlab_suite::summary::SuiteSummary;
 use serde::{Deserialize, Serialize};
 
 pub use error::{Field, FrontEnd, Problem, WorkloadError};
-pub use patterns::{replicated_specs, resolve_patterns};
+pub use patterns::{check_patterns, replicated_specs, resolve_patterns};
 pub use suite::{run_suite, SuiteSpec};
 pub use trace::{ParsedTrace, PreparedTrace, TraceSpec};
 

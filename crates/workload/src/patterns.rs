@@ -36,7 +36,10 @@ pub fn resolve_patterns(
             .resolve(info.size_bytes),
             _ => a.resolve(info.size_bytes),
         }
-        .map_err(|e| refused(e.to_string()))?;
+        .map_err(|error| WorkloadError::Pattern {
+            run: (list.len() > 1).then_some(i + 1),
+            error,
+        })?;
         check_spec(&spec, info, lbs).map_err(refused)?;
         if specs.iter().any(|s| s.name == spec.name) {
             return Err(refused(format!(
@@ -47,6 +50,22 @@ pub fn resolve_patterns(
         specs.push(spec);
     }
     Ok(specs)
+}
+
+/// The checks of `list` that need no device (IOSize alignment, counts of
+/// 0, a ratio without a mix, ...), so that a front end can name a refused
+/// parameter its own way before it opens a device: each run is resolved
+/// against a nominal 1 PiB device, which no size check can refuse.
+pub fn check_patterns(list: &[PatternArgs]) -> Result<(), WorkloadError> {
+    const NOMINAL_DEVICE_BYTES: u64 = 1 << 50;
+    for (i, a) in list.iter().enumerate() {
+        a.resolve(NOMINAL_DEVICE_BYTES)
+            .map_err(|error| WorkloadError::Pattern {
+                run: (list.len() > 1).then_some(i + 1),
+                error,
+            })?;
+    }
+    Ok(())
 }
 
 /// A resolved run fits the device and the most IOs any target is opened for.

@@ -272,3 +272,43 @@ fn pattern_runs_need_their_largest_io_and_most_outstanding() {
         }
     );
 }
+
+/// A pattern's refused parameter is named as each front end writes it: a
+/// flag on the command line, a `[[run]]` key in a grid, a dict key in
+/// Python (issue 34 item 1), with the run's position when there are several.
+#[test]
+fn a_refused_pattern_parameter_is_named_as_each_front_end_writes_it() {
+    let run = |json: &str| -> flashlab_pattern::PatternArgs { serde_json::from_str(json).unwrap() };
+    let e = flashlab_workload::check_patterns(&[run(r#"{"pattern": "RW", "io_size": 1000}"#)])
+        .unwrap_err();
+    assert!(e.is_user_error());
+    assert_eq!(
+        e.render(FrontEnd::Cli),
+        "IOSize 1000 B is not a positive multiple of 512 B; use e.g. --io-size 4KiB"
+    );
+    assert_eq!(
+        e.render(FrontEnd::Grid),
+        "IOSize 1000 B is not a positive multiple of 512 B; use e.g. io_size = \"4KiB\""
+    );
+    assert_eq!(
+        e.render(FrontEnd::Python),
+        r#"IOSize 1000 B is not a positive multiple of 512 B; use e.g. pattern={..., "io_size": "4KiB"}"#
+    );
+    let e = flashlab_workload::check_patterns(&[
+        run(r#"{"pattern": "RW"}"#),
+        run(r#"{"pattern": "RR", "queue_depth": 0}"#),
+    ])
+    .unwrap_err();
+    assert_eq!(
+        e.render(FrontEnd::Cli),
+        "run 2: queue depth must be at least 1; pass --queue-depth 1 or more"
+    );
+    assert_eq!(
+        e.render(FrontEnd::Grid),
+        "run 2: queue depth must be at least 1; pass queue_depth = 1 or more"
+    );
+    assert_eq!(
+        e.render(FrontEnd::Python),
+        r#"run 2: queue depth must be at least 1; pass pattern={..., "queue_depth": 1} or more"#
+    );
+}
