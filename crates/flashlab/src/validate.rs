@@ -56,6 +56,18 @@ pub struct ValidateArgs {
     pub set: Option<String>,
 }
 
+/// Check `--set`'s overrides before any suite runs, on the profile they will
+/// be applied to (`--profile`), or on `ssd-m` as an example when they apply
+/// to every profile (the scoreboard checks each profile again). Checking a
+/// `--profile` run's overrides on another profile refused overrides that the
+/// chosen profile takes (more dies than `ssd-m`'s spare area allows).
+fn check_set(profile: Option<&str>, set: &str) -> CliResult<()> {
+    let base = profile.unwrap_or("ssd-m");
+    flashlab_sim::resolve_spec(&format!("{base},{set}"))
+        .map_err(|e| CliError::user(format!("--set: {e}")))?;
+    Ok(())
+}
+
 pub fn validate(args: ValidateArgs) -> CliResult<()> {
     let tol = Tolerances::builtin();
     let published = PublishedNumbers::parse(validate::PUBLISHED_TOML, &tol)
@@ -85,8 +97,7 @@ pub fn validate(args: ValidateArgs) -> CliResult<()> {
         }
     }
     if let Some(s) = args.set.as_deref().filter(|s| !s.trim().is_empty()) {
-        flashlab_sim::resolve_spec(&format!("ssd-m,{s}"))
-            .map_err(|e| CliError::user(format!("--set: {e}")))?;
+        check_set(args.profile.as_deref(), s)?;
     }
     let (root, _tmp) = match &args.results {
         Some(d) => {
@@ -457,4 +468,18 @@ fn check_doc(path: &Path, sections: &[doc::Section], quick: bool) -> CliResult<(
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_set;
+
+    #[test]
+    fn set_is_checked_on_the_profile_it_is_for() {
+        // 32 chips on one channel: the Mtron's 32 GB keeps spare blocks on
+        // each, ssd-m's smaller area does not
+        let set = "geometry.chips_per_channel=32,ftl.stripe_dies=8";
+        assert!(check_set(Some("mtron-pro7500"), set).is_ok());
+        assert!(check_set(None, set).is_err());
+    }
 }

@@ -65,7 +65,7 @@ pub fn scoreboard(
     // The candidate's overrides, appended to every simulated device.
     let set = match o.set {
         Some(s) if !s.trim().is_empty() => {
-            flashlab_sim_check(s)?;
+            flashlab_sim_check(o.profile, s)?;
             format!(",{}", s.trim())
         }
         _ => String::new(),
@@ -204,9 +204,13 @@ pub fn scoreboard(
     })
 }
 
-/// A `set` of overrides the simulator accepts, or the one line saying why not.
-fn flashlab_sim_check(set: &str) -> Result<(), WorkloadError> {
-    flashlab_sim::resolve_spec(&format!("ssd-m,{set}"))
+/// A `set` of overrides the simulator accepts, or the one line saying why
+/// not: checked on the one profile the scoreboard runs, if it runs one (the
+/// overrides are for it: more dies, say, than another profile's spare area
+/// allows), else on `ssd-m` as an example (each profile's runs check again).
+fn flashlab_sim_check(profile: Option<&str>, set: &str) -> Result<(), WorkloadError> {
+    let base = profile.unwrap_or("ssd-m");
+    flashlab_sim::resolve_spec(&format!("{base},{set}"))
         .map(|_| ())
         .map_err(|e| WorkloadError::Input(format!("set: {e}")))
 }
@@ -315,4 +319,18 @@ fn run_suite(
         .map_err(|f| f.error.to_string())?;
     let summary = outcome.suite.ok_or("the suite left no summary")?;
     serde_json::to_value(&summary).map_err(|e| format!("summary: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::flashlab_sim_check;
+
+    #[test]
+    fn overrides_are_checked_on_the_profile_they_are_for() {
+        // 32 chips on one channel: the Mtron's 32 GB keeps spare blocks on
+        // each, ssd-m's smaller area does not
+        let set = "geometry.chips_per_channel=32,ftl.stripe_dies=8";
+        assert!(flashlab_sim_check(Some("mtron-pro7500"), set).is_ok());
+        assert!(flashlab_sim_check(None, set).is_err());
+    }
 }
