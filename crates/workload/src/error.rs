@@ -87,6 +87,10 @@ pub enum WorkloadError {
     Input(String),
     /// The device failed or a run stopped with an error.
     Run(String),
+    /// A suite's runner failed (`error`); its journal says where to resume.
+    Suite { name: String, error: String },
+    /// Stopped from outside ([`crate::RunOptions::stop`]) before its end.
+    Stopped(String),
     /// Reading or writing the results directory failed.
     Io {
         path: PathBuf,
@@ -140,7 +144,10 @@ impl fmt::Display for WorkloadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             WorkloadError::Field { .. } => f.write_str(&self.render(FrontEnd::Grid)),
-            WorkloadError::Input(m) | WorkloadError::Run(m) => f.write_str(m),
+            WorkloadError::Input(m) | WorkloadError::Run(m) | WorkloadError::Stopped(m) => {
+                f.write_str(m)
+            }
+            WorkloadError::Suite { name, error } => write!(f, "suite {name} failed: {error}"),
             WorkloadError::Io { path, source } => write!(f, "{}: {source}", path.display()),
         }
     }
