@@ -2,15 +2,14 @@
 
 use std::io::IsTerminal;
 
-use flashlab_exec::replay;
 use flashlab_pattern::units::format_size;
 use flashlab_results::Workload;
 use flashlab_trace::{TraceIo, TraceOp};
-use flashlab_workload::{DeviceNeeds, FrontEnd, PreparedTrace, TraceSpec, WorkloadError};
+use flashlab_workload::{DeviceNeeds, FrontEnd, TraceSpec, WorkloadError};
 
 use crate::cli::ReplayArgs;
 use crate::error::{CliError, CliResult};
-use crate::run::{print_device_stats, print_warnings, record_run};
+use crate::run::{interrupted, print_device_stats, print_warnings, run_options, Terminal};
 use crate::{output, signals, target};
 
 pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
@@ -35,21 +34,18 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
     // Read with limits: /dev/zero or a disk image is refused at once.
     let parsed = workload_spec.read().map_err(as_flags)?;
     let probed = target::probe(&args.target, flashlab_pattern::DEFAULT_SEED)?;
-    let prepared = workload_spec
+    let mut prepared = workload_spec
         .prepare(parsed, probed.info.size_bytes, probed.lbs)
         .map_err(as_flags)?;
+    prepared.name = args.name.clone();
     let needs = DeviceNeeds::of_trace(&prepared);
-    let PreparedTrace {
-        ios: trace,
-        spec,
-        mode,
-        requests,
-        in_flight,
-    } = prepared;
     let max_io = needs.max_io_bytes;
-    let workload = Workload::Replay(spec);
+    let (requests, in_flight) = (prepared.requests, prepared.in_flight);
+    let recorded = Recorded::of(&prepared.ios);
+    let workload = Workload::Replay(prepared.spec.clone());
 
     if args.dry_run {
+        let trace = &prepared.ios;
         let span_ns = trace.last().map(|io| io.time_ns).unwrap_or(0);
         println!("dry run: no IO is done and nothing is written.");
         println!("{}", workload.describe());
@@ -85,40 +81,46 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
     )?;
     let mut results =
         target::create_results(args.results.as_deref(), &args.name, &*device, &engine)?;
-    let idx = results
-        .plan_run(&args.name, workload.clone())
-        .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
+    let results_root = results.root().to_path_buf();
     // --quiet prints the result (the runs table) and nothing else.
     if !(args.json || args.quiet) {
         println!("device:  {}", output::device_line(device.info(), &engine));
-        println!("results: {}", results.root().display());
+        println!("results: {}", results_root.display());
         println!("{}", workload.describe());
     }
     signals::install();
-    let show_progress = !args.quiet && std::io::stderr().is_terminal();
-    let mut report = None;
-    let (status, error, tally) = record_run(
+    // The progress bar only: the table and the late requests follow.
+    let mut terminal = Terminal {
+        announce: false,
+        keep_rows: false,
+        show_progress: !args.quiet && std::io::stderr().is_terminal(),
+        bar: None,
+        rows: Vec::new(),
+    };
+    let ran = flashlab_workload::run_observed(
+        flashlab_workload::Prepared::Trace(prepared),
+        &mut *device,
         &mut results,
-        idx,
-        &args.name,
-        requests,
-        show_progress,
-        |w, hooks| {
-            let (outcome, r) = replay(&mut *device, &trace, mode, w, hooks)?;
-            report = Some(r);
-            Ok(outcome)
-        },
-    )?;
-    let device_stats = flashlab_workload::run_device_stats(
-        flashlab_results::device_stats_json(&device.stats()),
-        report.map(|r| flashlab_workload::replay_stats(r.late, r.flushes)),
+        &run_options(flashlab_pattern::DEFAULT_SEED),
+        &mut terminal,
     );
-    let summary = results
-        .finish_run_tallied(idx, status, error.clone(), device_stats, tally)
-        .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
-    results
-        .write_summary()
-        .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
+    terminal.clear();
+    let (summary, error) = match ran {
+        Ok(mut outcome) => (outcome.runs.pop(), None),
+        Err(failed) => {
+            let failed = *failed;
+            match failed.error {
+                WorkloadError::Io { source, .. } => {
+                    return Err(CliError::failure(source.to_string()))
+                }
+                error => (failed.outcome.runs.into_iter().last(), Some(error)),
+            }
+        }
+    };
+    let Some(summary) = summary else {
+        let e = error.map(|e| e.render(FrontEnd::Cli)).unwrap_or_default();
+        return Err(CliError::failure(e));
+    };
     if args.json {
         println!(
             "{}",
@@ -128,14 +130,13 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
         // The late requests belong to the result (was the replay
         // faithful?): --quiet keeps them with the table.
         println!("{}", output::table(&output::rows(&summary)));
-        if let Some(r) = report {
+        if let Some(late) = late_requests(&summary) {
             if !args.closed_loop {
                 println!(
-                    "  {} of {} requests were late (more than {} in flight when due)",
-                    r.late, requests, in_flight
+                    "  {late} of {requests} requests were late (more than {in_flight} in flight when due)"
                 );
-                if r.late > 0 {
-                    if let Some(hint) = late_hint(&trace, args.speed, summary.stats.all.iops) {
+                if late > 0 {
+                    if let Some(hint) = late_hint(recorded, args.speed, summary.stats.all.iops) {
                         println!("  {hint}");
                     }
                 }
@@ -146,35 +147,59 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
         }
     }
     print_warnings(&summary);
-    match status {
-        flashlab_results::RunStatus::Complete => Ok(()),
-        flashlab_results::RunStatus::Interrupted => Err(CliError {
-            message: format!(
-                "interrupted; the results so far are in {}",
-                results.root().display()
-            ),
-            exit_code: 130,
-        }),
-        _ => Err(CliError::failure(format!(
-            "replay failed: {}",
-            error.unwrap_or_default()
-        ))),
+    match (summary.status, error) {
+        (flashlab_results::RunStatus::Interrupted, _) => Err(interrupted(&results_root)),
+        (_, None) => Ok(()),
+        (_, Some(e)) => Err(CliError::failure(e.to_string())),
+    }
+}
+
+/// The late requests of a replay that ran to its end or was stopped (its
+/// run's `device_stats.replay`; absent when the replay failed).
+fn late_requests(summary: &flashlab_results::RunSummary) -> Option<u64> {
+    summary
+        .device_stats
+        .as_ref()?
+        .get("replay")?
+        .get("late_requests")?
+        .as_u64()
+}
+
+/// What the late-request hint needs of the trace: the span of its recorded
+/// times and its length. `None` when it is empty.
+#[derive(Clone, Copy)]
+struct Recorded {
+    first_ns: u64,
+    last_ns: u64,
+    len: usize,
+}
+
+impl Recorded {
+    fn of(trace: &[TraceIo]) -> Option<Recorded> {
+        Some(Recorded {
+            first_ns: trace.iter().map(|io| io.time_ns).min()?,
+            last_ns: trace.iter().map(|io| io.time_ns).max()?,
+            len: trace.len(),
+        })
     }
 }
 
 /// Why requests were late, in the user's terms: the rate the trace asks for
 /// against the rate the device sustained, and the flags that replay it at a
 /// pace the device can follow. `None` when the trace spans no time.
-fn late_hint(trace: &[TraceIo], speed: f64, device_iops: f64) -> Option<String> {
-    let first_ns = trace.iter().map(|io| io.time_ns).min()?;
-    let last_ns = trace.iter().map(|io| io.time_ns).max()?;
+fn late_hint(recorded: Option<Recorded>, speed: f64, device_iops: f64) -> Option<String> {
+    let Recorded {
+        first_ns,
+        last_ns,
+        len,
+    } = recorded?;
     let span_ns = last_ns.checked_sub(first_ns).filter(|&s| s > 0)? as f64 / speed;
-    let asked_per_s = trace.len() as f64 / (span_ns / 1e9);
+    let asked_per_s = len as f64 / (span_ns / 1e9);
     Some(format!(
         "the trace asks for {} requests/s at {speed}x ({} requests in {}); the device completed {}/s: \
          use --speed {} or --closed-loop to replay at a pace it can follow",
         output::format_rate(asked_per_s),
-        trace.len(),
+        len,
         flashlab_pattern::units::format_duration_ns(span_ns as u64),
         output::format_rate(device_iops),
         format_speed(speed * device_iops / asked_per_s),

@@ -4,10 +4,10 @@
 use std::io::IsTerminal;
 
 use flashlab_device::{Device, DeviceKind};
-use flashlab_exec::{execute, ExecError, Hooks, Outcome};
 use flashlab_pattern::units::format_size;
 use flashlab_pattern::{PatternFile, PatternSpec, StreamGen, Touched};
-use flashlab_results::{RecordWriter, ResultsDir, RunStatus, RunSummary, Tally, Workload};
+use flashlab_results::{RunStatus, RunSummary};
+use flashlab_workload::{RunKind, RunStart};
 
 use crate::cli::RunArgs;
 use crate::error::{CliError, CliResult};
@@ -126,13 +126,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     let mut results =
         target::create_results(args.results.as_deref(), &default_name, &*device, &engine)?;
     let results_root = results.root().to_path_buf();
-    let planned: Vec<usize> = results
-        .plan_runs(
-            specs
-                .iter()
-                .map(|s| (s.name.clone(), Workload::Pattern(s.clone()))),
-        )
-        .map_err(|e| CliError::failure(format!("cannot write the manifest: {e}")))?;
+    let count = specs.len();
 
     // --quiet prints the result (the runs table, once, at the end) and
     // nothing else; warnings still go to stderr.
@@ -142,82 +136,30 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         println!("results: {}", results_root.display());
     }
     signals::install();
-    let show_progress = !args.quiet && std::io::stderr().is_terminal();
-    let mut rows = Vec::new();
-    let mut failure: Option<CliError> = None;
-    for (spec, &idx) in specs.iter().zip(&planned) {
-        if human {
-            println!(
-                "run {}/{}: {} — {}, {}, seed {}",
-                idx + 1,
-                specs.len(),
-                spec.name,
-                spec.describe(),
-                spec.amount(),
-                spec.seed
-            );
-        }
-        let (status, error, tally) = record_run(
-            &mut results,
-            idx,
-            &spec.name,
-            progress_total(spec),
-            show_progress,
-            |w, hooks| execute(&mut *device, spec, w, hooks),
-        )?;
-        let summary = results
-            .finish_run_tallied(
-                idx,
-                status,
-                error.clone(),
-                flashlab_results::device_stats_json(&device.stats()),
-                tally,
-            )
-            .map_err(|e| {
-                CliError::failure(format!("cannot save results of run {}: {e}", spec.name))
-            })?;
-        device.reset_stats();
-        results
-            .write_summary_if_due()
-            .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
-        if !args.json {
-            rows.extend(output::rows(&summary));
-        }
-        if human {
-            println!("{}", output::table(&output::rows(&summary)));
-            print_device_stats(&summary);
-        }
-        print_warnings(&summary);
-        match status {
-            RunStatus::Complete => {}
-            RunStatus::Interrupted => {
-                failure = Some(CliError {
-                    message: format!(
-                        "interrupted; the results so far are in {}",
-                        results_root.display()
-                    ),
-                    exit_code: 130,
-                });
-                break;
-            }
-            _ => {
-                failure = Some(CliError::failure(format!(
-                    "run {} failed: {}; the results so far are in {}",
-                    spec.name,
-                    error.unwrap_or_default(),
-                    results_root.display()
-                )));
-                break;
-            }
-        }
-    }
+    let mut terminal = Terminal {
+        announce: human,
+        keep_rows: !args.json,
+        show_progress: !args.quiet && std::io::stderr().is_terminal(),
+        bar: None,
+        rows: Vec::new(),
+    };
+    let ran = flashlab_workload::run_observed(
+        flashlab_workload::Prepared::Patterns(specs),
+        &mut *device,
+        &mut results,
+        &run_options(seed),
+        &mut terminal,
+    );
+    terminal.clear();
+    let failure = match ran {
+        Ok(_) => None,
+        Err(failed) => Some(ended_early(*failed, &results_root)?),
+    };
     if let Err(e) = device.flush() {
         eprintln!("warning: flushing the device failed: {e}");
     }
-    results
-        .write_summary()
-        .map_err(|e| CliError::failure(format!("cannot save results: {e}")))?;
-    if human && specs.len() > 1 {
+    let rows = terminal.rows;
+    if human && count > 1 {
         println!("\nall runs:\n{}", output::table(&rows));
     }
     if args.quiet && !args.json {
@@ -239,9 +181,135 @@ pub fn run(args: RunArgs) -> CliResult<()> {
     }
 }
 
+/// How the CLI runs a workload: every run's records kept, stopped by
+/// Ctrl-C (the runs so far are saved, the run stopped as "interrupted").
+pub(crate) fn run_options(seed: u64) -> flashlab_workload::RunOptions<'static> {
+    flashlab_workload::RunOptions {
+        seed,
+        records: true,
+        stop: &signals::STOP,
+    }
+}
+
+/// The error of a workload that ended early, as the command reports it: a
+/// run interrupted (exit 130) or failed, after the runs so far were saved;
+/// or an error saving them, returned at once.
+pub(crate) fn ended_early(
+    failed: flashlab_workload::Failed,
+    results_root: &std::path::Path,
+) -> CliResult<CliError> {
+    let last = match (&failed.error, failed.outcome.runs.last()) {
+        (
+            flashlab_workload::WorkloadError::Run(_) | flashlab_workload::WorkloadError::Stopped(_),
+            Some(last),
+        ) => last,
+        (flashlab_workload::WorkloadError::Io { source, .. }, _) => {
+            return Err(CliError::failure(source.to_string()))
+        }
+        (e, _) => return Err(CliError::failure(e.render(FrontEnd::Cli))),
+    };
+    Ok(match last.status {
+        RunStatus::Interrupted => interrupted(results_root),
+        _ => CliError::failure(format!(
+            "{}; the results so far are in {}",
+            failed.error,
+            results_root.display()
+        )),
+    })
+}
+
+/// Ctrl-C stopped the command; what was done is saved.
+pub(crate) fn interrupted(results_root: &std::path::Path) -> CliError {
+    CliError {
+        message: format!(
+            "interrupted; the results so far are in {}",
+            results_root.display()
+        ),
+        exit_code: 130,
+    }
+}
+
+/// The terminal as [`flashlab_workload::run`] runs: a line as each run
+/// starts, its progress bar (on a terminal), its table when it ends, and
+/// its warnings.
+pub(crate) struct Terminal {
+    /// Print a line as each run starts and its table when it ends.
+    pub announce: bool,
+    /// Keep every run's rows, for the table at the end.
+    pub keep_rows: bool,
+    pub show_progress: bool,
+    pub bar: Option<indicatif::ProgressBar>,
+    pub rows: Vec<[String; 10]>,
+}
+
+impl Terminal {
+    /// Removes a progress bar a run left (it ended without its results saved).
+    pub fn clear(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl flashlab_workload::Observer for Terminal {
+    fn run_started(&mut self, start: &RunStart<'_>) {
+        let total = match start.what {
+            RunKind::Pattern(spec) => {
+                if self.announce {
+                    println!(
+                        "run {}/{}: {} — {}, {}, seed {}",
+                        start.index + 1,
+                        start.count,
+                        spec.name,
+                        spec.describe(),
+                        spec.amount(),
+                        spec.seed
+                    );
+                }
+                progress_total(spec)
+            }
+            RunKind::Replay(trace) => Progress {
+                total: trace.requests,
+                unit: "IOs",
+            },
+        };
+        self.bar = self.show_progress.then(|| {
+            let bar = indicatif::ProgressBar::new(total.total);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(&format!(
+                    "{{spinner}} {{msg}} [{{bar:30}}] {{pos}}/{{len}} {}, ETA {{eta}}",
+                    total.unit
+                ))
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            bar.set_message(start.name.to_string());
+            bar
+        });
+    }
+
+    fn progress(&mut self, done: u64, _total: u64) {
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+        }
+    }
+
+    fn run_finished(&mut self, summary: &RunSummary) {
+        self.clear();
+        if self.keep_rows {
+            self.rows.extend(output::rows(summary));
+        }
+        if self.announce {
+            println!("{}", output::table(&output::rows(summary)));
+            print_device_stats(summary);
+        }
+        print_warnings(summary);
+    }
+}
+
 /// What a run's progress bar counts to: IOs, or for a run with a runtime
 /// the milliseconds of it (the executor reports progress in those).
-pub(crate) fn progress_total(spec: &PatternSpec) -> Progress {
+fn progress_total(spec: &PatternSpec) -> Progress {
     match spec.runtime_ns {
         Some(r) => Progress {
             total: r / 1_000_000,
@@ -256,85 +324,9 @@ pub(crate) fn progress_total(spec: &PatternSpec) -> Progress {
 
 /// A progress bar's length and unit.
 #[derive(Clone, Copy)]
-pub(crate) struct Progress {
-    pub total: u64,
-    pub unit: &'static str,
-}
-
-impl From<u64> for Progress {
-    fn from(total_ios: u64) -> Progress {
-        Progress {
-            total: total_ios,
-            unit: "IOs",
-        }
-    }
-}
-
-/// Runs one recorded workload: opens its records file, shows a progress bar,
-/// stops on Ctrl-C, and closes the records. `body` does the IO. Also returns
-/// the records writer's first statistics pass, for `finish_run_tallied`.
-pub(crate) fn record_run(
-    results: &mut ResultsDir,
-    idx: usize,
-    name: &str,
-    total: impl Into<Progress>,
-    show_progress: bool,
-    body: impl FnOnce(&mut RecordWriter, Hooks<'_>) -> Result<Outcome, ExecError>,
-) -> CliResult<(RunStatus, Option<String>, Option<Tally>)> {
-    let total: Progress = total.into();
-    let mut writer = results
-        .start_run(idx)
-        .map_err(|e| CliError::failure(format!("cannot write records of run {name}: {e}")))?;
-    let bar = show_progress.then(|| {
-        let bar = indicatif::ProgressBar::new(total.total);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(&format!(
-                "{{spinner}} {{msg}} [{{bar:30}}] {{pos}}/{{len}} {}, ETA {{eta}}",
-                total.unit
-            ))
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        bar.set_message(name.to_string());
-        bar
-    });
-    let mut progress = |done: u64, _total: u64| {
-        if let Some(b) = &bar {
-            b.set_position(done);
-        }
-    };
-    let result = body(
-        &mut writer,
-        Hooks {
-            stop: Some(&signals::STOP),
-            progress: Some(&mut progress),
-        },
-    );
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    let closed = writer.finish();
-    let (status, error) = match result {
-        Ok(Outcome::Complete) => (RunStatus::Complete, None),
-        Ok(Outcome::Interrupted) => (RunStatus::Interrupted, None),
-        Err(e) => (RunStatus::Failed, Some(e.to_string())),
-    };
-    match closed {
-        Ok(tally) => Ok((status, error, Some(tally))),
-        Err(e) => {
-            let text = match e.raw_os_error() {
-                Some(libc::ENOSPC) => format!(
-                    "cannot write records of run {name}: the results disk is full (ENOSPC: {e}); free space and run again"
-                ),
-                _ => format!("cannot write records of run {name}: {e}"),
-            };
-            // `show` lists the run as failed, not running (best effort: on a
-            // full disk the journal line may not fit either).
-            let _ = results.fail_run(idx, text.clone());
-            let _ = results.compact();
-            Err(CliError::failure(text))
-        }
-    }
+struct Progress {
+    total: u64,
+    unit: &'static str,
 }
 
 pub(crate) fn print_device_stats(summary: &RunSummary) {

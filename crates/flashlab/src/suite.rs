@@ -12,12 +12,13 @@ use flashlab_pattern::units::{format_duration_ns, format_size, parse_duration_ns
 use flashlab_results::ResultsDir;
 use flashlab_suite::papers::PaperConfig;
 use flashlab_suite::plan::Plan;
-use flashlab_suite::runner::{Journal, Progress, Runner, SuiteOutcome};
+use flashlab_suite::runner::{Journal, Progress};
 use flashlab_suite::session;
 use flashlab_suite::state::StateMethod;
 use flashlab_suite::suites::{self, DynSuite};
 use flashlab_suite::summary::SuiteSummary;
 use flashlab_suite::uflip::{UflipConfig, BENCHMARKS};
+use flashlab_workload::WorkloadError;
 
 use crate::cli::{EngineArg, SuiteCommand, TargetArgs};
 use crate::error::{CliError, CliResult};
@@ -704,7 +705,7 @@ fn dry_run_estimate(
     let ctx = flashlab_suite::eta::EtaContext {
         device_bytes: size,
         min_ios,
-        state_queue_depth: 32,
+        state_queue_depth: flashlab_workload::SUITE_STATE_QUEUE_DEPTH as u64,
         idle_is_wall_time: true,
         run_settle_ns: flashlab_suite::eta::EtaContext::settle_ns_of(&device.info().identity),
     };
@@ -809,7 +810,7 @@ fn execute(
     let ctx = flashlab_suite::eta::EtaContext {
         device_bytes: info.size_bytes,
         min_ios: journal.min_ios,
-        state_queue_depth: 32,
+        state_queue_depth: flashlab_workload::SUITE_STATE_QUEUE_DEPTH as u64,
         idle_is_wall_time: !simulated,
         run_settle_ns: flashlab_suite::eta::EtaContext::settle_ns_of(&info.identity),
     };
@@ -845,7 +846,7 @@ fn execute(
         let text = step_text.lock().unwrap_or_else(|e| e.into_inner());
         b.set_message(format!("{}, {}", eta.label(now), *text));
     };
-    let mut progress = |p: &Progress| {
+    let mut observer = SuiteTerminal(|p: &Progress| {
         eta.lock()
             .unwrap_or_else(|e| e.into_inner())
             .report(p, std::time::Instant::now());
@@ -863,10 +864,9 @@ fn execute(
         if let Some(b) = &bar {
             refresh(b);
         }
-    };
-    let lbs = device.info().logical_block_bytes as u64;
+    });
     let ticking = std::sync::atomic::AtomicBool::new(true);
-    let (outcome, journal) = std::thread::scope(|scope| {
+    let ran = std::thread::scope(|scope| {
         // The ETA counts down between reports too (a pause run takes
         // minutes): the bar is refreshed twice a second.
         if let Some(b) = &bar {
@@ -880,24 +880,35 @@ fn execute(
                 }
             });
         }
-        let mut runner = Runner {
-            dev: &mut *device,
-            results: &mut results,
-            journal,
-            user_stop: &signals::STOP,
-            progress: &mut progress,
-            block_bytes: lbs.max(512),
-            state_queue_depth: 32,
-        };
-        let outcome = runner.execute();
+        // The journal holds the suite's seed: the options' is not used.
+        let ran = flashlab_workload::run_observed(
+            flashlab_workload::Prepared::Journal(journal),
+            &mut *device,
+            &mut results,
+            &crate::run::run_options(DEFAULT_SEED),
+            &mut observer,
+        );
         ticking.store(false, Ordering::Relaxed);
-        (outcome, runner.journal.clone())
+        ran
     });
     if let Some(b) = bar {
         b.finish_and_clear();
     }
     print_not_converged(&results);
-    if matches!(outcome, Err(_) | Ok(SuiteOutcome::Interrupted)) {
+    let failed = match ran {
+        Ok(outcome) => {
+            let (Some(summary), Some(journal)) = (outcome.suite, outcome.journal) else {
+                unreachable!("a suite's outcome has its summary and journal")
+            };
+            print_summary(&results, &journal.suite, &summary, args);
+            return Ok(());
+        }
+        Err(failed) => *failed,
+    };
+    if matches!(
+        failed.error,
+        WorkloadError::Suite { .. } | WorkloadError::Stopped(_)
+    ) {
         // A complete suite compacts with its summary; this one stops here.
         if let Err(e) = results.compact() {
             eprintln!(
@@ -905,25 +916,31 @@ fn execute(
             );
         }
     }
-    match outcome {
-        Err(e) => Err(CliError::failure(format!(
-            "suite failed: {e}; resume with --resume {}",
-            results.root().display()
-        ))),
-        Ok(SuiteOutcome::Interrupted) => {
-            let _ = signals::STOP.load(Ordering::Relaxed);
-            Err(CliError {
-                message: format!(
-                    "interrupted at step {} of {}; continue with: flashlab suite {} --resume {}",
-                    journal.completed_steps + 1,
-                    journal.plan.steps.len(),
-                    journal.suite,
-                    results.root().display()
-                ),
-                exit_code: 130,
-            })
-        }
-        Ok(SuiteOutcome::Complete) => summarise(&results, &journal, args),
+    let root = results.root().display();
+    Err(match (failed.error, failed.outcome.journal) {
+        (WorkloadError::Suite { error, .. }, _) => CliError::failure(format!(
+            "suite failed: {error}; resume with --resume {root}"
+        )),
+        (WorkloadError::Stopped(_), Some(journal)) => CliError {
+            message: format!(
+                "interrupted at step {} of {}; continue with: flashlab suite {} --resume {root}",
+                journal.completed_steps + 1,
+                journal.plan.steps.len(),
+                journal.suite,
+            ),
+            exit_code: 130,
+        },
+        (WorkloadError::Io { source, .. }, _) => CliError::failure(source.to_string()),
+        (e, _) => CliError::failure(e.render(flashlab_workload::FrontEnd::Cli)),
+    })
+}
+
+/// The terminal as a suite runs: each report moves the progress bar and its ETA.
+struct SuiteTerminal<F: FnMut(&Progress)>(F);
+
+impl<F: FnMut(&Progress)> flashlab_workload::Observer for SuiteTerminal<F> {
+    fn suite_progress(&mut self, progress: &Progress) {
+        (self.0)(progress)
     }
 }
 
@@ -954,18 +971,24 @@ fn print_not_converged(results: &ResultsDir) {
     );
 }
 
-/// The suite's summary, printed and saved as JSON and Markdown; its
-/// figures, now with the markers results give, saved again.
-pub fn summarise(results: &ResultsDir, journal: &Journal, options: &SuiteOptions) -> CliResult<()> {
-    let suite = registry_suite(&journal.suite)?;
+/// The summary of a suite completed before (`--resume` of a complete
+/// suite), saved again as JSON and Markdown and printed.
+fn summarise(results: &ResultsDir, journal: &Journal, options: &SuiteOptions) -> CliResult<()> {
+    registry_suite(&journal.suite)?;
     let summary = session::summarise(results, journal)
         .map_err(|e| CliError::failure(format!("cannot save the summary: {e}")))?;
-    let json_path = results.root().join(SuiteSummary::file_name(suite.name()));
-    let md_path = results.root().join(format!("{}-summary.md", suite.name()));
+    print_summary(results, &journal.suite, &summary, options);
+    Ok(())
+}
+
+/// A suite's summary, printed (as JSON with --json), and where it is saved.
+fn print_summary(results: &ResultsDir, name: &str, summary: &SuiteSummary, options: &SuiteOptions) {
+    let json_path = results.root().join(SuiteSummary::file_name(name));
+    let md_path = results.root().join(format!("{name}-summary.md"));
     if options.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&summary).expect("serializes")
+            serde_json::to_string_pretty(summary).expect("serializes")
         );
     } else {
         // (A reduced run's note is among the summary's notes, printed last.)
@@ -974,7 +997,6 @@ pub fn summarise(results: &ResultsDir, journal: &Journal, options: &SuiteOptions
             println!("\nsaved: {} and {}", md_path.display(), json_path.display());
         }
     }
-    Ok(())
 }
 
 fn registry_suite(name: &str) -> CliResult<&'static dyn DynSuite> {

@@ -194,7 +194,7 @@ pub fn replay(root: &Path, manifest: &mut Manifest) -> Result<JournalReplay, Man
         };
         let event: JournalEvent =
             serde_json::from_slice(text).map_err(|e| bad(format!("not a journal event ({e})")))?;
-        apply(manifest, event).map_err(bad)?;
+        apply(manifest, event).map_err(|e| bad(e.to_string()))?;
         out.events += 1;
         start += len + 1;
         out.valid_bytes = start as u64;
@@ -222,28 +222,96 @@ fn read_journal(path: &Path) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Why a journal event does not fit the manifest it is applied to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JournalConflict {
+    /// The event names a run past the last planned one.
+    NeverPlanned {
+        run: usize,
+        name: String,
+        planned: usize,
+    },
+    /// The event names run `run` by another name than the manifest does.
+    OtherName {
+        run: usize,
+        manifest: String,
+        event: String,
+    },
+    /// A run is planned again under another name.
+    ReplannedAs {
+        run: usize,
+        planned: String,
+        manifest: String,
+    },
+    /// A run is planned before the runs ahead of it.
+    PlannedEarly {
+        run: usize,
+        name: String,
+        next: usize,
+    },
+}
+
+impl std::fmt::Display for JournalConflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JournalConflict::NeverPlanned { run, name, planned } => {
+                write!(
+                    f,
+                    "run {run} ('{name}') was never planned ({planned} runs are)"
+                )
+            }
+            JournalConflict::OtherName {
+                run,
+                manifest,
+                event,
+            } => write!(
+                f,
+                "run {run} is '{manifest}' in the manifest, not '{event}'"
+            ),
+            JournalConflict::ReplannedAs {
+                run,
+                planned,
+                manifest,
+            } => write!(
+                f,
+                "run {run} is planned as '{planned}' but the manifest has '{manifest}'"
+            ),
+            JournalConflict::PlannedEarly { run, name, next } => {
+                write!(f, "run {run} ('{name}') is planned before run {next}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for JournalConflict {}
+
 fn entry_mut<'a>(
     manifest: &'a mut Manifest,
     run: usize,
     name: &str,
-) -> Result<&'a mut RunEntry, String> {
+) -> Result<&'a mut RunEntry, JournalConflict> {
     let planned = manifest.runs.len();
     let entry = manifest
         .runs
         .get_mut(run)
-        .ok_or_else(|| format!("run {run} ('{name}') was never planned ({planned} runs are)"))?;
+        .ok_or_else(|| JournalConflict::NeverPlanned {
+            run,
+            name: name.to_string(),
+            planned,
+        })?;
     if entry.name != name {
-        return Err(format!(
-            "run {run} is '{}' in the manifest, not '{name}'",
-            entry.name
-        ));
+        return Err(JournalConflict::OtherName {
+            run,
+            manifest: entry.name.clone(),
+            event: name.to_string(),
+        });
     }
     Ok(entry)
 }
 
 /// Applies one event. Every event sets absolute values, so applying one the
 /// manifest already reflects is harmless.
-pub fn apply(manifest: &mut Manifest, event: JournalEvent) -> Result<(), String> {
+pub fn apply(manifest: &mut Manifest, event: JournalEvent) -> Result<(), JournalConflict> {
     match event {
         JournalEvent::Planned {
             run,
@@ -264,19 +332,20 @@ pub fn apply(manifest: &mut Manifest, event: JournalEvent) -> Result<(), String>
                 std::cmp::Ordering::Less => {
                     let old = &mut manifest.runs[run];
                     if old.name != entry.name {
-                        return Err(format!(
-                            "run {run} is planned as '{}' but the manifest has '{}'",
-                            entry.name, old.name
-                        ));
+                        return Err(JournalConflict::ReplannedAs {
+                            run,
+                            planned: entry.name,
+                            manifest: old.name.clone(),
+                        });
                     }
                     *old = entry;
                 }
                 std::cmp::Ordering::Greater => {
-                    return Err(format!(
-                        "run {run} ('{}') is planned before run {}",
-                        entry.name,
-                        manifest.runs.len()
-                    ))
+                    return Err(JournalConflict::PlannedEarly {
+                        run,
+                        name: entry.name,
+                        next: manifest.runs.len(),
+                    })
                 }
             }
         }

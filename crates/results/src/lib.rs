@@ -31,7 +31,7 @@ pub use dir::{
     read_manifest, HostInfo, Manifest, ReplaySpec, ResultsDir, RunEntry, RunStatus, RunSummary,
     Summary, ToolInfo, Workload, SCHEMA_VERSION,
 };
-pub use journal::{ManifestError, TornLine, JOURNAL_FILE};
+pub use journal::{JournalConflict, ManifestError, TornLine, JOURNAL_FILE};
 pub use records::{IoRecord, RecordWriter, FLAG_ERROR, FLAG_WARMUP};
 pub use stats::{Interval95, LatencyStats, RunStats, Tally, Throughput};
 

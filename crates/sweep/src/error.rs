@@ -50,7 +50,8 @@ impl From<flashlab_workload::WorkloadError> for SweepError {
                 SweepError::Input(e.render(FrontEnd::Grid))
             }
             WorkloadError::Input(m) => SweepError::Input(m),
-            WorkloadError::Run(m) => SweepError::Run(m),
+            WorkloadError::Run(m) | WorkloadError::Stopped(m) => SweepError::Run(m),
+            e @ WorkloadError::Suite { .. } => SweepError::Run(e.to_string()),
             WorkloadError::Io { path, source } => SweepError::Io { path, source },
         }
     }

@@ -94,6 +94,10 @@ pub enum WorkloadError {
     Input(String),
     /// The device failed or a run stopped with an error.
     Run(String),
+    /// A suite's runner failed (`error`); its journal says where to resume.
+    Suite { name: String, error: String },
+    /// Stopped from outside ([`crate::RunOptions::stop`]) before its end.
+    Stopped(String),
     /// Reading or writing the results directory failed.
     Io {
         path: PathBuf,
@@ -162,7 +166,10 @@ impl fmt::Display for WorkloadError {
             WorkloadError::Field { .. } | WorkloadError::Pattern { .. } => {
                 f.write_str(&self.render(FrontEnd::Grid))
             }
-            WorkloadError::Input(m) | WorkloadError::Run(m) => f.write_str(m),
+            WorkloadError::Input(m) | WorkloadError::Run(m) | WorkloadError::Stopped(m) => {
+                f.write_str(m)
+            }
+            WorkloadError::Suite { name, error } => write!(f, "suite {name} failed: {error}"),
             WorkloadError::Io { path, source } => write!(f, "{}: {source}", path.display()),
         }
     }

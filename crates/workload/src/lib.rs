@@ -9,10 +9,10 @@
 //!
 //! [`run`] runs one on a device into a results directory and returns every
 //! run's summary and the suite's typed summary. Sweep points, Python's
-//! `simulate`, `sweep` and `fit`, and `flashlab validate` call it
-//! in-process; `flashlab run` and `replay` share its resolution and checks
-//! ([`resolve_patterns`], [`TraceSpec`]) and keep their own loop for the
-//! terminal (progress bars, Ctrl-C, a table after each run).
+//! `simulate`, `sweep` and `fit`, `flashlab validate`, `flashlab run` and
+//! `flashlab replay` call it in-process; a front end with a terminal is
+//! told what happens through one small trait ([`Observer`]: a run starts,
+//! its progress, it ends) and stops it with [`RunOptions::stop`] (Ctrl-C).
 
 #![forbid(unsafe_code)]
 
@@ -33,8 +33,9 @@ use flashlab_suite::summary::SuiteSummary;
 use serde::{Deserialize, Serialize};
 
 pub use error::{Field, FrontEnd, Problem, WorkloadError};
+pub use flashlab_suite::runner::{Journal, Progress as SuiteProgress};
 pub use patterns::{check_patterns, replicated_specs, resolve_patterns};
-pub use suite::{run_suite, SuiteSpec};
+pub use suite::{begin_suite, run_journal, SuiteSpec};
 pub use trace::{ParsedTrace, PreparedTrace, TraceSpec};
 
 /// The most outstanding IOs a simulated device is opened for, and the most
@@ -196,6 +197,9 @@ pub enum Prepared {
     Patterns(Vec<PatternSpec>),
     Trace(PreparedTrace),
     Suite(SuiteSpec),
+    /// A suite already begun in the results directory: planned by a front
+    /// end (`flashlab suite NAME`'s flags) or resumed (`--resume`).
+    Journal(Journal),
 }
 
 impl Workload {
@@ -230,7 +234,7 @@ impl Prepared {
         match self {
             Prepared::Patterns(specs) => Some(DeviceNeeds::of_patterns(specs)),
             Prepared::Trace(trace) => Some(DeviceNeeds::of_trace(trace)),
-            Prepared::Suite(_) => None,
+            Prepared::Suite(_) | Prepared::Journal(_) => None,
         }
     }
 }
@@ -252,12 +256,53 @@ pub struct RunOptions<'a> {
 pub struct Outcome {
     pub runs: Vec<RunSummary>,
     pub suite: Option<SuiteSummary>,
+    /// A suite's journal as the suite left it: where a stopped suite resumes.
+    pub journal: Option<Journal>,
 }
 
 /// A workload that failed, with the runs it completed first.
 pub struct Failed {
     pub outcome: Outcome,
     pub error: WorkloadError,
+}
+
+/// What a front end is told while a workload runs (hyperfine-style: one
+/// small trait, every method a no-op by default): `flashlab run` prints a
+/// line as each run starts, a progress bar while it runs, a table when it
+/// ends. The run loop itself is [`run`]'s alone.
+pub trait Observer {
+    /// Run `start.index` (0-based) of `start.count` is about to start.
+    fn run_started(&mut self, _start: &RunStart<'_>) {}
+    /// About every 1 % of the current run: (completed, total) IOs, or for a
+    /// run with a runtime, milliseconds of device time.
+    fn progress(&mut self, _done: u64, _total: u64) {}
+    /// The current run ended (complete, interrupted or failed) and its
+    /// results are saved.
+    fn run_finished(&mut self, _summary: &RunSummary) {}
+    /// A suite's step started, or one of its runs ended (its runs are not
+    /// announced one by one: the suite's runner plans them as it goes).
+    fn suite_progress(&mut self, _progress: &SuiteProgress) {}
+}
+
+/// An observer that is told nothing: sweep points, Python, validate.
+pub struct Unobserved;
+
+impl Observer for Unobserved {}
+
+/// A run about to start, as [`Observer::run_started`] is told it.
+pub struct RunStart<'a> {
+    /// The run's index in the results directory (0-based).
+    pub index: usize,
+    /// How many runs the workload makes.
+    pub count: usize,
+    pub name: &'a str,
+    pub what: RunKind<'a>,
+}
+
+/// What a run does: a pattern or a replay.
+pub enum RunKind<'a> {
+    Pattern(&'a PatternSpec),
+    Replay(&'a PreparedTrace),
 }
 
 /// Runs `workload` on `device` into `results` (a results directory just
@@ -286,8 +331,22 @@ pub fn run_prepared(
     results: &mut ResultsDir,
     options: &RunOptions<'_>,
 ) -> Result<Outcome, Box<Failed>> {
+    run_observed(prepared, device, results, options, &mut Unobserved)
+}
+
+/// [`run_prepared`], telling `observer` what happens. The summary is
+/// written at the end, also when a run fails or is interrupted; a run
+/// that ended early is the last of [`Failed::outcome`]'s runs, with its
+/// status.
+pub fn run_observed(
+    prepared: Prepared,
+    device: &mut dyn Device,
+    results: &mut ResultsDir,
+    options: &RunOptions<'_>,
+    observer: &mut dyn Observer,
+) -> Result<Outcome, Box<Failed>> {
     let mut outcome = Outcome::default();
-    let result = run_into(prepared, device, results, options, &mut outcome);
+    let result = run_into(prepared, device, results, options, observer, &mut outcome);
     match result {
         Ok(()) => Ok(outcome),
         Err(error) => Err(Box::new(Failed { outcome, error })),
@@ -299,18 +358,50 @@ fn run_into(
     device: &mut dyn Device,
     results: &mut ResultsDir,
     options: &RunOptions<'_>,
+    observer: &mut dyn Observer,
     outcome: &mut Outcome,
 ) -> Result<(), WorkloadError> {
     match prepared {
-        Prepared::Patterns(specs) => run_specs(device, results, &specs, options, &mut outcome.runs),
-        Prepared::Trace(trace) => run_trace(device, results, trace, options, &mut outcome.runs),
+        Prepared::Patterns(specs) => {
+            let ran = run_specs(
+                device,
+                results,
+                &specs,
+                options,
+                observer,
+                &mut outcome.runs,
+            );
+            // Written once more at the end (run_specs writes it when due),
+            // also after a failed or interrupted run.
+            let saved = write_summary(results);
+            ran.and(saved)
+        }
+        Prepared::Trace(trace) => {
+            run_trace(device, results, trace, options, observer, &mut outcome.runs)
+        }
         Prepared::Suite(s) => {
-            let summary = run_suite(device, results, &s, options.seed, options.stop, &mut |_| {})?;
-            outcome.suite = Some(summary);
-            outcome.runs.extend(results.summary().runs);
-            Ok(())
+            let journal = begin_suite(device.info().size_bytes, results, &s, options.seed)?;
+            run_journal_into(device, results, journal, options, observer, outcome)
+        }
+        Prepared::Journal(journal) => {
+            run_journal_into(device, results, journal, options, observer, outcome)
         }
     }
+}
+
+fn run_journal_into(
+    device: &mut dyn Device,
+    results: &mut ResultsDir,
+    mut journal: Journal,
+    options: &RunOptions<'_>,
+    observer: &mut dyn Observer,
+    outcome: &mut Outcome,
+) -> Result<(), WorkloadError> {
+    let summary = run_journal(device, results, &mut journal, options.stop, observer);
+    outcome.runs.extend(results.summary().runs);
+    outcome.journal = Some(journal);
+    outcome.suite = Some(summary?);
+    Ok(())
 }
 
 fn run_specs(
@@ -318,28 +409,46 @@ fn run_specs(
     results: &mut ResultsDir,
     specs: &[PatternSpec],
     options: &RunOptions<'_>,
+    observer: &mut dyn Observer,
     runs: &mut Vec<RunSummary>,
 ) -> Result<(), WorkloadError> {
-    let root = results.root().to_path_buf();
-    let planned: Vec<usize> = specs
-        .iter()
-        .map(|s| results.plan_run(&s.name, flashlab_results::Workload::Pattern(s.clone())))
-        .collect::<Result<_, _>>()
-        .map_err(WorkloadError::io(&root))?;
+    // One manifest write for the whole plan: a pattern file of thousands
+    // of runs stays linear.
+    let planned: Vec<usize> = results
+        .plan_runs(specs.iter().map(|s| {
+            (
+                s.name.clone(),
+                flashlab_results::Workload::Pattern(s.clone()),
+            )
+        }))
+        .map_err(saving(results, "cannot write the manifest".into()))?;
     for (spec, &idx) in specs.iter().zip(&planned) {
-        let mut writer = results
-            .start_run_keeping(idx, options.records)
-            .map_err(WorkloadError::io(&root))?;
+        observer.run_started(&RunStart {
+            index: idx,
+            count: specs.len(),
+            name: &spec.name,
+            what: RunKind::Pattern(spec),
+        });
+        let mut writer = start_records(results, idx, &spec.name, options.records)?;
+        let mut progress = |done: u64, total: u64| observer.progress(done, total);
         let hooks = Hooks {
             stop: Some(options.stop),
-            progress: None,
+            progress: Some(&mut progress),
         };
         let outcome = execute(&mut *device, spec, &mut writer, hooks);
         let tally = close_records(results, idx, &spec.name, writer)?;
-        let (summary, error) = finish(device, results, idx, outcome, tally, None)?;
+        let (summary, error) = finish(device, results, idx, &spec.name, outcome, tally, None)?;
+        results
+            .write_summary_if_due()
+            .map_err(saving(results, "cannot save results".into()))?;
+        observer.run_finished(&summary);
         runs.push(summary);
         if let Some(e) = error {
-            return Err(WorkloadError::Run(format!("run {} failed: {e}", spec.name)));
+            let text = format!("run {} failed: {e}", spec.name);
+            return Err(match runs.last().map(|r| r.status) {
+                Some(RunStatus::Interrupted) => WorkloadError::Stopped(text),
+                _ => WorkloadError::Run(text),
+            });
         }
     }
     Ok(())
@@ -350,45 +459,56 @@ fn run_trace(
     results: &mut ResultsDir,
     trace: PreparedTrace,
     options: &RunOptions<'_>,
+    observer: &mut dyn Observer,
     runs: &mut Vec<RunSummary>,
 ) -> Result<(), WorkloadError> {
-    let name = "replay";
-    let root = results.root().to_path_buf();
+    let name = trace.name.clone();
     let idx = results
-        .plan_run(name, flashlab_results::Workload::Replay(trace.spec))
-        .map_err(WorkloadError::io(&root))?;
-    let mut writer = results
-        .start_run_keeping(idx, options.records)
-        .map_err(WorkloadError::io(&root))?;
+        .plan_run(
+            &name,
+            flashlab_results::Workload::Replay(trace.spec.clone()),
+        )
+        .map_err(saving(results, "cannot write the manifest".into()))?;
+    observer.run_started(&RunStart {
+        index: idx,
+        count: 1,
+        name: &name,
+        what: RunKind::Replay(&trace),
+    });
+    let mut writer = start_records(results, idx, &name, options.records)?;
+    let mut progress = |done: u64, total: u64| observer.progress(done, total);
     let hooks = Hooks {
         stop: Some(options.stop),
-        progress: None,
+        progress: Some(&mut progress),
     };
     let outcome = replay(&mut *device, &trace.ios, trace.mode, &mut writer, hooks);
-    let tally = close_records(results, idx, name, writer)?;
+    let tally = close_records(results, idx, &name, writer)?;
     let (outcome, extra) = match outcome {
         Ok((o, r)) => (Ok(o), Some(replay_stats(r.late, r.flushes))),
         Err(e) => (Err(e), None),
     };
-    let (summary, error) = finish(device, results, idx, outcome, tally, extra)?;
+    let (summary, error) = finish(device, results, idx, &name, outcome, tally, extra)?;
+    write_summary(results)?;
+    observer.run_finished(&summary);
+    let stopped = summary.status == RunStatus::Interrupted;
     runs.push(summary);
     match error {
+        Some(e) if stopped => Err(WorkloadError::Stopped(format!("replay failed: {e}"))),
         Some(e) => Err(WorkloadError::Run(format!("replay failed: {e}"))),
         None => Ok(()),
     }
 }
 
 /// What a replay adds to its run's device statistics (`replay`).
-pub fn replay_stats(late: u64, flushes: u64) -> serde_json::Value {
+fn replay_stats(late: u64, flushes: u64) -> serde_json::Value {
     serde_json::json!({ "late_requests": late, "flushes": flushes })
 }
 
 /// A run's `device_stats` in run.json: the device's own statistics, with
 /// what a replay adds under `replay`. A device that counts nothing (a real
 /// disk or file) still gets the replay's, as `{"replay": ...}`: late
-/// requests on hardware are the figure a replay's user needs most. The
-/// CLI's replay and [`run`] both call this, so they cannot drift.
-pub fn run_device_stats(
+/// requests on hardware are the figure a replay's user needs most.
+fn run_device_stats(
     device: Option<serde_json::Value>,
     replay: Option<serde_json::Value>,
 ) -> Option<serde_json::Value> {
@@ -400,6 +520,33 @@ pub fn run_device_stats(
         }
         (_, Some(r)) => Some(serde_json::json!({ "replay": r })),
     }
+}
+
+/// An error saving results into `results`, with what was being saved.
+fn saving(results: &ResultsDir, what: String) -> impl Fn(std::io::Error) -> WorkloadError {
+    let path = results.root().to_path_buf();
+    move |e| WorkloadError::Io {
+        path: path.clone(),
+        source: std::io::Error::new(e.kind(), format!("{what}: {e}")),
+    }
+}
+
+fn write_summary(results: &ResultsDir) -> Result<(), WorkloadError> {
+    results
+        .write_summary()
+        .map_err(saving(results, "cannot save results".into()))
+}
+
+/// Opens run `idx`'s records writer (a tally only without `records`).
+fn start_records(
+    results: &mut ResultsDir,
+    idx: usize,
+    name: &str,
+    records: bool,
+) -> Result<flashlab_results::RecordWriter, WorkloadError> {
+    let what = format!("cannot write records of run {name}");
+    let on_error = saving(results, what);
+    results.start_run_keeping(idx, records).map_err(on_error)
 }
 
 /// Closes run `idx`'s records writer. When it cannot (the results disk is
@@ -414,9 +561,9 @@ fn close_records(
     writer.finish().map_err(|e| {
         let text = match e.raw_os_error() {
             Some(libc::ENOSPC) => format!(
-                "cannot write the records of run {name}: the results disk is full (ENOSPC: {e}); free space and run again"
+                "cannot write records of run {name}: the results disk is full (ENOSPC: {e}); free space and run again"
             ),
-            _ => format!("cannot write the records of run {name}: {e}"),
+            _ => format!("cannot write records of run {name}: {e}"),
         };
         // Best effort: on a full disk the journal line may not fit either.
         let _ = results.fail_run(idx, text.clone());
@@ -428,28 +575,35 @@ fn close_records(
     })
 }
 
+/// Saves how run `idx` ended and resets the device's statistics. Returns
+/// its summary and, when it did not complete, why ("interrupted" when
+/// stopped: the manifest says so by its status alone).
 fn finish(
     device: &mut dyn Device,
     results: &mut ResultsDir,
     idx: usize,
+    name: &str,
     outcome: Result<flashlab_exec::Outcome, ExecError>,
     tally: Tally,
     extra: Option<serde_json::Value>,
 ) -> Result<(RunSummary, Option<String>), WorkloadError> {
-    let root = results.root().to_path_buf();
-    let (status, error) = match outcome {
-        Ok(flashlab_exec::Outcome::Complete) => (RunStatus::Complete, None),
-        Ok(flashlab_exec::Outcome::Interrupted) => {
-            (RunStatus::Interrupted, Some("interrupted".to_string()))
-        }
-        Err(e) => (RunStatus::Failed, Some(e.to_string())),
+    let (status, recorded, error) = match outcome {
+        Ok(flashlab_exec::Outcome::Complete) => (RunStatus::Complete, None, None),
+        Ok(flashlab_exec::Outcome::Interrupted) => (
+            RunStatus::Interrupted,
+            None,
+            Some("interrupted".to_string()),
+        ),
+        Err(e) => (RunStatus::Failed, Some(e.to_string()), Some(e.to_string())),
     };
     let stats = run_device_stats(flashlab_results::device_stats_json(&device.stats()), extra);
     let summary = results
-        .finish_run_tallied(idx, status, error.clone(), stats, Some(tally))
-        .map_err(WorkloadError::io(&root))?;
+        .finish_run_tallied(idx, status, recorded, stats, Some(tally))
+        .map_err(saving(
+            results,
+            format!("cannot save results of run {name}"),
+        ))?;
     device.reset_stats();
-    results.write_summary().map_err(WorkloadError::io(&root))?;
     Ok((summary, error))
 }
 

@@ -50,6 +50,8 @@ pub struct ParsedTrace {
 
 /// A trace ready to replay on one device.
 pub struct PreparedTrace {
+    /// The run's name in the results directory ("replay"; `flashlab replay --name`).
+    pub name: String,
     pub ios: Vec<TraceIo>,
     /// What the manifest records of the replay.
     pub spec: ReplaySpec,
@@ -162,6 +164,7 @@ impl TraceSpec {
             }
         };
         Ok(PreparedTrace {
+            name: "replay".to_string(),
             ios,
             spec,
             mode,

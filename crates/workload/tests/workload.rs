@@ -312,3 +312,114 @@ fn a_refused_pattern_parameter_is_named_as_each_front_end_writes_it() {
         r#"run 2: queue depth must be at least 1; pass pattern={..., "queue_depth": 1} or more"#
     );
 }
+
+/// What a terminal is told: each run as it starts, its progress, its end.
+#[derive(Default)]
+struct Told {
+    events: Vec<String>,
+    progress_reports: u64,
+}
+
+impl flashlab_workload::Observer for Told {
+    fn run_started(&mut self, start: &flashlab_workload::RunStart<'_>) {
+        self.events.push(format!(
+            "start {} {}/{}",
+            start.name,
+            start.index + 1,
+            start.count
+        ));
+    }
+    fn progress(&mut self, _done: u64, _total: u64) {
+        self.progress_reports += 1;
+    }
+    fn run_finished(&mut self, summary: &flashlab_results::RunSummary) {
+        self.events
+            .push(format!("end {} {:?}", summary.name, summary.status));
+    }
+}
+
+fn prepared(workload_json: &str, device: &dyn Device) -> flashlab_workload::Prepared {
+    let workload: Workload = serde_json::from_str(workload_json).unwrap();
+    workload.prepare(1, device.info()).unwrap()
+}
+
+#[test]
+fn an_observer_is_told_each_run_as_it_starts_progresses_and_ends() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut device = flashlab_sim::open_device("ssd-m,capacity=1GiB", 1, 64).unwrap();
+    let mut results = results_on(&tmp.path().join("r"), &device);
+    let never = AtomicBool::new(false);
+    let options = RunOptions {
+        seed: 1,
+        records: true,
+        stop: &never,
+    };
+    let workload = prepared(
+        r#"{"kind": "patterns", "runs": [
+            {"name": "a", "pattern": "SW", "io_count": 1000},
+            {"name": "b", "pattern": "RR", "io_count": 1000}]}"#,
+        &device,
+    );
+    let mut told = Told::default();
+    let outcome =
+        flashlab_workload::run_observed(workload, &mut device, &mut results, &options, &mut told)
+            .unwrap_or_else(|f| panic!("{}", f.error));
+    assert_eq!(outcome.runs.len(), 2);
+    assert_eq!(
+        told.events,
+        [
+            "start a 1/2",
+            "end a Complete",
+            "start b 2/2",
+            "end b Complete"
+        ]
+    );
+    assert!(
+        told.progress_reports > 0,
+        "progress is reported while a run runs"
+    );
+}
+
+#[test]
+fn a_stopped_workload_saves_its_run_as_interrupted_and_says_it_was_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut device = flashlab_sim::open_device("ssd-m,capacity=1GiB", 1, 64).unwrap();
+    let mut results = results_on(&tmp.path().join("r"), &device);
+    // Set before the run: it submits nothing and ends interrupted.
+    let stopped = AtomicBool::new(true);
+    let options = RunOptions {
+        seed: 1,
+        records: true,
+        stop: &stopped,
+    };
+    let workload = prepared(
+        r#"{"kind": "patterns", "runs": [
+            {"name": "a", "pattern": "SW", "io_count": 1000},
+            {"name": "b", "pattern": "RR", "io_count": 1000}]}"#,
+        &device,
+    );
+    let mut told = Told::default();
+    let failed = match flashlab_workload::run_observed(
+        workload,
+        &mut device,
+        &mut results,
+        &options,
+        &mut told,
+    ) {
+        Ok(_) => panic!("a stopped workload ran to its end"),
+        Err(f) => f,
+    };
+    assert!(
+        matches!(failed.error, flashlab_workload::WorkloadError::Stopped(_)),
+        "{}",
+        failed.error
+    );
+    assert_eq!(told.events, ["start a 1/2", "end a Interrupted"]);
+    let run = &failed.outcome.runs[0];
+    assert_eq!(run.status, flashlab_results::RunStatus::Interrupted);
+    // The manifest says so by the status alone, as `flashlab run` saves it.
+    assert_eq!(run.error, None);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("r/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["runs"][0]["status"], "interrupted");
+}
