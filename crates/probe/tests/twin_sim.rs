@@ -20,6 +20,7 @@ fn opts(size: u64) -> TwinOptions {
         },
         seed: 1,
         max_capacity_bytes: 8 << 30,
+        write_past_cache: false,
     }
 }
 
@@ -129,7 +130,14 @@ fn the_random_write_part_writes_past_the_probed_cache_before_it_counts() {
     // cache; written after one and a half caches' worth, they pay merges.
     let mut dev = flashlab_sim::open_device("mtron", 1, 64).unwrap();
     let size = dev.info().size_bytes;
-    let m = measure(&mut dev, &opts(size)).unwrap();
+    let m = measure(
+        &mut dev,
+        &TwinOptions {
+            write_past_cache: true,
+            ..opts(size)
+        },
+    )
+    .unwrap();
     let cache = m.probe.write_cache_bytes.value.expect("mtron's cache knee");
     assert!(
         (m.plan_warmup_ios as f64) * 32768.0 >= 1.5 * cache.min(m.plan_len_bytes as f64) - 32768.0,
