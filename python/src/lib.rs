@@ -290,6 +290,7 @@ fn twin(
                 writes,
                 seed,
                 max_capacity_bytes,
+                write_past_cache: false,
             };
             flashlab_probe::twin::twin(&mut *dev, &opts).map_err(|e| match e {
                 flashlab_probe::ProbeError::Refused(why) => {

@@ -5,7 +5,7 @@ use flashlab_device::{Mode, Nanos};
 use flashlab_pattern::rng::Rng;
 
 use crate::session::Session;
-use crate::{Curve, Estimate, FtlFamily, ProbeError, ProbeOptions, ProbeReport};
+use crate::{Curve, Estimate, FtlFamily, ProbeError, ProbeOptions, ProbeReport, QdLimit};
 
 /// uFLIP's IO size for its write experiments (section 4: 32 KB IOs).
 const IO_BYTES: u64 = 32 << 10;
@@ -101,7 +101,10 @@ pub(crate) fn run_all(
         Estimate::skipped("x", "the budget ran out")
     } else {
         guarded(
-            parallelism(s, read_area, lbs, &mut rng),
+            parallelism(s, read_area, lbs, &mut rng).map(|(e, limit)| {
+                r.qd_limit = limit;
+                e
+            }),
             "x",
             &mut budget_out,
         )?
@@ -442,8 +445,12 @@ fn granule(s: &mut Session, base: u64, len: u64, lbs: u64) -> Result<Estimate, P
 
 /// The write cache: after the device has drained, a burst of writes;
 /// cached writes return fast until the cache is full, then each waits for
-/// flash. The knee is the bytes written before the latency jumps (a cache
-/// that drains during the burst moves the knee later: an upper estimate).
+/// flash. The knee is the bytes written before the latency jumps. A cache
+/// that drains during the burst moves the knee later, by what drained;
+/// after the knee every write waits for one write's worth to drain, so the
+/// slow latency is the drain's time per IO, and while the fast writes
+/// arrived the flash drained fast/slow of them: the cache is the knee
+/// times (1 - fast/slow).
 /// Two bursts: sequential 64 KiB writes, and random 4 KiB ones, because a
 /// device whose flash absorbs sequential writes as fast as they come drains
 /// its cache as fast as it fills and shows no knee with them.
@@ -469,6 +476,7 @@ fn write_cache(
         );
         let win = 8usize;
         let mut fast = None;
+        let mut fast_ns = 0.0;
         let mut knee = None;
         let mut written = 0u64;
         let chunk = 64u64;
@@ -488,6 +496,7 @@ fn write_cache(
                 .collect();
             let lat = s.batch(&ios, Mode::Write, 1)?;
             let f = *fast.get_or_insert_with(|| median(&lat[..win]));
+            fast_ns = f;
             for (j, w) in lat.chunks(win).enumerate() {
                 let m = median(w);
                 let at = written + (j * win) as u64 * io;
@@ -501,21 +510,37 @@ fn write_cache(
                 break;
             }
         }
-        evidence.push(curve);
         if let Some(k) = knee.filter(|&k| k > 0) {
-            found = Some((k, random));
+            // The slow latency: the median of the windows from the knee on.
+            let slow: Vec<Nanos> = curve
+                .points
+                .iter()
+                .filter(|p| p.0 >= k as f64)
+                .map(|p| p.1 as Nanos)
+                .collect();
+            let slow_ns = median(&slow).max(1.0);
+            let drained = (fast_ns / slow_ns).clamp(0.0, 1.0);
+            evidence.push(curve);
+            found = Some((k, random, drained));
             break;
         }
+        evidence.push(curve);
     }
     let (value, reading) = match found {
-        Some((k, random)) => (
-            Some(k as f64),
-            format!(
-                "{} writes slow down over 3x after {}: a write cache of about that size",
-                if random { "random" } else { "sequential" },
-                crate::fmt_bytes(k as f64)
-            ),
-        ),
+        Some((k, random, drained)) => {
+            // Whole pages of 4 KiB.
+            let cache = ((k as f64 * (1.0 - drained)) as u64 / 4096 * 4096).max(4096);
+            (
+                Some(cache as f64),
+                format!(
+                    "{} writes slow down over 3x after {}; the flash drained {:.1} % of that meanwhile (the fast latency over the slow one after the knee): a write cache of about {}",
+                    if random { "random" } else { "sequential" },
+                    crate::fmt_bytes(k as f64),
+                    drained * 100.0,
+                    crate::fmt_bytes(cache as f64)
+                ),
+            )
+        }
         None => (
             None,
             format!(
@@ -627,12 +652,26 @@ fn readahead(
 /// Internal parallelism: random 4 KiB reads at queue depths 1..64; the
 /// speed-up over depth 1 levels off at the number of requests the device
 /// serves at once.
+///
+/// A curve that levels off is not always counting dies. Random reads on D
+/// dies collide more as the depth grows, so a die-limited curve bends
+/// gradually (a closed network of D stations: q/(q+D-1) of each die busy at
+/// depth q). One stage that serves one command at a time (a controller
+/// core, the host link) instead lets the curve rise almost linearly until
+/// its rate is reached, then stops at once: the speed-up there is the
+/// depth-1 latency over that stage's time per command, whatever the dies
+/// (Wang et al. section 2.2.2 names "controller processing power" beside
+/// the flash chips among the factors). So the knee's shape is read first
+/// ([`read_qd_knee`]); a sharp knee is then timed again with requests of a
+/// quarter (or four times) the size at the same depth: a per-command stage
+/// serves both at the same rate of commands, a per-byte one (the link)
+/// serves the smaller ones about four times as fast.
 fn parallelism(
     s: &mut Session,
     area: (u64, u64),
     lbs: u64,
     rng: &mut Rng,
-) -> Result<Estimate, ProbeError> {
+) -> Result<(Estimate, Option<QdLimit>), ProbeError> {
     let io = 4096u64.max(lbs);
     let (base, len) = area;
     let mut curve = Curve::new(
@@ -643,14 +682,7 @@ fn parallelism(
     let mut iops = Vec::new();
     let mut q = 1usize;
     while q <= 64 && q <= s.device().max_outstanding() {
-        let n = (64 * q).max(256);
-        let ios: Vec<(u64, u32)> = (0..n)
-            .map(|_| (base + rng.below(len / io) * io, io as u32))
-            .collect();
-        let t0 = s.now_ns();
-        s.batch(&ios, Mode::Read, q)?;
-        let t = (s.now_ns() - t0).max(1) as f64;
-        let v = n as f64 / t * 1e9;
+        let v = read_rate(s, (base, len), q, io, rng)?;
         curve.points.push((q as f64, v.round()));
         iops.push((q, v));
         q *= 2;
@@ -663,15 +695,141 @@ fn parallelism(
         .map(|x| x.0)
         .unwrap_or(1);
     let speedup = max / one;
-    Ok(Estimate {
-        value: Some((speedup * 10.0).round() / 10.0),
-        unit: "x".into(),
-        reading: format!(
-            "random reads scale x{speedup:.1} over queue depth 1, 90 % of it at depth {sat}: about {} requests served at once",
-            speedup.round() as u64
+    let mut evidence = vec![curve];
+    let (limit, why) = match read_qd_knee(&iops) {
+        Knee::Flat => (None, String::new()),
+        Knee::Gradual(frac) => (
+            Some(QdLimit::Dies),
+            format!(
+                "; the curve bends gradually (at depth {} it gives {:.0} % of depth 1 times the depth), as reads colliding on a few dies do",
+                (sat / 2).max(1),
+                frac * 100.0
+            ),
         ),
-        evidence: vec![curve],
-    })
+        Knee::Sharp(frac) => {
+            // The same depth, another request size: the smaller one a
+            // quarter of the larger (4 KiB against 1 KiB where the device
+            // takes 1 KiB reads, else 16 KiB against 4 KiB).
+            let q = iops.last().map(|x| x.0).unwrap_or(1);
+            let (small, large) = if lbs <= 1024 {
+                (1024u64, io)
+            } else {
+                (io, 4 * io)
+            };
+            let other = if small == io { large } else { small };
+            let v_other = read_rate(s, (base, len), q, other, rng)?;
+            let v_io = iops.last().map(|x| x.1).unwrap_or(1.0);
+            let (v_small, v_large) = if small == io {
+                (v_io, v_other)
+            } else {
+                (v_other, v_io)
+            };
+            let mut sizes = Curve::new(
+                &format!("random reads at queue depth {q}, two request sizes"),
+                "request size (bytes)",
+                "IOs per second (simulated or wall)",
+            );
+            sizes.points = vec![
+                (small as f64, v_small.round()),
+                (large as f64, v_large.round()),
+            ];
+            evidence.push(sizes);
+            let ratio = v_small / v_large.max(1.0);
+            // 1: per command; 4: per byte; the geometric middle decides.
+            let limit = if ratio < 2.0 {
+                QdLimit::PerCommand
+            } else {
+                QdLimit::PerByte
+            };
+            (
+                Some(limit),
+                format!(
+                    "; but the curve rises almost linearly ({:.0} % of depth 1 times the depth just before the knee) and stops at once, and at depth {q} {} reads run x{ratio:.1} as many per second as {} ones: {}",
+                    frac * 100.0,
+                    crate::fmt_bytes(small as f64),
+                    crate::fmt_bytes(large as f64),
+                    match limit {
+                        QdLimit::PerCommand => format!("one stage serving one command at a time caps it at {max:.0} commands per second (a controller core), and the dies behind it are not counted by this curve"),
+                        _ => "a per-byte stage (the link) caps it, and the dies behind it are not counted by this curve".to_string(),
+                    }
+                ),
+            )
+        }
+    };
+    Ok((
+        Estimate {
+            value: Some((speedup * 10.0).round() / 10.0),
+            unit: "x".into(),
+            reading: format!(
+                "random reads scale x{speedup:.1} over queue depth 1, 90 % of it at depth {sat}: about {} requests served at once{why}",
+                speedup.round() as u64
+            ),
+            evidence,
+        },
+        limit,
+    ))
+}
+
+/// Random reads of `size` bytes kept `q` outstanding: IOs per second.
+fn read_rate(
+    s: &mut Session,
+    area: (u64, u64),
+    q: usize,
+    size: u64,
+    rng: &mut Rng,
+) -> Result<f64, ProbeError> {
+    let (base, len) = area;
+    let n = (64 * q).max(256);
+    let ios: Vec<(u64, u32)> = (0..n)
+        .map(|_| (base + rng.below(len / size) * size, size as u32))
+        .collect();
+    let t0 = s.now_ns();
+    s.batch(&ios, Mode::Read, q)?;
+    let t = (s.now_ns() - t0).max(1) as f64;
+    Ok(n as f64 / t * 1e9)
+}
+
+/// The shape of a queue-depth curve's knee.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Knee {
+    /// No speed-up worth a knee (under x1.5), or none before the deepest
+    /// depth measured.
+    Flat,
+    /// The depth before the knee gives under 90 % of depth 1's rate times
+    /// the depth (the fraction): die collisions bend the curve early.
+    Gradual(f64),
+    /// It gives 90 % or more: linear up to the knee, then flat.
+    Sharp(f64),
+}
+
+/// Reads the knee of a queue-depth curve, `(depth, IOs per second)` at
+/// depths doubling from 1: the knee is the first depth reaching 90 % of the
+/// highest rate; the depth before it tells a sharp knee (one serial stage)
+/// from a gradual one (colliding dies). A curve still rising at its last
+/// depth has no knee to read (`Flat`, as one with no speed-up).
+pub fn read_qd_knee(iops: &[(usize, f64)]) -> Knee {
+    let Some(&(_, one)) = iops.first() else {
+        return Knee::Flat;
+    };
+    let max = iops.iter().map(|x| x.1).fold(0.0, f64::max);
+    let Some(k) = iops.iter().position(|x| x.1 >= 0.9 * max) else {
+        return Knee::Flat;
+    };
+    if max < 1.5 * one || k == 0 {
+        return Knee::Flat;
+    }
+    let (q_before, v_before) = iops[k - 1];
+    let frac = v_before / (q_before as f64 * one).max(1e-9);
+    // The knee must be followed by a plateau: a curve reaching 90 % only at
+    // its last depth may still be climbing.
+    if k + 1 >= iops.len() {
+        return Knee::Gradual(frac);
+    }
+    if frac >= 0.9 {
+        Knee::Sharp(frac)
+    } else {
+        Knee::Gradual(frac)
+    }
 }
 
 /// The FTL family from uFLIP Table 3's columns: random writes against

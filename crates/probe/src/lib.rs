@@ -33,7 +33,7 @@ mod estimate;
 pub mod session;
 pub mod twin;
 
-pub use estimate::family_from;
+pub use estimate::{family_from, read_qd_knee, Knee};
 pub use session::{ByteRange, Session};
 
 /// Why a probe or a twin stopped.
@@ -119,6 +119,34 @@ impl FtlFamily {
     }
 }
 
+/// What flattens the queue-depth curve of random reads (see
+/// `ProbeReport::qd_limit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QdLimit {
+    /// The curve bends gradually, as random reads colliding on a few dies
+    /// do: the speed-up counts the dies (or the requests served at once).
+    Dies,
+    /// The curve rises almost linearly, then stops at once, at a rate in
+    /// commands per second that does not depend on the request size: one
+    /// stage serving one command at a time (a controller core). The dies
+    /// behind it are not counted by the curve: it flattens before they do.
+    PerCommand,
+    /// The same sharp knee, at a rate that falls with the request size: a
+    /// per-byte stage (the host link). The dies are hidden behind it too.
+    PerByte,
+}
+
+impl QdLimit {
+    pub fn name(self) -> &'static str {
+        match self {
+            QdLimit::Dies => "dies",
+            QdLimit::PerCommand => "per-command",
+            QdLimit::PerByte => "per-byte",
+        }
+    }
+}
+
 /// What the probe found.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ProbeReport {
@@ -133,6 +161,10 @@ pub struct ProbeReport {
     /// Sequential reads before read-ahead serves them (Chen et al. 5.2: four).
     pub readahead_trigger: Option<u32>,
     pub parallelism: Estimate,
+    /// What the queue-depth curve's flattening is read as (the parallelism
+    /// estimate's reading says why); `None` where it was not measured.
+    #[serde(default)]
+    pub qd_limit: Option<QdLimit>,
     pub ftl_family: Estimate,
     /// `ftl_family`'s value in words, when one was read.
     pub family: Option<FtlFamily>,

@@ -6,7 +6,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use flashlab_device::{Completion, Device, DeviceError, DeviceInfo, IoRequest, Nanos};
-use flashlab_probe::{probe, ByteRange, FtlFamily, ProbeOptions, ProbeReport};
+use flashlab_probe::{
+    probe, read_qd_knee, ByteRange, FtlFamily, Knee, ProbeOptions, ProbeReport, QdLimit,
+};
 
 fn probe_sim(spec: &str) -> ProbeReport {
     let mut dev = flashlab_sim::open_device(spec, 1, 64).expect("profile");
@@ -100,6 +102,18 @@ fn write_cache_knee_is_within_2x_of_the_cache_size() {
 }
 
 #[test]
+fn the_cache_estimate_takes_off_what_drained_during_the_burst() {
+    // ssd-m: an 8 MiB cache whose flash drains sequential 64 KiB writes
+    // while the burst fills it: the knee comes at 9.5 MiB, and the slow
+    // writes after it tell how fast the flash drained meanwhile.
+    let r = probe_sim("ssd-m");
+    let got = r.write_cache_bytes.value.unwrap();
+    let err = got / (8u64 << 20) as f64 - 1.0;
+    assert!(err.abs() < 0.10, "{got} B: {}", r.write_cache_bytes.reading);
+    assert!(r.write_cache_bytes.reading.contains("drained"));
+}
+
+#[test]
 fn read_ahead_is_seen_after_chen_et_al_s_four_slow_reads_and_absent_without_it() {
     let r = probe_sim("ssd-m");
     // ssd-m: trigger 4, window 128 KiB (Chen et al. 5.2: "the first four
@@ -122,6 +136,81 @@ fn parallelism_grows_with_dies_behind_a_deep_queue_and_is_one_behind_a_single_ta
     assert!(many >= 5.0, "{many}");
     let one = probe_sim("kingston-dti").parallelism.value.unwrap();
     assert_eq!(one, 1.0);
+}
+
+#[test]
+fn a_knee_reached_linearly_is_sharp_and_one_reached_by_bending_is_gradual() {
+    // (depth, IOs per second). One serial stage: linear to depth 4, then flat.
+    let one_stage = [
+        (1, 9000.0),
+        (2, 17900.0),
+        (4, 33000.0),
+        (8, 35000.0),
+        (16, 35000.0),
+    ];
+    assert!(matches!(read_qd_knee(&one_stage), Knee::Sharp(_)));
+    // Ten dies: every doubling gains less than the one before.
+    let dies = [
+        (1, 4000.0),
+        (2, 7600.0),
+        (4, 13800.0),
+        (8, 23000.0),
+        (16, 33000.0),
+        (32, 38000.0),
+        (64, 38500.0),
+    ];
+    assert!(matches!(read_qd_knee(&dies), Knee::Gradual(_)));
+    // Still climbing at the deepest depth: no plateau, so not sharp.
+    let climbing = [(1, 1000.0), (2, 2000.0), (4, 4000.0)];
+    assert!(!matches!(read_qd_knee(&climbing), Knee::Sharp(_)));
+    // One command at a time: nothing to read.
+    assert_eq!(read_qd_knee(&[(1, 1000.0)]), Knee::Flat);
+}
+
+#[test]
+fn a_queue_depth_curve_capped_by_one_controller_core_is_not_read_as_dies() {
+    // intel-x25e: 20 dies behind one controller core that processes one
+    // command at a time (controller_cores = 1): the speed-up stops near x4.
+    let r = probe_sim("intel-x25e");
+    assert_eq!(
+        r.qd_limit,
+        Some(QdLimit::PerCommand),
+        "{}",
+        r.parallelism.reading
+    );
+    assert_eq!(r.parallelism.evidence.len(), 2, "the two request sizes");
+    // ssd-m: 10 dies, no controller limit: the curve bends as dies collide.
+    let r = probe_sim("ssd-m");
+    assert_eq!(r.qd_limit, Some(QdLimit::Dies), "{}", r.parallelism.reading);
+}
+
+#[test]
+fn a_queue_depth_curve_capped_by_a_slow_link_is_read_as_per_byte() {
+    // ssd-m's 10 dies behind a 20 MB/s link: 4 KiB take 205 us on the link,
+    // more than a die's read; 1 KiB reads cross it four times as fast.
+    let mut cfg = flashlab_sim::profiles::builtin("ssd-m").unwrap();
+    cfg.host.mb_per_s = 20.0;
+    cfg.host.controller_cores = 0;
+    let mut dev = flashlab_sim::SimDevice::new(cfg, "sim:slow-link".into(), 1, 64).unwrap();
+    let size = dev.info().size_bytes;
+    let r = probe(
+        &mut dev,
+        &ProbeOptions {
+            writes: Some(ByteRange {
+                offset_bytes: 0,
+                len_bytes: size,
+            }),
+            region_bytes: 16 << 20,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        r.qd_limit,
+        Some(QdLimit::PerByte),
+        "{}",
+        r.parallelism.reading
+    );
 }
 
 /// A device that records every write, to check where they went.

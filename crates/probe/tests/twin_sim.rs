@@ -6,7 +6,7 @@ use flashlab_device::{
     ClockKind, Completion, Device, DeviceError, DeviceInfo, DeviceKind, IoRequest, Mode, Nanos,
 };
 use flashlab_probe::session::{ByteRange, Session};
-use flashlab_probe::twin::{fit_twin, measure, twin, Twin, TwinOptions};
+use flashlab_probe::twin::{fit_twin, measure, plan, twin, Twin, TwinOptions};
 use flashlab_probe::ProbeError;
 use flashlab_sim::{SimConfig, SimDevice};
 
@@ -20,6 +20,7 @@ fn opts(size: u64) -> TwinOptions {
         },
         seed: 1,
         max_capacity_bytes: 8 << 30,
+        write_past_cache: false,
     }
 }
 
@@ -104,6 +105,88 @@ fn twin_of_intel_x25e_predicts_mean_latency_of_workloads_outside_its_plan_within
             "{name}: measured {m:.0} ns, twin {p:.0} ns ({:+.0} %)",
             err * 100.0
         );
+    }
+}
+
+#[test]
+fn twin_of_a_controller_limited_device_models_the_controller_not_few_dies() {
+    // intel-x25e: 20 dies behind one controller core. Its queue-depth
+    // speed-up (about x4) is the core's rate, so the twin gets the core
+    // and at least the template's 10 dies, not 4 dies.
+    let t = twin_of("intel-x25e");
+    let cfg = SimConfig::from_toml(&t.profile_toml, "twin").unwrap();
+    assert_eq!(cfg.host.controller_cores, 1);
+    let dies = cfg.geometry.channels * cfg.geometry.chips_per_channel * cfg.geometry.dies_per_chip;
+    assert!(dies >= 10, "{dies} dies");
+    assert!(t
+        .profile_toml
+        .contains("# mechanism: one command processed at a time"));
+}
+
+#[test]
+fn the_random_write_part_writes_past_the_probed_cache_before_it_counts() {
+    // mtron: a 3.5 MiB write cache in front of BAST log blocks. The part's
+    // 48 counted random 32 KiB writes (1.5 MiB) would all land in the
+    // cache; written after one and a half caches' worth, they pay merges.
+    let mut dev = flashlab_sim::open_device("mtron", 1, 64).unwrap();
+    let size = dev.info().size_bytes;
+    let m = measure(
+        &mut dev,
+        &TwinOptions {
+            write_past_cache: true,
+            ..opts(size)
+        },
+    )
+    .unwrap();
+    let cache = m.probe.write_cache_bytes.value.expect("mtron's cache knee");
+    assert!(
+        (m.plan_warmup_ios as f64) * 32768.0 >= 1.5 * cache.min(m.plan_len_bytes as f64) - 32768.0,
+        "{} warm-up writes for a {cache} B knee",
+        m.plan_warmup_ios
+    );
+    let parts = plan(
+        m.plan_base_bytes,
+        m.plan_len_bytes,
+        m.seed,
+        m.plan_warmup_ios,
+    );
+    let mean = |name: &str| {
+        let i = parts.iter().position(|p| p.name == name).unwrap();
+        m.measured[i].unwrap().mean_ns
+    };
+    let (rw, sw) = (mean("rw-32k"), mean("sw-32k"));
+    assert!(
+        rw > 3.0 * sw,
+        "random 32 KiB writes {rw:.0} ns vs sequential {sw:.0} ns: the cache still absorbs them"
+    );
+}
+
+#[test]
+fn a_twin_keeps_the_probed_cache_size_instead_of_a_power_of_two() {
+    // mtron: a 3.5 MiB cache; a power of two below the knee made it 2 MiB.
+    let t = twin_of("mtron");
+    let cfg = SimConfig::from_toml(&t.profile_toml, "twin").unwrap();
+    let err = cfg.cache.size.0 as f64 / (3584u64 << 10) as f64 - 1.0;
+    assert!(err.abs() < 0.05, "cache {} B", cfg.cache.size.0);
+}
+
+#[test]
+fn the_warm_up_writes_leave_every_other_io_of_the_plan_as_it_was() {
+    let without = plan(0, 32 << 20, 1, 0);
+    let with = plan(0, 32 << 20, 1, 100);
+    assert_eq!(without.len(), with.len());
+    for (a, b) in without.iter().zip(&with) {
+        if a.name == "rw-32k" {
+            assert_eq!(b.warmup, 100);
+            assert_eq!(b.ios.len(), a.ios.len() + 100);
+            assert_eq!(b.ios[100..], a.ios[..], "the counted writes are the same");
+            assert!(b.ios[..100]
+                .iter()
+                .all(|io| io.1 == 32 << 10 && io.2 == Mode::Write));
+        } else {
+            assert_eq!(a.ios, b.ios, "{}", a.name);
+            assert_eq!(b.warmup, 0);
+        }
     }
 }
 
