@@ -526,6 +526,43 @@ impl UnitGroups {
     }
 }
 
+/// Where the page-mapped FTLs (`page`, `dftl`, `two-level`) put a host
+/// write (`ftl.allocation`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PageAllocation {
+    /// Dynamic: each written page goes to the next die in turn (round-robin
+    /// over the dies in write order, channels first), whatever its address.
+    #[default]
+    RoundRobin,
+    /// Static by address, MQSim's `CWDP` plane allocation scheme
+    /// (CMU-SAFARI/MQSim, `Plane_Allocation_Scheme` in its shipped
+    /// ssdconfig.xml; `Address_Mapping_Unit_Page_Level::
+    /// allocate_plane_for_user_write`): logical page `lpn` goes to channel
+    /// `lpn mod C`, chip (way) `(lpn / C) mod W`, die `(lpn / (C x W)) mod
+    /// D`, plane `(lpn / (C x W x D)) mod P`; only the page inside that plane
+    /// is chosen at write time. Here unit `u` is on channel `u mod C`, so
+    /// the die is unit `lpn mod (C x W x D)`. The plane is not taken from
+    /// the address: without `nand.multi_plane` a die's blocks are one pool,
+    /// with it the die's planes still take its writes in turn. A page's
+    /// rewrites all land on one die, so writes to busy dies queue there
+    /// instead of moving on to idle ones.
+    StaticCwdp,
+}
+
+impl PageAllocation {
+    pub fn name(self) -> &'static str {
+        match self {
+            PageAllocation::RoundRobin => "round-robin",
+            PageAllocation::StaticCwdp => "static-cwdp",
+        }
+    }
+
+    fn is_round_robin(&self) -> bool {
+        *self == PageAllocation::RoundRobin
+    }
+}
+
 /// The FTL and its parameters (see docs/sim-ftl.md). Parameters that do not
 /// apply to the chosen `kind` are ignored.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -589,6 +626,12 @@ pub struct FtlConfig {
     /// (docs/sim-ftl.md).
     #[serde(default)]
     pub unit_groups: UnitGroups,
+    /// page, dftl, two-level: which die a host write goes to (`round-robin`,
+    /// the default, or `static-cwdp`: by its logical page number, as MQSim's
+    /// static allocation does; see [`PageAllocation`]). Mapping pages of the
+    /// map-on-flash FTLs stay round-robin.
+    #[serde(default, skip_serializing_if = "PageAllocation::is_round_robin")]
+    pub allocation: PageAllocation,
     /// fast: at most this many units may have pages in the random log blocks
     /// (0 = any number); a random write to another unit first merges the least
     /// recently written one (a bounded association table, as KAST bounds each
@@ -657,6 +700,7 @@ impl Default for FtlConfig {
             seq_log_limit: 0,
             map_granule: ByteSize(0),
             unit_groups: UnitGroups::Free,
+            allocation: PageAllocation::RoundRobin,
             log_units: 0,
             seq_logs: 1,
             seq_large_requests: false,
@@ -1224,6 +1268,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("log_pages", "ftl.log_pages"),
     ("log_units", "ftl.log_units"),
     ("unit_groups", "ftl.unit_groups"),
+    ("allocation", "ftl.allocation"),
     ("seq_logs", "ftl.seq_logs"),
     ("map_granule", "ftl.map_granule"),
     ("seq_large_requests", "ftl.seq_large_requests"),

@@ -10,7 +10,9 @@
 //!   forward map points back at it ([`PageFtl::lpn_at`]), and a block's
 //!   entries are cleared when it is reclaimed.
 //! - Allocation: log-structured. Host writes are striped round-robin over the
-//!   dies; each die has one open host block and one open GC block (relocated,
+//!   dies (or, with `ftl.allocation = "static-cwdp"`, MQSim's static
+//!   allocation, go to the die their logical page number selects:
+//!   [`PageAllocation::StaticCwdp`]); each die has one open host block and one open GC block (relocated,
 //!   colder data is kept apart from fresh host data), both filled in page order.
 //!   With multi-plane operations (`nand.multi_plane`) a die has one open host
 //!   block and one open GC block per plane, and its writes rotate over the
@@ -43,7 +45,7 @@ pub mod checker;
 mod persist;
 use super::gc::{self, VictimPolicy};
 use crate::accounting::Cause;
-use crate::config::{GcConfig, SimConfig, WearConfig};
+use crate::config::{GcConfig, PageAllocation, SimConfig, WearConfig};
 use crate::error::SimError;
 use crate::geometry::Geometry;
 use crate::resources::Flash;
@@ -92,6 +94,8 @@ pub struct PageFtl {
     /// while it holds host writes in stripe order. Empty when off.
     pub(crate) gc_filled: Vec<u8>,
     rr: u32,
+    /// `ftl.allocation`: round-robin (`rr`) or static by logical page.
+    allocation: PageAllocation,
     policy: Box<dyn VictimPolicy>,
     gc: GcConfig,
     wear: WearConfig,
@@ -144,6 +148,7 @@ impl PageFtl {
                 Vec::new()
             },
             rr: 0,
+            allocation: cfg.ftl.allocation,
             policy: gc::make(cfg.gc.policy, units),
             gc: cfg.gc.clone(),
             wear: cfg.wear.clone(),
@@ -676,11 +681,19 @@ impl Ftl for PageFtl {
             self.l2p[lpn as usize] = NONE;
             self.mapped -= 1;
         }
-        let unit = self.rr;
-        self.rr = if self.rr + 1 == self.geo.units {
-            0
-        } else {
-            self.rr + 1
+        let unit = match self.allocation {
+            PageAllocation::RoundRobin => {
+                let unit = self.rr;
+                self.rr = if self.rr + 1 == self.geo.units {
+                    0
+                } else {
+                    self.rr + 1
+                };
+                unit
+            }
+            // MQSim's CWDP: channel, then way, then die; unit u is on
+            // channel u mod C, so the three together are `lpn mod dies`
+            PageAllocation::StaticCwdp => (lpn % self.geo.units as u64) as u32,
         };
         let ppn = self.alloc_host(unit, at, flash)?;
         if self.gc.incremental {
