@@ -40,6 +40,11 @@ pub struct SimStats {
     pub readahead: ReadaheadCounts,
     /// Host reads of pages that hold no data.
     pub unmapped_reads: u64,
+    /// Whether those reads read the flash (the simulator's
+    /// `sched.unmapped_read = "flash"`, as MQSim charges them) instead of
+    /// being answered by the controller; left out of the JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unmapped_reads_read_flash: bool,
     /// Reads of a partial page's rest before it is rewritten.
     pub rmw_reads: u64,
     /// Programs or erases suspended for a read.

@@ -334,6 +334,7 @@ impl Accounting {
                 hits: self.readahead_hits,
             },
             unmapped_reads: self.unmapped_reads,
+            unmapped_reads_read_flash: false,
             rmw_reads: self.rmw_reads,
             suspends: self.suspends,
             out_of_order_completions: self.out_of_order_completions,

@@ -255,6 +255,8 @@ impl SimDevice {
         s.gc_policy = self.cfg.gc.policy.name().into();
         s.mapped_pages = self.ftl.mapped_pages();
         s.logical_pages = self.geo.logical_pages;
+        s.unmapped_reads_read_flash =
+            self.cfg.sched.unmapped_read == crate::config::UnmappedRead::Flash;
         if self.ftl.name() == "two-level" {
             // Budilovsky et al.'s metric, with the page accesses per
             // request their epsilon is read from (breakdown.rs).
