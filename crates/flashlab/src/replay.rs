@@ -1,7 +1,5 @@
 //! `flashlab replay`: a block IO trace against any target, open or closed loop.
 
-use std::io::IsTerminal;
-
 use flashlab_pattern::units::format_size;
 use flashlab_results::Workload;
 use flashlab_trace::{TraceIo, TraceOp};
@@ -90,13 +88,7 @@ pub fn replay_cmd(args: ReplayArgs) -> CliResult<()> {
     }
     signals::install();
     // The progress bar only: the table and the late requests follow.
-    let mut terminal = Terminal {
-        announce: false,
-        keep_rows: false,
-        show_progress: !args.quiet && std::io::stderr().is_terminal(),
-        bar: None,
-        rows: Vec::new(),
-    };
+    let mut terminal = Terminal::new(false, false, args.quiet);
     let ran = flashlab_workload::run_observed(
         flashlab_workload::Prepared::Trace(prepared),
         &mut *device,

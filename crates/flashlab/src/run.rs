@@ -136,13 +136,7 @@ pub fn run(args: RunArgs) -> CliResult<()> {
         println!("results: {}", results_root.display());
     }
     signals::install();
-    let mut terminal = Terminal {
-        announce: human,
-        keep_rows: !args.json,
-        show_progress: !args.quiet && std::io::stderr().is_terminal(),
-        bar: None,
-        rows: Vec::new(),
-    };
+    let mut terminal = Terminal::new(human, !args.json, args.quiet);
     let ran = flashlab_workload::run_observed(
         flashlab_workload::Prepared::Patterns(specs),
         &mut *device,
@@ -243,6 +237,18 @@ pub(crate) struct Terminal {
 }
 
 impl Terminal {
+    /// A terminal that shows a progress bar unless `quiet` or stderr is not
+    /// a terminal.
+    pub fn new(announce: bool, keep_rows: bool, quiet: bool) -> Terminal {
+        Terminal {
+            announce,
+            keep_rows,
+            show_progress: !quiet && std::io::stderr().is_terminal(),
+            bar: None,
+            rows: Vec::new(),
+        }
+    }
+
     /// Removes a progress bar a run left (it ended without its results saved).
     pub fn clear(&mut self) {
         if let Some(b) = self.bar.take() {

@@ -62,10 +62,8 @@ pub struct ValidateArgs {
 /// `--profile` run's overrides on another profile refused overrides that the
 /// chosen profile takes (more dies than `ssd-m`'s spare area allows).
 fn check_set(profile: Option<&str>, set: &str) -> CliResult<()> {
-    let base = profile.unwrap_or("ssd-m");
-    flashlab_sim::resolve_spec(&format!("{base},{set}"))
-        .map_err(|e| CliError::user(format!("--set: {e}")))?;
-    Ok(())
+    flashlab_workload::scoreboard::check_overrides(profile, set)
+        .map_err(|e| CliError::user(format!("--set: {e}")))
 }
 
 pub fn validate(args: ValidateArgs) -> CliResult<()> {

@@ -150,32 +150,27 @@ fn x_values(values: &[String]) -> XValues {
             distinct.push(v.clone());
         }
     }
-    let numbers: Option<Vec<f64>> = distinct.iter().map(|v| v.parse::<f64>().ok()).collect();
-    if let Some(numbers) = numbers {
-        let mut values: Vec<(String, f64)> = distinct.into_iter().zip(numbers).collect();
-        values.sort_by(|a, b| a.1.total_cmp(&b.1));
-        return XValues::Numeric {
-            unit: Unit::Number,
-            values,
-        };
-    }
-    let sizes: Option<Vec<f64>> = distinct
-        .iter()
-        .map(|v| {
-            flashlab_pattern::units::parse_size(v)
-                .ok()
-                .map(|b| b as f64)
+    // Every value a number, or every value a size: in numeric order.
+    let numeric = |parse: &dyn Fn(&str) -> Option<f64>, unit: Unit| {
+        let numbers: Option<Vec<f64>> = distinct.iter().map(|v| parse(v)).collect();
+        numbers.map(|numbers| {
+            let mut values: Vec<(String, f64)> = distinct.iter().cloned().zip(numbers).collect();
+            values.sort_by(|a, b| a.1.total_cmp(&b.1));
+            XValues::Numeric { unit, values }
         })
-        .collect();
-    if let Some(sizes) = sizes {
-        let mut values: Vec<(String, f64)> = distinct.into_iter().zip(sizes).collect();
-        values.sort_by(|a, b| a.1.total_cmp(&b.1));
-        return XValues::Numeric {
-            unit: Unit::Bytes,
-            values,
-        };
-    }
-    XValues::Categorical(distinct)
+    };
+    numeric(&|v| v.parse::<f64>().ok(), Unit::Number)
+        .or_else(|| {
+            numeric(
+                &|v| {
+                    flashlab_pattern::units::parse_size(v)
+                        .ok()
+                        .map(|b| b as f64)
+                },
+                Unit::Bytes,
+            )
+        })
+        .unwrap_or(XValues::Categorical(distinct))
 }
 
 fn format_metric(v: Option<f64>, unit: Unit) -> String {

@@ -208,11 +208,16 @@ pub fn scoreboard(
 /// not: checked on the one profile the scoreboard runs, if it runs one (the
 /// overrides are for it: more dies, say, than another profile's spare area
 /// allows), else on `ssd-m` as an example (each profile's runs check again).
-fn flashlab_sim_check(profile: Option<&str>, set: &str) -> Result<(), WorkloadError> {
+/// Whether the scoreboard's simulator overrides `set` apply to `profile`
+/// (to ssd-m, the first profile, when none is chosen): checked before any
+/// suite runs, by every front end of the scoreboard.
+pub fn check_overrides(profile: Option<&str>, set: &str) -> Result<(), flashlab_sim::ConfigError> {
     let base = profile.unwrap_or("ssd-m");
-    flashlab_sim::resolve_spec(&format!("{base},{set}"))
-        .map(|_| ())
-        .map_err(|e| WorkloadError::Input(format!("set: {e}")))
+    flashlab_sim::resolve_spec(&format!("{base},{set}")).map(|_| ())
+}
+
+fn flashlab_sim_check(profile: Option<&str>, set: &str) -> Result<(), WorkloadError> {
+    check_overrides(profile, set).map_err(|e| WorkloadError::Input(format!("set: {e}")))
 }
 
 impl Scoreboard {
