@@ -36,11 +36,8 @@ pub struct Timeline {
     /// the deque's back, written a few placements ago, may be out of the
     /// CPU's caches by then.
     back_end: Nanos,
-    /// The transfers placed by [`Timeline::place_priority`] that have not
-    /// ended, `[start, end)` in time order (disjoint): a priority transfer
-    /// takes the channel at a time no other one holds it. Few: about the
-    /// host reads in flight on one channel.
-    priority: VecDeque<(Nanos, Nanos)>,
+    /// When the last transfer placed by [`Timeline::place_priority`] ends.
+    priority_free: Nanos,
 }
 
 impl Timeline {
@@ -53,7 +50,7 @@ impl Timeline {
             gaps: Vec::new(),
             front_end: 0,
             back_end: 0,
-            priority: VecDeque::new(),
+            priority_free: 0,
         }
     }
 
@@ -68,9 +65,6 @@ impl Timeline {
     #[inline]
     pub fn prune(&mut self, now: Nanos) {
         debug_assert_eq!(self.front_end, self.iv.front().map_or(0, |&(_, e)| e));
-        while self.priority.front().is_some_and(|&(_, e)| e <= now) {
-            self.priority.pop_front();
-        }
         if self.front_end > now {
             return;
         }
@@ -126,36 +120,45 @@ impl Timeline {
     /// (a host read's transfer with `sched.read_priority`): it waits only for
     /// the step in progress at `at` (busy intervals are taken to be steps of
     /// `step_ns` from their start; 0: the whole interval), never for the steps
-    /// queued behind it, and for the other priority transfers that hold the
-    /// channel then (one at a time; whichever is ready first goes first, so
-    /// a read whose data is ready does not wait for a read placed before it
-    /// whose die is still busy). Where it fits in an idle gap it is placed
-    /// there; otherwise it overlaps queued work, and the queued work is late
-    /// by `dur`: the last interval is extended by it (placed work keeps its
+    /// queued behind it. Where it fits in an idle gap it is placed there;
+    /// otherwise it overlaps queued work, and the queued work is late by
+    /// `dur`: the last interval is extended by it (placed work keeps its
     /// times, optimistic by at most the transfers that overtook it, as on a
     /// die). Returns the start.
     #[inline]
     pub fn place_priority(&mut self, at: Nanos, dur: Nanos, step_ns: Nanos) -> Nanos {
-        let t = at.max(self.floor);
+        // priority transfers do not overtake one another
+        let t = at.max(self.floor).max(self.priority_free);
         if dur == 0 {
             return t;
         }
         debug_assert_eq!(self.back_end, self.iv.back().map_or(0, |&(_, e)| e));
-        // after the step in progress, then the first moment no other
-        // priority transfer holds the channel (while they do, the queued
-        // steps wait too, so none is in progress when the last one ends)
-        let start = self.priority_fit(self.after_step_in_progress(t, step_ns), dur);
-        let end = start + dur;
-        let at_pos = self.priority.partition_point(|&(s, _)| s < start);
-        self.priority.insert(at_pos, (start, end));
-        if start >= self.back_end {
-            self.push_end(start, end);
-            return start;
+        if t >= self.back_end {
+            self.push_end(t, t + dur);
+            self.priority_free = t + dur;
+            return t;
         }
-        let i = self.first_ending_after(start);
-        // an idle gap that holds it (`start` is in interval i's steps if not before it)
-        if end <= self.iv[i].0 {
-            self.insert(i, start, end);
+        let i = self.first_ending_after(t);
+        let (is, ie) = self.iv[i];
+        let start = if t < is {
+            t
+        } else if step_ns == 0 {
+            ie
+        } else {
+            // the end of the step in progress
+            (t + step_ns - (t - is) % step_ns).min(ie)
+        };
+        let end = start + dur;
+        // an idle gap after the step in progress that holds it
+        let j = if start >= ie { i + 1 } else { i };
+        let fits = if start >= ie {
+            self.iv.get(j).is_none_or(|&(ns, _)| end <= ns)
+        } else {
+            end <= is
+        };
+        self.priority_free = end;
+        if fits {
+            self.insert(j, start, end);
             return start;
         }
         // overtake: everything queued from here on is late by `dur`
@@ -167,39 +170,6 @@ impl Timeline {
             self.front_end = self.back_end;
         }
         start
-    }
-
-    /// When a priority transfer ready at `t` may start on the queued work:
-    /// at once in an idle moment, else at the end of the step in progress.
-    #[inline]
-    fn after_step_in_progress(&self, t: Nanos, step_ns: Nanos) -> Nanos {
-        if t >= self.back_end {
-            return t;
-        }
-        let (is, ie) = self.iv[self.first_ending_after(t)];
-        if t < is {
-            t
-        } else if step_ns == 0 {
-            ie
-        } else {
-            (t + step_ns - (t - is) % step_ns).min(ie)
-        }
-    }
-
-    /// The earliest time >= `t` at which `dur` ns overlap no priority transfer.
-    #[inline]
-    fn priority_fit(&self, t: Nanos, dur: Nanos) -> Nanos {
-        let mut s = t;
-        for &(ps, pe) in &self.priority {
-            if pe <= s {
-                continue;
-            }
-            if s + dur <= ps {
-                break;
-            }
-            s = pe;
-        }
-        s
     }
 
     /// The index of the first interval ending after `t` (ends are sorted: the
@@ -334,7 +304,7 @@ impl Timeline {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.iv.capacity() * 16 + self.gaps.capacity() * 8 + self.priority.capacity() * 16
+        self.iv.capacity() * 16 + self.gaps.capacity() * 8
     }
 }
 
@@ -424,37 +394,6 @@ mod tests {
         }
         // long enough that the search goes far back from the end
         assert!(most > 500, "only {most} intervals");
-    }
-
-    #[test]
-    fn a_priority_transfer_ready_first_goes_first() {
-        let mut t = Timeline::new();
-        // a read whose die is still busy: its data is ready at 1000
-        assert_eq!(t.place_priority(1000, 10, 0), 1000);
-        // a read placed after it whose data is ready at 100 does not wait for it
-        assert_eq!(t.place_priority(100, 10, 0), 100);
-        // two ready at once take turns
-        assert_eq!(t.place_priority(100, 10, 0), 110);
-        // one that would overlap the transfer at 1000 follows it
-        assert_eq!(t.place_priority(995, 10, 0), 1010);
-        // and the channel's queued work still waits for all of them
-        assert_eq!(t.place(100, 10), 120);
-        assert_eq!(t.free_at(), 1020);
-    }
-
-    #[test]
-    fn a_priority_transfer_waits_for_the_step_in_progress_only() {
-        let mut t = Timeline::new();
-        // four queued page transfers of 25 ns from 0
-        assert_eq!(t.place(0, 100), 0);
-        // ready at 30: after the step that ends at 50, not at 100
-        assert_eq!(t.place_priority(30, 10, 25), 50);
-        // the queued work is late by it
-        assert_eq!(t.free_at(), 110);
-        // another ready at 30 follows the first at once: the queued step
-        // that was due at 50 has not started
-        assert_eq!(t.place_priority(30, 10, 25), 60);
-        assert_eq!(t.free_at(), 120);
     }
 
     #[test]

@@ -89,40 +89,6 @@ fn a_read_on_the_busy_die_waits_only_for_the_program_in_progress() {
     assert!(read.complete_ns - read.submit_ns > 4 * 900_000);
 }
 
-#[test]
-fn a_read_on_an_idle_die_does_not_wait_for_a_read_on_a_busy_die_of_its_channel() {
-    // MQSim's device without its cache: 8 dies on each of 8 channels (die u
-    // on channel u mod 8), never-written pages read from the die they would
-    // stripe to (logical page mod 64), 750 us programs.
-    let mut d = dev("mqsim-ref,capacity=8GiB,cache=off");
-    let page: u64 = 8192;
-    let req = |tag: u64, lpn: u64, mode: Mode| IoRequest {
-        tag,
-        offset_bytes: lpn * page,
-        size_bytes: page as u32,
-        mode,
-    };
-    // a program on die 0; a read of die 0 waits for it; then a read of die
-    // 8, idle, on the same channel: its data is ready long before the first
-    // read's and crosses the channel first
-    d.submit(req(0, 0, Mode::Write)).unwrap();
-    // the reads come 100 us later, while the program is in progress
-    let mut done = Vec::new();
-    d.poll(Some(100_000), &mut done).unwrap();
-    assert!(done.is_empty());
-    d.submit(req(1, 64, Mode::Read)).unwrap();
-    d.submit(req(2, 8, Mode::Read)).unwrap();
-    let done = drain(&mut d, 3);
-    let latency_us = |tag| {
-        let c = done.iter().find(|c| c.tag == tag).unwrap();
-        (c.complete_ns - c.submit_ns) as f64 / 1e3
-    };
-    // the rest of the program (about 680 us), then its own read
-    assert!(latency_us(1) > 600.0, "{done:?}");
-    // 1 us command + 75 us array read + 8 KiB at 3 ns/B + the host link
-    assert!(latency_us(2) < 150.0, "{done:?}");
-}
-
 /// Mean and 99th-percentile latency (ns) of the reads and of the writes.
 fn split_latency(reqs: &[(u64, u32, Mode)], done: &[Completion]) -> ((f64, u64), (f64, u64)) {
     let mut r = Vec::new();
